@@ -1,0 +1,26 @@
+# dplace_add_library(NAME SRCS ... DEPS ... [TESTS ...])
+# One library per folder: target dplace_<NAME>, sources relative to the caller, public dependencies
+# on the named targets. Each TESTS file becomes part of one test binary <NAME>_test run by CTest.
+function(dplace_add_library name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS;TESTS;TEST_DEPS" ${ARGN})
+  add_library(dplace_${name} STATIC ${ARG_SRCS})
+  target_include_directories(dplace_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(dplace_${name} PUBLIC ${ARG_DEPS})
+  dplace_set_warnings(dplace_${name})
+  if(DPLACE_BUILD_TESTS AND ARG_TESTS)
+    add_executable(${name}_test ${ARG_TESTS})
+    target_link_libraries(${name}_test PRIVATE dplace_${name} ${ARG_TEST_DEPS} GTest::gtest_main GTest::gmock)
+    target_compile_definitions(${name}_test PRIVATE
+      DPLACE_SOURCE_DIR="${PROJECT_SOURCE_DIR}" DPLACE_BINARY_DIR="${PROJECT_BINARY_DIR}")
+    dplace_set_warnings(${name}_test)
+    gtest_discover_tests(${name}_test WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} DISCOVERY_TIMEOUT 60)
+  endif()
+endfunction()
+
+function(dplace_set_warnings target)
+  # -Wno-restrict: GCC 12 reports false positives on std::string concatenation at -O3 (GCC PR 105329).
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-restrict)
+  if(DPLACE_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()

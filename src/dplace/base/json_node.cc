@@ -1,0 +1,153 @@
+#include "dplace/base/json_node.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "dplace/base/units.h"
+
+namespace dplace {
+namespace {
+
+std::string Child(const std::string& parent, std::string_view key) {
+  if (parent == "(top level)") return std::string(key);
+  return parent + "." + std::string(key);
+}
+
+// Line and column (1-based) of a byte offset.
+std::pair<size_t, size_t> LineColumn(std::string_view text, size_t offset) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+}  // namespace
+
+StatusOr<Json> ParseJson(std::string_view text) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    // nlohmann reports the byte just past the offending one; point at it, not after it.
+    const size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    const auto [line, column] = LineColumn(text, offset);
+    std::string what = e.what();
+    // Strip nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: " prefix.
+    const size_t colon = what.find(": ");
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    if (offset >= text.size()) what = "unexpected end of file (truncated?); " + what;
+    return InvalidInput("line " + std::to_string(line) + ", column " + std::to_string(column) +
+                        ": invalid JSON: " + what);
+  }
+}
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return InvalidInput("no such file");
+  if (std::filesystem::is_directory(path, ec)) return InvalidInput("is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidInput("cannot open file for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return InvalidInput("read error");
+  return ss.str();
+}
+
+bool JsonNode::Has(std::string_view key) const {
+  return value_->is_object() && value_->contains(key) && !(*value_)[std::string(key)].is_null();
+}
+
+StatusOr<JsonNode> JsonNode::Field(std::string_view key) const {
+  if (!value_->is_object()) return Error("expected an object");
+  auto it = value_->find(key);
+  if (it == value_->end()) return Error("missing field '" + std::string(key) + "'");
+  return JsonNode(*it, Child(path_, key));
+}
+
+std::optional<JsonNode> JsonNode::OptionalField(std::string_view key) const {
+  if (!value_->is_object()) return std::nullopt;
+  auto it = value_->find(key);
+  if (it == value_->end() || it->is_null()) return std::nullopt;
+  return JsonNode(*it, Child(path_, key));
+}
+
+StatusOr<std::vector<JsonNode>> JsonNode::Elements() const {
+  if (!value_->is_array()) return Error("expected an array");
+  std::vector<JsonNode> out;
+  out.reserve(value_->size());
+  for (size_t i = 0; i < value_->size(); ++i) {
+    out.emplace_back((*value_)[i], path_ + "[" + std::to_string(i) + "]");
+  }
+  return out;
+}
+
+StatusOr<std::vector<std::pair<std::string, JsonNode>>> JsonNode::Members() const {
+  if (!value_->is_object()) return Error("expected an object");
+  std::vector<std::pair<std::string, JsonNode>> out;
+  for (auto it = value_->begin(); it != value_->end(); ++it) {
+    out.emplace_back(it.key(), JsonNode(it.value(), Child(path_, it.key())));
+  }
+  return out;
+}
+
+StatusOr<double> JsonNode::Number() const {
+  if (!value_->is_number()) return Error("expected a number");
+  const double v = value_->get<double>();
+  if (!std::isfinite(v)) return Error("must be finite");
+  return v;
+}
+
+StatusOr<double> JsonNode::NonNegativeNumber() const {
+  DPLACE_ASSIGN_OR_RETURN(double v, Number());
+  if (v < 0) return Error("must not be negative (got " + value_->dump() + ")");
+  return v;
+}
+
+StatusOr<int64_t> JsonNode::Integer() const {
+  if (value_->is_number_integer()) return value_->get<int64_t>();
+  DPLACE_ASSIGN_OR_RETURN(double v, Number());
+  if (v != std::floor(v) || std::fabs(v) > 9e15) return Error("expected an integer");
+  return static_cast<int64_t>(v);
+}
+
+StatusOr<std::string> JsonNode::String() const {
+  if (!value_->is_string()) return Error("expected a string");
+  return value_->get<std::string>();
+}
+
+StatusOr<bool> JsonNode::Bool() const {
+  if (value_->is_boolean()) return value_->get<bool>();
+  if (value_->is_number_integer()) {
+    const int64_t v = value_->get<int64_t>();
+    if (v == 0 || v == 1) return v == 1;
+  }
+  return Error("expected true/false (or 0/1)");
+}
+
+namespace {
+template <typename Parse>
+StatusOr<double> Quantity(const JsonNode& node, Parse parse) {
+  if (node.json().is_number()) return node.NonNegativeNumber();
+  if (!node.json().is_string()) return node.Error("expected a number or a string with units");
+  auto parsed = parse(node.json().template get<std::string>());
+  if (!parsed.ok()) return node.Error(parsed.status().message());
+  return *parsed;
+}
+}  // namespace
+
+StatusOr<double> JsonNode::Bytes() const { return Quantity(*this, ParseBytes); }
+StatusOr<double> JsonNode::BytesPerSecond() const { return Quantity(*this, ParseBytesPerSecond); }
+StatusOr<double> JsonNode::Seconds() const { return Quantity(*this, ParseSeconds); }
+
+Status JsonNode::Error(const std::string& message) const {
+  return InvalidInput(path_ + ": " + message);
+}
+
+}  // namespace dplace

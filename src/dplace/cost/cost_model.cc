@@ -1,0 +1,47 @@
+#include "dplace/cost/cost_model.h"
+
+#include <algorithm>
+
+namespace dplace::cost {
+
+double RooflineCostModel::OpTime(const graph::Op& op, const hw::Device& device) const {
+  if (auto measured = op.MeasuredTime(device.kind)) return *measured;
+  double t = 0;
+  if (device.peak_flops > 0) t = std::max(t, op.flops / device.peak_flops);
+  if (device.memory_bandwidth_bytes_per_s > 0) {
+    t = std::max(t, op.bytes_accessed / device.memory_bandwidth_bytes_per_s);
+  }
+  return t;
+}
+
+CostTable::CostTable(const graph::Graph& g, const hw::Cluster& c, const CostModel& model)
+    : num_ops_(static_cast<size_t>(g.num_ops())) {
+  std::vector<hw::DeviceId> representative;
+  for (hw::DeviceId d = 0; d < c.num_devices(); ++d) {
+    const hw::Device& dev = c.device(d);
+    int cls = -1;
+    for (size_t k = 0; k < representative.size(); ++k) {
+      const hw::Device& r = c.device(representative[k]);
+      if (r.kind == dev.kind && r.peak_flops == dev.peak_flops &&
+          r.memory_bandwidth_bytes_per_s == dev.memory_bandwidth_bytes_per_s) {
+        cls = static_cast<int>(k);
+        break;
+      }
+    }
+    if (cls < 0) {
+      cls = static_cast<int>(representative.size());
+      representative.push_back(d);
+    }
+    class_of_.push_back(cls);
+  }
+  num_classes_ = static_cast<int>(representative.size());
+  times_.resize(representative.size() * num_ops_);
+  for (size_t k = 0; k < representative.size(); ++k) {
+    const hw::Device& dev = c.device(representative[k]);
+    for (size_t i = 0; i < num_ops_; ++i) {
+      times_[k * num_ops_ + i] = model.OpTime(g.ops()[i], dev);
+    }
+  }
+}
+
+}  // namespace dplace::cost

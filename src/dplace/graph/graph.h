@@ -1,0 +1,121 @@
+// The operator graph: ops, their output tensors and the edges that consume them.
+//
+// A Graph is an immutable value built and verified by GraphBuilder (graph_builder.h): ids are dense,
+// the graph is acyclic, every cost is finite and non-negative, names are unique. Per-op data lives in
+// vectors indexed by OpId; adjacency is stored as CSR arrays so evaluators can walk it without
+// allocating. It knows nothing of devices beyond the device-kind strings an op may carry.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace dplace::graph {
+
+using OpId = int32_t;
+using TensorId = int32_t;
+using GroupId = int32_t;
+inline constexpr GroupId kNoGroup = -1;
+
+enum class OpKind : uint8_t { kForward, kBackward, kUpdate };
+std::string_view OpKindName(OpKind kind);
+std::optional<OpKind> ParseOpKind(std::string_view name);
+
+struct Op {
+  std::string name;
+  std::string type;  // e.g. "MatMul"; free text
+  OpKind kind = OpKind::kForward;
+  double flops = 0;           // floating-point operations of one execution
+  double bytes_accessed = 0;  // bytes read + written from device memory
+  double param_bytes = 0;     // resident for the whole step (weights, gradients, optimiser state)
+  double scratch_bytes = 0;   // temporary memory held while the op runs
+  // Measured time (seconds) per device kind, e.g. {"gpu", 0.001}; used instead of the roofline.
+  std::vector<std::pair<std::string, double>> time_s;
+  GroupId colocation = kNoGroup;       // ops of one group must share a device
+  std::vector<std::string> device_kinds;  // kinds it may run on; empty = any kind
+  int64_t source_id = -1;  // the op's id in the file it came from (the paper's node id), or -1
+  TensorId first_output = 0;  // set by the builder: outputs are [first_output, +num_outputs)
+  int32_t num_outputs = 0;
+
+  // Measured time on `device_kind`, or nullopt.
+  std::optional<double> MeasuredTime(std::string_view device_kind) const;
+  // True when the op may run on a device of this kind.
+  bool AllowsKind(std::string_view device_kind) const;
+};
+
+struct Tensor {
+  OpId producer = 0;
+  int32_t index = 0;  // output index of the producer
+  double bytes = 0;
+  // Measured time to move this tensor between two devices (seconds), e.g. the paper's edge cost;
+  // negative when not given (the cost model then uses the link's latency and bandwidth).
+  double transfer_time_s = -1;
+};
+
+struct Edge {
+  OpId from = 0;
+  int32_t output = 0;
+  OpId to = 0;
+};
+
+class Graph {
+ public:
+  const std::string& name() const { return name_; }
+  int num_ops() const { return static_cast<int>(ops_.size()); }
+  int num_tensors() const { return static_cast<int>(tensors_.size()); }
+  const std::vector<Op>& ops() const { return ops_; }
+  const Op& op(OpId id) const { return ops_[static_cast<size_t>(id)]; }
+  const std::vector<Tensor>& tensors() const { return tensors_; }
+  const Tensor& tensor(TensorId id) const { return tensors_[static_cast<size_t>(id)]; }
+  // Edges as given (duplicates of one tensor to one consumer kept).
+  const std::vector<Edge>& edges() const { return edges_; }
+  // Names of co-location groups, indexed by GroupId.
+  const std::vector<std::string>& groups() const { return groups_; }
+  // Ops of each group, indexed by GroupId.
+  std::span<const OpId> GroupMembers(GroupId g) const { return Slice(group_members_, group_offsets_, g); }
+
+  // Distinct consumer ops of a tensor, ascending.
+  std::span<const OpId> Consumers(TensorId t) const { return Slice(consumers_, consumer_offsets_, t); }
+  // Distinct input tensors of an op, ascending.
+  std::span<const TensorId> Inputs(OpId op) const { return Slice(inputs_, input_offsets_, op); }
+  // Distinct predecessor / successor ops, ascending.
+  std::span<const OpId> Predecessors(OpId op) const { return Slice(preds_, pred_offsets_, op); }
+  std::span<const OpId> Successors(OpId op) const { return Slice(succs_, succ_offsets_, op); }
+  // A topological order (Kahn's algorithm, smallest id first among ready ops).
+  const std::vector<OpId>& TopologicalOrder() const { return topo_; }
+
+  std::optional<OpId> FindOp(std::string_view name) const;
+
+  double TotalFlops() const;
+  double TotalParamBytes() const;
+  double TotalOutputBytes() const;
+
+ private:
+  friend class GraphBuilder;
+  template <typename T>
+  static std::span<const T> Slice(const std::vector<T>& data, const std::vector<int32_t>& offsets,
+                                  int32_t i) {
+    const auto b = static_cast<size_t>(offsets[static_cast<size_t>(i)]);
+    const auto e = static_cast<size_t>(offsets[static_cast<size_t>(i) + 1]);
+    return std::span<const T>(data.data() + b, e - b);
+  }
+
+  std::string name_;
+  std::vector<Op> ops_;
+  std::vector<Tensor> tensors_;
+  std::vector<Edge> edges_;
+  std::vector<std::string> groups_;
+  std::unordered_map<std::string, OpId> op_by_name_;
+  std::vector<int32_t> consumer_offsets_, input_offsets_, pred_offsets_, succ_offsets_,
+      group_offsets_;
+  std::vector<OpId> consumers_, preds_, succs_, group_members_;
+  std::vector<TensorId> inputs_;
+  std::vector<OpId> topo_;
+};
+
+}  // namespace dplace::graph

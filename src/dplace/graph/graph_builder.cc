@@ -1,0 +1,183 @@
+#include "dplace/graph/graph_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+namespace dplace::graph {
+namespace {
+
+bool BadCost(double v) { return !std::isfinite(v) || v < 0; }
+
+std::string DescribeCost(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return "infinite";
+  return std::to_string(v) + " (negative)";
+}
+
+// Fills a CSR layout from (row, value) pairs: offsets has rows+1 entries; values sorted and unique
+// within each row.
+template <typename V>
+void BuildCsr(int rows, std::vector<std::pair<int32_t, V>> pairs, std::vector<int32_t>* offsets,
+              std::vector<V>* values) {
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  offsets->assign(static_cast<size_t>(rows) + 1, 0);
+  for (const auto& p : pairs) ++(*offsets)[static_cast<size_t>(p.first) + 1];
+  for (size_t i = 1; i < offsets->size(); ++i) (*offsets)[i] += (*offsets)[i - 1];
+  values->resize(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) (*values)[i] = pairs[i].second;
+}
+
+}  // namespace
+
+OpId GraphBuilder::AddOp(Op op, std::vector<TensorSpec> outputs) {
+  if (outputs.empty()) outputs.push_back({});
+  const auto id = static_cast<OpId>(ops_.size());
+  op.first_output = static_cast<TensorId>(tensors_.size());
+  op.num_outputs = static_cast<int32_t>(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    tensors_.push_back({id, static_cast<int32_t>(i), outputs[i].bytes, outputs[i].transfer_time_s});
+  }
+  ops_.push_back(std::move(op));
+  return id;
+}
+
+GroupId GraphBuilder::Group(const std::string& name) {
+  auto [it, inserted] = group_by_name_.emplace(name, static_cast<GroupId>(groups_.size()));
+  if (inserted) groups_.push_back(name);
+  return it->second;
+}
+
+Status GraphBuilder::Verify() const {
+  if (ops_.empty()) return InvalidInput("graph has no ops");
+  std::unordered_map<std::string, OpId> seen;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const Op& op = ops_[i];
+    if (op.name.empty()) return InvalidInput("op #" + std::to_string(i) + " has an empty name");
+    auto [it, inserted] = seen.emplace(op.name, static_cast<OpId>(i));
+    if (!inserted) return InvalidInput("duplicate op name '" + op.name + "'");
+    const std::pair<const char*, double> costs[] = {{"flops", op.flops},
+                                                    {"bytes_accessed", op.bytes_accessed},
+                                                    {"param_bytes", op.param_bytes},
+                                                    {"scratch_bytes", op.scratch_bytes}};
+    for (const auto& [field, v] : costs) {
+      if (BadCost(v)) return InvalidInput("op '" + op.name + "': " + field + " is " + DescribeCost(v));
+    }
+    for (const auto& [kind, t] : op.time_s) {
+      if (BadCost(t)) {
+        return InvalidInput("op '" + op.name + "': time on '" + kind + "' is " + DescribeCost(t));
+      }
+    }
+    for (int32_t k = 0; k < op.num_outputs; ++k) {
+      const Tensor& t = tensors_[static_cast<size_t>(op.first_output + k)];
+      if (BadCost(t.bytes)) {
+        return InvalidInput("op '" + op.name + "': output " + std::to_string(k) + " size is " +
+                            DescribeCost(t.bytes));
+      }
+      if (std::isnan(t.transfer_time_s) || std::isinf(t.transfer_time_s)) {
+        return InvalidInput("op '" + op.name + "': output " + std::to_string(k) +
+                            " transfer time is " + DescribeCost(t.transfer_time_s));
+      }
+    }
+  }
+  const auto n = static_cast<OpId>(ops_.size());
+  for (const Edge& e : edges_) {
+    if (e.from < 0 || e.from >= n || e.to < 0 || e.to >= n) {
+      return InvalidInput("edge refers to an op that does not exist");
+    }
+    const Op& from = ops_[static_cast<size_t>(e.from)];
+    if (e.output < 0 || e.output >= from.num_outputs) {
+      return InvalidInput("edge " + from.name + " -> " + ops_[static_cast<size_t>(e.to)].name +
+                          ": op '" + from.name + "' has no output " + std::to_string(e.output));
+    }
+    if (e.from == e.to) return InvalidInput("edge from op '" + from.name + "' to itself");
+  }
+  return OkStatus();
+}
+
+Status GraphBuilder::CheckAcyclic(const Graph& g) const {
+  const int n = g.num_ops();
+  if (static_cast<int>(g.topo_.size()) == n) return OkStatus();
+  // Every op left over by Kahn's algorithm has a left-over predecessor; walking predecessors must
+  // therefore revisit an op, and the walk between the two visits is a cycle.
+  std::vector<char> done(static_cast<size_t>(n), 0);
+  for (OpId v : g.topo_) done[static_cast<size_t>(v)] = 1;
+  OpId v = 0;
+  while (done[static_cast<size_t>(v)]) ++v;
+  std::vector<int> position(static_cast<size_t>(n), -1);
+  std::vector<OpId> walk;
+  while (position[static_cast<size_t>(v)] < 0) {
+    position[static_cast<size_t>(v)] = static_cast<int>(walk.size());
+    walk.push_back(v);
+    for (OpId p : g.Predecessors(v)) {
+      if (!done[static_cast<size_t>(p)]) {
+        v = p;
+        break;
+      }
+    }
+  }
+  std::vector<OpId> cycle(walk.begin() + position[static_cast<size_t>(v)], walk.end());
+  std::reverse(cycle.begin(), cycle.end());  // predecessors were walked; print in edge order
+  std::string text;
+  for (OpId c : cycle) text += g.op(c).name + " -> ";
+  text += g.op(cycle.front()).name;
+  return InvalidInput("graph has a cycle: " + text);
+}
+
+StatusOr<Graph> GraphBuilder::Build() {
+  DPLACE_RETURN_IF_ERROR(Verify());
+  Graph g;
+  g.name_ = std::move(name_);
+  g.ops_ = std::move(ops_);
+  g.tensors_ = std::move(tensors_);
+  g.edges_ = std::move(edges_);
+  g.groups_ = std::move(groups_);
+  const int n = g.num_ops();
+  g.op_by_name_.reserve(static_cast<size_t>(n));
+  for (OpId i = 0; i < n; ++i) g.op_by_name_.emplace(g.ops_[static_cast<size_t>(i)].name, i);
+
+  std::vector<std::pair<int32_t, OpId>> consumers, preds, succs, members;
+  std::vector<std::pair<int32_t, TensorId>> inputs;
+  consumers.reserve(g.edges_.size());
+  inputs.reserve(g.edges_.size());
+  preds.reserve(g.edges_.size());
+  succs.reserve(g.edges_.size());
+  for (const Edge& e : g.edges_) {
+    const TensorId t = g.ops_[static_cast<size_t>(e.from)].first_output + e.output;
+    consumers.emplace_back(t, e.to);
+    inputs.emplace_back(e.to, t);
+    preds.emplace_back(e.to, e.from);
+    succs.emplace_back(e.from, e.to);
+  }
+  for (OpId i = 0; i < n; ++i) {
+    const GroupId grp = g.ops_[static_cast<size_t>(i)].colocation;
+    if (grp != kNoGroup) members.emplace_back(grp, i);
+  }
+  BuildCsr(g.num_tensors(), std::move(consumers), &g.consumer_offsets_, &g.consumers_);
+  BuildCsr(n, std::move(inputs), &g.input_offsets_, &g.inputs_);
+  BuildCsr(n, std::move(preds), &g.pred_offsets_, &g.preds_);
+  BuildCsr(n, std::move(succs), &g.succ_offsets_, &g.succs_);
+  BuildCsr(static_cast<int>(g.groups_.size()), std::move(members), &g.group_offsets_,
+           &g.group_members_);
+
+  std::vector<int32_t> indegree(static_cast<size_t>(n));
+  for (OpId i = 0; i < n; ++i) indegree[static_cast<size_t>(i)] = static_cast<int32_t>(g.Predecessors(i).size());
+  std::priority_queue<OpId, std::vector<OpId>, std::greater<>> ready;
+  for (OpId i = 0; i < n; ++i) {
+    if (indegree[static_cast<size_t>(i)] == 0) ready.push(i);
+  }
+  g.topo_.reserve(static_cast<size_t>(n));
+  while (!ready.empty()) {
+    const OpId v = ready.top();
+    ready.pop();
+    g.topo_.push_back(v);
+    for (OpId s : g.Successors(v)) {
+      if (--indegree[static_cast<size_t>(s)] == 0) ready.push(s);
+    }
+  }
+  DPLACE_RETURN_IF_ERROR(CheckAcyclic(g));
+  return g;
+}
+
+}  // namespace dplace::graph

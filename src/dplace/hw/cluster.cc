@@ -1,0 +1,77 @@
+#include "dplace/hw/cluster.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+namespace dplace::hw {
+
+std::optional<DeviceId> Cluster::FindDevice(std::string_view name) const {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i].name == name) return static_cast<DeviceId>(i);
+  }
+  return std::nullopt;
+}
+
+DeviceId ClusterBuilder::AddDevice(Device device) {
+  devices_.push_back(std::move(device));
+  return static_cast<DeviceId>(devices_.size() - 1);
+}
+
+void ClusterBuilder::SetGroupLink(const std::vector<DeviceId>& group, Link link) {
+  for (DeviceId a : group) {
+    for (DeviceId b : group) {
+      if (a < b) SetLink(a, b, link);
+    }
+  }
+}
+
+StatusOr<Cluster> ClusterBuilder::Build() {
+  if (devices_.empty()) return InvalidInput("cluster has no devices");
+  std::unordered_set<std::string> names;
+  for (const Device& d : devices_) {
+    if (d.name.empty()) return InvalidInput("a device has an empty name");
+    if (!names.insert(d.name).second) return InvalidInput("duplicate device name '" + d.name + "'");
+    if (d.kind.empty()) return InvalidInput("device '" + d.name + "' has no kind");
+    if (std::isnan(d.memory_bytes) || d.memory_bytes < 0 || !std::isfinite(d.peak_flops) ||
+        d.peak_flops < 0 || !std::isfinite(d.memory_bandwidth_bytes_per_s) ||
+        d.memory_bandwidth_bytes_per_s < 0) {
+      return InvalidInput("device '" + d.name + "': memory, peak_flops and memory_bandwidth " +
+                          "must be non-negative numbers");
+    }
+  }
+  auto bad_link = [](const Link& l) {
+    return std::isnan(l.bandwidth_bytes_per_s) || l.bandwidth_bytes_per_s <= 0 ||
+           !std::isfinite(l.latency_s) || l.latency_s < 0;
+  };
+  if (bad_link(default_link_)) {
+    return InvalidInput("default link: bandwidth must be positive and latency non-negative");
+  }
+  const auto n = static_cast<DeviceId>(devices_.size());
+  Cluster c;
+  c.links_.assign(devices_.size() * devices_.size(), default_link_);
+  for (const PairLink& p : links_) {
+    if (p.a < 0 || p.a >= n || p.b < 0 || p.b >= n) return InvalidInput("link to an unknown device");
+    if (bad_link(p.link)) {
+      return InvalidInput("link " + devices_[static_cast<size_t>(p.a)].name + " <-> " +
+                          devices_[static_cast<size_t>(p.b)].name +
+                          ": bandwidth must be positive and latency non-negative");
+    }
+    c.links_[static_cast<size_t>(p.a * n + p.b)] = p.link;
+    c.links_[static_cast<size_t>(p.b * n + p.a)] = p.link;
+  }
+  for (const Device& d : devices_) {
+    auto it = std::find(c.kinds_.begin(), c.kinds_.end(), d.kind);
+    if (it == c.kinds_.end()) {
+      c.kinds_.push_back(d.kind);
+      c.kind_index_.push_back(static_cast<int>(c.kinds_.size() - 1));
+    } else {
+      c.kind_index_.push_back(static_cast<int>(it - c.kinds_.begin()));
+    }
+  }
+  c.name_ = std::move(name_);
+  c.devices_ = std::move(devices_);
+  return c;
+}
+
+}  // namespace dplace::hw

@@ -1,0 +1,86 @@
+// The machine: devices (kind, memory, peak FLOP/s, memory bandwidth) and the links between them.
+//
+// A Cluster is an immutable value made by ClusterBuilder. Links are resolved into a dense matrix of
+// directed (latency, bandwidth) pairs at build time, so the cost model asks for the route between
+// two devices in O(1). Memory may be unlimited (infinity), as for the host CPU of the paper's model.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dplace/base/status.h"
+
+namespace dplace::hw {
+
+using DeviceId = int32_t;
+inline constexpr double kUnlimited = std::numeric_limits<double>::infinity();
+
+struct Device {
+  std::string name;
+  std::string kind;                       // "gpu", "cpu", "accel", ... free text
+  double memory_bytes = kUnlimited;       // capacity; infinity = unlimited
+  double peak_flops = 0;                  // FLOP/s; 0 = unknown (roofline then uses bandwidth only)
+  double memory_bandwidth_bytes_per_s = 0;  // 0 = unknown
+};
+
+struct Link {
+  double bandwidth_bytes_per_s = kUnlimited;
+  double latency_s = 0;
+};
+
+class Cluster {
+ public:
+  const std::string& name() const { return name_; }
+  int num_devices() const { return static_cast<int>(devices_.size()); }
+  const std::vector<Device>& devices() const { return devices_; }
+  const Device& device(DeviceId d) const { return devices_[static_cast<size_t>(d)]; }
+  // The link used by a transfer from `src` to `dst` (src != dst).
+  const Link& LinkBetween(DeviceId src, DeviceId dst) const {
+    return links_[static_cast<size_t>(src) * devices_.size() + static_cast<size_t>(dst)];
+  }
+  std::optional<DeviceId> FindDevice(std::string_view name) const;
+  // Distinct device kinds in order of first appearance; KindIndex maps a device to its position.
+  const std::vector<std::string>& kinds() const { return kinds_; }
+  int KindIndex(DeviceId d) const { return kind_index_[static_cast<size_t>(d)]; }
+
+ private:
+  friend class ClusterBuilder;
+  std::string name_;
+  std::vector<Device> devices_;
+  std::vector<Link> links_;  // row-major [src][dst]
+  std::vector<std::string> kinds_;
+  std::vector<int> kind_index_;
+};
+
+class ClusterBuilder {
+ public:
+  explicit ClusterBuilder(std::string name) : name_(std::move(name)) {}
+
+  DeviceId AddDevice(Device device);
+  // The link of every pair not named by SetLink (default: infinite bandwidth, zero latency).
+  void SetDefaultLink(Link link) { default_link_ = link; }
+  // Link between two devices, both directions. Later calls override earlier ones.
+  void SetLink(DeviceId a, DeviceId b, Link link) { links_.push_back({a, b, link}); }
+  // Links every ordered pair of the group (e.g. the GPUs of one NVLink island).
+  void SetGroupLink(const std::vector<DeviceId>& group, Link link);
+
+  // Verifies (at least one device, unique non-empty names, positive bandwidths, non-negative
+  // latencies and memory) and returns the cluster.
+  StatusOr<Cluster> Build();
+
+ private:
+  struct PairLink {
+    DeviceId a, b;
+    Link link;
+  };
+  std::string name_;
+  std::vector<Device> devices_;
+  Link default_link_;
+  std::vector<PairLink> links_;
+};
+
+}  // namespace dplace::hw

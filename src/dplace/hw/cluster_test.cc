@@ -1,0 +1,45 @@
+#include "dplace/hw/cluster.h"
+
+#include <gtest/gtest.h>
+
+namespace dplace::hw {
+namespace {
+
+TEST(ClusterTest, LinksResolveToAMatrix) {
+  ClusterBuilder b("c");
+  const DeviceId g0 = b.AddDevice({.name = "gpu0", .kind = "gpu"});
+  const DeviceId g1 = b.AddDevice({.name = "gpu1", .kind = "gpu"});
+  const DeviceId g2 = b.AddDevice({.name = "gpu2", .kind = "gpu"});
+  const DeviceId c0 = b.AddDevice({.name = "cpu0", .kind = "cpu"});
+  b.SetDefaultLink({.bandwidth_bytes_per_s = 1e9, .latency_s = 1e-5});
+  b.SetGroupLink({g0, g1, g2}, {.bandwidth_bytes_per_s = 5e10, .latency_s = 1e-6});
+  b.SetLink(g0, g2, {.bandwidth_bytes_per_s = 1e11, .latency_s = 1e-6});
+  auto c = b.Build();
+  ASSERT_TRUE(c.ok());
+  EXPECT_DOUBLE_EQ(c->LinkBetween(g1, g0).bandwidth_bytes_per_s, 5e10);
+  EXPECT_DOUBLE_EQ(c->LinkBetween(g2, g0).bandwidth_bytes_per_s, 1e11);
+  EXPECT_DOUBLE_EQ(c->LinkBetween(c0, g0).bandwidth_bytes_per_s, 1e9);
+  EXPECT_EQ(c->kinds(), (std::vector<std::string>{"gpu", "cpu"}));
+  EXPECT_EQ(c->KindIndex(c0), 1);
+  EXPECT_EQ(c->FindDevice("gpu2"), g2);
+}
+
+TEST(ClusterTest, RejectsDuplicateNamesAndBadLinks) {
+  {
+    ClusterBuilder b("c");
+    b.AddDevice({.name = "a", .kind = "gpu"});
+    b.AddDevice({.name = "a", .kind = "gpu"});
+    EXPECT_EQ(b.Build().status().message(), "duplicate device name 'a'");
+  }
+  {
+    ClusterBuilder b("c");
+    const DeviceId a = b.AddDevice({.name = "a", .kind = "gpu"});
+    const DeviceId x = b.AddDevice({.name = "x", .kind = "gpu"});
+    b.SetLink(a, x, {.bandwidth_bytes_per_s = 0, .latency_s = 0});
+    EXPECT_FALSE(b.Build().ok());
+  }
+  EXPECT_FALSE(ClusterBuilder("empty").Build().ok());
+}
+
+}  // namespace
+}  // namespace dplace::hw

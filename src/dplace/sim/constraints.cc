@@ -1,0 +1,51 @@
+#include "dplace/sim/constraints.h"
+
+#include <vector>
+
+namespace dplace::sim {
+
+Status CheckShape(const Problem& p, const Placement& placement) {
+  if (static_cast<int>(placement.size()) != p.num_ops()) {
+    return InvalidInput("placement has " + std::to_string(placement.size()) + " entries for " +
+                        std::to_string(p.num_ops()) + " ops");
+  }
+  for (size_t i = 0; i < placement.size(); ++i) {
+    if (placement[i] < 0 || placement[i] >= p.num_devices()) {
+      return InvalidInput("op '" + p.g().ops()[i].name + "' is not placed on a device");
+    }
+  }
+  return OkStatus();
+}
+
+std::string FindViolation(const Problem& p, const Placement& placement) {
+  const graph::Graph& g = p.g();
+  for (OpId i = 0; i < p.num_ops(); ++i) {
+    const DeviceId d = placement[static_cast<size_t>(i)];
+    if (!p.Allowed(i, d)) {
+      const hw::Device& dev = p.c().device(d);
+      return "op '" + g.op(i).name + "' may not run on " + dev.name + " (kind " + dev.kind + ")";
+    }
+  }
+  for (graph::GroupId grp = 0; grp < static_cast<graph::GroupId>(g.groups().size()); ++grp) {
+    auto members = g.GroupMembers(grp);
+    if (members.empty()) continue;
+    const DeviceId first = placement[static_cast<size_t>(members[0])];
+    for (OpId op : members) {
+      const DeviceId d = placement[static_cast<size_t>(op)];
+      if (d != first) {
+        return "co-location group '" + g.groups()[static_cast<size_t>(grp)] + "' is split over " +
+               p.c().device(first).name + " and " + p.c().device(d).name;
+      }
+    }
+  }
+  return "";
+}
+
+double OpFootprintBytes(const graph::Graph& g, OpId op) {
+  const graph::Op& o = g.op(op);
+  double bytes = o.param_bytes + o.scratch_bytes;
+  for (int32_t k = 0; k < o.num_outputs; ++k) bytes += g.tensor(o.first_output + k).bytes;
+  return bytes;
+}
+
+}  // namespace dplace::sim

@@ -1,0 +1,24 @@
+// The placement constraints every evaluator and placer shares: each op on an existing device of a
+// kind it allows, co-location groups on one device. The memory limit is checked by each evaluator,
+// since the two objectives account memory differently.
+#pragma once
+
+#include <string>
+
+#include "dplace/base/status.h"
+#include "dplace/sim/problem.h"
+
+namespace dplace::sim {
+
+// InvalidInput when the placement does not have one valid device id per op (a broken placement,
+// not a constraint violation).
+Status CheckShape(const Problem& problem, const Placement& placement);
+
+// Empty when kinds and co-location are respected, else the first violation in words
+// ("op 'x' may not run on cpu0 (kind cpu)", "co-location group 'g' is split over gpu0 and gpu1").
+std::string FindViolation(const Problem& problem, const Placement& placement);
+
+// Static memory footprint of an op: parameters + scratch + its outputs (the max-load model's op size).
+double OpFootprintBytes(const graph::Graph& g, OpId op);
+
+}  // namespace dplace::sim

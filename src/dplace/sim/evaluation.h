@@ -1,0 +1,52 @@
+// The result of judging one placement: objective value, feasibility (as data, with the reason),
+// the problem's lower bound, and per-device usage; optionally the timeline of the step.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dplace/sim/problem.h"
+
+namespace dplace::sim {
+
+struct DeviceReport {
+  int ops = 0;
+  double busy_s = 0;             // step: seconds of compute; throughput: compute part of the load
+  double load = 0;               // throughput: compute + communication (the max-load term)
+  double peak_memory_bytes = 0;  // step: simulated peak; throughput: sum of op footprints
+  double memory_capacity_bytes = 0;
+};
+
+struct OpInterval {
+  OpId op;
+  DeviceId device;
+  double start_s, end_s;
+};
+struct TransferInterval {
+  graph::TensorId tensor;
+  DeviceId src, dst;
+  double start_s, end_s;
+};
+struct MemorySample {
+  DeviceId device;
+  double time_s;
+  double bytes;
+};
+
+// What happened in one simulated step, in the order it happened.
+struct Timeline {
+  std::vector<OpInterval> ops;
+  std::vector<TransferInterval> transfers;
+  std::vector<MemorySample> memory;
+};
+
+struct Evaluation {
+  Objective objective = Objective::kStep;
+  double value = 0;  // step time or max-load, seconds (or the input's time unit)
+  bool feasible = true;
+  std::string reason;  // why infeasible; empty when feasible
+  double lower_bound = 0;
+  std::vector<DeviceReport> devices;
+};
+
+}  // namespace dplace::sim

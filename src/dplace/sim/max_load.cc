@@ -1,0 +1,101 @@
+#include "dplace/sim/max_load.h"
+
+#include <algorithm>
+
+#include "dplace/base/units.h"
+#include "dplace/sim/constraints.h"
+
+namespace dplace::sim {
+
+MaxLoadEvaluator::MaxLoadEvaluator(const Problem& problem, MaxLoadOptions options)
+    : problem_(problem), options_(std::move(options)) {
+  const int n = problem.num_devices();
+  pays_.resize(static_cast<size_t>(n));
+  for (DeviceId d = 0; d < n; ++d) {
+    pays_[static_cast<size_t>(d)] = problem.c().device(d).kind != options_.free_communication_kind;
+  }
+  compute_.resize(static_cast<size_t>(n));
+  comm_.resize(static_cast<size_t>(n));
+  memory_.resize(static_cast<size_t>(n));
+  stamp_.resize(static_cast<size_t>(n));
+  footprint_.resize(static_cast<size_t>(problem.num_ops()));
+  for (OpId i = 0; i < problem.num_ops(); ++i) {
+    footprint_[static_cast<size_t>(i)] = OpFootprintBytes(problem.g(), i);
+  }
+}
+
+double MaxLoadEvaluator::Value(const Placement& placement) {
+  const graph::Graph& g = problem_.g();
+  const hw::Cluster& c = problem_.c();
+  std::fill(compute_.begin(), compute_.end(), 0.0);
+  std::fill(comm_.begin(), comm_.end(), 0.0);
+  std::fill(stamp_.begin(), stamp_.end(), -1);
+  const auto& ops = g.ops();
+  const auto& tensors = g.tensors();
+  const int n = g.num_ops();
+  for (OpId i = 0; i < n; ++i) {
+    const DeviceId src = placement[static_cast<size_t>(i)];
+    compute_[static_cast<size_t>(src)] += problem_.costs.OpTime(i, src);
+    const graph::Op& op = ops[static_cast<size_t>(i)];
+    for (graph::TensorId t = op.first_output; t < op.first_output + op.num_outputs; ++t) {
+      double send = 0;
+      bool sent = false;
+      for (OpId consumer : g.Consumers(t)) {
+        const DeviceId dst = placement[static_cast<size_t>(consumer)];
+        if (dst == src || stamp_[static_cast<size_t>(dst)] == t) continue;
+        stamp_[static_cast<size_t>(dst)] = t;
+        const double cost = cost::TransferTime(tensors[static_cast<size_t>(t)], c.LinkBetween(src, dst));
+        comm_[static_cast<size_t>(dst)] += cost;
+        send = std::max(send, cost);
+        sent = true;
+      }
+      if (sent) comm_[static_cast<size_t>(src)] += send;
+    }
+  }
+  double value = 0;
+  for (size_t d = 0; d < compute_.size(); ++d) {
+    value = std::max(value, compute_[d] + (pays_[d] ? comm_[d] : 0.0));
+  }
+  return value;
+}
+
+Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
+  Evaluation e;
+  e.objective = Objective::kThroughput;
+  e.value = Value(placement);
+  e.lower_bound = problem_.throughput_lower_bound;
+  std::fill(memory_.begin(), memory_.end(), 0.0);
+  e.devices.resize(compute_.size());
+  for (OpId i = 0; i < problem_.num_ops(); ++i) {
+    const auto d = static_cast<size_t>(placement[static_cast<size_t>(i)]);
+    memory_[d] += footprint_[static_cast<size_t>(i)];
+    ++e.devices[d].ops;
+  }
+  for (size_t d = 0; d < compute_.size(); ++d) {
+    DeviceReport& r = e.devices[d];
+    r.busy_s = compute_[d];
+    r.load = compute_[d] + (pays_[d] ? comm_[d] : 0.0);
+    r.peak_memory_bytes = memory_[d];
+    r.memory_capacity_bytes = problem_.c().devices()[d].memory_bytes;
+  }
+  e.reason = FindViolation(problem_, placement);
+  for (size_t d = 0; d < compute_.size() && e.reason.empty(); ++d) {
+    const DeviceReport& r = e.devices[d];
+    if (r.peak_memory_bytes > r.memory_capacity_bytes) {
+      e.reason = "device " + problem_.c().devices()[d].name + " needs " +
+                 FormatBytes(r.peak_memory_bytes) + " but has " +
+                 FormatBytes(r.memory_capacity_bytes) + " (over by " +
+                 FormatBytes(r.peak_memory_bytes - r.memory_capacity_bytes) + ")";
+    }
+  }
+  e.feasible = e.reason.empty();
+  return e;
+}
+
+Evaluation EvaluateMaxLoad(const Problem& problem, const Placement& placement,
+                           const MaxLoadOptions& options) {
+  MaxLoadEvaluator evaluator(problem, options);
+  return evaluator.Evaluate(placement);
+}
+
+}  // namespace dplace::sim

@@ -1,0 +1,45 @@
+// The max-load (pipelined throughput) model of Tarnawski et al., NeurIPS 2020, exactly as its
+// program evaluates a split (DESIGN.md §3):
+//   load(d) = Σ time of d's ops
+//           + Σ over tensors d sends: the transfer cost, once per tensor (the most expensive of its
+//             destinations; in the paper's setting every destination costs the same)
+//           + Σ over tensors d receives: the transfer cost, once per (tensor, destination device);
+// devices of kind "cpu" pay no communication (the paper's host CPU). Value = max over devices.
+// Memory: Σ op footprint (parameters + scratch + outputs) per device ≤ its capacity.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dplace/sim/evaluation.h"
+
+namespace dplace::sim {
+
+struct MaxLoadOptions {
+  // Device kind that pays no communication cost (the paper's CPU); empty: every device pays.
+  std::string free_communication_kind = "cpu";
+};
+
+// Evaluates a placement that passed CheckShape. Constraint and memory violations make the result
+// infeasible with a reason; the value is computed all the same.
+Evaluation EvaluateMaxLoad(const Problem& problem, const Placement& placement,
+                           const MaxLoadOptions& options = {});
+
+// Reusable buffers so that repeated evaluations of one problem do not allocate (for search).
+class MaxLoadEvaluator {
+ public:
+  explicit MaxLoadEvaluator(const Problem& problem, MaxLoadOptions options = {});
+  // Max-load only (no reports, no constraint checks); the hot path of placers.
+  double Value(const Placement& placement);
+  Evaluation Evaluate(const Placement& placement);
+
+ private:
+  const Problem& problem_;
+  MaxLoadOptions options_;
+  std::vector<char> pays_;         // per device: 1 when it pays communication
+  std::vector<double> compute_, comm_, memory_;
+  std::vector<int32_t> stamp_;     // per device: last tensor counted as received there
+  std::vector<double> footprint_;  // per op
+};
+
+}  // namespace dplace::sim

@@ -1,0 +1,47 @@
+#include "dplace/sim/problem.h"
+
+#include "dplace/sim/lower_bound.h"
+
+namespace dplace::sim {
+
+std::string_view ObjectiveName(Objective objective) {
+  return objective == Objective::kStep ? "step" : "throughput";
+}
+
+std::optional<Objective> ParseObjective(std::string_view name) {
+  if (name == "step") return Objective::kStep;
+  if (name == "throughput") return Objective::kThroughput;
+  return std::nullopt;
+}
+
+StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
+                              std::shared_ptr<const hw::Cluster> cluster, Objective objective,
+                              const cost::CostModel& model) {
+  const std::vector<std::string>& kinds = cluster->kinds();
+  if (kinds.size() > 64) return InvalidInput("cluster has more than 64 device kinds");
+  Problem p;
+  p.objective = objective;
+  p.allowed_kinds.resize(static_cast<size_t>(graph->num_ops()));
+  for (OpId i = 0; i < graph->num_ops(); ++i) {
+    const graph::Op& op = graph->op(i);
+    uint64_t mask = 0;
+    for (size_t k = 0; k < kinds.size(); ++k) {
+      if (op.AllowsKind(kinds[k])) mask |= uint64_t{1} << k;
+    }
+    if (mask == 0) {
+      std::string list;
+      for (const std::string& k : op.device_kinds) list += (list.empty() ? "" : ", ") + k;
+      return InvalidInput("op '" + op.name + "' may only run on [" + list +
+                          "], which cluster '" + cluster->name() + "' does not have");
+    }
+    p.allowed_kinds[static_cast<size_t>(i)] = mask;
+  }
+  p.costs = cost::CostTable(*graph, *cluster, model);
+  p.graph = std::move(graph);
+  p.cluster = std::move(cluster);
+  p.step_lower_bound = StepLowerBound(p);
+  p.throughput_lower_bound = ThroughputLowerBound(p);
+  return p;
+}
+
+}  // namespace dplace::sim

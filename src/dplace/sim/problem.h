@@ -1,0 +1,63 @@
+// A placement problem: graph + cluster + cost table + objective, and a Placement (one device per op).
+//
+// MakeProblem checks that every op has at least one device it may run on and precomputes what every
+// evaluation needs (op times per device class, which device kinds each op allows, lower bounds).
+// A Problem is immutable; placers and evaluators only read it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dplace/base/status.h"
+#include "dplace/cost/cost_model.h"
+#include "dplace/graph/graph.h"
+#include "dplace/hw/cluster.h"
+
+namespace dplace::sim {
+
+using graph::OpId;
+using hw::DeviceId;
+
+enum class Objective {
+  kStep,        // time of one step, by discrete-event simulation (DESIGN.md §3)
+  kThroughput,  // pipelined max-load of Tarnawski et al. 2020 (time per sample)
+};
+std::string_view ObjectiveName(Objective objective);
+std::optional<Objective> ParseObjective(std::string_view name);
+
+// One DeviceId per op, indexed by OpId.
+using Placement = std::vector<DeviceId>;
+
+struct Problem {
+  std::shared_ptr<const graph::Graph> graph;
+  std::shared_ptr<const hw::Cluster> cluster;
+  Objective objective = Objective::kStep;
+  cost::CostTable costs;
+  // Bit k set when the op may run on devices of cluster kind k (cluster->kinds()[k]).
+  std::vector<uint64_t> allowed_kinds;
+  // Lower bounds on the two objectives over all feasible placements (lower_bound.h).
+  double step_lower_bound = 0;
+  double throughput_lower_bound = 0;
+
+  const graph::Graph& g() const { return *graph; }
+  const hw::Cluster& c() const { return *cluster; }
+  int num_ops() const { return graph->num_ops(); }
+  int num_devices() const { return cluster->num_devices(); }
+  bool Allowed(OpId op, DeviceId d) const {
+    return (allowed_kinds[static_cast<size_t>(op)] >> cluster->KindIndex(d)) & 1u;
+  }
+  double LowerBound() const {
+    return objective == Objective::kStep ? step_lower_bound : throughput_lower_bound;
+  }
+};
+
+// Builds a problem. InvalidInput when an op may run on no device of the cluster ("op 'x' may only
+// run on [tpu], which the cluster 'c' does not have") or the cluster has more than 64 device kinds.
+StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
+                              std::shared_ptr<const hw::Cluster> cluster, Objective objective,
+                              const cost::CostModel& model);
+
+}  // namespace dplace::sim

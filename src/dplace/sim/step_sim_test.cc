@@ -1,0 +1,146 @@
+// Simulator cases whose answers are worked out by hand in the comments.
+#include "dplace/sim/step_sim.h"
+
+#include <gtest/gtest.h>
+
+#include "dplace/graph/synthetic.h"
+#include "dplace/sim/test_problems.h"
+
+namespace dplace::sim {
+namespace {
+
+using testing::Make;
+using testing::ThreeDevices;
+using testing::TimedOp;
+
+TEST(StepSimTest, ChainAcrossTwoDevices) {
+  // a (1 s on d0) -> b (2 s on d1); the 1.5-byte tensor takes 1.5 s: 1 + 1.5 + 2 = 4.5.
+  graph::GraphBuilder b("chain");
+  const auto a = b.AddOp(TimedOp("a", 1), {{1.5, -1}});
+  const auto c = b.AddOp(TimedOp("b", 2));
+  b.AddEdge(a, 0, c);
+  Problem p = Make(b, ThreeDevices());
+  StepResult r = SimulateStep(p, {0, 1}, {.record_timeline = true});
+  EXPECT_DOUBLE_EQ(r.evaluation.value, 4.5);
+  ASSERT_EQ(r.timeline.transfers.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.timeline.transfers[0].start_s, 1);
+  EXPECT_DOUBLE_EQ(r.timeline.transfers[0].end_s, 2.5);
+  EXPECT_DOUBLE_EQ(r.evaluation.devices[1].busy_s, 2);
+  EXPECT_TRUE(r.evaluation.feasible);
+  // Same device: no transfer, 1 + 2 = 3.
+  EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0}).evaluation.value, 3);
+}
+
+TEST(StepSimTest, ChannelCarriesOneTransferAtATime) {
+  // a (1 s, d0) has outputs t0 -> x and t1 -> y, 1 s each, both x, y (1 s) on d1.
+  // t0 occupies d0->d1 over [1, 2], t1 waits: [2, 3]. x runs [2, 3], y [3, 4]. Makespan 4.
+  graph::GraphBuilder b("contention");
+  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}, {1, -1}});
+  const auto x = b.AddOp(TimedOp("x", 1));
+  const auto y = b.AddOp(TimedOp("y", 1));
+  b.AddEdge(a, 0, x);
+  b.AddEdge(a, 1, y);
+  Problem p = Make(b, ThreeDevices());
+  StepResult r = SimulateStep(p, {0, 1, 1}, {.record_timeline = true});
+  EXPECT_DOUBLE_EQ(r.evaluation.value, 4);
+  ASSERT_EQ(r.timeline.transfers.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.timeline.transfers[1].start_s, 2);
+}
+
+TEST(StepSimTest, TensorIsSentOncePerDestinationDevice) {
+  // a -> {x, y}, both on d1: one transfer of a's output, not two.
+  graph::GraphBuilder b("fanout");
+  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}});
+  const auto x = b.AddOp(TimedOp("x", 1));
+  const auto y = b.AddOp(TimedOp("y", 1));
+  b.AddEdge(a, 0, x);
+  b.AddEdge(a, 0, y);
+  Problem p = Make(b, ThreeDevices());
+  StepResult r = SimulateStep(p, {0, 1, 1}, {.record_timeline = true});
+  EXPECT_EQ(r.timeline.transfers.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.evaluation.value, 4);  // a [0,1], transfer [1,2], x [2,3], y [3,4]
+}
+
+TEST(StepSimTest, ReadyOpsRunInReadyOrderThenById) {
+  // z (id 0, 3 s) and w (id 1, 1 s) are both ready at 0 on d0: z first, so w ends at 4.
+  // v (id 2) is ready at 0 on d0 too but has a higher id than w: order z, w, v.
+  graph::GraphBuilder b("ties");
+  b.AddOp(TimedOp("z", 3));
+  b.AddOp(TimedOp("w", 1));
+  b.AddOp(TimedOp("v", 2));
+  Problem p = Make(b, ThreeDevices());
+  StepResult r = SimulateStep(p, {0, 0, 0}, {.record_timeline = true});
+  ASSERT_EQ(r.timeline.ops.size(), 3u);
+  EXPECT_EQ(r.timeline.ops[0].op, 0);
+  EXPECT_EQ(r.timeline.ops[1].op, 1);
+  EXPECT_DOUBLE_EQ(r.timeline.ops[1].end_s, 4);
+  EXPECT_EQ(r.timeline.ops[2].op, 2);
+  EXPECT_DOUBLE_EQ(r.evaluation.value, 6);
+}
+
+TEST(StepSimTest, LocalMemoryPeak) {
+  // d0 holds a's 100 parameter bytes. a starts: +50 output -> 150. b starts: +5 scratch +10 output
+  // -> 165 (peak). b ends: -5 scratch, a's output freed -> 110 (b's output is kept: no consumer).
+  graph::GraphBuilder b("mem");
+  graph::Op a = TimedOp("a", 1);
+  a.param_bytes = 100;
+  graph::Op c = TimedOp("b", 1);
+  c.scratch_bytes = 5;
+  const auto ia = b.AddOp(a, {{50, -1}});
+  const auto ib = b.AddOp(c, {{10, -1}});
+  b.AddEdge(ia, 0, ib);
+  Problem p = Make(b, ThreeDevices());
+  StepResult r = SimulateStep(p, {0, 0}, {.record_timeline = true});
+  EXPECT_DOUBLE_EQ(r.evaluation.devices[0].peak_memory_bytes, 165);
+  EXPECT_DOUBLE_EQ(r.timeline.memory.back().bytes, 110);
+}
+
+TEST(StepSimTest, RemoteCopyMemoryAndInfeasibility) {
+  // a (d0) -> b (d1), 50-byte tensor. d0: 50 until the transfer ends. d1: the copy (50) from the
+  // transfer start until b ends. Capacity 40: infeasible, reported on d0, over by 10 B.
+  graph::GraphBuilder b("remote");
+  const auto ia = b.AddOp(TimedOp("a", 1), {{50, -1}});
+  const auto ib = b.AddOp(TimedOp("b", 1));
+  b.AddEdge(ia, 0, ib);
+  Problem p = Make(b, ThreeDevices(40));
+  StepResult r = SimulateStep(p, {0, 1}, {.record_timeline = true});
+  EXPECT_DOUBLE_EQ(r.evaluation.devices[0].peak_memory_bytes, 50);
+  EXPECT_DOUBLE_EQ(r.evaluation.devices[1].peak_memory_bytes, 50);
+  EXPECT_FALSE(r.evaluation.feasible);
+  EXPECT_EQ(r.evaluation.reason, "device d0: peak memory 50 B exceeds capacity 40 B by 10 B");
+  EXPECT_DOUBLE_EQ(r.evaluation.value, 1 + 50 + 1);
+  for (const auto& s : r.timeline.memory) EXPECT_GE(s.bytes, 0);
+  EXPECT_DOUBLE_EQ(r.timeline.memory.back().bytes, 0);
+}
+
+TEST(StepSimTest, ConstraintViolationsAreInfeasibleNotErrors) {
+  graph::GraphBuilder b("kinds");
+  graph::Op a = TimedOp("a", 1);
+  a.device_kinds = {"gpu"};
+  b.AddOp(a);
+  Problem p = Make(b, ThreeDevices());
+  Evaluation e = SimulateStep(p, {2}).evaluation;
+  EXPECT_FALSE(e.feasible);
+  EXPECT_EQ(e.reason, "op 'a' may not run on c0 (kind cpu)");
+}
+
+TEST(StepSimTest, LowerBoundHoldsOnSyntheticGraphs) {
+  auto g = std::make_shared<const graph::Graph>(graph::MakeLayeredGraph({.num_ops = 500, .width = 8}));
+  Problem p = std::move(MakeProblem(g, ThreeDevices(), Objective::kStep, cost::RooflineCostModel()))
+                  .value();
+  StepSimulator sim(p);
+  Placement placement(500);
+  for (int i = 0; i < 500; ++i) placement[static_cast<size_t>(i)] = i % 2;
+  const double split = sim.Makespan(placement);
+  std::fill(placement.begin(), placement.end(), 0);
+  const double single = sim.Makespan(placement);
+  EXPECT_GE(split, p.step_lower_bound);
+  EXPECT_GE(single, p.step_lower_bound);
+  // On one device with no transfers the step is exactly the sum of the op times.
+  double sum = 0;
+  for (OpId i = 0; i < 500; ++i) sum += p.costs.OpTime(i, 0);
+  EXPECT_NEAR(single, sum, 1e-9 * sum);
+}
+
+}  // namespace
+}  // namespace dplace::sim
