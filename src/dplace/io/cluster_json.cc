@@ -1,0 +1,114 @@
+#include "dplace/io/cluster_json.h"
+
+#include <unordered_map>
+
+#include "dplace/io/presets.h"
+
+namespace dplace::io {
+namespace {
+
+StatusOr<hw::Link> ReadLink(const JsonNode& node) {
+  hw::Link link;
+  DPLACE_ASSIGN_OR_RETURN(JsonNode bw, node.Field("bandwidth"));
+  DPLACE_ASSIGN_OR_RETURN(link.bandwidth_bytes_per_s, bw.BytesPerSecond());
+  if (link.bandwidth_bytes_per_s <= 0) return bw.Error("must be positive");
+  if (auto lat = node.OptionalField("latency")) {
+    DPLACE_ASSIGN_OR_RETURN(link.latency_s, lat->Seconds());
+  }
+  return link;
+}
+
+StatusOr<std::vector<hw::DeviceId>> DeviceList(
+    const JsonNode& node, const std::unordered_map<std::string, hw::DeviceId>& ids) {
+  DPLACE_ASSIGN_OR_RETURN(auto elements, node.Elements());
+  std::vector<hw::DeviceId> out;
+  for (const JsonNode& e : elements) {
+    DPLACE_ASSIGN_OR_RETURN(std::string name, e.String());
+    auto it = ids.find(name);
+    if (it == ids.end()) return e.Error("unknown device '" + name + "'");
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
+  std::string name = "cluster";
+  if (auto n = root.OptionalField("name")) {
+    DPLACE_ASSIGN_OR_RETURN(name, n->String());
+  }
+  hw::ClusterBuilder builder(name);
+  std::unordered_map<std::string, hw::DeviceId> ids;
+  DPLACE_ASSIGN_OR_RETURN(JsonNode devices, root.Field("devices"));
+  DPLACE_ASSIGN_OR_RETURN(auto device_nodes, devices.Elements());
+  if (device_nodes.empty()) return devices.Error("lists no device");
+  for (const JsonNode& node : device_nodes) {
+    hw::Device d;
+    DPLACE_ASSIGN_OR_RETURN(JsonNode name_node, node.Field("name"));
+    DPLACE_ASSIGN_OR_RETURN(d.name, name_node.String());
+    DPLACE_ASSIGN_OR_RETURN(JsonNode kind, node.Field("kind"));
+    DPLACE_ASSIGN_OR_RETURN(d.kind, kind.String());
+    if (auto mem = node.OptionalField("memory")) {
+      DPLACE_ASSIGN_OR_RETURN(d.memory_bytes, mem->Bytes());
+    }
+    if (auto peak = node.OptionalField("peak_flops")) {
+      DPLACE_ASSIGN_OR_RETURN(d.peak_flops, peak->NonNegativeNumber());
+    }
+    if (auto bw = node.OptionalField("memory_bandwidth")) {
+      DPLACE_ASSIGN_OR_RETURN(d.memory_bandwidth_bytes_per_s, bw->BytesPerSecond());
+    }
+    int64_t count = 1;
+    const bool expand = node.Has("count");
+    if (expand) {
+      DPLACE_ASSIGN_OR_RETURN(JsonNode c, node.Field("count"));
+      DPLACE_ASSIGN_OR_RETURN(count, c.Integer());
+      if (count < 1 || count > 4096) return c.Error("must be between 1 and 4096");
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      hw::Device copy = d;
+      if (expand) copy.name = d.name + std::to_string(i);
+      const std::string device_name = copy.name;
+      if (ids.count(device_name)) return name_node.Error("duplicate device name '" + device_name + "'");
+      ids[device_name] = builder.AddDevice(std::move(copy));
+    }
+  }
+  if (auto def = root.OptionalField("default_link")) {
+    DPLACE_ASSIGN_OR_RETURN(hw::Link link, ReadLink(*def));
+    builder.SetDefaultLink(link);
+  }
+  if (auto links = root.OptionalField("links")) {
+    DPLACE_ASSIGN_OR_RETURN(auto link_nodes, links->Elements());
+    for (const JsonNode& node : link_nodes) {
+      DPLACE_ASSIGN_OR_RETURN(hw::Link link, ReadLink(node));
+      if (auto between = node.OptionalField("between")) {
+        DPLACE_ASSIGN_OR_RETURN(auto pair, DeviceList(*between, ids));
+        if (pair.size() != 2) return between->Error("must name exactly two devices");
+        builder.SetLink(pair[0], pair[1], link);
+      } else if (auto group = node.OptionalField("group")) {
+        DPLACE_ASSIGN_OR_RETURN(auto members, DeviceList(*group, ids));
+        builder.SetGroupLink(members, link);
+      } else {
+        return node.Error("a link needs \"between\" (two devices) or \"group\" (a list)");
+      }
+    }
+  }
+  auto cluster = builder.Build();
+  if (!cluster.ok()) return root.Error(cluster.status().message());
+  return cluster;
+}
+
+std::vector<std::string> PresetNames() {
+  std::vector<std::string> names;
+  for (const auto& p : kPresets) names.emplace_back(p.name);
+  return names;
+}
+
+StatusOr<std::string> PresetText(const std::string& name) {
+  for (const auto& p : kPresets) {
+    if (p.name == name) return std::string(p.json);
+  }
+  return NotFound("no cluster preset named '" + name + "'");
+}
+
+}  // namespace dplace::io

@@ -1,0 +1,11 @@
+# Generates presets.cc from clusters/*.json: cmake -DSRC_DIR=... -DOUT=... -P embed_presets.cmake
+file(GLOB files "${SRC_DIR}/*.json")
+list(SORT files)
+set(body "")
+foreach(f ${files})
+  get_filename_component(stem "${f}" NAME_WE)
+  file(READ "${f}" text)
+  string(APPEND body "    {\"${stem}\", R\"dplace_preset(${text})dplace_preset\"},\n")
+endforeach()
+file(WRITE "${OUT}.tmp" "// Generated from clusters/*.json by embed_presets.cmake; do not edit.\n#include \"dplace/io/presets.h\"\n\nnamespace dplace::io {\nnamespace {\nconstexpr Preset kAll[] = {\n${body}};\n}  // namespace\nconst std::span<const Preset> kPresets(kAll);\n}  // namespace dplace::io\n")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

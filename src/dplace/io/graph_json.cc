@@ -1,0 +1,154 @@
+#include "dplace/io/graph_json.h"
+
+#include <unordered_map>
+
+#include "dplace/graph/graph_builder.h"
+
+namespace dplace::io {
+namespace {
+
+Status ReadOptionalCost(const JsonNode& node, const char* key, double* out) {
+  if (auto field = node.OptionalField(key)) {
+    if (field->json().is_string()) {
+      DPLACE_ASSIGN_OR_RETURN(*out, field->Bytes());
+    } else {
+      DPLACE_ASSIGN_OR_RETURN(*out, field->NonNegativeNumber());
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder,
+                           std::vector<graph::TensorSpec>* outputs) {
+  graph::Op op;
+  DPLACE_ASSIGN_OR_RETURN(JsonNode name, node.Field("name"));
+  DPLACE_ASSIGN_OR_RETURN(op.name, name.String());
+  if (op.name.empty()) return name.Error("must not be empty");
+  if (auto type = node.OptionalField("type")) {
+    DPLACE_ASSIGN_OR_RETURN(op.type, type->String());
+  }
+  if (auto kind = node.OptionalField("kind")) {
+    DPLACE_ASSIGN_OR_RETURN(std::string text, kind->String());
+    auto parsed = graph::ParseOpKind(text);
+    if (!parsed) return kind->Error("must be forward, backward or update (got '" + text + "')");
+    op.kind = *parsed;
+  }
+  if (auto times = node.OptionalField("time_s")) {
+    DPLACE_ASSIGN_OR_RETURN(auto members, times->Members());
+    for (const auto& [device_kind, value] : members) {
+      DPLACE_ASSIGN_OR_RETURN(double seconds, value.NonNegativeNumber());
+      op.time_s.emplace_back(device_kind, seconds);
+    }
+  }
+  DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "flops", &op.flops));
+  DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "bytes_accessed", &op.bytes_accessed));
+  DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "param_bytes", &op.param_bytes));
+  DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "scratch_bytes", &op.scratch_bytes));
+  if (auto outs = node.OptionalField("outputs")) {
+    DPLACE_ASSIGN_OR_RETURN(auto elements, outs->Elements());
+    for (const JsonNode& e : elements) {
+      graph::TensorSpec spec;
+      DPLACE_ASSIGN_OR_RETURN(spec.bytes, e.Bytes());
+      outputs->push_back(spec);
+    }
+  }
+  if (auto transfer = node.OptionalField("transfer_time_s")) {
+    DPLACE_ASSIGN_OR_RETURN(double seconds, transfer->NonNegativeNumber());
+    if (outputs->empty()) outputs->push_back({});
+    for (auto& spec : *outputs) spec.transfer_time_s = seconds;
+  }
+  if (auto group = node.OptionalField("colocation")) {
+    DPLACE_ASSIGN_OR_RETURN(std::string text, group->String());
+    op.colocation = builder.Group(text);
+  }
+  if (auto kinds = node.OptionalField("device_kinds")) {
+    DPLACE_ASSIGN_OR_RETURN(auto elements, kinds->Elements());
+    if (elements.empty()) return kinds->Error("lists no device kind: the op could run nowhere");
+    for (const JsonNode& e : elements) {
+      DPLACE_ASSIGN_OR_RETURN(std::string k, e.String());
+      op.device_kinds.push_back(k);
+    }
+  }
+  if (auto id = node.OptionalField("source_id")) {
+    DPLACE_ASSIGN_OR_RETURN(op.source_id, id->Integer());
+  }
+  return op;
+}
+
+}  // namespace
+
+StatusOr<graph::Graph> ReadDplaceGraph(const JsonNode& root) {
+  std::string name = "graph";
+  if (auto n = root.OptionalField("name")) {
+    DPLACE_ASSIGN_OR_RETURN(name, n->String());
+  }
+  graph::GraphBuilder builder(name);
+  DPLACE_ASSIGN_OR_RETURN(JsonNode ops, root.Field("ops"));
+  DPLACE_ASSIGN_OR_RETURN(auto op_nodes, ops.Elements());
+  std::unordered_map<std::string, graph::OpId> ids;
+  for (const JsonNode& node : op_nodes) {
+    std::vector<graph::TensorSpec> outputs;
+    DPLACE_ASSIGN_OR_RETURN(graph::Op op, ReadOp(node, builder, &outputs));
+    const std::string op_name = op.name;
+    if (ids.count(op_name)) return node.Error("duplicate op name '" + op_name + "'");
+    ids[op_name] = builder.AddOp(std::move(op), std::move(outputs));
+  }
+  if (auto edges = root.OptionalField("edges")) {
+    DPLACE_ASSIGN_OR_RETURN(auto edge_nodes, edges->Elements());
+    for (const JsonNode& e : edge_nodes) {
+      graph::OpId endpoints[2];
+      const char* keys[2] = {"from", "to"};
+      for (int k = 0; k < 2; ++k) {
+        DPLACE_ASSIGN_OR_RETURN(JsonNode field, e.Field(keys[k]));
+        DPLACE_ASSIGN_OR_RETURN(std::string op_name, field.String());
+        auto it = ids.find(op_name);
+        if (it == ids.end()) return field.Error("unknown op '" + op_name + "'");
+        endpoints[k] = it->second;
+      }
+      int64_t output = 0;
+      if (auto out = e.OptionalField("output")) {
+        DPLACE_ASSIGN_OR_RETURN(output, out->Integer());
+        if (output < 0) return out->Error("must not be negative");
+      }
+      builder.AddEdge(endpoints[0], static_cast<int32_t>(output), endpoints[1]);
+    }
+  }
+  return builder.Build();
+}
+
+Json WriteDplaceGraph(const graph::Graph& g) {
+  Json ops = Json::array();
+  for (const graph::Op& op : g.ops()) {
+    Json j = {{"name", op.name}, {"kind", graph::OpKindName(op.kind)}};
+    if (!op.type.empty()) j["type"] = op.type;
+    if (!op.time_s.empty()) {
+      Json times = Json::object();
+      for (const auto& [k, s] : op.time_s) times[k] = s;
+      j["time_s"] = times;
+    }
+    j["flops"] = op.flops;
+    j["bytes_accessed"] = op.bytes_accessed;
+    j["param_bytes"] = op.param_bytes;
+    j["scratch_bytes"] = op.scratch_bytes;
+    Json outs = Json::array();
+    for (int32_t k = 0; k < op.num_outputs; ++k) outs.push_back(g.tensor(op.first_output + k).bytes);
+    j["outputs"] = outs;
+    const double transfer = g.tensor(op.first_output).transfer_time_s;
+    if (transfer >= 0) j["transfer_time_s"] = transfer;
+    if (op.colocation != graph::kNoGroup) {
+      j["colocation"] = g.groups()[static_cast<size_t>(op.colocation)];
+    }
+    if (!op.device_kinds.empty()) j["device_kinds"] = op.device_kinds;
+    if (op.source_id >= 0) j["source_id"] = op.source_id;
+    ops.push_back(std::move(j));
+  }
+  Json edges = Json::array();
+  for (const graph::Edge& e : g.edges()) {
+    Json j = {{"from", g.op(e.from).name}, {"to", g.op(e.to).name}};
+    if (e.output != 0) j["output"] = e.output;
+    edges.push_back(std::move(j));
+  }
+  return {{"format", "dplace-graph/1"}, {"name", g.name()}, {"ops", ops}, {"edges", edges}};
+}
+
+}  // namespace dplace::io

@@ -1,0 +1,101 @@
+#include <gtest/gtest.h>
+
+#include "dplace/io/cluster_json.h"
+#include "dplace/io/graph_json.h"
+#include "dplace/io/load.h"
+#include "dplace/io/plan_json.h"
+#include "dplace/io/test_files.h"
+
+namespace dplace::io {
+namespace {
+
+const char* kToyGraph = R"({"format": "dplace-graph/1", "name": "toy",
+ "ops": [{"name": "a", "type": "MatMul", "kind": "forward",
+          "time_s": {"gpu": 0.001, "cpu": 0.01}, "flops": 2e9, "bytes_accessed": 3e7,
+          "param_bytes": 4e6, "scratch_bytes": 0, "outputs": [1000000, "1KiB"],
+          "colocation": "layer1", "device_kinds": ["gpu", "cpu"]},
+         {"name": "b", "kind": "backward", "colocation": "layer1"},
+         {"name": "c"}],
+ "edges": [{"from": "a", "to": "b", "output": 1}, {"from": "a", "to": "c"}, {"from": "b", "to": "c"}]})";
+
+const char* kTwoGpu = R"({"format": "dplace-cluster/1", "name": "2gpu",
+ "devices": [{"name": "gpu", "count": 2, "kind": "gpu", "memory": "16GiB", "peak_flops": 1.5e13,
+              "memory_bandwidth": "900GB/s"},
+             {"name": "host", "kind": "cpu", "memory": "64GB"}],
+ "links": [{"between": ["gpu0", "gpu1"], "bandwidth": "25GB/s", "latency": "10us"}],
+ "default_link": {"bandwidth": "12GB/s", "latency": "20us"}})";
+
+TEST(GraphJsonTest, ReadsEveryFieldAndRoundTrips) {
+  testing::TempDir dir;
+  auto loaded = LoadGraph(dir.Write("toy.json", kToyGraph));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const graph::Graph& g = *loaded->graph;
+  EXPECT_EQ(g.name(), "toy");
+  EXPECT_EQ(g.num_ops(), 3);
+  EXPECT_EQ(g.num_tensors(), 4);
+  const graph::Op& a = g.op(0);
+  EXPECT_EQ(a.type, "MatMul");
+  EXPECT_DOUBLE_EQ(*a.MeasuredTime("cpu"), 0.01);
+  EXPECT_DOUBLE_EQ(a.flops, 2e9);
+  EXPECT_DOUBLE_EQ(g.tensor(1).bytes, 1024);
+  EXPECT_EQ(g.op(1).kind, graph::OpKind::kBackward);
+  EXPECT_EQ(g.op(1).colocation, a.colocation);
+  EXPECT_EQ(g.edges()[0].output, 1);
+  EXPECT_EQ(loaded->cluster, nullptr);
+
+  Json written = WriteDplaceGraph(g);
+  auto again = ReadDplaceGraph(JsonNode(written, "(top level)"));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(WriteDplaceGraph(*again), written);
+}
+
+TEST(ClusterJsonTest, CountsGroupsAndUnits) {
+  testing::TempDir dir;
+  auto c = LoadCluster(dir.Write("c.json", kTwoGpu));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ((*c)->num_devices(), 3);
+  EXPECT_EQ((*c)->device(1).name, "gpu1");
+  EXPECT_DOUBLE_EQ((*c)->device(0).memory_bytes, 16.0 * (1ull << 30));
+  EXPECT_DOUBLE_EQ((*c)->device(2).memory_bytes, 64e9);
+  EXPECT_DOUBLE_EQ((*c)->LinkBetween(1, 0).bandwidth_bytes_per_s, 25e9);
+  EXPECT_DOUBLE_EQ((*c)->LinkBetween(0, 2).latency_s, 20e-6);
+}
+
+TEST(ClusterJsonTest, EveryPresetLoads) {
+  const std::vector<std::string> names = PresetNames();
+  for (const char* expected : {"k80x4", "v100x8-nvlink", "a100x8", "h100x8", "hetero"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  }
+  for (const std::string& name : names) {
+    auto c = LoadCluster(name);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    EXPECT_EQ((*c)->name(), name);
+    EXPECT_GE((*c)->num_devices(), 2);
+    for (const hw::Device& d : (*c)->devices()) EXPECT_GT(d.peak_flops, 0) << name;
+  }
+  auto k80 = LoadCluster("k80x4");
+  ASSERT_TRUE(k80.ok());
+  EXPECT_EQ((*k80)->num_devices(), 5);  // 4 GPUs + host CPU
+}
+
+TEST(PlanJsonTest, RoundTripAndGroupFill) {
+  testing::TempDir dir;
+  auto g = LoadGraph(dir.Write("toy.json", kToyGraph));
+  auto c = LoadCluster(dir.Write("c.json", kTwoGpu));
+  ASSERT_TRUE(g.ok() && c.ok());
+  // b is not listed: it follows a (same co-location group).
+  auto placement = LoadPlan(dir.Write("p.json", R"({"format": "dplace-plan/1",
+      "placement": {"a": "gpu1", "c": "host"}})"), *g->graph, **c);
+  ASSERT_TRUE(placement.ok()) << placement.status().message();
+  EXPECT_EQ(*placement, (sim::Placement{1, 1, 2}));
+  sim::Evaluation e;
+  e.value = 1.5;
+  Json plan = WritePlan(*g->graph, **c, *placement, e, {.placer = "test"});
+  EXPECT_EQ(plan["placement"]["b"], "gpu1");
+  auto reread = ReadPlan(JsonNode(plan, "(top level)"), *g->graph, **c);
+  ASSERT_TRUE(reread.ok());
+  EXPECT_EQ(*reread, *placement);
+}
+
+}  // namespace
+}  // namespace dplace::io

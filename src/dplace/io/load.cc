@@ -1,0 +1,105 @@
+#include "dplace/io/load.h"
+
+#include <filesystem>
+
+#include "dplace/base/json_node.h"
+#include "dplace/io/cluster_json.h"
+#include "dplace/io/graph_json.h"
+#include "dplace/io/paper_json.h"
+#include "dplace/io/plan_json.h"
+
+namespace dplace::io {
+namespace {
+
+const char* kRoot = "(top level)";
+
+StatusOr<Json> ReadJsonFile(const std::string& path) {
+  DPLACE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  if (text.empty()) return InvalidInput("file is empty");
+  return ParseJson(text);
+}
+
+std::string FormatOf(const Json& j) {
+  if (j.is_object() && j.contains("format") && j["format"].is_string()) return j["format"];
+  return "";
+}
+
+StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
+  DPLACE_ASSIGN_OR_RETURN(Json j, ReadJsonFile(path));
+  JsonNode root(j, kRoot);
+  LoadedGraph out;
+  const std::string format = FormatOf(j);
+  if (format == "dplace-graph/1") {
+    DPLACE_ASSIGN_OR_RETURN(graph::Graph g, ReadDplaceGraph(root));
+    out.graph = std::make_shared<const graph::Graph>(std::move(g));
+    return out;
+  }
+  if (IsPaperInput(j)) {
+    DPLACE_ASSIGN_OR_RETURN(PaperInstance inst, ReadPaperInput(root, FileStem(path)));
+    out.graph = std::make_shared<const graph::Graph>(std::move(inst.graph));
+    out.cluster = std::make_shared<const hw::Cluster>(std::move(inst.cluster));
+    out.format = GraphFormat::kPaper;
+    return out;
+  }
+  if (!format.empty()) return InvalidInput("format '" + format + "' is not a graph format");
+  return InvalidInput(
+      "not a graph: expected dplace-graph/1 JSON or the NeurIPS 2020 paper's input JSON");
+}
+
+}  // namespace
+
+std::string FileStem(const std::string& path) {
+  return std::filesystem::path(path).stem().string();
+}
+
+StatusOr<LoadedGraph> LoadGraph(const std::string& path) {
+  auto loaded = LoadGraphUnprefixed(path);
+  if (!loaded.ok()) return loaded.status().WithContext(path);
+  return loaded;
+}
+
+StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec) {
+  std::string text;
+  std::string label = spec;
+  if (auto preset = PresetText(spec); preset.ok()) {
+    text = *preset;
+    label = "preset " + spec;
+  } else {
+    auto file = ReadFile(spec);
+    if (!file.ok()) {
+      std::string names;
+      for (const std::string& n : PresetNames()) names += (names.empty() ? "" : ", ") + n;
+      return InvalidInput(spec + ": " + file.status().message() + " (and no preset has that name; " +
+                          "presets: " + names + ")");
+    }
+    text = std::move(*file);
+  }
+  auto parse = [&]() -> StatusOr<hw::Cluster> {
+    if (text.empty()) return InvalidInput("file is empty");
+    DPLACE_ASSIGN_OR_RETURN(Json j, ParseJson(text));
+    const std::string format = FormatOf(j);
+    if (format != "dplace-cluster/1") {
+      return InvalidInput("not a cluster: expected \"format\": \"dplace-cluster/1\"");
+    }
+    return ReadCluster(JsonNode(j, kRoot));
+  };
+  auto cluster = parse();
+  if (!cluster.ok()) return cluster.status().WithContext(label);
+  return std::make_shared<const hw::Cluster>(std::move(cluster).value());
+}
+
+StatusOr<sim::Placement> LoadPlan(const std::string& path, const graph::Graph& g,
+                                  const hw::Cluster& c) {
+  auto parse = [&]() -> StatusOr<sim::Placement> {
+    DPLACE_ASSIGN_OR_RETURN(Json j, ReadJsonFile(path));
+    JsonNode root(j, kRoot);
+    if (IsDplacePlan(j)) return ReadPlan(root, g, c);
+    if (IsPaperSplit(j)) return ReadPaperSplit(root, g, c);
+    return InvalidInput("not a plan: expected dplace-plan/1 JSON or the paper's split JSON");
+  };
+  auto placement = parse();
+  if (!placement.ok()) return placement.status().WithContext(path);
+  return placement;
+}
+
+}  // namespace dplace::io

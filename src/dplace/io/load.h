@@ -1,0 +1,38 @@
+// Loading any supported file with its format detected from the content, and errors that always
+// start with the file name: "<file>: <place>: <problem>".
+//   graphs:   dplace-graph/1, the paper's input JSON (which also defines a cluster)
+//   clusters: dplace-cluster/1, or a bundled preset name (k80x4, ...)
+//   plans:    dplace-plan/1, the paper's split JSON
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dplace/base/status.h"
+#include "dplace/graph/graph.h"
+#include "dplace/hw/cluster.h"
+#include "dplace/sim/problem.h"
+
+namespace dplace::io {
+
+enum class GraphFormat { kDplace, kPaper };
+
+struct LoadedGraph {
+  std::shared_ptr<const graph::Graph> graph;
+  std::shared_ptr<const hw::Cluster> cluster;  // set when the file defines the machine (paper)
+  GraphFormat format = GraphFormat::kDplace;
+};
+
+StatusOr<LoadedGraph> LoadGraph(const std::string& path);
+
+// `spec` is a preset name or a file path.
+StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec);
+
+StatusOr<sim::Placement> LoadPlan(const std::string& path, const graph::Graph& g,
+                                  const hw::Cluster& c);
+
+// The file's stem: "a/b/bert24_training.json" -> "bert24_training".
+std::string FileStem(const std::string& path);
+
+}  // namespace dplace::io

@@ -1,0 +1,51 @@
+#include "dplace/io/plan_json.h"
+
+#include "dplace/io/paper_json.h"
+
+namespace dplace::io {
+
+bool IsDplacePlan(const Json& j) {
+  return j.is_object() && j.contains("format") && j["format"] == "dplace-plan/1";
+}
+
+StatusOr<sim::Placement> ReadPlan(const JsonNode& root, const graph::Graph& g,
+                                  const hw::Cluster& c) {
+  DPLACE_ASSIGN_OR_RETURN(JsonNode placement_node, root.Field("placement"));
+  DPLACE_ASSIGN_OR_RETURN(auto members, placement_node.Members());
+  sim::Placement placement(static_cast<size_t>(g.num_ops()), -1);
+  for (const auto& [op_name, device_node] : members) {
+    auto op = g.FindOp(op_name);
+    if (!op) return device_node.Error("unknown op '" + op_name + "' (not in graph '" + g.name() + "')");
+    DPLACE_ASSIGN_OR_RETURN(std::string device_name, device_node.String());
+    auto device = c.FindDevice(device_name);
+    if (!device) {
+      return device_node.Error("unknown device '" + device_name + "' (not in cluster '" +
+                               c.name() + "')");
+    }
+    placement[static_cast<size_t>(*op)] = *device;
+  }
+  Status filled = FillFromGroups(g, &placement);
+  if (!filled.ok()) return placement_node.Error(filled.message());
+  return placement;
+}
+
+Json WritePlan(const graph::Graph& g, const hw::Cluster& c, const sim::Placement& placement,
+               const sim::Evaluation& evaluation, const PlanInfo& info) {
+  Json map = Json::object();
+  for (graph::OpId i = 0; i < g.num_ops(); ++i) {
+    map[g.op(i).name] = c.device(placement[static_cast<size_t>(i)]).name;
+  }
+  Json j = {{"format", "dplace-plan/1"},
+            {"graph", g.name()},
+            {"cluster", c.name()},
+            {"objective", sim::ObjectiveName(evaluation.objective)},
+            {"value", evaluation.value},
+            {"feasible", evaluation.feasible},
+            {"lower_bound", evaluation.lower_bound}};
+  if (!evaluation.feasible) j["reason"] = evaluation.reason;
+  if (!info.placer.empty()) j["placer"] = info.placer;
+  j["placement"] = std::move(map);
+  return j;
+}
+
+}  // namespace dplace::io
