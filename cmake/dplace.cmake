@@ -18,8 +18,10 @@ function(dplace_add_library name)
 endfunction()
 
 function(dplace_set_warnings target)
+  # -Wno-missing-field-initializers: designated initializers rely on member defaults.
   # -Wno-restrict: GCC 12 reports false positives on std::string concatenation at -O3 (GCC PR 105329).
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-restrict)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-restrict
+    -Wno-missing-field-initializers)
   if(DPLACE_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

@@ -1,0 +1,21 @@
+// The baseline placers of every paper dplace carries:
+//   single       all ops on the one device that gives the best feasible result (ops that device
+//                may not run go to their fastest allowed device);
+//   round_robin  co-location units in topological order, dealt to devices in turn (first fit by
+//                static memory);
+//   random       each unit to a uniformly random allowed device with room (seeded);
+//   expert       the plan given with --plan (a dplace plan or the paper's human-expert split).
+#pragma once
+
+#include <memory>
+
+#include "dplace/place/placer.h"
+
+namespace dplace::place {
+
+std::unique_ptr<Placer> MakeSinglePlacer();
+std::unique_ptr<Placer> MakeRoundRobinPlacer();
+std::unique_ptr<Placer> MakeRandomPlacer();
+std::unique_ptr<Placer> MakeExpertPlacer();
+
+}  // namespace dplace::place

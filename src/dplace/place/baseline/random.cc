@@ -1,0 +1,36 @@
+#include <algorithm>
+
+#include "dplace/base/rng.h"
+#include "dplace/place/baseline/baseline.h"
+#include "dplace/place/units.h"
+
+namespace dplace::place {
+namespace {
+
+class RandomPlacer : public Placer {
+ public:
+  std::string_view name() const override { return "random"; }
+
+ private:
+  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+    Rng rng(ctx.seed);
+    sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
+    std::vector<double> used(static_cast<size_t>(p.num_devices()), 0);
+    for (const Unit& unit : MakeUnits(p)) {
+      // A random rotation of the allowed devices; first fit from there.
+      std::vector<sim::DeviceId> order = unit.devices;
+      if (!order.empty()) {
+        std::rotate(order.begin(), order.begin() + static_cast<long>(rng.Below(order.size())),
+                    order.end());
+      }
+      Assign(unit, FirstFit(p, unit, order, &used), &placement);
+    }
+    return placement;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Placer> MakeRandomPlacer() { return std::make_unique<RandomPlacer>(); }
+
+}  // namespace dplace::place

@@ -1,0 +1,35 @@
+#include "dplace/place/baseline/baseline.h"
+#include "dplace/place/units.h"
+
+namespace dplace::place {
+namespace {
+
+class RoundRobinPlacer : public Placer {
+ public:
+  std::string_view name() const override { return "round_robin"; }
+
+ private:
+  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext&) override {
+    sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
+    std::vector<double> used(static_cast<size_t>(p.num_devices()), 0);
+    size_t turn = 0;
+    for (const Unit& unit : MakeUnits(p)) {
+      // The unit's allowed devices, starting from the one whose turn it is.
+      std::vector<sim::DeviceId> order;
+      for (size_t k = 0; k < unit.devices.size(); ++k) {
+        const sim::DeviceId d = unit.devices[(turn + k) % unit.devices.size()];
+        order.push_back(d);
+      }
+      const sim::DeviceId d = FirstFit(p, unit, order, &used);
+      Assign(unit, d, &placement);
+      turn = static_cast<size_t>(d) + 1;
+    }
+    return placement;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Placer> MakeRoundRobinPlacer() { return std::make_unique<RoundRobinPlacer>(); }
+
+}  // namespace dplace::place

@@ -1,0 +1,21 @@
+#include "dplace/place/placer.h"
+
+#include <string>
+
+#include "dplace/sim/constraints.h"
+
+namespace dplace::place {
+
+StatusOr<sim::Placement> Placer::Place(const sim::Problem& problem, PlaceContext& context) {
+  if (context.evaluator == nullptr) return Internal("PlaceContext has no evaluator");
+  auto placement = PlaceImpl(problem, context);
+  if (!placement.ok()) return placement;
+  Status shape = sim::CheckShape(problem, *placement);
+  if (!shape.ok()) {
+    return Internal("placer '" + std::string(name()) + "' returned a malformed placement: " +
+                    shape.message());
+  }
+  return placement;
+}
+
+}  // namespace dplace::place

@@ -1,0 +1,41 @@
+// The Placer interface: one object per algorithm. Place() checks the output (one valid device per
+// op) around the algorithm's PlaceImpl(); infeasible results are data (the evaluator says why), a
+// malformed placement is a bug (Internal). PlaceContext carries everything per run: evaluator,
+// seed, budget, and a given plan for placers that start from one.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "dplace/base/status.h"
+#include "dplace/sim/evaluator.h"
+#include "dplace/sim/problem.h"
+
+namespace dplace::place {
+
+struct Budget {
+  int64_t max_evaluations = 0;  // 0: no limit
+  double time_limit_s = 0;      // 0: no limit
+};
+
+struct PlaceContext {
+  sim::Evaluator* evaluator = nullptr;  // judges placements by the problem's objective
+  uint64_t seed = 1;                    // same seed, same placement
+  Budget budget;
+  const sim::Placement* given_plan = nullptr;  // e.g. from --plan; used by `expert`
+};
+
+class Placer {
+ public:
+  virtual ~Placer() = default;
+  virtual std::string_view name() const = 0;
+  // Places every op of `problem`. Errors: InvalidInput for what the user must fix (a missing plan),
+  // Internal when the algorithm returned a malformed placement.
+  StatusOr<sim::Placement> Place(const sim::Problem& problem, PlaceContext& context);
+
+ private:
+  virtual StatusOr<sim::Placement> PlaceImpl(const sim::Problem& problem,
+                                             PlaceContext& context) = 0;
+};
+
+}  // namespace dplace::place

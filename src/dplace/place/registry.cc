@@ -1,0 +1,31 @@
+#include "dplace/place/registry.h"
+
+#include <string>
+
+#include "dplace/place/baseline/baseline.h"
+
+namespace dplace::place {
+namespace {
+
+constexpr PlacerEntry kPlacers[] = {
+    {"single", "every op on the best single device that fits", MakeSinglePlacer, false},
+    {"round_robin", "co-location units dealt to devices in turn", MakeRoundRobinPlacer, false},
+    {"random", "each unit on a random allowed device (seeded)", MakeRandomPlacer, false},
+    {"expert", "the plan given with --plan (dplace plan or the paper's expert split)",
+     MakeExpertPlacer, true},
+};
+
+}  // namespace
+
+std::span<const PlacerEntry> Placers() { return kPlacers; }
+
+StatusOr<std::unique_ptr<Placer>> MakePlacer(std::string_view name) {
+  for (const PlacerEntry& e : kPlacers) {
+    if (e.name == name) return e.make();
+  }
+  std::string names;
+  for (const PlacerEntry& e : kPlacers) names += (names.empty() ? "" : ", ") + std::string(e.name);
+  return InvalidInput("unknown placer '" + std::string(name) + "' (known: " + names + ", all)");
+}
+
+}  // namespace dplace::place

@@ -1,0 +1,31 @@
+// Placement units: a co-location group, or an op that belongs to none. Baseline placers assign
+// units, not ops, so that co-location holds by construction. Units come in topological order of
+// their first op; each knows the devices all its ops allow and its static memory footprint.
+#pragma once
+
+#include <vector>
+
+#include "dplace/sim/problem.h"
+
+namespace dplace::place {
+
+struct Unit {
+  std::vector<sim::OpId> ops;
+  std::vector<sim::DeviceId> devices;  // devices every op of the unit may run on; may be empty
+  double footprint_bytes = 0;          // Σ op footprints (parameters + scratch + outputs)
+};
+
+std::vector<Unit> MakeUnits(const sim::Problem& problem);
+
+// Assigns every op of `unit` to `d`.
+inline void Assign(const Unit& unit, sim::DeviceId d, sim::Placement* placement) {
+  for (sim::OpId op : unit.ops) (*placement)[static_cast<size_t>(op)] = d;
+}
+
+// Device for `unit` among `candidates` (in order): the first with room for its footprint given
+// `used` bytes per device; if none has room, the candidate with the most room left. `used` is
+// updated. Falls back to any device when the unit allows none (the evaluation reports it).
+sim::DeviceId FirstFit(const sim::Problem& problem, const Unit& unit,
+                       const std::vector<sim::DeviceId>& candidates, std::vector<double>* used);
+
+}  // namespace dplace::place
