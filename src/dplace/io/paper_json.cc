@@ -17,7 +17,7 @@ bool IsPaperSplit(const Json& j) {
 
 namespace {
 
-StatusOr<hw::Cluster> PaperCluster(const JsonNode& root, const std::string& name) {
+StatusOr<hw::Cluster> PaperCluster(const JsonNode& root) {
   DPLACE_ASSIGN_OR_RETURN(JsonNode k_node, root.Field("maxFPGAs"));
   DPLACE_ASSIGN_OR_RETURN(int64_t k, k_node.Integer());
   DPLACE_ASSIGN_OR_RETURN(JsonNode l_node, root.Field("maxCPUs"));
@@ -29,7 +29,7 @@ StatusOr<hw::Cluster> PaperCluster(const JsonNode& root, const std::string& name
   if (auto size = root.OptionalField("maxSizePerFPGA")) {
     DPLACE_ASSIGN_OR_RETURN(memory, size->NonNegativeNumber());
   }
-  hw::ClusterBuilder builder(name);
+  hw::ClusterBuilder builder("paper-" + std::to_string(k) + "accel-" + std::to_string(l) + "cpu");
   for (int64_t i = 0; i < k; ++i) {
     builder.AddDevice({.name = "fpga" + std::to_string(i), .kind = kPaperAcceleratorKind,
                        .memory_bytes = memory});
@@ -43,7 +43,7 @@ StatusOr<hw::Cluster> PaperCluster(const JsonNode& root, const std::string& name
 }  // namespace
 
 StatusOr<PaperInstance> ReadPaperInput(const JsonNode& root, const std::string& name) {
-  DPLACE_ASSIGN_OR_RETURN(hw::Cluster cluster, PaperCluster(root, name));
+  DPLACE_ASSIGN_OR_RETURN(hw::Cluster cluster, PaperCluster(root));
   graph::GraphBuilder builder(name);
   DPLACE_ASSIGN_OR_RETURN(JsonNode nodes, root.Field("nodes"));
   DPLACE_ASSIGN_OR_RETURN(auto node_list, nodes.Elements());

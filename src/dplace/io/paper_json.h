@@ -18,7 +18,7 @@ inline constexpr const char* kPaperCpuKind = "cpu";
 
 struct PaperInstance {
   graph::Graph graph;
-  hw::Cluster cluster;  // maxFPGAs devices "fpga<i>" (kind accel) + maxCPUs devices "cpu<j>"
+  hw::Cluster cluster;  // "paper-<k>accel-<l>cpu": devices fpga0.. (kind accel) + cpu0.. (kind cpu)
 };
 
 // True when the document looks like the paper's input (has "nodes" and "maxFPGAs").

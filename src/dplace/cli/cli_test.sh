@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# End-to-end tests of the dplace binary on testdata/: outputs, files, exit codes, bad input.
+set -u
+DPLACE=${DPLACE:-build/release/dplace}
+DATA=testdata/dnn-partitioning
+GRAPH=$DATA/throughput-inputs/LayerGraphs/bert24_training.json
+EXPERT=$DATA/human-experts/bert24_training_expert.json
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+
+# json_get FILE PYTHON_EXPR: evaluates the expression with `d` bound to the parsed file.
+json_get() { /usr/bin/python3 -c "import json,sys; d=json.load(open('$1')); print(($2))"; }
+
+# expect_bad_input NAME EXPECTED_SUBSTRING ARGS...: exit code 2, one stderr line containing it.
+expect_bad_input() {
+  local name=$1 expected=$2
+  shift 2
+  "$DPLACE" "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$TMP/err")
+  if [[ $rc -ne 2 ]]; then
+    fail "$name: exit code $rc, want 2 ($(cat "$TMP/err"))"
+  elif [[ $lines -ne 1 ]]; then
+    fail "$name: $lines lines on stderr, want 1: $(cat "$TMP/err")"
+  elif ! grep -qF -- "$expected" "$TMP/err"; then
+    fail "$name: stderr lacks '$expected': $(cat "$TMP/err")"
+  else
+    ok
+  fi
+}
+
+# 1. place with every placer, JSON, plan and trace.
+if "$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --json --out "$TMP/plan.json" \
+    --trace "$TMP/trace.json" >"$TMP/place.json"; then
+  ok
+  [[ $(json_get "$TMP/place.json" "len(d['results'])") == 4 ]] && ok || fail "place: want 4 results"
+  [[ $(json_get "$TMP/place.json" "d['best']['placer']") == expert ]] && ok || fail "place: best"
+  [[ $(json_get "$TMP/place.json" "sorted(d['best'].keys())") == \
+    "['devices', 'feasible', 'gap', 'lower_bound', 'objective', 'placer', 'search_time_s', 'value']" ]] \
+    && ok || fail "place: keys $(json_get "$TMP/place.json" "sorted(d['best'].keys())")"
+  [[ $(json_get "$TMP/place.json" "sorted(d['best']['devices'][0].keys())") == \
+    "['kind', 'load', 'memory_capacity_bytes', 'name', 'ops', 'peak_memory_bytes']" ]] \
+    && ok || fail "place: device keys"
+  [[ $(json_get "$TMP/plan.json" "d['format'], len(d['placement'])") == "('dplace-plan/1', 64)" ]] \
+    && ok || fail "place: plan file"
+  [[ $(json_get "$TMP/trace.json" "len([e for e in d['traceEvents'] if e['ph']=='X'])") -gt 64 ]] \
+    && ok || fail "place: trace has too few events"
+else
+  fail "place exited non-zero"
+fi
+
+# 2. simulate the expert split: the paper program's figure.
+"$DPLACE" simulate --graph "$GRAPH" --plan "$EXPERT" --json >"$TMP/sim.json" || fail "simulate"
+[[ $(json_get "$TMP/sim.json" "round(d['value'], 4)") == 49.4049 ]] && ok || fail "simulate value"
+# ...and the plan dplace wrote reads back to the same value.
+"$DPLACE" simulate --graph "$GRAPH" --plan "$TMP/plan.json" --json >"$TMP/sim2.json" || fail "simulate plan"
+[[ $(json_get "$TMP/sim2.json" "round(d['value'], 4)") == 49.4049 ]] && ok || fail "simulate plan value"
+# ...and in the paper's split format too.
+"$DPLACE" place --graph "$GRAPH" --placer expert --plan "$EXPERT" --out "$TMP/split.json" \
+  --out-format paper-split >/dev/null || fail "paper-split out"
+[[ $(json_get "$TMP/split.json" "round(d['maxLoad'], 4), len(d['fpgas'])") == "(49.4049, 6)" ]] \
+  && ok || fail "paper split file"
+
+# 3. step objective on a preset cluster, from a dplace graph.
+cat >"$TMP/toy.json" <<'JSON'
+{"format": "dplace-graph/1", "name": "toy",
+ "ops": [{"name": "a", "time_s": {"gpu": 0.001}, "flops": 2e9, "param_bytes": 4e6, "outputs": ["1MiB"]},
+         {"name": "b", "time_s": {"gpu": 0.002}, "flops": 4e9, "outputs": [1000]},
+         {"name": "c", "flops": 1e9}],
+ "edges": [{"from": "a", "to": "b"}, {"from": "a", "to": "c"}, {"from": "b", "to": "c"}]}
+JSON
+"$DPLACE" place --graph "$TMP/toy.json" --cluster k80x4 --placer single,random --json >"$TMP/toy_place.json" \
+  && ok || fail "place on k80x4"
+[[ $(json_get "$TMP/toy_place.json" "d['best']['objective'], d['best']['feasible']") == "('step', True)" ]] \
+  && ok || fail "toy step result"
+"$DPLACE" info --graph "$TMP/toy.json" --json >"$TMP/info.json" && ok || fail "info"
+[[ $(json_get "$TMP/info.json" "d['ops'], d['edges'], d['flops']") == "(3, 3, 7000000000.0)" ]] \
+  && ok || fail "info values: $(cat "$TMP/info.json")"
+[[ $("$DPLACE" placers | wc -l) -ge 4 ]] && ok || fail "placers"
+
+# 4. determinism: the same seed gives the same plan.
+"$DPLACE" place --graph "$GRAPH" --placer random --seed 7 --out "$TMP/r1.json" >/dev/null
+"$DPLACE" place --graph "$GRAPH" --placer random --seed 7 --out "$TMP/r2.json" >/dev/null
+cmp -s "$TMP/r1.json" "$TMP/r2.json" && ok || fail "same seed, different plan"
+
+# 5. bad input: one line naming file, place and problem; exit code 2; no output file.
+head -c 300 "$GRAPH" >"$TMP/truncated.json"
+head -c 4096 /dev/urandom >"$TMP/random.bin"
+echo '{"format": "dplace-plan/1", "placement": {"nosuchop": "fpga0"}}' >"$TMP/badplan.json"
+echo '{"format": "dplace-plan/1", "placement": {"node1": "tpu7"}}' >"$TMP/baddev.json"
+cat >"$TMP/tpu.json" <<'JSON'
+{"format": "dplace-graph/1", "ops": [{"name": "a", "device_kinds": ["tpu"]}]}
+JSON
+cat >"$TMP/cycle.json" <<'JSON'
+{"format": "dplace-graph/1", "ops": [{"name": "a"}, {"name": "b"}],
+ "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "a"}]}
+JSON
+cat >"$TMP/negative.json" <<'JSON'
+{"format": "dplace-graph/1", "ops": [{"name": "a", "flops": -5}]}
+JSON
+expect_bad_input missing "$TMP/none.json: no such file" place --graph "$TMP/none.json" --out "$TMP/o1.json"
+expect_bad_input truncated "truncated.json: line 1, column" place --graph "$TMP/truncated.json" --out "$TMP/o2.json"
+expect_bad_input random "random.bin: " info --graph "$TMP/random.bin"
+expect_bad_input cycle "graph has a cycle: " info --graph "$TMP/cycle.json"
+expect_bad_input negative "negative.json: ops[0].flops: must not be negative" info --graph "$TMP/negative.json"
+expect_bad_input unknown_op "badplan.json: placement.nosuchop: unknown op 'nosuchop'" \
+  simulate --graph "$GRAPH" --plan "$TMP/badplan.json"
+expect_bad_input unknown_device "baddev.json: placement.node1: unknown device 'tpu7'" \
+  simulate --graph "$GRAPH" --plan "$TMP/baddev.json"
+expect_bad_input no_device "op 'a' may only run on [tpu]" place --graph "$TMP/tpu.json" --cluster k80x4 \
+  --out "$TMP/o3.json"
+expect_bad_input no_cluster "pass --cluster" place --graph "$TMP/toy.json"
+expect_bad_input bad_cluster "no such file" place --graph "$TMP/toy.json" --cluster nosuch
+expect_bad_input bad_objective "--objective: 'fast'" place --graph "$GRAPH" --objective fast
+expect_bad_input bad_placer "unknown placer 'magic'" place --graph "$GRAPH" --placer magic
+expect_bad_input expert_no_plan "needs a plan" place --graph "$GRAPH" --placer expert
+expect_bad_input unwritable "$TMP/nodir/out.json: cannot open for writing" place --graph "$GRAPH" \
+  --placer single --out "$TMP/nodir/out.json"
+expect_bad_input directory "is a directory" info --graph "$TMP"
+expect_bad_input cli_flags "--graph is required" place
+for f in o1 o2 o3; do
+  [[ -e $TMP/$f.json ]] && fail "partial output $f.json was written" || ok
+done
+ls "$TMP" | grep -q '\.tmp\.' && fail "temporary file left behind" || ok
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,41 @@
+// The subcommands of the dplace binary. Each returns a Status; main() turns InvalidInput into exit
+// code 2 and any other error into 1, printing the one-line message on stderr.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dplace/cli/common.h"
+
+namespace dplace::cli {
+
+struct PlaceFlags {
+  ProblemFlags problem;
+  std::string placers = "all";  // comma-separated names, or "all"
+  std::string plan;             // given plan (for `expert`)
+  uint64_t seed = 1;
+  double time_limit_s = 0;
+  std::string out;
+  std::string out_format = "plan";  // plan | paper-split
+  std::string trace;
+  bool json = false;
+};
+Status RunPlace(const PlaceFlags& flags);
+
+struct SimulateFlags {
+  ProblemFlags problem;
+  std::string plan;
+  std::string trace;
+  bool json = false;
+};
+Status RunSimulate(const SimulateFlags& flags);
+
+struct InfoFlags {
+  std::string graph;
+  bool json = false;
+};
+Status RunInfo(const InfoFlags& flags);
+
+Status RunPlacers();
+
+}  // namespace dplace::cli

@@ -1,0 +1,60 @@
+#include "dplace/cli/common.h"
+
+#include <iostream>
+
+#include "dplace/base/file_util.h"
+#include "dplace/io/paper_json.h"
+#include "dplace/io/plan_json.h"
+#include "dplace/report/chrome_trace.h"
+#include "dplace/sim/step_sim.h"
+
+namespace dplace::cli {
+
+StatusOr<LoadedProblem> LoadProblem(const ProblemFlags& flags) {
+  LoadedProblem out;
+  DPLACE_ASSIGN_OR_RETURN(out.loaded, io::LoadGraph(flags.graph));
+  std::shared_ptr<const hw::Cluster> cluster = out.loaded.cluster;
+  if (!flags.cluster.empty()) {
+    DPLACE_ASSIGN_OR_RETURN(cluster, io::LoadCluster(flags.cluster));
+  }
+  if (cluster == nullptr) {
+    return InvalidInput(flags.graph + ": this graph format does not describe a machine; " +
+                        "pass --cluster (a preset such as k80x4, or a dplace-cluster/1 file)");
+  }
+  sim::Objective objective = out.loaded.format == io::GraphFormat::kPaper
+                                 ? sim::Objective::kThroughput
+                                 : sim::Objective::kStep;
+  if (!flags.objective.empty()) {
+    auto parsed = sim::ParseObjective(flags.objective);
+    if (!parsed) {
+      return InvalidInput("--objective: '" + flags.objective + "' is not step or throughput");
+    }
+    objective = *parsed;
+  }
+  auto problem = sim::MakeProblem(out.loaded.graph, cluster, objective, cost::RooflineCostModel());
+  if (!problem.ok()) return problem.status().WithContext(flags.graph);
+  out.problem = std::make_unique<sim::Problem>(std::move(problem).value());
+  return out;
+}
+
+Status WritePlanFile(const std::string& path, const std::string& format,
+                     const sim::Problem& problem, const report::PlacerResult& result) {
+  Json j;
+  if (format == "paper-split") {
+    j = io::WritePaperSplit(problem.g(), problem.c(), result.placement, result.evaluation);
+  } else {
+    j = io::WritePlan(problem.g(), problem.c(), result.placement, result.evaluation,
+                      {.placer = result.placer, .search_time_s = result.search_time_s});
+  }
+  return WriteFileAtomically(path, j.dump(2) + "\n");
+}
+
+Status WriteTraceFile(const std::string& path, const sim::Problem& problem,
+                      const sim::Placement& placement) {
+  sim::StepResult step = sim::SimulateStep(problem, placement, {.record_timeline = true});
+  return WriteFileAtomically(path, report::ChromeTrace(problem, step.timeline).dump() + "\n");
+}
+
+void PrintJson(const Json& j) { std::cout << j.dump(2) << std::endl; }
+
+}  // namespace dplace::cli

@@ -1,0 +1,38 @@
+// What the subcommands share: loading graph + cluster into a Problem, and writing outputs.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "dplace/base/status.h"
+#include "dplace/io/load.h"
+#include "dplace/report/result_json.h"
+#include "dplace/sim/problem.h"
+
+namespace dplace::cli {
+
+struct ProblemFlags {
+  std::string graph;
+  std::string cluster;    // preset or file; optional when the graph file defines the machine
+  std::string objective;  // step | throughput; empty: throughput for the paper's files, else step
+};
+
+struct LoadedProblem {
+  io::LoadedGraph loaded;
+  std::unique_ptr<sim::Problem> problem;  // stable address: evaluators keep a reference
+};
+
+StatusOr<LoadedProblem> LoadProblem(const ProblemFlags& flags);
+
+// Writes the plan (dplace-plan/1, or the paper's split format when `format` is "paper-split").
+Status WritePlanFile(const std::string& path, const std::string& format,
+                     const sim::Problem& problem, const report::PlacerResult& result);
+
+// Simulates the step of `placement` with a timeline and writes the Chrome trace.
+Status WriteTraceFile(const std::string& path, const sim::Problem& problem,
+                      const sim::Placement& placement);
+
+// Prints a JSON value to stdout (pretty, one object).
+void PrintJson(const Json& j);
+
+}  // namespace dplace::cli

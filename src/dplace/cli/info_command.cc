@@ -1,0 +1,60 @@
+#include <algorithm>
+#include <iostream>
+#include <map>
+
+#include "dplace/base/units.h"
+#include "dplace/cli/commands.h"
+#include "dplace/place/registry.h"
+
+namespace dplace::cli {
+
+Status RunInfo(const InfoFlags& flags) {
+  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, io::LoadGraph(flags.graph));
+  const graph::Graph& g = *loaded.graph;
+  if (flags.json) {
+    PrintJson({{"name", g.name()},
+               {"ops", g.num_ops()},
+               {"edges", g.edges().size()},
+               {"flops", g.TotalFlops()},
+               {"param_bytes", g.TotalParamBytes()},
+               {"output_bytes", g.TotalOutputBytes()}});
+    return OkStatus();
+  }
+  std::map<std::string, int> by_kind;
+  std::map<std::string, double> flops_by_type;
+  for (const graph::Op& op : g.ops()) {
+    ++by_kind[std::string(graph::OpKindName(op.kind))];
+    flops_by_type[op.type.empty() ? "(untyped)" : op.type] += op.flops;
+  }
+  std::cout << "graph " << g.name() << "\n  ops: " << g.num_ops();
+  for (const auto& [kind, count] : by_kind) std::cout << ", " << kind << " " << count;
+  std::cout << "\n  edges: " << g.edges().size() << "\n  co-location groups: "
+            << g.groups().size() << "\n  FLOPs: " << g.TotalFlops()
+            << "\n  parameters: " << FormatBytes(g.TotalParamBytes())
+            << "\n  activations (outputs): " << FormatBytes(g.TotalOutputBytes()) << "\n";
+  std::vector<std::pair<double, std::string>> top;
+  for (const auto& [type, flops] : flops_by_type) top.emplace_back(flops, type);
+  std::sort(top.rbegin(), top.rend());
+  if (!top.empty() && top.front().first > 0) {
+    std::cout << "  top op types by FLOPs:\n";
+    for (size_t i = 0; i < top.size() && i < 5 && top[i].first > 0; ++i) {
+      std::cout << "    " << top[i].second << ": " << top[i].first << "\n";
+    }
+  }
+  if (loaded.cluster) {
+    std::cout << "machine (from the file): " << loaded.cluster->num_devices() << " devices:";
+    for (const hw::Device& d : loaded.cluster->devices()) std::cout << " " << d.name;
+    std::cout << "\n";
+  }
+  return OkStatus();
+}
+
+Status RunPlacers() {
+  for (const place::PlacerEntry& e : place::Placers()) {
+    std::cout << e.name << std::string(14 - std::min<size_t>(13, e.name.size()), ' ')
+              << e.description << "\n";
+  }
+  return OkStatus();
+}
+
+}  // namespace dplace::cli

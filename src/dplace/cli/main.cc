@@ -1,0 +1,87 @@
+// dplace: decides which device runs each operator of a deep-learning graph.
+//   dplace place    --graph G [--cluster C] --placer NAME[,NAME...|all] ...
+//   dplace simulate --graph G [--cluster C] --plan P ...
+//   dplace info     --graph G [--json]
+//   dplace placers
+// Exit codes: 0 success (an infeasible placement is a result, not an error), 2 bad input,
+// 1 internal failure.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "dplace/cli/commands.h"
+
+namespace {
+
+void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
+  cmd->add_option("--graph", flags->graph,
+                  "graph file: dplace-graph/1 JSON or the NeurIPS 2020 paper's input JSON")
+      ->required();
+  cmd->add_option("--cluster", flags->cluster,
+                  "machine: preset name (k80x4, v100x8-nvlink, a100x8, h100x8, hetero) or a "
+                  "dplace-cluster/1 file; optional when the graph file defines the machine");
+  cmd->add_option("--objective", flags->objective,
+                  "step (simulated step time) or throughput (pipelined max-load); default: "
+                  "throughput for the paper's files, step otherwise");
+}
+
+int Finish(const dplace::Status& status) {
+  if (status.ok()) return 0;
+  std::cerr << "error: " << status.message() << std::endl;
+  return status.code() == dplace::StatusCode::kInvalidInput ? 2 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"dplace: device placement for deep-learning graphs"};
+  app.require_subcommand(1);
+
+  dplace::cli::PlaceFlags place;
+  CLI::App* place_cmd = app.add_subcommand("place", "place a graph with one or more placers");
+  AddProblemFlags(place_cmd, &place.problem);
+  place_cmd->add_option("--placer", place.placers, "placer name(s), comma-separated, or all")
+      ->capture_default_str();
+  place_cmd->add_option("--plan", place.plan, "a given plan for `expert` (dplace plan or the "
+                                              "paper's human-expert split)");
+  place_cmd->add_option("--seed", place.seed, "random seed")->capture_default_str();
+  place_cmd->add_option("--time-limit", place.time_limit_s, "seconds per placer (0: none)");
+  place_cmd->add_option("--out", place.out, "write the best plan here");
+  place_cmd->add_option("--out-format", place.out_format, "plan (dplace-plan/1) or paper-split")
+      ->capture_default_str();
+  place_cmd->add_option("--trace", place.trace, "write a Chrome trace of the best plan's step");
+  place_cmd->add_flag("--json", place.json, "print JSON on stdout");
+
+  dplace::cli::SimulateFlags simulate;
+  CLI::App* sim_cmd = app.add_subcommand("simulate", "evaluate a given plan");
+  AddProblemFlags(sim_cmd, &simulate.problem);
+  sim_cmd->add_option("--plan", simulate.plan, "plan file (dplace plan or the paper's split)")
+      ->required();
+  sim_cmd->add_option("--trace", simulate.trace, "write a Chrome trace of the step");
+  sim_cmd->add_flag("--json", simulate.json, "print JSON on stdout");
+
+  dplace::cli::InfoFlags info;
+  CLI::App* info_cmd = app.add_subcommand("info", "describe a graph");
+  info_cmd->add_option("--graph", info.graph, "graph file")->required();
+  info_cmd->add_flag("--json", info.json, "print JSON on stdout");
+
+  CLI::App* placers_cmd = app.add_subcommand("placers", "list the placers");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "error: " << e.what() << " (see dplace --help)" << std::endl;
+    return 2;
+  }
+  try {
+    if (place_cmd->parsed()) return Finish(dplace::cli::RunPlace(place));
+    if (sim_cmd->parsed()) return Finish(dplace::cli::RunSimulate(simulate));
+    if (info_cmd->parsed()) return Finish(dplace::cli::RunInfo(info));
+    if (placers_cmd->parsed()) return Finish(dplace::cli::RunPlacers());
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << std::endl;
+    return 1;
+  }
+  return 1;
+}

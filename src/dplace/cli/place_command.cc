@@ -1,0 +1,104 @@
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+#include "dplace/cli/commands.h"
+#include "dplace/place/registry.h"
+#include "dplace/report/table.h"
+
+namespace dplace::cli {
+namespace {
+
+StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, bool have_plan) {
+  std::vector<std::string> names;
+  if (spec == "all") {
+    for (const place::PlacerEntry& e : place::Placers()) {
+      if (!e.needs_plan || have_plan) names.emplace_back(e.name);
+    }
+    return names;
+  }
+  std::stringstream ss(spec);
+  std::string name;
+  while (std::getline(ss, name, ',')) {
+    if (name.empty()) continue;
+    DPLACE_RETURN_IF_ERROR(place::MakePlacer(name).status().WithContext("--placer"));
+    names.push_back(name);
+  }
+  if (names.empty()) return InvalidInput("--placer: no placer named");
+  return names;
+}
+
+// Best result: feasible first, then the smaller value; ties keep the earlier placer.
+int BestIndex(const std::vector<report::PlacerResult>& results) {
+  int best = 0;
+  for (int i = 1; i < static_cast<int>(results.size()); ++i) {
+    const sim::Evaluation& a = results[static_cast<size_t>(i)].evaluation;
+    const sim::Evaluation& b = results[static_cast<size_t>(best)].evaluation;
+    if ((a.feasible && !b.feasible) || (a.feasible == b.feasible && a.value < b.value)) best = i;
+  }
+  return best;
+}
+
+}  // namespace
+
+Status RunPlace(const PlaceFlags& flags) {
+  if (flags.out_format != "plan" && flags.out_format != "paper-split") {
+    return InvalidInput("--out-format: '" + flags.out_format + "' is not plan or paper-split");
+  }
+  if (flags.time_limit_s < 0) return InvalidInput("--time-limit: must not be negative");
+  DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, LoadProblem(flags.problem));
+  const sim::Problem& problem = *lp.problem;
+  sim::Placement plan;
+  if (!flags.plan.empty()) {
+    DPLACE_ASSIGN_OR_RETURN(plan, io::LoadPlan(flags.plan, problem.g(), problem.c()));
+  }
+  DPLACE_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                          PlacerNames(flags.placers, !flags.plan.empty()));
+
+  std::vector<report::PlacerResult> results;
+  for (const std::string& name : names) {
+    DPLACE_ASSIGN_OR_RETURN(auto placer, place::MakePlacer(name));
+    sim::SimulatedEvaluator evaluator(problem);
+    place::PlaceContext ctx{.evaluator = &evaluator,
+                            .seed = flags.seed,
+                            .budget = {.time_limit_s = flags.time_limit_s},
+                            .given_plan = flags.plan.empty() ? nullptr : &plan};
+    const auto start = std::chrono::steady_clock::now();
+    auto placement = placer->Place(problem, ctx);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!placement.ok()) return placement.status().WithContext("placer " + name);
+    sim::SimulatedEvaluator judge(problem);
+    results.push_back({name, *placement, judge.Evaluate(*placement), seconds});
+  }
+  const int best = BestIndex(results);
+  const report::PlacerResult& winner = results[static_cast<size_t>(best)];
+  if (!flags.out.empty()) {
+    DPLACE_RETURN_IF_ERROR(WritePlanFile(flags.out, flags.out_format, problem, winner));
+  }
+  if (!flags.trace.empty()) {
+    DPLACE_RETURN_IF_ERROR(WriteTraceFile(flags.trace, problem, winner.placement));
+  }
+
+  if (flags.json) {
+    if (results.size() == 1) {
+      PrintJson(report::ResultJson(problem, winner));
+    } else {
+      Json all = Json::array();
+      for (const auto& r : results) all.push_back(report::ResultJson(problem, r));
+      PrintJson({{"results", all}, {"best", report::ResultJson(problem, winner)}});
+    }
+    return OkStatus();
+  }
+  std::cout << "graph " << problem.g().name() << " (" << problem.num_ops() << " ops) on "
+            << problem.c().name() << " (" << problem.num_devices() << " devices), objective "
+            << sim::ObjectiveName(problem.objective) << "\n\n"
+            << report::ComparisonTable(problem, results, best) << "\nbest: " << winner.placer
+            << "\n"
+            << report::DeviceTable(problem, winner.evaluation);
+  if (!flags.out.empty()) std::cout << "plan written to " << flags.out << "\n";
+  if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";
+  return OkStatus();
+}
+
+}  // namespace dplace::cli

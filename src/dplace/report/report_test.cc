@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include "dplace/report/chrome_trace.h"
+#include "dplace/report/table.h"
+#include "dplace/sim/step_sim.h"
+#include "dplace/sim/test_problems.h"
+
+namespace dplace::report {
+namespace {
+
+sim::Problem Chain() {
+  graph::GraphBuilder b("chain");
+  const auto a = b.AddOp(sim::testing::TimedOp("a", 1), {{2, -1}});
+  const auto c = b.AddOp(sim::testing::TimedOp("b", 2));
+  b.AddEdge(a, 0, c);
+  return sim::testing::Make(b, sim::testing::ThreeDevices());
+}
+
+TEST(ChromeTraceTest, ParsesAndHasEveryTrack) {
+  sim::Problem p = Chain();
+  sim::StepResult r = sim::SimulateStep(p, {0, 1}, {.record_timeline = true});
+  // Serialise and parse back: what Perfetto reads is the text.
+  auto parsed = ParseJson(ChromeTrace(p, r.timeline).dump());
+  ASSERT_TRUE(parsed.ok());
+  int ops = 0, transfers = 0, counters = 0, flows = 0, processes = 0;
+  for (const Json& e : (*parsed)["traceEvents"]) {
+    const std::string ph = e["ph"];
+    const std::string cat = e.value("cat", "");
+    if (ph == "X" && cat == "op") ++ops;
+    if (ph == "X" && cat == "transfer") {
+      ++transfers;
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 1e6);
+      EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 2e6);
+    }
+    if (ph == "C") ++counters;
+    if (ph == "s" || ph == "f") ++flows;
+    if (ph == "M" && e["name"] == "process_name") ++processes;
+  }
+  EXPECT_EQ(ops, 2);
+  EXPECT_EQ(transfers, 1);
+  EXPECT_EQ(flows, 2);
+  EXPECT_EQ(processes, 3);
+  EXPECT_GE(counters, 3);
+}
+
+TEST(TableTest, MarksTheBestAndExplainsInfeasibility) {
+  sim::Problem p = Chain();
+  PlacerResult good{"one", {0, 0}, sim::SimulateStep(p, {0, 0}).evaluation, 0.1};
+  PlacerResult bad{"two", {0, 1}, sim::SimulateStep(p, {0, 1}).evaluation, 0.2};
+  bad.evaluation.feasible = false;
+  bad.evaluation.reason = "device d1: too small";
+  const std::string t = ComparisonTable(p, {good, bad}, 0);
+  EXPECT_NE(t.find("* one"), std::string::npos) << t;
+  EXPECT_NE(t.find("two is infeasible: device d1: too small"), std::string::npos) << t;
+  Json j = ResultJson(p, good);
+  EXPECT_EQ(j["devices"].size(), 3u);
+  EXPECT_TRUE(j["devices"][0].contains("busy_s"));
+  EXPECT_TRUE(j["devices"][0]["memory_capacity_bytes"].is_null());
+}
+
+}  // namespace
+}  // namespace dplace::report

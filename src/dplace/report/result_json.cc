@@ -1,0 +1,41 @@
+#include "dplace/report/result_json.h"
+
+#include <cmath>
+
+namespace dplace::report {
+
+double Gap(const sim::Evaluation& e) {
+  if (e.value <= 0) return 0;
+  return std::max(0.0, (e.value - e.lower_bound) / e.value);
+}
+
+Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {
+  const sim::Evaluation& e = result.evaluation;
+  Json devices = Json::array();
+  for (sim::DeviceId d = 0; d < problem.num_devices(); ++d) {
+    const sim::DeviceReport& r = e.devices[static_cast<size_t>(d)];
+    Json j = {{"name", problem.c().device(d).name}, {"kind", problem.c().device(d).kind},
+              {"ops", r.ops}};
+    if (e.objective == sim::Objective::kStep) {
+      j["busy_s"] = r.busy_s;
+    } else {
+      j["load"] = r.load;
+    }
+    j["peak_memory_bytes"] = r.peak_memory_bytes;
+    j["memory_capacity_bytes"] =
+        std::isfinite(r.memory_capacity_bytes) ? Json(r.memory_capacity_bytes) : Json(nullptr);
+    devices.push_back(std::move(j));
+  }
+  Json out = {{"objective", sim::ObjectiveName(e.objective)},
+              {"value", e.value},
+              {"feasible", e.feasible},
+              {"lower_bound", e.lower_bound},
+              {"gap", Gap(e)},
+              {"placer", result.placer},
+              {"search_time_s", result.search_time_s},
+              {"devices", devices}};
+  if (!e.feasible) out["reason"] = e.reason;
+  return out;
+}
+
+}  // namespace dplace::report

@@ -1,0 +1,25 @@
+// Machine-readable results (`--json`): one object per evaluated placement, in the schema the
+// command line documents: {"objective", "value", "feasible", "lower_bound", "gap", "placer",
+// "search_time_s", "devices": [...], "reason" (when infeasible)}.
+#pragma once
+
+#include <string>
+
+#include "dplace/base/json_node.h"
+#include "dplace/sim/evaluation.h"
+
+namespace dplace::report {
+
+struct PlacerResult {
+  std::string placer;
+  sim::Placement placement;
+  sim::Evaluation evaluation;
+  double search_time_s = 0;
+};
+
+Json ResultJson(const sim::Problem& problem, const PlacerResult& result);
+
+// Relative gap to the lower bound: (value - bound) / value; 0 when value is 0.
+double Gap(const sim::Evaluation& evaluation);
+
+}  // namespace dplace::report

@@ -1,0 +1,19 @@
+// Human-readable tables for stdout: the comparison of placers, and one placement's devices.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dplace/report/result_json.h"
+
+namespace dplace::report {
+
+// One row per placer: value, gap to the lower bound, feasibility, busiest device memory, search
+// time; the best feasible row is marked with '*'.
+std::string ComparisonTable(const sim::Problem& problem, const std::vector<PlacerResult>& results,
+                            int best_index);
+
+// One row per device: ops, busy time or load, peak memory / capacity.
+std::string DeviceTable(const sim::Problem& problem, const sim::Evaluation& evaluation);
+
+}  // namespace dplace::report
