@@ -9,8 +9,8 @@
 
 namespace dplace {
 
-// Writes `content` to `path` atomically (temporary name in the same folder, then rename). On failure
-// no file named `path` is created or changed, and the temporary file is removed.
+// Writes `content` to `path` atomically (temporary name in the same folder, then rename). On
+// failure no file named `path` is created or changed, and the temporary file is removed.
 Status WriteFileAtomically(const std::string& path, std::string_view content);
 
 }  // namespace dplace

@@ -6,12 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "dplace/base/status.h"
 
@@ -48,7 +47,7 @@ class JsonNode {
   StatusOr<double> NonNegativeNumber() const;  // finite and >= 0
   StatusOr<int64_t> Integer() const;           // integral number
   StatusOr<std::string> String() const;
-  StatusOr<bool> Bool() const;                 // true/false, or 0/1 as the paper's files use
+  StatusOr<bool> Bool() const;  // true/false, or 0/1 as the paper's files use
 
   // Quantities given as a number in base units or as a string with units (see units.h).
   StatusOr<double> Bytes() const;

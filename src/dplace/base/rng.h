@@ -1,5 +1,5 @@
-// The one random number generator of dplace: a seeded 64-bit generator whose sequence is the same on
-// every platform (std::mt19937_64 is; std distributions are not, so we draw integers ourselves).
+// The one random number generator of dplace: a seeded 64-bit generator whose sequence is the same
+// on every platform (std::mt19937_64 is; std distributions are not, so we draw integers ourselves).
 #pragma once
 
 #include <cstdint>

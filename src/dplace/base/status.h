@@ -50,7 +50,7 @@ inline Status Internal(std::string message) {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     if (status_.ok()) status_ = Internal("StatusOr constructed from an OK status without a value");
   }
@@ -84,9 +84,9 @@ class [[nodiscard]] StatusOr {
 #define DPLACE_CONCAT(a, b) DPLACE_CONCAT_INNER(a, b)
 
 // Evaluates a Status expression and returns it from the enclosing function when not OK.
-#define DPLACE_RETURN_IF_ERROR(expr)             \
-  do {                                           \
-    ::dplace::Status dplace_status_ = (expr);    \
+#define DPLACE_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::dplace::Status dplace_status_ = (expr);        \
     if (!dplace_status_.ok()) return dplace_status_; \
   } while (false)
 

@@ -26,23 +26,35 @@ double PrefixMultiplier(std::string_view prefix) {
   if (prefix.empty()) return 1;
   if (prefix.size() == 2 && prefix[1] == 'i') {
     switch (prefix[0]) {
-      case 'K': return 1024.0;
-      case 'M': return 1024.0 * 1024;
-      case 'G': return 1024.0 * 1024 * 1024;
-      case 'T': return 1024.0 * 1024 * 1024 * 1024;
-      case 'P': return 1024.0 * 1024 * 1024 * 1024 * 1024;
-      default: return -1;
+      case 'K':
+        return 1024.0;
+      case 'M':
+        return 1024.0 * 1024;
+      case 'G':
+        return 1024.0 * 1024 * 1024;
+      case 'T':
+        return 1024.0 * 1024 * 1024 * 1024;
+      case 'P':
+        return 1024.0 * 1024 * 1024 * 1024 * 1024;
+      default:
+        return -1;
     }
   }
   if (prefix.size() != 1) return -1;
   switch (prefix[0]) {
     case 'k':
-    case 'K': return 1e3;
-    case 'M': return 1e6;
-    case 'G': return 1e9;
-    case 'T': return 1e12;
-    case 'P': return 1e15;
-    default: return -1;
+    case 'K':
+      return 1e3;
+    case 'M':
+      return 1e6;
+    case 'G':
+      return 1e9;
+    case 'T':
+      return 1e12;
+    case 'P':
+      return 1e15;
+    default:
+      return -1;
   }
 }
 
@@ -90,10 +102,14 @@ StatusOr<double> ParseSeconds(std::string_view text) {
   std::string_view unit;
   if (!SplitNumber(text, &number, &unit)) return Malformed(text, "duration (e.g. 10us)");
   double m = -1;
-  if (unit.empty() || unit == "s") m = 1;
-  else if (unit == "ms") m = 1e-3;
-  else if (unit == "us" || unit == "\xC2\xB5s") m = 1e-6;
-  else if (unit == "ns") m = 1e-9;
+  if (unit.empty() || unit == "s")
+    m = 1;
+  else if (unit == "ms")
+    m = 1e-3;
+  else if (unit == "us" || unit == "\xC2\xB5s")
+    m = 1e-6;
+  else if (unit == "ns")
+    m = 1e-9;
   if (m < 0 || number < 0) return Malformed(text, "duration (e.g. 10us)");
   return number * m;
 }
@@ -114,10 +130,14 @@ std::string FormatBytes(double bytes) {
 std::string FormatSeconds(double seconds) {
   char buf[32];
   const double a = std::fabs(seconds);
-  if (a >= 1 || a == 0) std::snprintf(buf, sizeof(buf), "%.4g s", seconds);
-  else if (a >= 1e-3) std::snprintf(buf, sizeof(buf), "%.4g ms", seconds * 1e3);
-  else if (a >= 1e-6) std::snprintf(buf, sizeof(buf), "%.4g us", seconds * 1e6);
-  else std::snprintf(buf, sizeof(buf), "%.4g ns", seconds * 1e9);
+  if (a >= 1 || a == 0)
+    std::snprintf(buf, sizeof(buf), "%.4g s", seconds);
+  else if (a >= 1e-3)
+    std::snprintf(buf, sizeof(buf), "%.4g ms", seconds * 1e3);
+  else if (a >= 1e-6)
+    std::snprintf(buf, sizeof(buf), "%.4g us", seconds * 1e6);
+  else
+    std::snprintf(buf, sizeof(buf), "%.4g ns", seconds * 1e9);
   return buf;
 }
 

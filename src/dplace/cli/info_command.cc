@@ -28,8 +28,8 @@ Status RunInfo(const InfoFlags& flags) {
   }
   std::cout << "graph " << g.name() << "\n  ops: " << g.num_ops();
   for (const auto& [kind, count] : by_kind) std::cout << ", " << kind << " " << count;
-  std::cout << "\n  edges: " << g.edges().size() << "\n  co-location groups: "
-            << g.groups().size() << "\n  FLOPs: " << g.TotalFlops()
+  std::cout << "\n  edges: " << g.edges().size() << "\n  co-location groups: " << g.groups().size()
+            << "\n  FLOPs: " << g.TotalFlops()
             << "\n  parameters: " << FormatBytes(g.TotalParamBytes())
             << "\n  activations (outputs): " << FormatBytes(g.TotalOutputBytes()) << "\n";
   std::vector<std::pair<double, std::string>> top;

@@ -6,7 +6,6 @@
 // Exit codes: 0 success (an infeasible placement is a result, not an error), 2 bad input,
 // 1 internal failure.
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "dplace/cli/commands.h"
@@ -42,8 +41,9 @@ int main(int argc, char** argv) {
   AddProblemFlags(place_cmd, &place.problem);
   place_cmd->add_option("--placer", place.placers, "placer name(s), comma-separated, or all")
       ->capture_default_str();
-  place_cmd->add_option("--plan", place.plan, "a given plan for `expert` (dplace plan or the "
-                                              "paper's human-expert split)");
+  place_cmd->add_option("--plan", place.plan,
+                        "a given plan for `expert` (dplace plan or the "
+                        "paper's human-expert split)");
   place_cmd->add_option("--seed", place.seed, "random seed")->capture_default_str();
   place_cmd->add_option("--time-limit", place.time_limit_s, "seconds per placer (0: none)");
   place_cmd->add_option("--out", place.out, "write the best plan here");

@@ -23,8 +23,8 @@ Status RunSimulate(const SimulateFlags& flags) {
   }
   const sim::Evaluation& e = result.evaluation;
   std::cout << (problem.objective == sim::Objective::kStep ? "step time: " : "max-load: ")
-            << e.value << "\nlower bound: " << e.lower_bound << " (gap "
-            << 100 * report::Gap(e) << "%)\nfeasible: " << (e.feasible ? "yes" : "no")
+            << e.value << "\nlower bound: " << e.lower_bound << " (gap " << 100 * report::Gap(e)
+            << "%)\nfeasible: " << (e.feasible ? "yes" : "no")
             << (e.feasible ? "" : " (" + e.reason + ")") << "\n"
             << report::DeviceTable(problem, e);
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";

@@ -63,8 +63,8 @@ class CostTable {
  private:
   size_t num_ops_ = 0;
   int num_classes_ = 0;
-  std::vector<int> class_of_;   // device -> class
-  std::vector<double> times_;   // [class][op]
+  std::vector<int> class_of_;  // device -> class
+  std::vector<double> times_;  // [class][op]
 };
 
 }  // namespace dplace::cost

@@ -11,8 +11,10 @@ TEST(CostModelTest, MeasuredTimeWinsOverRoofline) {
   op.bytes_accessed = 3e7;
   op.time_s = {{"gpu", 0.5}};
   RooflineCostModel model;
-  hw::Device gpu{.name = "g", .kind = "gpu", .peak_flops = 1e12, .memory_bandwidth_bytes_per_s = 1e9};
-  hw::Device cpu{.name = "c", .kind = "cpu", .peak_flops = 1e11, .memory_bandwidth_bytes_per_s = 1e9};
+  hw::Device gpu{
+      .name = "g", .kind = "gpu", .peak_flops = 1e12, .memory_bandwidth_bytes_per_s = 1e9};
+  hw::Device cpu{
+      .name = "c", .kind = "cpu", .peak_flops = 1e11, .memory_bandwidth_bytes_per_s = 1e9};
   EXPECT_DOUBLE_EQ(model.OpTime(op, gpu), 0.5);
   // Roofline on cpu: max(2e9 / 1e11 = 0.02, 3e7 / 1e9 = 0.03) = 0.03.
   EXPECT_DOUBLE_EQ(model.OpTime(op, cpu), 0.03);

@@ -6,9 +6,12 @@ namespace dplace::graph {
 
 std::string_view OpKindName(OpKind kind) {
   switch (kind) {
-    case OpKind::kForward: return "forward";
-    case OpKind::kBackward: return "backward";
-    case OpKind::kUpdate: return "update";
+    case OpKind::kForward:
+      return "forward";
+    case OpKind::kBackward:
+      return "backward";
+    case OpKind::kUpdate:
+      return "update";
   }
   return "forward";
 }

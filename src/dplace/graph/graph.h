@@ -1,9 +1,9 @@
 // The operator graph: ops, their output tensors and the edges that consume them.
 //
-// A Graph is an immutable value built and verified by GraphBuilder (graph_builder.h): ids are dense,
-// the graph is acyclic, every cost is finite and non-negative, names are unique. Per-op data lives in
-// vectors indexed by OpId; adjacency is stored as CSR arrays so evaluators can walk it without
-// allocating. It knows nothing of devices beyond the device-kind strings an op may carry.
+// A Graph is an immutable value built and verified by GraphBuilder (graph_builder.h): ids are
+// dense, the graph is acyclic, every cost is finite and non-negative, names are unique. Per-op data
+// lives in vectors indexed by OpId; adjacency is stored as CSR arrays so evaluators can walk it
+// without allocating. It knows nothing of devices beyond the device-kind strings an op may carry.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +36,9 @@ struct Op {
   double scratch_bytes = 0;   // temporary memory held while the op runs
   // Measured time (seconds) per device kind, e.g. {"gpu", 0.001}; used instead of the roofline.
   std::vector<std::pair<std::string, double>> time_s;
-  GroupId colocation = kNoGroup;       // ops of one group must share a device
+  GroupId colocation = kNoGroup;          // ops of one group must share a device
   std::vector<std::string> device_kinds;  // kinds it may run on; empty = any kind
-  int64_t source_id = -1;  // the op's id in the file it came from (the paper's node id), or -1
+  int64_t source_id = -1;     // the op's id in the file it came from (the paper's node id), or -1
   TensorId first_output = 0;  // set by the builder: outputs are [first_output, +num_outputs)
   int32_t num_outputs = 0;
 
@@ -77,15 +77,22 @@ class Graph {
   // Names of co-location groups, indexed by GroupId.
   const std::vector<std::string>& groups() const { return groups_; }
   // Ops of each group, indexed by GroupId.
-  std::span<const OpId> GroupMembers(GroupId g) const { return Slice(group_members_, group_offsets_, g); }
+  std::span<const OpId> GroupMembers(GroupId g) const {
+    return Slice(group_members_, group_offsets_, g);
+  }
 
   // Distinct consumer ops of a tensor, ascending.
-  std::span<const OpId> Consumers(TensorId t) const { return Slice(consumers_, consumer_offsets_, t); }
+  std::span<const OpId> Consumers(TensorId t) const {
+    return Slice(consumers_, consumer_offsets_, t);
+  }
   // Distinct input tensors of an op, ascending.
   std::span<const TensorId> Inputs(OpId op) const { return Slice(inputs_, input_offsets_, op); }
   // Distinct predecessor / successor ops, ascending.
   std::span<const OpId> Predecessors(OpId op) const { return Slice(preds_, pred_offsets_, op); }
   std::span<const OpId> Successors(OpId op) const { return Slice(succs_, succ_offsets_, op); }
+  // First output tensor of `op`; outputs of op are [FirstOutput(op), FirstOutput(op + 1)).
+  // FirstOutput(num_ops()) == num_tensors().
+  TensorId FirstOutput(OpId op) const { return first_output_[static_cast<size_t>(op)]; }
   // A topological order (Kahn's algorithm, smallest id first among ready ops).
   const std::vector<OpId>& TopologicalOrder() const { return topo_; }
 
@@ -116,6 +123,7 @@ class Graph {
   std::vector<OpId> consumers_, preds_, succs_, group_members_;
   std::vector<TensorId> inputs_;
   std::vector<OpId> topo_;
+  std::vector<TensorId> first_output_;  // num_ops + 1 entries
 };
 
 }  // namespace dplace::graph

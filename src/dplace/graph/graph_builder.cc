@@ -62,7 +62,8 @@ Status GraphBuilder::Verify() const {
                                                     {"param_bytes", op.param_bytes},
                                                     {"scratch_bytes", op.scratch_bytes}};
     for (const auto& [field, v] : costs) {
-      if (BadCost(v)) return InvalidInput("op '" + op.name + "': " + field + " is " + DescribeCost(v));
+      if (BadCost(v))
+        return InvalidInput("op '" + op.name + "': " + field + " is " + DescribeCost(v));
     }
     for (const auto& [kind, t] : op.time_s) {
       if (BadCost(t)) {
@@ -136,6 +137,9 @@ StatusOr<Graph> GraphBuilder::Build() {
   const int n = g.num_ops();
   g.op_by_name_.reserve(static_cast<size_t>(n));
   for (OpId i = 0; i < n; ++i) g.op_by_name_.emplace(g.ops_[static_cast<size_t>(i)].name, i);
+  g.first_output_.reserve(static_cast<size_t>(n) + 1);
+  for (const Op& op : g.ops_) g.first_output_.push_back(op.first_output);
+  g.first_output_.push_back(g.num_tensors());
 
   std::vector<std::pair<int32_t, OpId>> consumers, preds, succs, members;
   std::vector<std::pair<int32_t, TensorId>> inputs;
@@ -162,7 +166,8 @@ StatusOr<Graph> GraphBuilder::Build() {
            &g.group_members_);
 
   std::vector<int32_t> indegree(static_cast<size_t>(n));
-  for (OpId i = 0; i < n; ++i) indegree[static_cast<size_t>(i)] = static_cast<int32_t>(g.Predecessors(i).size());
+  for (OpId i = 0; i < n; ++i)
+    indegree[static_cast<size_t>(i)] = static_cast<int32_t>(g.Predecessors(i).size());
   std::priority_queue<OpId, std::vector<OpId>, std::greater<>> ready;
   for (OpId i = 0; i < n; ++i) {
     if (indegree[static_cast<size_t>(i)] == 0) ready.push(i);

@@ -23,8 +23,10 @@ Graph MakeLayeredGraph(const SyntheticOptions& options) {
     const OpId id = builder.AddOp(std::move(op), {{out_bytes, -1}});
     if (i >= width) {
       const int layer_start = (i / width - 1) * width;
-      const auto a = static_cast<OpId>(layer_start + static_cast<int>(rng.Below(static_cast<uint64_t>(width))));
-      const auto b = static_cast<OpId>(layer_start + static_cast<int>(rng.Below(static_cast<uint64_t>(width))));
+      const auto a = static_cast<OpId>(layer_start +
+                                       static_cast<int>(rng.Below(static_cast<uint64_t>(width))));
+      const auto b = static_cast<OpId>(layer_start +
+                                       static_cast<int>(rng.Below(static_cast<uint64_t>(width))));
       builder.AddEdge(a, 0, id);
       if (b != a) builder.AddEdge(b, 0, id);
     }

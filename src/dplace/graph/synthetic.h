@@ -1,6 +1,6 @@
-// Synthetic layered graphs for benchmarks and scale tests: `num_ops` ops in layers of `width`; every
-// op after the first layer reads the outputs of two ops of the layer before. Costs are drawn from a
-// seeded generator, so the same arguments always give the same graph.
+// Synthetic layered graphs for benchmarks and scale tests: `num_ops` ops in layers of `width`;
+// every op after the first layer reads the outputs of two ops of the layer before. Costs are drawn
+// from a seeded generator, so the same arguments always give the same graph.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@ namespace dplace::graph {
 
 struct SyntheticOptions {
   int num_ops = 1000;
-  int width = 16;      // ops per layer
+  int width = 16;  // ops per layer
   uint64_t seed = 1;
 };
 

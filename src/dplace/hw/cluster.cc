@@ -51,7 +51,8 @@ StatusOr<Cluster> ClusterBuilder::Build() {
   Cluster c;
   c.links_.assign(devices_.size() * devices_.size(), default_link_);
   for (const PairLink& p : links_) {
-    if (p.a < 0 || p.a >= n || p.b < 0 || p.b >= n) return InvalidInput("link to an unknown device");
+    if (p.a < 0 || p.a >= n || p.b < 0 || p.b >= n)
+      return InvalidInput("link to an unknown device");
     if (bad_link(p.link)) {
       return InvalidInput("link " + devices_[static_cast<size_t>(p.a)].name + " <-> " +
                           devices_[static_cast<size_t>(p.b)].name +

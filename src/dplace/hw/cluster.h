@@ -2,7 +2,8 @@
 //
 // A Cluster is an immutable value made by ClusterBuilder. Links are resolved into a dense matrix of
 // directed (latency, bandwidth) pairs at build time, so the cost model asks for the route between
-// two devices in O(1). Memory may be unlimited (infinity), as for the host CPU of the paper's model.
+// two devices in O(1). Memory may be unlimited (infinity), as for the host CPU of the paper's
+// model.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +22,9 @@ inline constexpr double kUnlimited = std::numeric_limits<double>::infinity();
 
 struct Device {
   std::string name;
-  std::string kind;                       // "gpu", "cpu", "accel", ... free text
-  double memory_bytes = kUnlimited;       // capacity; infinity = unlimited
-  double peak_flops = 0;                  // FLOP/s; 0 = unknown (roofline then uses bandwidth only)
+  std::string kind;                  // "gpu", "cpu", "accel", ... free text
+  double memory_bytes = kUnlimited;  // capacity; infinity = unlimited
+  double peak_flops = 0;             // FLOP/s; 0 = unknown (roofline then uses bandwidth only)
   double memory_bandwidth_bytes_per_s = 0;  // 0 = unknown
 };
 

@@ -69,7 +69,8 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
       hw::Device copy = d;
       if (expand) copy.name = d.name + std::to_string(i);
       const std::string device_name = copy.name;
-      if (ids.count(device_name)) return name_node.Error("duplicate device name '" + device_name + "'");
+      if (ids.count(device_name))
+        return name_node.Error("duplicate device name '" + device_name + "'");
       ids[device_name] = builder.AddDevice(std::move(copy));
     }
   }

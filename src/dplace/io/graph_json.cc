@@ -131,7 +131,8 @@ Json WriteDplaceGraph(const graph::Graph& g) {
     j["param_bytes"] = op.param_bytes;
     j["scratch_bytes"] = op.scratch_bytes;
     Json outs = Json::array();
-    for (int32_t k = 0; k < op.num_outputs; ++k) outs.push_back(g.tensor(op.first_output + k).bytes);
+    for (int32_t k = 0; k < op.num_outputs; ++k)
+      outs.push_back(g.tensor(op.first_output + k).bytes);
     j["outputs"] = outs;
     const double transfer = g.tensor(op.first_output).transfer_time_s;
     if (transfer >= 0) j["transfer_time_s"] = transfer;

@@ -12,7 +12,8 @@ namespace dplace::io {
 // ("edges[2].to: unknown op 'x'") or the verification failure ("graph has a cycle: a -> b -> a").
 StatusOr<graph::Graph> ReadDplaceGraph(const JsonNode& root);
 
-// The graph as a dplace-graph/1 document (every field, so that reading it back gives the same graph).
+// The graph as a dplace-graph/1 document (every field, so that reading it back gives the same
+// graph).
 Json WriteDplaceGraph(const graph::Graph& g);
 
 }  // namespace dplace::io

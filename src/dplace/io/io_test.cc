@@ -85,7 +85,8 @@ TEST(PlanJsonTest, RoundTripAndGroupFill) {
   ASSERT_TRUE(g.ok() && c.ok());
   // b is not listed: it follows a (same co-location group).
   auto placement = LoadPlan(dir.Write("p.json", R"({"format": "dplace-plan/1",
-      "placement": {"a": "gpu1", "c": "host"}})"), *g->graph, **c);
+      "placement": {"a": "gpu1", "c": "host"}})"),
+                            *g->graph, **c);
   ASSERT_TRUE(placement.ok()) << placement.status().message();
   EXPECT_EQ(*placement, (sim::Placement{1, 1, 2}));
   sim::Evaluation e;

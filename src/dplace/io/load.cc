@@ -69,8 +69,8 @@ StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec
     if (!file.ok()) {
       std::string names;
       for (const std::string& n : PresetNames()) names += (names.empty() ? "" : ", ") + n;
-      return InvalidInput(spec + ": " + file.status().message() + " (and no preset has that name; " +
-                          "presets: " + names + ")");
+      return InvalidInput(spec + ": " + file.status().message() +
+                          " (and no preset has that name; " + "presets: " + names + ")");
     }
     text = std::move(*file);
   }

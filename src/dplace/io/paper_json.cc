@@ -31,7 +31,8 @@ StatusOr<hw::Cluster> PaperCluster(const JsonNode& root) {
   }
   hw::ClusterBuilder builder("paper-" + std::to_string(k) + "accel-" + std::to_string(l) + "cpu");
   for (int64_t i = 0; i < k; ++i) {
-    builder.AddDevice({.name = "fpga" + std::to_string(i), .kind = kPaperAcceleratorKind,
+    builder.AddDevice({.name = "fpga" + std::to_string(i),
+                       .kind = kPaperAcceleratorKind,
                        .memory_bytes = memory});
   }
   for (int64_t j = 0; j < l; ++j) {
@@ -160,7 +161,7 @@ StatusOr<sim::Placement> ReadPaperSplit(const JsonNode& root, const graph::Graph
   SplitDevices(c, &accels, &cpus);
   sim::Placement placement(static_cast<size_t>(g.num_ops()), -1);
   const std::pair<const char*, const std::vector<hw::DeviceId>*> lists[] = {{"fpgas", &accels},
-                                                                             {"cpus", &cpus}};
+                                                                            {"cpus", &cpus}};
   for (const auto& [key, devices] : lists) {
     auto list = root.OptionalField(key);
     if (!list) continue;

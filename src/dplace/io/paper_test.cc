@@ -1,5 +1,5 @@
-// The paper's workloads and human-expert splits, evaluated by dplace's max-load model, must give the
-// figures of the paper's own program (testdata/dnn-partitioning/README.md).
+// The paper's workloads and human-expert splits, evaluated by dplace's max-load model, must give
+// the figures of the paper's own program (testdata/dnn-partitioning/README.md).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -90,8 +90,8 @@ TEST(PaperSplitTest, WrittenSplitReadsBackToTheSamePlacement) {
   auto problem = sim::MakeProblem(loaded->graph, loaded->cluster, sim::Objective::kThroughput,
                                   cost::RooflineCostModel());
   ASSERT_TRUE(problem.ok());
-  auto placement = LoadPlan(kData + "human-experts/gnmt_training_expert.json", *loaded->graph,
-                            *loaded->cluster);
+  auto placement =
+      LoadPlan(kData + "human-experts/gnmt_training_expert.json", *loaded->graph, *loaded->cluster);
   ASSERT_TRUE(placement.ok());
   sim::Evaluation e = sim::EvaluateMaxLoad(*problem, *placement);
   Json written = WritePaperSplit(*loaded->graph, *loaded->cluster, *placement, e);

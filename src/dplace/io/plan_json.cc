@@ -15,12 +15,13 @@ StatusOr<sim::Placement> ReadPlan(const JsonNode& root, const graph::Graph& g,
   sim::Placement placement(static_cast<size_t>(g.num_ops()), -1);
   for (const auto& [op_name, device_node] : members) {
     auto op = g.FindOp(op_name);
-    if (!op) return device_node.Error("unknown op '" + op_name + "' (not in graph '" + g.name() + "')");
+    if (!op)
+      return device_node.Error("unknown op '" + op_name + "' (not in graph '" + g.name() + "')");
     DPLACE_ASSIGN_OR_RETURN(std::string device_name, device_node.String());
     auto device = c.FindDevice(device_name);
     if (!device) {
-      return device_node.Error("unknown device '" + device_name + "' (not in cluster '" +
-                               c.name() + "')");
+      return device_node.Error("unknown device '" + device_name + "' (not in cluster '" + c.name() +
+                               "')");
     }
     placement[static_cast<size_t>(*op)] = *device;
   }

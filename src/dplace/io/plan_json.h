@@ -1,5 +1,5 @@
-// The dplace plan format, "dplace-plan/1": a placement by op and device name, with the objective and
-// value it was evaluated at (docs/formats.md).
+// The dplace plan format, "dplace-plan/1": a placement by op and device name, with the objective
+// and value it was evaluated at (docs/formats.md).
 #pragma once
 
 #include <string>

@@ -106,7 +106,8 @@ TEST_P(ConformanceTest, SameSeedSamePlacement) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllPlacers, ConformanceTest, ::testing::ValuesIn(Placers().begin(), Placers().end()),
+INSTANTIATE_TEST_SUITE_P(AllPlacers, ConformanceTest,
+                         ::testing::ValuesIn(Placers().begin(), Placers().end()),
                          [](const auto& test) { return std::string(test.param.name); });
 
 TEST(RegistryTest, UnknownNameListsTheKnownOnes) {

@@ -12,8 +12,8 @@ StatusOr<sim::Placement> Placer::Place(const sim::Problem& problem, PlaceContext
   if (!placement.ok()) return placement;
   Status shape = sim::CheckShape(problem, *placement);
   if (!shape.ok()) {
-    return Internal("placer '" + std::string(name()) + "' returned a malformed placement: " +
-                    shape.message());
+    return Internal("placer '" + std::string(name()) +
+                    "' returned a malformed placement: " + shape.message());
   }
   return placement;
 }

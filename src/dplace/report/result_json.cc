@@ -14,8 +14,8 @@ Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {
   Json devices = Json::array();
   for (sim::DeviceId d = 0; d < problem.num_devices(); ++d) {
     const sim::DeviceReport& r = e.devices[static_cast<size_t>(d)];
-    Json j = {{"name", problem.c().device(d).name}, {"kind", problem.c().device(d).kind},
-              {"ops", r.ops}};
+    Json j = {
+        {"name", problem.c().device(d).name}, {"kind", problem.c().device(d).kind}, {"ops", r.ops}};
     if (e.objective == sim::Objective::kStep) {
       j["busy_s"] = r.busy_s;
     } else {

@@ -37,21 +37,21 @@ std::string Number(double v, const char* format = "%.6g") {
 std::string ComparisonTable(const sim::Problem& problem, const std::vector<PlacerResult>& results,
                             int best_index) {
   const bool step = problem.objective == sim::Objective::kStep;
-  std::vector<std::vector<std::string>> rows = {
-      {"placer", step ? "step time" : "max-load", "gap to bound", "feasible", "peak memory",
-       "search time"}};
+  std::vector<std::vector<std::string>> rows = {{"placer", step ? "step time" : "max-load",
+                                                 "gap to bound", "feasible", "peak memory",
+                                                 "search time"}};
   for (size_t i = 0; i < results.size(); ++i) {
     const sim::Evaluation& e = results[i].evaluation;
     double peak = 0;
     for (const auto& d : e.devices) peak = std::max(peak, d.peak_memory_bytes);
     rows.push_back({(static_cast<int>(i) == best_index ? "* " : "  ") + results[i].placer,
-                    step ? FormatSeconds(e.value) : Number(e.value),
-                    Number(100 * Gap(e), "%.1f%%"), e.feasible ? "yes" : "no", FormatBytes(peak),
+                    step ? FormatSeconds(e.value) : Number(e.value), Number(100 * Gap(e), "%.1f%%"),
+                    e.feasible ? "yes" : "no", FormatBytes(peak),
                     FormatSeconds(results[i].search_time_s)});
   }
   std::string out = Render(rows);
-  out += "lower bound: " + (step ? FormatSeconds(problem.LowerBound()) : Number(problem.LowerBound())) +
-         "\n";
+  out += "lower bound: " +
+         (step ? FormatSeconds(problem.LowerBound()) : Number(problem.LowerBound())) + "\n";
   for (const PlacerResult& r : results) {
     if (!r.evaluation.feasible) out += r.placer + " is infeasible: " + r.evaluation.reason + "\n";
   }

@@ -18,7 +18,8 @@ Status CheckShape(const Problem& problem, const Placement& placement);
 // ("op 'x' may not run on cpu0 (kind cpu)", "co-location group 'g' is split over gpu0 and gpu1").
 std::string FindViolation(const Problem& problem, const Placement& placement);
 
-// Static memory footprint of an op: parameters + scratch + its outputs (the max-load model's op size).
+// Static memory footprint of an op: parameters + scratch + its outputs (the max-load model's op
+// size).
 double OpFootprintBytes(const graph::Graph& g, OpId op);
 
 }  // namespace dplace::sim

@@ -18,6 +18,7 @@ MaxLoadEvaluator::MaxLoadEvaluator(const Problem& problem, MaxLoadOptions option
   comm_.resize(static_cast<size_t>(n));
   memory_.resize(static_cast<size_t>(n));
   stamp_.resize(static_cast<size_t>(n));
+  for (DeviceId d = 0; d < n; ++d) op_times_.push_back(problem.costs.OpTimes(d));
   footprint_.resize(static_cast<size_t>(problem.num_ops()));
   for (OpId i = 0; i < problem.num_ops(); ++i) {
     footprint_[static_cast<size_t>(i)] = OpFootprintBytes(problem.g(), i);
@@ -30,27 +31,29 @@ double MaxLoadEvaluator::Value(const Placement& placement) {
   std::fill(compute_.begin(), compute_.end(), 0.0);
   std::fill(comm_.begin(), comm_.end(), 0.0);
   std::fill(stamp_.begin(), stamp_.end(), -1);
-  const auto& ops = g.ops();
-  const auto& tensors = g.tensors();
   const int n = g.num_ops();
   for (OpId i = 0; i < n; ++i) {
-    const DeviceId src = placement[static_cast<size_t>(i)];
-    compute_[static_cast<size_t>(src)] += problem_.costs.OpTime(i, src);
-    const graph::Op& op = ops[static_cast<size_t>(i)];
-    for (graph::TensorId t = op.first_output; t < op.first_output + op.num_outputs; ++t) {
-      double send = 0;
-      bool sent = false;
-      for (OpId consumer : g.Consumers(t)) {
-        const DeviceId dst = placement[static_cast<size_t>(consumer)];
-        if (dst == src || stamp_[static_cast<size_t>(dst)] == t) continue;
-        stamp_[static_cast<size_t>(dst)] = t;
-        const double cost = cost::TransferTime(tensors[static_cast<size_t>(t)], c.LinkBetween(src, dst));
-        comm_[static_cast<size_t>(dst)] += cost;
-        send = std::max(send, cost);
-        sent = true;
-      }
-      if (sent) comm_[static_cast<size_t>(src)] += send;
+    const auto d = static_cast<size_t>(placement[static_cast<size_t>(i)]);
+    compute_[d] += op_times_[d][static_cast<size_t>(i)];
+  }
+  const auto& tensors = g.tensors();
+  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+    auto consumers = g.Consumers(t);
+    if (consumers.empty()) continue;
+    const graph::Tensor& tensor = tensors[static_cast<size_t>(t)];
+    const DeviceId src = placement[static_cast<size_t>(tensor.producer)];
+    double send = 0;
+    bool sent = false;
+    for (OpId consumer : consumers) {
+      const DeviceId dst = placement[static_cast<size_t>(consumer)];
+      if (dst == src || stamp_[static_cast<size_t>(dst)] == t) continue;
+      stamp_[static_cast<size_t>(dst)] = t;
+      const double cost = cost::TransferTime(tensor, c.LinkBetween(src, dst));
+      comm_[static_cast<size_t>(dst)] += cost;
+      send = std::max(send, cost);
+      sent = true;
     }
+    if (sent) comm_[static_cast<size_t>(src)] += send;
   }
   double value = 0;
   for (size_t d = 0; d < compute_.size(); ++d) {

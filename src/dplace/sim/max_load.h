@@ -36,10 +36,11 @@ class MaxLoadEvaluator {
  private:
   const Problem& problem_;
   MaxLoadOptions options_;
-  std::vector<char> pays_;         // per device: 1 when it pays communication
+  std::vector<char> pays_;  // per device: 1 when it pays communication
   std::vector<double> compute_, comm_, memory_;
-  std::vector<int32_t> stamp_;     // per device: last tensor counted as received there
-  std::vector<double> footprint_;  // per op
+  std::vector<int32_t> stamp_;           // per device: last tensor counted as received there
+  std::vector<double> footprint_;        // per op
+  std::vector<const double*> op_times_;  // per device: op times indexed by OpId
 };
 
 }  // namespace dplace::sim

@@ -31,8 +31,8 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
     if (mask == 0) {
       std::string list;
       for (const std::string& k : op.device_kinds) list += (list.empty() ? "" : ", ") + k;
-      return InvalidInput("op '" + op.name + "' may only run on [" + list +
-                          "], which cluster '" + cluster->name() + "' does not have");
+      return InvalidInput("op '" + op.name + "' may only run on [" + list + "], which cluster '" +
+                          cluster->name() + "' does not have");
     }
     p.allowed_kinds[static_cast<size_t>(i)] = mask;
   }

@@ -1,4 +1,5 @@
-// A placement problem: graph + cluster + cost table + objective, and a Placement (one device per op).
+// A placement problem: graph + cluster + cost table + objective, and a Placement (one device per
+// op).
 //
 // MakeProblem checks that every op has at least one device it may run on and precomputes what every
 // evaluation needs (op times per device class, which device kinds each op allows, lower bounds).

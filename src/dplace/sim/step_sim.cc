@@ -8,7 +8,7 @@
 namespace dplace::sim {
 namespace {
 
-enum EventType : int32_t { kOpEnd = 0, kTransferStart = 1, kTransferEnd = 2 };
+enum EventType : int32_t { kOpEnd = 0, kTransferEnd = 1 };
 
 struct Later {
   template <typename E>
@@ -26,6 +26,8 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   busy_.resize(n);
   dirty_.resize(n);
   channel_free_.resize(n * n);
+  channel_queue_.resize(n * n);
+  channel_head_.resize(n * n);
   stamp_.resize(n);
   transfer_of_device_.resize(n);
   memory_.resize(n);
@@ -37,6 +39,18 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   out_pending_.resize(static_cast<size_t>(g.num_tensors()));
   size_t slots = 0;
   for (OpId i = 0; i < g.num_ops(); ++i) slots += g.Inputs(i).size();
+  // Flat per-op copies of what the hot loop reads: the Op structs are large and strided.
+  param_bytes_.resize(static_cast<size_t>(g.num_ops()));
+  scratch_bytes_.resize(static_cast<size_t>(g.num_ops()));
+  start_bytes_.resize(static_cast<size_t>(g.num_ops()));
+  for (OpId i = 0; i < g.num_ops(); ++i) {
+    const graph::Op& o = g.op(i);
+    param_bytes_[static_cast<size_t>(i)] = o.param_bytes;
+    scratch_bytes_[static_cast<size_t>(i)] = o.scratch_bytes;
+    double bytes = o.scratch_bytes;
+    for (int32_t k = 0; k < o.num_outputs; ++k) bytes += g.tensor(o.first_output + k).bytes;
+    start_bytes_[static_cast<size_t>(i)] = bytes;
+  }
   input_copy_.resize(slots);
 }
 
@@ -72,12 +86,9 @@ void StepSimulator::Free(DeviceId d, double bytes, double time, Timeline* timeli
 
 void StepSimulator::StartOp(DeviceId d, double time, OpId op, const Placement&,
                             Timeline* timeline) {
-  const graph::Op& o = problem_.g().op(op);
   busy_[static_cast<size_t>(d)] = 1;
   start_[static_cast<size_t>(op)] = time;
-  double bytes = o.scratch_bytes;
-  for (int32_t k = 0; k < o.num_outputs; ++k) bytes += problem_.g().tensor(o.first_output + k).bytes;
-  Allocate(d, bytes, time, timeline);
+  Allocate(d, start_bytes_[static_cast<size_t>(op)], time, timeline);
   Push(time + problem_.costs.OpTime(op, d), kOpEnd, op);
 }
 
@@ -104,12 +115,15 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
     transfers_.push_back({t, src, dst, start, end, 0});
     transfer_of_device_[static_cast<size_t>(dst)] = index;
     ++sent;
-    if (start > time) {
-      Push(start, kTransferStart, index);
-    } else {
+    // Only the transfer at the head of a channel has an event; the ones queued behind it start
+    // when it ends (EndTransfer), which keeps the event heap as small as the number of channels.
+    const size_t channel_index = static_cast<size_t>(src) * n + static_cast<size_t>(dst);
+    auto& queue = channel_queue_[channel_index];
+    queue.push_back(index);
+    if (queue.size() == channel_head_[channel_index] + 1) {
       Allocate(dst, tensor.bytes, start, timeline);
+      Push(end, kTransferEnd, index);
     }
-    Push(end, kTransferEnd, index);
   }
   local_remaining_[static_cast<size_t>(t)] = local;
   out_pending_[static_cast<size_t>(t)] = sent;
@@ -129,7 +143,6 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
 
 void StepSimulator::EndOp(OpId op, double time, const Placement& placement, Timeline* timeline) {
   const graph::Graph& g = problem_.g();
-  const graph::Op& o = g.op(op);
   const DeviceId d = placement[static_cast<size_t>(op)];
   busy_[static_cast<size_t>(d)] = 0;
   if (!dirty_[static_cast<size_t>(d)]) {
@@ -139,7 +152,7 @@ void StepSimulator::EndOp(OpId op, double time, const Placement& placement, Time
   busy_s_[static_cast<size_t>(d)] += time - start_[static_cast<size_t>(op)];
   makespan_ = std::max(makespan_, time);
   if (timeline) timeline->ops.push_back({op, d, start_[static_cast<size_t>(op)], time});
-  Free(d, o.scratch_bytes, time, timeline);
+  Free(d, scratch_bytes_[static_cast<size_t>(op)], time, timeline);
   auto inputs = g.Inputs(op);
   const auto first_slot = static_cast<size_t>(inputs.data() - g.Inputs(0).data());
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -153,9 +166,8 @@ void StepSimulator::EndOp(OpId op, double time, const Placement& placement, Time
       Free(d, g.tensor(t).bytes, time, timeline);
     }
   }
-  for (graph::TensorId t = o.first_output; t < o.first_output + o.num_outputs; ++t) {
-    SendTensor(t, d, time, placement, timeline);
-  }
+  const graph::TensorId first = g.FirstOutput(op), last = g.FirstOutput(op + 1);
+  for (graph::TensorId t = first; t < last; ++t) SendTensor(t, d, time, placement, timeline);
 }
 
 void StepSimulator::EndTransfer(int32_t index, double time, const Placement& placement,
@@ -163,6 +175,17 @@ void StepSimulator::EndTransfer(int32_t index, double time, const Placement& pla
   const graph::Graph& g = problem_.g();
   const Transfer tr = transfers_[static_cast<size_t>(index)];
   makespan_ = std::max(makespan_, time);
+  const size_t channel_index =
+      static_cast<size_t>(tr.src) * static_cast<size_t>(problem_.num_devices()) +
+      static_cast<size_t>(tr.dst);
+  const size_t head = ++channel_head_[channel_index];
+  const auto& queue = channel_queue_[channel_index];
+  if (head < queue.size()) {
+    // The next transfer was requested while this one ran, so it starts now.
+    const Transfer& next = transfers_[static_cast<size_t>(queue[head])];
+    Allocate(next.dst, g.tensor(next.tensor).bytes, time, timeline);
+    Push(next.end, kTransferEnd, queue[head]);
+  }
   if (timeline) timeline->transfers.push_back({tr.tensor, tr.src, tr.dst, tr.start, tr.end});
   if (--out_pending_[static_cast<size_t>(tr.tensor)] == 0 &&
       local_remaining_[static_cast<size_t>(tr.tensor)] == 0) {
@@ -185,12 +208,15 @@ void StepSimulator::Simulate(const Placement& placement, Timeline* timeline) {
   std::fill(busy_.begin(), busy_.end(), 0);
   std::fill(dirty_.begin(), dirty_.end(), 0);
   std::fill(channel_free_.begin(), channel_free_.end(), 0.0);
+  for (auto& queue : channel_queue_) queue.clear();
+  std::fill(channel_head_.begin(), channel_head_.end(), 0);
   std::fill(stamp_.begin(), stamp_.end(), -1);
   std::fill(memory_.begin(), memory_.end(), 0.0);
   std::fill(busy_s_.begin(), busy_s_.end(), 0.0);
   std::fill(input_copy_.begin(), input_copy_.end(), -1);
   for (OpId i = 0; i < g.num_ops(); ++i) {
-    memory_[static_cast<size_t>(placement[static_cast<size_t>(i)])] += g.op(i).param_bytes;
+    memory_[static_cast<size_t>(placement[static_cast<size_t>(i)])] +=
+        param_bytes_[static_cast<size_t>(i)];
   }
   peak_ = memory_;
   if (timeline) {
@@ -223,9 +249,6 @@ void StepSimulator::Simulate(const Placement& placement, Timeline* timeline) {
       events_.pop_back();
       if (e.type == kOpEnd) {
         EndOp(e.index, now, placement, timeline);
-      } else if (e.type == kTransferStart) {
-        const Transfer& tr = transfers_[static_cast<size_t>(e.index)];
-        Allocate(tr.dst, g.tensor(tr.tensor).bytes, now, timeline);
       } else {
         EndTransfer(e.index, now, placement, timeline);
       }

@@ -1,7 +1,9 @@
 // The step simulator: a discrete-event simulation of one training/inference step of a placed graph,
 // with memory accounting. Semantics (DESIGN.md §3, docs/semantics.md):
-//  - a device runs one op at a time; an op is ready when every input tensor is present on its device;
-//  - an idle device starts, among its ready ops, the one that became ready first (ties: lower op id);
+//  - a device runs one op at a time; an op is ready when every input tensor is present on its
+//  device;
+//  - an idle device starts, among its ready ops, the one that became ready first (ties: lower op
+//  id);
 //  - when an op ends, each output tensor is sent once to every other device hosting a consumer; a
 //    transfer occupies the directed channel src -> dst for latency + bytes / bandwidth (or the
 //    tensor's measured transfer time), one transfer at a time, first come first served;
@@ -70,13 +72,17 @@ class StepSimulator {
   std::vector<char> busy_, dirty_;
   std::vector<DeviceId> dirty_list_;
   std::vector<double> channel_free_;  // [src * n + dst]
-  std::vector<int32_t> pending_;      // per op: inputs not yet present
-  std::vector<double> start_;         // per op
+  // Per channel [src * n + dst]: its transfers in request order; those before head have ended.
+  std::vector<std::vector<int32_t>> channel_queue_;
+  std::vector<size_t> channel_head_;
+  std::vector<int32_t> pending_;                        // per op: inputs not yet present
+  std::vector<double> start_;                           // per op
   std::vector<int32_t> local_remaining_, out_pending_;  // per tensor
-  std::vector<int32_t> input_copy_;   // per op input slot: transfer index, or -1 when local
+  std::vector<int32_t> input_copy_;  // per op input slot: transfer index, or -1 when local
   std::vector<int32_t> stamp_, transfer_of_device_;  // per device, scratch for SendTensor
   std::vector<Transfer> transfers_;
   std::vector<double> memory_, peak_, busy_s_;
+  std::vector<double> param_bytes_, scratch_bytes_, start_bytes_;  // per op
   double makespan_ = 0;
 };
 

@@ -125,7 +125,8 @@ TEST(StepSimTest, ConstraintViolationsAreInfeasibleNotErrors) {
 }
 
 TEST(StepSimTest, LowerBoundHoldsOnSyntheticGraphs) {
-  auto g = std::make_shared<const graph::Graph>(graph::MakeLayeredGraph({.num_ops = 500, .width = 8}));
+  auto g =
+      std::make_shared<const graph::Graph>(graph::MakeLayeredGraph({.num_ops = 500, .width = 8}));
   Problem p = std::move(MakeProblem(g, ThreeDevices(), Objective::kStep, cost::RooflineCostModel()))
                   .value();
   StepSimulator sim(p);

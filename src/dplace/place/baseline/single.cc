@@ -18,8 +18,7 @@ class SinglePlacer : public Placer {
       sim::Placement candidate = AllOn(p, d);
       const sim::Evaluation e = ctx.evaluator->Evaluate(candidate);
       // Feasible beats infeasible; then the smaller value; ties keep the lower device id.
-      if ((e.feasible && !best_feasible) ||
-          (e.feasible == best_feasible && e.value < best_value)) {
+      if ((e.feasible && !best_feasible) || (e.feasible == best_feasible && e.value < best_value)) {
         best = std::move(candidate);
         best_feasible = e.feasible;
         best_value = e.value;
