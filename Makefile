@@ -2,6 +2,7 @@
 .PHONY: run test deps build bench asan-test format clean
 
 EXAMPLE_GRAPH := testdata/dnn-partitioning/throughput-inputs/LayerGraphs/bert24_training.json
+EXAMPLE_EXPERT := testdata/dnn-partitioning/human-experts/bert24_training_expert.json
 
 deps:
 	bash scripts/install_deps.sh
@@ -11,7 +12,8 @@ build: deps
 	cmake --build --preset release
 
 run: build
-	./build/release/dplace place --graph $(EXAMPLE_GRAPH) --placer all --objective throughput
+	./build/release/dplace place --graph $(EXAMPLE_GRAPH) --placer all --plan $(EXAMPLE_EXPERT) \
+	  --out build/example_plan.json --trace build/example_trace.json
 
 test: build
 	ctest --preset release
