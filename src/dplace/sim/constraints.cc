@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "dplace/base/units.h"
+
 namespace dplace::sim {
 
 Status CheckShape(const Problem& p, const Placement& placement) {
@@ -36,6 +38,19 @@ std::string FindViolation(const Problem& p, const Placement& placement) {
         return "co-location group '" + g.groups()[static_cast<size_t>(grp)] + "' is split over " +
                p.c().device(first).name + " and " + p.c().device(d).name;
       }
+    }
+  }
+  return "";
+}
+
+std::string FindMemoryViolation(const Problem& p, const std::vector<DeviceReport>& devices) {
+  for (DeviceId d = 0; d < p.num_devices(); ++d) {
+    const DeviceReport& r = devices[static_cast<size_t>(d)];
+    if (r.peak_memory_bytes > r.memory_capacity_bytes) {
+      return "device " + p.c().device(d).name + ": peak memory " +
+             FormatBytes(r.peak_memory_bytes) + " exceeds capacity " +
+             FormatBytes(r.memory_capacity_bytes) + " by " +
+             FormatBytes(r.peak_memory_bytes - r.memory_capacity_bytes);
     }
   }
   return "";

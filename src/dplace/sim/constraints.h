@@ -6,7 +6,7 @@
 #include <string>
 
 #include "dplace/base/status.h"
-#include "dplace/sim/problem.h"
+#include "dplace/sim/evaluation.h"
 
 namespace dplace::sim {
 
@@ -17,6 +17,10 @@ Status CheckShape(const Problem& problem, const Placement& placement);
 // Empty when kinds and co-location are respected, else the first violation in words
 // ("op 'x' may not run on cpu0 (kind cpu)", "co-location group 'g' is split over gpu0 and gpu1").
 std::string FindViolation(const Problem& problem, const Placement& placement);
+
+// Empty when every device's peak memory fits its capacity, else the first overflow in words
+// ("device d0: peak memory 50 B exceeds capacity 40 B by 10 B").
+std::string FindMemoryViolation(const Problem& problem, const std::vector<DeviceReport>& devices);
 
 // Static memory footprint of an op: parameters + scratch + its outputs (the max-load model's op
 // size).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "dplace/base/units.h"
 #include "dplace/sim/constraints.h"
 
 namespace dplace::sim {
@@ -82,15 +81,7 @@ Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
     r.memory_capacity_bytes = problem_.c().devices()[d].memory_bytes;
   }
   e.reason = FindViolation(problem_, placement);
-  for (size_t d = 0; d < compute_.size() && e.reason.empty(); ++d) {
-    const DeviceReport& r = e.devices[d];
-    if (r.peak_memory_bytes > r.memory_capacity_bytes) {
-      e.reason = "device " + problem_.c().devices()[d].name + " needs " +
-                 FormatBytes(r.peak_memory_bytes) + " but has " +
-                 FormatBytes(r.memory_capacity_bytes) + " (over by " +
-                 FormatBytes(r.peak_memory_bytes - r.memory_capacity_bytes) + ")";
-    }
-  }
+  if (e.reason.empty()) e.reason = FindMemoryViolation(problem_, e.devices);
   e.feasible = e.reason.empty();
   return e;
 }

@@ -46,7 +46,9 @@ TEST(MaxLoadTest, MemoryIsTheSumOfOpFootprints) {
   Evaluation e = EvaluateMaxLoad(p, {0, 0});
   EXPECT_DOUBLE_EQ(e.devices[0].peak_memory_bytes, 55);
   EXPECT_FALSE(e.feasible);
-  EXPECT_NE(e.reason.find("device d0 needs 55 B but has 50 B"), std::string::npos) << e.reason;
+  EXPECT_NE(e.reason.find("device d0: peak memory 55 B exceeds capacity 50 B by 5 B"),
+            std::string::npos)
+      << e.reason;
   EXPECT_TRUE(EvaluateMaxLoad(p, {0, 1}).feasible);
   EXPECT_DOUBLE_EQ(EvaluateMaxLoad(p, {0, 1}).value, 1);
   EXPECT_GE(EvaluateMaxLoad(p, {0, 1}).value, p.throughput_lower_bound);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "dplace/base/units.h"
 #include "dplace/sim/constraints.h"
 
 namespace dplace::sim {
@@ -280,15 +279,7 @@ StepResult StepSimulator::Run(const Placement& placement, const StepOptions& opt
     r.memory_capacity_bytes = problem_.c().device(d).memory_bytes;
   }
   e.reason = FindViolation(problem_, placement);
-  for (DeviceId d = 0; d < problem_.num_devices() && e.reason.empty(); ++d) {
-    const DeviceReport& r = e.devices[static_cast<size_t>(d)];
-    if (r.peak_memory_bytes > r.memory_capacity_bytes) {
-      e.reason = "device " + problem_.c().device(d).name + ": peak memory " +
-                 FormatBytes(r.peak_memory_bytes) + " exceeds capacity " +
-                 FormatBytes(r.memory_capacity_bytes) + " by " +
-                 FormatBytes(r.peak_memory_bytes - r.memory_capacity_bytes);
-    }
-  }
+  if (e.reason.empty()) e.reason = FindMemoryViolation(problem_, e.devices);
   e.feasible = e.reason.empty();
   return result;
 }
