@@ -38,6 +38,15 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   out_pending_.resize(static_cast<size_t>(g.num_tensors()));
   size_t slots = 0;
   for (OpId i = 0; i < g.num_ops(); ++i) slots += g.Inputs(i).size();
+  // For each (tensor, consumer) pair of the consumer CSR: the pair's slot in the inputs CSR.
+  const graph::TensorId* inputs_base = g.Inputs(0).data();
+  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+    for (OpId c : g.Consumers(t)) {
+      auto inputs = g.Inputs(c);
+      const auto k = std::lower_bound(inputs.begin(), inputs.end(), t) - inputs.begin();
+      consumer_slot_.push_back(static_cast<int32_t>((inputs.data() - inputs_base) + k));
+    }
+  }
   // Flat per-op copies of what the hot loop reads: the Op structs are large and strided.
   param_bytes_.resize(static_cast<size_t>(g.num_ops()));
   scratch_bytes_.resize(static_cast<size_t>(g.num_ops()));
@@ -54,7 +63,7 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
 }
 
 void StepSimulator::Push(double time, int32_t type, int32_t index) {
-  events_.push_back({time, seq_++, type, index});
+  events_.push_back({time, seq_++, index * 2 + type});
   std::push_heap(events_.begin(), events_.end(), Later{});
 }
 
@@ -128,15 +137,14 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
   out_pending_[static_cast<size_t>(t)] = sent;
   if (sent == 0) return;
   // Second pass: each remote consumer reads the copy on its device.
-  const graph::TensorId* base = g.Inputs(0).data();
-  for (OpId c : g.Consumers(t)) {
-    const DeviceId dst = placement[static_cast<size_t>(c)];
+  auto consumers = g.Consumers(t);
+  const int32_t* slots = consumer_slot_.data() + (consumers.data() - g.Consumers(0).data());
+  for (size_t k = 0; k < consumers.size(); ++k) {
+    const DeviceId dst = placement[static_cast<size_t>(consumers[k])];
     if (dst == src) continue;
     const int32_t index = transfer_of_device_[static_cast<size_t>(dst)];
     ++transfers_[static_cast<size_t>(index)].remaining;
-    auto inputs = g.Inputs(c);
-    const auto slot = std::lower_bound(inputs.begin(), inputs.end(), t) - inputs.begin();
-    input_copy_[static_cast<size_t>((inputs.data() - base) + slot)] = index;
+    input_copy_[static_cast<size_t>(slots[k])] = index;
   }
 }
 
@@ -246,10 +254,10 @@ void StepSimulator::Simulate(const Placement& placement, Timeline* timeline) {
       std::pop_heap(events_.begin(), events_.end(), Later{});
       const Event e = events_.back();
       events_.pop_back();
-      if (e.type == kOpEnd) {
-        EndOp(e.index, now, placement, timeline);
+      if ((e.code & 1) == kOpEnd) {
+        EndOp(e.code >> 1, now, placement, timeline);
       } else {
-        EndTransfer(e.index, now, placement, timeline);
+        EndTransfer(e.code >> 1, now, placement, timeline);
       }
     }
   }
