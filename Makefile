@@ -25,6 +25,7 @@ asan-test: deps
 
 bench: build
 	./build/release/bench/sim_benchmark
+	./build/release/bench/paper_dp_benchmark
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -9,11 +9,16 @@
 namespace dplace::cli {
 namespace {
 
-StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, bool have_plan) {
+// `all` means every placer that can run here: with a plan for `expert`, on the throughput
+// objective for the max-load-only placers.
+StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, bool have_plan,
+                                               sim::Objective objective) {
   std::vector<std::string> names;
   if (spec == "all") {
     for (const place::PlacerEntry& e : place::Placers()) {
-      if (!e.needs_plan || have_plan) names.emplace_back(e.name);
+      if (e.needs_plan && !have_plan) continue;
+      if (e.throughput_only && objective != sim::Objective::kThroughput) continue;
+      names.emplace_back(e.name);
     }
     return names;
   }
@@ -53,7 +58,7 @@ Status RunPlace(const PlaceFlags& flags) {
     DPLACE_ASSIGN_OR_RETURN(plan, io::LoadPlan(flags.plan, problem.g(), problem.c()));
   }
   DPLACE_ASSIGN_OR_RETURN(std::vector<std::string> names,
-                          PlacerNames(flags.placers, !flags.plan.empty()));
+                          PlacerNames(flags.placers, !flags.plan.empty(), problem.objective));
 
   std::vector<report::PlacerResult> results;
   for (const std::string& name : names) {

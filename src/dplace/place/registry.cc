@@ -3,16 +3,20 @@
 #include <string>
 
 #include "dplace/place/baseline/baseline.h"
+#include "dplace/place/exact/exact.h"
 
 namespace dplace::place {
 namespace {
 
 constexpr PlacerEntry kPlacers[] = {
-    {"single", "every op on the best single device that fits", MakeSinglePlacer, false},
-    {"round_robin", "co-location units dealt to devices in turn", MakeRoundRobinPlacer, false},
-    {"random", "each unit on a random allowed device (seeded)", MakeRandomPlacer, false},
+    {"single", "every op on the best single device that fits", MakeSinglePlacer, false, false},
+    {"round_robin", "co-location units dealt to devices in turn", MakeRoundRobinPlacer, false,
+     false},
+    {"random", "each unit on a random allowed device (seeded)", MakeRandomPlacer, false, false},
+    {"dp", "optimal contiguous max-load split (NeurIPS 2020 DP over ideals)", MakeDpPlacer, false,
+     true},
     {"expert", "the plan given with --plan (dplace plan or the paper's expert split)",
-     MakeExpertPlacer, true},
+     MakeExpertPlacer, true, false},
 };
 
 }  // namespace

@@ -14,7 +14,8 @@ struct PlacerEntry {
   std::string_view name;
   std::string_view description;
   std::unique_ptr<Placer> (*make)();
-  bool needs_plan;  // only runs when a plan is given (--plan)
+  bool needs_plan;       // only runs when a plan is given (--plan)
+  bool throughput_only;  // optimises max-load only (objective throughput)
 };
 
 std::span<const PlacerEntry> Placers();

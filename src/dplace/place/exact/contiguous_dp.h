@@ -1,0 +1,34 @@
+// The DP of Tarnawski et al., NeurIPS 2020, for contiguous max-load, made fast:
+//   dp[I][c][f] = least max-load placing ideal I on c CPUs and f accelerators
+//               = min over sub-ideals I' of max(dp[I'][c][f-1], accelerator load of I \ I'),
+//                                           max(dp[I'][c-1][f], CPU time of I \ I').
+// Instead of storing every pair of ideals (what made the paper's program need 18 GB on
+// Inception-v3), each ideal I' pushes to its supersets J, enumerated once each by a depth-first
+// search that keeps the load of J \ I' incrementally (UnitSetLoad) and prunes every superset whose
+// load is bounded below by the best solution known: compute time, memory, and the communication of
+// tensors from I' only grow. Exact: a pruned set cannot improve on a solution already found.
+#pragma once
+
+#include <vector>
+
+#include "dplace/place/exact/contiguous_model.h"
+#include "dplace/place/exact/ideal_lattice.h"
+
+namespace dplace::place {
+
+struct ContiguousSolution {
+  double max_load = 0;           // as the DP computed it (the evaluator's value is authoritative)
+  std::vector<int> unit_device;  // per unit: index into model.accelerators, or -1 - index into cpus
+  bool found = false;            // false when nothing better than `upper_bound` exists
+  int64_t sets_evaluated = 0;    // (I', J) pairs the search looked at
+};
+
+// Solves over the ideals of `lattice`. Solutions of value >= upper_bound are not looked for.
+ContiguousSolution SolveContiguous(const ContiguousModel& model, const IdealLattice& lattice,
+                                   double upper_bound);
+
+// The placement of every op for a solution.
+sim::Placement ToPlacement(const ContiguousModel& model, const ContiguousSolution& solution,
+                           int num_ops);
+
+}  // namespace dplace::place

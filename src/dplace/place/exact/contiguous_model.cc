@@ -1,0 +1,386 @@
+#include "dplace/place/exact/contiguous_model.h"
+
+#include <algorithm>
+#include <numeric>
+#include <queue>
+#include <set>
+#include <utility>
+
+#include "dplace/sim/constraints.h"
+
+namespace dplace::place {
+namespace {
+
+using graph::OpKind;
+
+class UnionFind {
+ public:
+  explicit UnionFind(int n) : parent_(static_cast<size_t>(n)) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+  }
+  int Find(int x) {
+    while (parent_[static_cast<size_t>(x)] != x) {
+      parent_[static_cast<size_t>(x)] =
+          parent_[static_cast<size_t>(parent_[static_cast<size_t>(x)])];
+      x = parent_[static_cast<size_t>(x)];
+    }
+    return x;
+  }
+  void Union(int a, int b) { parent_[static_cast<size_t>(Find(a))] = Find(b); }
+
+ private:
+  std::vector<int> parent_;
+};
+
+struct OpEdge {
+  sim::OpId from, to;
+};
+
+// Units of the current classes: dense unit index per op, and the unit-level forward edges (true
+// edges between forward ops, and the artificial mirror edges), each list deduplicated.
+struct Units {
+  int count = 0;
+  std::vector<int> of_op;
+  std::set<std::pair<int, int>> true_edges, artificial_edges;
+};
+
+Units MakeUnits(const sim::Problem& p, UnionFind& classes, const std::vector<int>& class_of_op,
+                const std::vector<OpEdge>& edges, const std::vector<OpEdge>& mirror) {
+  Units u;
+  std::vector<int> unit_of_class(class_of_op.size() + p.g().groups().size() + 1, -1);
+  u.of_op.resize(static_cast<size_t>(p.num_ops()));
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    const int c = classes.Find(class_of_op[static_cast<size_t>(op)]);
+    if (unit_of_class[static_cast<size_t>(c)] < 0)
+      unit_of_class[static_cast<size_t>(c)] = u.count++;
+    u.of_op[static_cast<size_t>(op)] = unit_of_class[static_cast<size_t>(c)];
+  }
+  for (const OpEdge& e : edges) {
+    if (p.g().op(e.from).kind != OpKind::kForward || p.g().op(e.to).kind != OpKind::kForward)
+      continue;
+    const int a = u.of_op[static_cast<size_t>(e.from)], b = u.of_op[static_cast<size_t>(e.to)];
+    if (a != b) u.true_edges.emplace(a, b);
+  }
+  for (const OpEdge& e : mirror) {
+    const int a = u.of_op[static_cast<size_t>(e.from)], b = u.of_op[static_cast<size_t>(e.to)];
+    if (a != b) u.artificial_edges.emplace(a, b);
+  }
+  return u;
+}
+
+// Strongly connected components of the unit graph (Tarjan, iterative); returns component per unit.
+std::vector<int> Components(const Units& u) {
+  std::vector<std::vector<int>> adj(static_cast<size_t>(u.count));
+  for (const auto* edges : {&u.true_edges, &u.artificial_edges}) {
+    for (const auto& [a, b] : *edges) adj[static_cast<size_t>(a)].push_back(b);
+  }
+  std::vector<int> index(static_cast<size_t>(u.count), -1), low(static_cast<size_t>(u.count), 0),
+      comp(static_cast<size_t>(u.count), -1);
+  std::vector<char> on_stack(static_cast<size_t>(u.count), 0);
+  std::vector<int> stack;
+  int next_index = 0, next_comp = 0;
+  for (int root = 0; root < u.count; ++root) {
+    if (index[static_cast<size_t>(root)] >= 0) continue;
+    std::vector<std::pair<int, size_t>> call = {{root, 0}};
+    index[static_cast<size_t>(root)] = low[static_cast<size_t>(root)] = next_index++;
+    stack.push_back(root);
+    on_stack[static_cast<size_t>(root)] = 1;
+    while (!call.empty()) {
+      auto& [v, k] = call.back();
+      const auto& out = adj[static_cast<size_t>(v)];
+      if (k < out.size()) {
+        const int w = out[k++];
+        if (index[static_cast<size_t>(w)] < 0) {
+          index[static_cast<size_t>(w)] = low[static_cast<size_t>(w)] = next_index++;
+          stack.push_back(w);
+          on_stack[static_cast<size_t>(w)] = 1;
+          call.emplace_back(w, 0);
+        } else if (on_stack[static_cast<size_t>(w)]) {
+          low[static_cast<size_t>(v)] =
+              std::min(low[static_cast<size_t>(v)], index[static_cast<size_t>(w)]);
+        }
+        continue;
+      }
+      if (low[static_cast<size_t>(v)] == index[static_cast<size_t>(v)]) {
+        int w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[static_cast<size_t>(w)] = 0;
+          comp[static_cast<size_t>(w)] = next_comp;
+        } while (w != v);
+        ++next_comp;
+      }
+      const int done = v;
+      call.pop_back();
+      if (!call.empty()) {
+        const int parent = call.back().first;
+        low[static_cast<size_t>(parent)] =
+            std::min(low[static_cast<size_t>(parent)], low[static_cast<size_t>(done)]);
+      }
+    }
+  }
+  return comp;
+}
+
+// The paper's "trivial node" merge: a unit whose forward part takes no time on either device, that
+// touches no backward op through its forward ops, whose backward part takes no time, and that has
+// exactly one forward neighbour, joins that neighbour. Returns false when no unit qualifies.
+bool MergeOneTrivialUnit(const sim::Problem& p, const ContiguousModel& m, UnionFind& classes,
+                         const std::vector<int>& class_of_op, const std::vector<OpEdge>& edges,
+                         const Units& u) {
+  const auto n = static_cast<size_t>(u.count);
+  std::vector<double> fwd_accel(n, 0), fwd_cpu(n, 0), bwd(n, 0);
+  std::vector<char> touches_backward(n, 0);
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    const auto unit = static_cast<size_t>(u.of_op[static_cast<size_t>(op)]);
+    const double a = m.accelerators.empty() ? 0 : p.costs.OpTime(op, m.accelerators[0]);
+    const double c = m.cpus.empty() ? 0 : p.costs.OpTime(op, m.cpus[0]);
+    if (p.g().op(op).kind == OpKind::kForward) {
+      fwd_accel[unit] += a;
+      fwd_cpu[unit] += c;
+    } else {
+      bwd[unit] += a + c;
+    }
+  }
+  for (const OpEdge& e : edges) {
+    const bool from_fwd = p.g().op(e.from).kind == OpKind::kForward;
+    const bool to_fwd = p.g().op(e.to).kind == OpKind::kForward;
+    if (from_fwd && !to_fwd)
+      touches_backward[static_cast<size_t>(u.of_op[static_cast<size_t>(e.from)])] = 1;
+    if (!from_fwd && to_fwd)
+      touches_backward[static_cast<size_t>(u.of_op[static_cast<size_t>(e.to)])] = 1;
+  }
+  std::vector<int> neighbours(n, 0), neighbour(n, -1);
+  for (const auto* list : {&u.true_edges, &u.artificial_edges}) {
+    for (const auto& [a, b] : *list) {
+      ++neighbours[static_cast<size_t>(a)];
+      neighbour[static_cast<size_t>(a)] = b;
+      ++neighbours[static_cast<size_t>(b)];
+      neighbour[static_cast<size_t>(b)] = a;
+    }
+  }
+  std::vector<int> class_of_unit(n);
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    class_of_unit[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])] =
+        classes.Find(class_of_op[static_cast<size_t>(op)]);
+  }
+  for (size_t v = 0; v < n; ++v) {
+    if (fwd_accel[v] < 1e-6 && fwd_cpu[v] < 1e-6 && !touches_backward[v] && neighbours[v] == 1 &&
+        bwd[v] < 1e-6) {
+      classes.Union(class_of_unit[v], class_of_unit[static_cast<size_t>(neighbour[v])]);
+      return true;
+    }
+  }
+  return false;
+}
+
+Status CheckDevices(const sim::Problem& p, ContiguousModel* m) {
+  if (p.objective != sim::Objective::kThroughput) {
+    return InvalidInput(
+        "the exact contiguous placers optimise max-load: use --objective throughput");
+  }
+  for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
+    (p.c().device(d).kind == "cpu" ? m->cpus : m->accelerators).push_back(d);
+  }
+  for (const auto* group : {&m->accelerators, &m->cpus}) {
+    for (sim::DeviceId d : *group) {
+      const hw::Device& a = p.c().device(group->front());
+      const hw::Device& b = p.c().device(d);
+      if (a.kind != b.kind || a.peak_flops != b.peak_flops || a.memory_bytes != b.memory_bytes ||
+          a.memory_bandwidth_bytes_per_s != b.memory_bandwidth_bytes_per_s) {
+        return InvalidInput(
+            "the exact contiguous placers need identical accelerators and identical "
+            "CPUs; " +
+            a.name + " and " + b.name + " differ");
+      }
+    }
+  }
+  m->accel_memory_bytes =
+      m->accelerators.empty() ? 0 : p.c().device(m->accelerators[0]).memory_bytes;
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p) {
+  ContiguousModel m;
+  DPLACE_RETURN_IF_ERROR(CheckDevices(p, &m));
+  const graph::Graph& g = p.g();
+  const int num_groups = static_cast<int>(g.groups().size());
+  std::vector<int> class_of_op(static_cast<size_t>(p.num_ops()));
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    const graph::GroupId grp = g.op(op).colocation;
+    class_of_op[static_cast<size_t>(op)] = grp != graph::kNoGroup ? grp : num_groups + op;
+  }
+  UnionFind classes(num_groups + p.num_ops());
+  std::vector<OpEdge> edges;
+  for (const graph::Edge& e : g.edges()) edges.push_back({e.from, e.to});
+
+  // Backward-only classes get a forward position: each backward edge touching one is mirrored.
+  std::vector<char> has_forward(static_cast<size_t>(num_groups + p.num_ops()), 0);
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    if (g.op(op).kind == OpKind::kForward)
+      has_forward[static_cast<size_t>(class_of_op[static_cast<size_t>(op)])] = 1;
+  }
+  std::vector<OpEdge> mirror;
+  for (const OpEdge& e : edges) {
+    if (g.op(e.from).kind == OpKind::kForward || g.op(e.to).kind == OpKind::kForward) continue;
+    if (!has_forward[static_cast<size_t>(class_of_op[static_cast<size_t>(e.from)])] ||
+        !has_forward[static_cast<size_t>(class_of_op[static_cast<size_t>(e.to)])]) {
+      mirror.push_back({e.to, e.from});
+    }
+  }
+
+  Units u = MakeUnits(p, classes, class_of_op, edges, mirror);
+  const std::vector<int> comp = Components(u);
+  std::vector<int> first_unit_of_comp(static_cast<size_t>(u.count), -1);
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    const int c = comp[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])];
+    int& first = first_unit_of_comp[static_cast<size_t>(c)];
+    if (first < 0) {
+      first = class_of_op[static_cast<size_t>(op)];
+    } else {
+      classes.Union(class_of_op[static_cast<size_t>(op)], first);
+    }
+  }
+  do {
+    u = MakeUnits(p, classes, class_of_op, edges, mirror);
+  } while (MergeOneTrivialUnit(p, m, classes, class_of_op, edges, u));
+
+  // Number the units topologically (Kahn, smallest first) and fill in their data.
+  std::vector<std::vector<int>> succ(static_cast<size_t>(u.count));
+  std::vector<int> indegree(static_cast<size_t>(u.count), 0);
+  for (const auto* list : {&u.true_edges, &u.artificial_edges}) {
+    for (const auto& [a, b] : *list) {
+      succ[static_cast<size_t>(a)].push_back(b);
+      ++indegree[static_cast<size_t>(b)];
+    }
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (int v = 0; v < u.count; ++v) {
+    if (indegree[static_cast<size_t>(v)] == 0) ready.push(v);
+  }
+  std::vector<int> order_of(static_cast<size_t>(u.count), -1);
+  int next = 0;
+  while (!ready.empty()) {
+    const int v = ready.top();
+    ready.pop();
+    order_of[static_cast<size_t>(v)] = next++;
+    for (int w : succ[static_cast<size_t>(v)]) {
+      if (--indegree[static_cast<size_t>(w)] == 0) ready.push(w);
+    }
+  }
+  if (next != u.count) return Internal("contiguous model: unit graph is cyclic after fusion");
+
+  m.num_units = u.count;
+  const auto n = static_cast<size_t>(u.count);
+  m.unit_ops.resize(n);
+  m.preds.resize(n);
+  m.accel_s.assign(n, 0);
+  m.cpu_s.assign(n, 0);
+  m.bytes.assign(n, 0);
+  m.accel_ok.assign(n, 1);
+  m.cpu_ok.assign(n, 1);
+  std::vector<int> unit_of_op(static_cast<size_t>(p.num_ops()));
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    const int unit = order_of[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])];
+    unit_of_op[static_cast<size_t>(op)] = unit;
+    const auto x = static_cast<size_t>(unit);
+    m.unit_ops[x].push_back(op);
+    m.bytes[x] += sim::OpFootprintBytes(g, op);
+    if (!m.accelerators.empty()) {
+      m.accel_s[x] += p.costs.OpTime(op, m.accelerators[0]);
+      if (!p.Allowed(op, m.accelerators[0])) m.accel_ok[x] = 0;
+    } else {
+      m.accel_ok[x] = 0;
+    }
+    if (!m.cpus.empty()) {
+      m.cpu_s[x] += p.costs.OpTime(op, m.cpus[0]);
+      if (!p.Allowed(op, m.cpus[0])) m.cpu_ok[x] = 0;
+    } else {
+      m.cpu_ok[x] = 0;
+    }
+  }
+  for (const auto* list : {&u.true_edges, &u.artificial_edges}) {
+    for (const auto& [a, b] : *list) {
+      m.preds[static_cast<size_t>(order_of[static_cast<size_t>(b)])].push_back(
+          order_of[static_cast<size_t>(a)]);
+    }
+  }
+  for (auto& pr : m.preds) {
+    std::sort(pr.begin(), pr.end());
+    pr.erase(std::unique(pr.begin(), pr.end()), pr.end());
+  }
+  // Transfer cost of a tensor between two devices of the model (uniform links assumed).
+  const sim::DeviceId a0 = m.accelerators.empty() ? m.cpus[0] : m.accelerators[0];
+  const sim::DeviceId a1 = m.accelerators.size() > 1            ? m.accelerators[1]
+                           : !m.cpus.empty() && m.cpus[0] != a0 ? m.cpus[0]
+                                                                : a0;
+  m.produced.resize(n);
+  m.consumed.resize(n);
+  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+    ContiguousModel::Tensor info;
+    info.producer = unit_of_op[static_cast<size_t>(g.tensor(t).producer)];
+    for (sim::OpId c : g.Consumers(t)) {
+      const int unit = unit_of_op[static_cast<size_t>(c)];
+      if (unit != info.producer) info.consumers.push_back(unit);
+    }
+    std::sort(info.consumers.begin(), info.consumers.end());
+    info.consumers.erase(std::unique(info.consumers.begin(), info.consumers.end()),
+                         info.consumers.end());
+    if (info.consumers.empty()) continue;
+    info.cost = a0 == a1 ? 0 : cost::TransferTime(g.tensor(t), p.c().LinkBetween(a0, a1));
+    const int index = static_cast<int>(m.tensors.size());
+    m.produced[static_cast<size_t>(info.producer)].push_back(index);
+    for (int c : info.consumers) m.consumed[static_cast<size_t>(c)].push_back(index);
+    m.tensors.push_back(std::move(info));
+  }
+  return m;
+}
+
+UnitSetLoad::UnitSetLoad(const ContiguousModel& model)
+    : m_(model),
+      in_(static_cast<size_t>(model.num_units), 0),
+      inside_consumers_(model.tensors.size(), 0) {}
+
+void UnitSetLoad::Reset(const std::vector<char>* fixed) {
+  fixed_ = fixed;
+  std::fill(in_.begin(), in_.end(), 0);
+  std::fill(inside_consumers_.begin(), inside_consumers_.end(), 0);
+  accel_s = cpu_s = bytes = comm = fixed_comm = 0;
+  not_accel = not_cpu = 0;
+}
+
+bool UnitSetLoad::Crossing(int t) const {
+  const auto& info = m_.tensors[static_cast<size_t>(t)];
+  const int inside = inside_consumers_[static_cast<size_t>(t)];
+  return in_[static_cast<size_t>(info.producer)] ? inside < static_cast<int>(info.consumers.size())
+                                                 : inside > 0;
+}
+
+void UnitSetLoad::Toggle(int unit, double sign) {
+  const auto x = static_cast<size_t>(unit);
+  auto account = [this](int t, double s) {
+    if (!Crossing(t)) return;
+    const auto& info = m_.tensors[static_cast<size_t>(t)];
+    comm += s * info.cost;
+    if (fixed_ && (*fixed_)[static_cast<size_t>(info.producer)]) fixed_comm += s * info.cost;
+  };
+  for (int t : m_.produced[x]) account(t, -1);
+  for (int t : m_.consumed[x]) account(t, -1);
+  in_[x] = sign > 0;
+  for (int t : m_.consumed[x]) inside_consumers_[static_cast<size_t>(t)] += sign > 0 ? 1 : -1;
+  for (int t : m_.produced[x]) account(t, 1);
+  for (int t : m_.consumed[x]) account(t, 1);
+  accel_s += sign * m_.accel_s[x];
+  cpu_s += sign * m_.cpu_s[x];
+  bytes += sign * m_.bytes[x];
+  not_accel += (m_.accel_ok[x] ? 0 : 1) * static_cast<int>(sign);
+  not_cpu += (m_.cpu_ok[x] ? 0 : 1) * static_cast<int>(sign);
+}
+
+void UnitSetLoad::Add(int unit) { Toggle(unit, 1); }
+void UnitSetLoad::Undo(int unit) { Toggle(unit, -1); }
+
+}  // namespace dplace::place

@@ -1,0 +1,69 @@
+// The contiguous max-load problem of Tarnawski et al., NeurIPS 2020, in the form their DP and
+// dplace's exact placers work on: units (co-location classes, backward ops with their forward ops)
+// forming a DAG over the forward edges; a contiguous split assigns to each device a difference of
+// two ideals (downward-closed unit sets) of that DAG.
+//
+// The units are made exactly as the paper's program makes them, so that dplace's optima are optima
+// of the same problem: contract co-location classes; give backward-only classes an artificial
+// forward position mirrored from their backward edges; fuse strongly connected classes; merge
+// zero-time forward leaves into their one neighbour. Devices: the accelerators (every non-CPU
+// device) must be identical, as must the CPUs; links are taken as uniform (the paper's setting).
+#pragma once
+
+#include <vector>
+
+#include "dplace/base/status.h"
+#include "dplace/sim/problem.h"
+
+namespace dplace::place {
+
+struct ContiguousModel {
+  struct Tensor {
+    int producer;                // unit
+    double cost;                 // transfer cost when it crosses a device boundary
+    std::vector<int> consumers;  // distinct units other than the producer
+  };
+
+  int num_units = 0;
+  std::vector<std::vector<sim::OpId>> unit_ops;
+  std::vector<std::vector<int>> preds;  // forward DAG over units, units numbered topologically
+  std::vector<double> accel_s, cpu_s, bytes;
+  std::vector<char> accel_ok, cpu_ok;  // every op of the unit may run there
+  std::vector<Tensor> tensors;         // tensors with at least one consumer in another unit
+  std::vector<std::vector<int>> produced, consumed;  // per unit: indices into `tensors`
+  std::vector<sim::DeviceId> accelerators, cpus;
+  double accel_memory_bytes = 0;
+};
+
+// InvalidInput when the problem is not of the paper's form (objective not throughput, accelerators
+// or CPUs not identical).
+StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& problem);
+
+// Load of a growing set of units, updated unit by unit (add and undo in reverse order): compute
+// time on an accelerator and on a CPU, memory, and communication (every tensor crossing the set's
+// border, counted once, as the max-load model does). `fixed` units never join the set during its
+// life; the communication of tensors they produce into the set can only grow, so it bounds every
+// superset.
+class UnitSetLoad {
+ public:
+  explicit UnitSetLoad(const ContiguousModel& model);
+  void Reset(const std::vector<char>* fixed);  // empty set; `fixed` may be null
+  void Add(int unit);
+  void Undo(int unit);  // must be the unit added last
+
+  double accel_s = 0, cpu_s = 0, bytes = 0;
+  double comm = 0;                 // every crossing tensor
+  double fixed_comm = 0;           // crossing tensors produced by fixed units (monotone under Add)
+  int not_accel = 0, not_cpu = 0;  // units in the set that may not run there
+
+ private:
+  bool Crossing(int t) const;
+  void Toggle(int unit, double sign);
+
+  const ContiguousModel& m_;
+  const std::vector<char>* fixed_ = nullptr;
+  std::vector<char> in_;
+  std::vector<int> inside_consumers_;
+};
+
+}  // namespace dplace::place
