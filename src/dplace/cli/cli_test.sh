@@ -67,6 +67,16 @@ fi
 [[ $(json_get "$TMP/split.json" "round(d['maxLoad'], 4), len(d['fpgas'])") == "(49.4049, 6)" ]] \
   && ok || fail "paper split file"
 
+# Pipeline schedules of the dp plan: 1F1B holds fewer micro-batches than GPipe on the first stage.
+"$DPLACE" simulate --graph "$GRAPH" --plan "$TMP/plan.json" --pipeline gpipe --microbatches 8 --json \
+  --trace "$TMP/gpipe.json" >"$TMP/gpipe_out.json" && ok || fail "simulate --pipeline gpipe"
+"$DPLACE" simulate --graph "$GRAPH" --plan "$TMP/plan.json" --pipeline 1f1b --microbatches 8 --json \
+  >"$TMP/1f1b_out.json" && ok || fail "simulate --pipeline 1f1b"
+[[ $(json_get "$TMP/gpipe_out.json" "d['stages'][0]['peak_in_flight']") == 8 ]] && ok || fail "gpipe in flight"
+[[ $(json_get "$TMP/1f1b_out.json" "d['stages'][0]['peak_in_flight'] < 8") == True ]] && ok || fail "1f1b in flight"
+[[ $(json_get "$TMP/gpipe.json" "len([e for e in d['traceEvents'] if e['ph'] == 'X'])") -gt 16 ]] \
+  && ok || fail "pipeline trace"
+
 # 3. step objective on a preset cluster, from a dplace graph.
 cat >"$TMP/toy.json" <<'JSON'
 {"format": "dplace-graph/1", "name": "toy",
@@ -123,6 +133,7 @@ expect_bad_input expert_no_plan "needs a plan" place --graph "$GRAPH" --placer e
 expect_bad_input unwritable "$TMP/nodir/out.json: cannot open for writing" place --graph "$GRAPH" \
   --placer single --out "$TMP/nodir/out.json"
 expect_bad_input directory "is a directory" info --graph "$TMP"
+expect_bad_input bad_schedule "--pipeline: 'zigzag'" simulate --graph "$GRAPH" --plan "$EXPERT" --pipeline zigzag
 expect_bad_input cli_flags "--graph is required" place
 for f in o1 o2 o3; do
   [[ -e $TMP/$f.json ]] && fail "partial output $f.json was written" || ok

@@ -26,6 +26,8 @@ struct SimulateFlags {
   ProblemFlags problem;
   std::string plan;
   std::string trace;
+  std::string pipeline;  // gpipe | 1f1b: simulate that schedule instead of one step
+  int microbatches = 8;
   bool json = false;
 };
 Status RunSimulate(const SimulateFlags& flags);

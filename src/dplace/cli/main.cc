@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--plan", simulate.plan, "plan file (dplace plan or the paper's split)")
       ->required();
   sim_cmd->add_option("--trace", simulate.trace, "write a Chrome trace of the step");
+  sim_cmd->add_option("--pipeline", simulate.pipeline,
+                      "simulate a pipeline schedule of the plan's stages: gpipe or 1f1b");
+  sim_cmd->add_option("--microbatches", simulate.microbatches, "micro-batches for --pipeline")
+      ->capture_default_str();
   sim_cmd->add_flag("--json", simulate.json, "print JSON on stdout");
 
   dplace::cli::InfoFlags info;

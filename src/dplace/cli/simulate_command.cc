@@ -1,10 +1,64 @@
+#include <cmath>
 #include <iostream>
 
+#include "dplace/base/file_util.h"
+#include "dplace/base/units.h"
 #include "dplace/cli/commands.h"
+#include "dplace/report/chrome_trace.h"
 #include "dplace/report/table.h"
 #include "dplace/sim/evaluator.h"
 
 namespace dplace::cli {
+namespace {
+
+Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
+                   const sim::Placement& placement) {
+  auto schedule = sim::ParsePipelineSchedule(flags.pipeline);
+  if (!schedule) return InvalidInput("--pipeline: '" + flags.pipeline + "' is not gpipe or 1f1b");
+  DPLACE_ASSIGN_OR_RETURN(sim::PipelineResult r,
+                          sim::SimulatePipeline(problem, placement, *schedule, flags.microbatches));
+  if (!flags.trace.empty()) {
+    DPLACE_RETURN_IF_ERROR(
+        WriteFileAtomically(flags.trace, report::PipelineTrace(problem, r).dump() + "\n"));
+  }
+  if (flags.json) {
+    Json stages = Json::array();
+    for (const sim::PipelineStage& st : r.stages) {
+      stages.push_back({{"name", problem.c().device(st.device).name},
+                        {"forward_s", st.forward_s},
+                        {"backward_s", st.backward_s},
+                        {"busy_s", st.busy_s},
+                        {"peak_in_flight", st.peak_in_flight},
+                        {"peak_memory_bytes", st.peak_memory_bytes},
+                        {"memory_capacity_bytes", std::isfinite(st.memory_capacity_bytes)
+                                                      ? Json(st.memory_capacity_bytes)
+                                                      : Json(nullptr)}});
+    }
+    Json out = {{"schedule", sim::PipelineScheduleName(r.schedule)},
+                {"microbatches", r.microbatches},
+                {"makespan_s", r.makespan_s},
+                {"time_per_sample_s", r.time_per_sample_s},
+                {"bubble_fraction", r.bubble_fraction},
+                {"feasible", r.feasible},
+                {"stages", stages}};
+    if (!r.feasible) out["reason"] = r.reason;
+    PrintJson(out);
+    return OkStatus();
+  }
+  std::cout << sim::PipelineScheduleName(r.schedule) << ", " << r.microbatches
+            << " micro-batches: " << r.makespan_s << " in all, " << r.time_per_sample_s
+            << " per micro-batch, bubble " << 100 * r.bubble_fraction << "%\n";
+  for (const sim::PipelineStage& st : r.stages) {
+    std::cout << "  " << problem.c().device(st.device).name << ": forward " << st.forward_s
+              << ", backward " << st.backward_s << ", busy " << st.busy_s << ", in flight "
+              << st.peak_in_flight << ", peak memory " << FormatBytes(st.peak_memory_bytes) << "\n";
+  }
+  if (!r.feasible) std::cout << "infeasible: " << r.reason << "\n";
+  if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";
+  return OkStatus();
+}
+
+}  // namespace
 
 Status RunSimulate(const SimulateFlags& flags) {
   if (flags.plan.empty()) return InvalidInput("simulate needs --plan FILE");
@@ -12,6 +66,7 @@ Status RunSimulate(const SimulateFlags& flags) {
   const sim::Problem& problem = *lp.problem;
   DPLACE_ASSIGN_OR_RETURN(sim::Placement placement,
                           io::LoadPlan(flags.plan, problem.g(), problem.c()));
+  if (!flags.pipeline.empty()) return RunPipeline(flags, problem, placement);
   sim::SimulatedEvaluator evaluator(problem);
   const report::PlacerResult result{"plan", placement, evaluator.Evaluate(placement), 0};
   if (!flags.trace.empty()) {

@@ -85,4 +85,31 @@ Json ChromeTrace(const sim::Problem& problem, const sim::Timeline& timeline) {
           {"otherData", {{"graph", g.name()}, {"cluster", c.name()}}}};
 }
 
+Json PipelineTrace(const sim::Problem& problem, const sim::PipelineResult& result) {
+  const hw::Cluster& c = problem.c();
+  Json events = Json::array();
+  for (const sim::PipelineStage& stage : result.stages) {
+    events.push_back(Meta("process_name", Pid(stage.device), 0,
+                          c.device(stage.device).name + " (" + c.device(stage.device).kind + ")"));
+    events.push_back(Meta("thread_name", Pid(stage.device), 0,
+                          std::string(sim::PipelineScheduleName(result.schedule))));
+  }
+  for (const sim::PipelineTask& t : result.tasks) {
+    events.push_back({{"ph", "X"},
+                      {"cat", t.backward ? "backward" : "forward"},
+                      {"name", (t.backward ? "B" : "F") + std::to_string(t.microbatch)},
+                      {"pid", Pid(t.device)},
+                      {"tid", 0},
+                      {"ts", t.start_s * kMicros},
+                      {"dur", (t.end_s - t.start_s) * kMicros}});
+  }
+  return {{"traceEvents", events},
+          {"displayTimeUnit", "ms"},
+          {"otherData",
+           {{"graph", problem.g().name()},
+            {"cluster", c.name()},
+            {"schedule", sim::PipelineScheduleName(result.schedule)},
+            {"microbatches", result.microbatches}}}};
+}
+
 }  // namespace dplace::report

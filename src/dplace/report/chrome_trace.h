@@ -7,9 +7,14 @@
 
 #include "dplace/base/json_node.h"
 #include "dplace/sim/evaluation.h"
+#include "dplace/sim/pipeline_sim.h"
 
 namespace dplace::report {
 
 Json ChromeTrace(const sim::Problem& problem, const sim::Timeline& timeline);
+
+// The tasks of a pipeline schedule: a process per stage device, one slice per forward ("F3") or
+// backward ("B3") task.
+Json PipelineTrace(const sim::Problem& problem, const sim::PipelineResult& result);
 
 }  // namespace dplace::report

@@ -1,0 +1,211 @@
+#include "dplace/sim/pipeline_sim.h"
+
+#include <algorithm>
+#include <map>
+
+#include "dplace/base/units.h"
+#include "dplace/sim/constraints.h"
+
+namespace dplace::sim {
+
+std::optional<PipelineSchedule> ParsePipelineSchedule(std::string_view name) {
+  if (name == "gpipe") return PipelineSchedule::kGPipe;
+  if (name == "1f1b") return PipelineSchedule::k1F1B;
+  return std::nullopt;
+}
+
+std::string_view PipelineScheduleName(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::kGPipe ? "gpipe" : "1f1b";
+}
+
+namespace {
+
+bool IsForward(const graph::Op& op) { return op.kind == graph::OpKind::kForward; }
+
+// The order in which stage `s` of `num_stages` runs its tasks: (micro-batch, backward?).
+std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int s, int num_stages,
+                                             int m, bool training) {
+  std::vector<std::pair<int, bool>> order;
+  if (!training) {
+    for (int i = 0; i < m; ++i) order.emplace_back(i, false);
+    return order;
+  }
+  if (schedule == PipelineSchedule::kGPipe) {
+    for (int i = 0; i < m; ++i) order.emplace_back(i, false);
+    for (int i = m - 1; i >= 0; --i) order.emplace_back(i, true);
+    return order;
+  }
+  const int warmup = std::min(num_stages - 1 - s, m);
+  int next_f = 0, next_b = 0;
+  for (; next_f < warmup; ++next_f) order.emplace_back(next_f, false);
+  while (next_f < m) {
+    order.emplace_back(next_f++, false);
+    order.emplace_back(next_b++, true);
+  }
+  while (next_b < m) order.emplace_back(next_b++, true);
+  return order;
+}
+
+}  // namespace
+
+StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& placement,
+                                          PipelineSchedule schedule, int microbatches) {
+  if (microbatches < 1) return InvalidInput("--microbatches must be at least 1");
+  const graph::Graph& g = p.g();
+  PipelineResult r;
+  r.schedule = schedule;
+  r.microbatches = microbatches;
+
+  // Stages: devices holding ops, ordered by the topological position of their first forward op.
+  std::vector<int> first_pos(static_cast<size_t>(p.num_devices()), -1);
+  std::vector<int> any_pos(static_cast<size_t>(p.num_devices()), -1);
+  const auto& topo = g.TopologicalOrder();
+  for (size_t pos = 0; pos < topo.size(); ++pos) {
+    const auto d = static_cast<size_t>(placement[static_cast<size_t>(topo[pos])]);
+    if (any_pos[d] < 0) any_pos[d] = static_cast<int>(pos);
+    if (first_pos[d] < 0 && IsForward(g.op(topo[pos]))) first_pos[d] = static_cast<int>(pos);
+  }
+  std::vector<DeviceId> stage_devices;
+  for (DeviceId d = 0; d < p.num_devices(); ++d) {
+    if (any_pos[static_cast<size_t>(d)] >= 0) stage_devices.push_back(d);
+  }
+  auto key = [&](DeviceId d) {
+    const int f = first_pos[static_cast<size_t>(d)];
+    return f >= 0 ? f : static_cast<int>(topo.size()) + any_pos[static_cast<size_t>(d)];
+  };
+  std::sort(stage_devices.begin(), stage_devices.end(),
+            [&](DeviceId a, DeviceId b) { return key(a) < key(b); });
+  const int num_stages = static_cast<int>(stage_devices.size());
+  std::vector<int> stage_of(static_cast<size_t>(p.num_devices()), -1);
+  for (int s = 0; s < num_stages; ++s)
+    stage_of[static_cast<size_t>(stage_devices[static_cast<size_t>(s)])] = s;
+
+  // Per-stage work and memory, and the transfer delay between (stage, phase) pairs.
+  r.stages.resize(static_cast<size_t>(num_stages));
+  std::vector<double> resident(static_cast<size_t>(num_stages), 0),
+      activations(static_cast<size_t>(num_stages), 0);
+  bool training = false;
+  for (OpId op = 0; op < p.num_ops(); ++op) {
+    const DeviceId d = placement[static_cast<size_t>(op)];
+    const auto s = static_cast<size_t>(stage_of[static_cast<size_t>(d)]);
+    const graph::Op& o = g.op(op);
+    (IsForward(o) ? r.stages[s].forward_s : r.stages[s].backward_s) += p.costs.OpTime(op, d);
+    training = training || !IsForward(o);
+    resident[s] += o.param_bytes + o.scratch_bytes;
+    if (IsForward(o)) {
+      for (graph::TensorId t = g.FirstOutput(op); t < g.FirstOutput(op + 1); ++t)
+        activations[s] += g.tensor(t).bytes;
+    }
+  }
+  // delay[(from stage, from backward?, to stage, to backward?)] = Σ transfer time of crossing
+  // tensors.
+  std::map<std::tuple<int, bool, int, bool>, double> delay;
+  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+    const OpId producer = g.tensor(t).producer;
+    const DeviceId src = placement[static_cast<size_t>(producer)];
+    std::vector<std::pair<DeviceId, bool>> seen;
+    for (OpId c : g.Consumers(t)) {
+      const DeviceId dst = placement[static_cast<size_t>(c)];
+      const bool phase = !IsForward(g.op(c));
+      if (dst == src ||
+          std::find(seen.begin(), seen.end(), std::make_pair(dst, phase)) != seen.end())
+        continue;
+      seen.emplace_back(dst, phase);
+      delay[{stage_of[static_cast<size_t>(src)], !IsForward(g.op(producer)),
+             stage_of[static_cast<size_t>(dst)], phase}] +=
+          cost::TransferTime(g.tensor(t), p.c().LinkBetween(src, dst));
+    }
+  }
+
+  // Tasks in per-stage order; a task starts when its stage is free and its inputs have arrived.
+  // Tasks are settled in rounds: each round settles every stage's next task whose inputs are known.
+  std::vector<std::vector<std::pair<int, bool>>> order(static_cast<size_t>(num_stages));
+  for (int s = 0; s < num_stages; ++s)
+    order[static_cast<size_t>(s)] = StageOrder(schedule, s, num_stages, microbatches, training);
+  std::map<std::tuple<int, int, bool>, double> end;  // (stage, micro-batch, backward) -> end time
+  std::vector<size_t> next(static_cast<size_t>(num_stages), 0);
+  std::vector<double> free_at(static_cast<size_t>(num_stages), 0);
+  size_t remaining = 0;
+  for (const auto& o : order) remaining += o.size();
+  while (remaining > 0) {
+    bool progress = false;
+    for (int s = 0; s < num_stages; ++s) {
+      auto& k = next[static_cast<size_t>(s)];
+      if (k == order[static_cast<size_t>(s)].size()) continue;
+      const auto [m, backward] = order[static_cast<size_t>(s)][k];
+      double ready = free_at[static_cast<size_t>(s)];
+      bool inputs_known = true;
+      if (backward) {
+        auto own = end.find({s, m, false});
+        if (own == end.end())
+          inputs_known = false;
+        else
+          ready = std::max(ready, own->second);
+      }
+      for (const auto& [edge, seconds] : delay) {
+        const auto [from, from_backward, to, to_backward] = edge;
+        if (to != s || to_backward != backward) continue;
+        auto it = end.find({from, m, from_backward});
+        if (it == end.end()) {
+          inputs_known = false;
+          break;
+        }
+        ready = std::max(ready, it->second + seconds);
+      }
+      if (!inputs_known) continue;
+      PipelineStage& stage = r.stages[static_cast<size_t>(s)];
+      const double duration = backward ? stage.backward_s : stage.forward_s;
+      end[{s, m, backward}] = ready + duration;
+      free_at[static_cast<size_t>(s)] = ready + duration;
+      stage.busy_s += duration;
+      r.tasks.push_back(
+          {stage_devices[static_cast<size_t>(s)], m, backward, ready, ready + duration});
+      ++k;
+      --remaining;
+      progress = true;
+    }
+    if (!progress)
+      return InvalidInput("the " + std::string(PipelineScheduleName(schedule)) +
+                          " schedule deadlocks on this split (a stage waits for a later one)");
+  }
+  std::sort(r.tasks.begin(), r.tasks.end(),
+            [](const PipelineTask& a, const PipelineTask& b) { return a.start_s < b.start_s; });
+  for (const PipelineTask& t : r.tasks) r.makespan_s = std::max(r.makespan_s, t.end_s);
+  r.time_per_sample_s = r.makespan_s / microbatches;
+  double busy = 0;
+  for (int s = 0; s < num_stages; ++s) {
+    PipelineStage& stage = r.stages[static_cast<size_t>(s)];
+    stage.device = stage_devices[static_cast<size_t>(s)];
+    busy += stage.busy_s;
+    // In flight: activations of m are held from the start of F(m) to the end of B(m) (or F(m)).
+    std::vector<std::pair<double, int>> changes;
+    for (int m = 0; m < microbatches; ++m) {
+      const double f_end = end[{s, m, false}];
+      const double f_start = f_end - stage.forward_s;
+      changes.emplace_back(f_start, 1);
+      changes.emplace_back(training ? end[{s, m, true}] : f_end, -1);
+    }
+    std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second < b.second;  // frees first
+    });
+    int current = 0;
+    for (const auto& [time, delta] : changes) {
+      current += delta;
+      stage.peak_in_flight = std::max(stage.peak_in_flight, current);
+    }
+    stage.peak_memory_bytes = resident[static_cast<size_t>(s)] +
+                              stage.peak_in_flight * activations[static_cast<size_t>(s)];
+    stage.memory_capacity_bytes = p.c().device(stage.device).memory_bytes;
+    if (r.feasible && stage.peak_memory_bytes > stage.memory_capacity_bytes) {
+      r.feasible = false;
+      r.reason =
+          "device " + p.c().device(stage.device).name + ": peak memory " +
+          FormatBytes(stage.peak_memory_bytes) + " with " + std::to_string(stage.peak_in_flight) +
+          " micro-batches in flight exceeds capacity " + FormatBytes(stage.memory_capacity_bytes);
+    }
+  }
+  r.bubble_fraction = r.makespan_s > 0 ? 1 - busy / (num_stages * r.makespan_s) : 0;
+  return r;
+}
+
+}  // namespace dplace::sim
