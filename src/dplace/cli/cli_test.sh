@@ -41,8 +41,9 @@ if "$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --json --out "
   ok
   [[ $(json_get "$TMP/place.json" "len(d['results'])") == 5 ]] && ok || fail "place: want 5 results"
   [[ $(json_get "$TMP/place.json" "d['best']['placer'], round(d['best']['value'], 4)") == "('dp', 41.7458)" ]] && ok || fail "place: best"
+  [[ $(json_get "$TMP/place.json" "d['best']['note']") == "optimal contiguous split (30 ideals)" ]] && ok || fail "place: dp note"
   [[ $(json_get "$TMP/place.json" "sorted(d['best'].keys())") == \
-    "['devices', 'feasible', 'gap', 'lower_bound', 'objective', 'placer', 'search_time_s', 'value']" ]] \
+    "['devices', 'feasible', 'gap', 'lower_bound', 'note', 'objective', 'placer', 'search_time_s', 'value']" ]] \
     && ok || fail "place: keys $(json_get "$TMP/place.json" "sorted(d['best'].keys())")"
   [[ $(json_get "$TMP/place.json" "sorted(d['best']['devices'][0].keys())") == \
     "['kind', 'load', 'memory_capacity_bytes', 'name', 'ops', 'peak_memory_bytes']" ]] \
@@ -93,6 +94,11 @@ JSON
 [[ $(json_get "$TMP/info.json" "d['ops'], d['edges'], d['flops']") == "(3, 3, 7000000000.0)" ]] \
   && ok || fail "info values: $(cat "$TMP/info.json")"
 [[ $("$DPLACE" placers | wc -l) -ge 4 ]] && ok || fail "placers"
+
+# dp on a PipeDream profile with a preset machine.
+"$DPLACE" place --graph testdata/pipedream-profiles/resnet50.graph.txt --cluster k80x4 \
+  --objective throughput --placer dp --json >"$TMP/pd.json" && ok || fail "dp on a PipeDream profile"
+[[ $(json_get "$TMP/pd.json" "d['feasible'], d['placer']") == "(True, 'dp')" ]] && ok || fail "pd result"
 
 # 4. determinism: the same seed gives the same plan.
 "$DPLACE" place --graph "$GRAPH" --placer random --seed 7 --out "$TMP/r1.json" >/dev/null

@@ -74,7 +74,7 @@ Status RunPlace(const PlaceFlags& flags) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!placement.ok()) return placement.status().WithContext("placer " + name);
     sim::SimulatedEvaluator judge(problem);
-    results.push_back({name, *placement, judge.Evaluate(*placement), seconds});
+    results.push_back({name, *placement, judge.Evaluate(*placement), seconds, ctx.note});
   }
   const int best = BestIndex(results);
   const report::PlacerResult& winner = results[static_cast<size_t>(best)];

@@ -7,6 +7,7 @@
 #include "dplace/io/graph_json.h"
 #include "dplace/io/paper_json.h"
 #include "dplace/io/plan_json.h"
+#include "dplace/io/profiles.h"
 
 namespace dplace::io {
 namespace {
@@ -25,9 +26,17 @@ std::string FormatOf(const Json& j) {
 }
 
 StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
-  DPLACE_ASSIGN_OR_RETURN(Json j, ReadJsonFile(path));
-  JsonNode root(j, kRoot);
+  DPLACE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  if (text.empty()) return InvalidInput("file is empty");
   LoadedGraph out;
+  if (IsPipeDreamProfile(text)) {
+    DPLACE_ASSIGN_OR_RETURN(graph::Graph g, ReadPipeDreamProfile(text, FileStem(FileStem(path))));
+    out.graph = std::make_shared<const graph::Graph>(std::move(g));
+    out.format = GraphFormat::kPipeDream;
+    return out;
+  }
+  DPLACE_ASSIGN_OR_RETURN(Json j, ParseJson(text));
+  JsonNode root(j, kRoot);
   const std::string format = FormatOf(j);
   if (format == "dplace-graph/1") {
     DPLACE_ASSIGN_OR_RETURN(graph::Graph g, ReadDplaceGraph(root));
@@ -41,9 +50,17 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
     out.format = GraphFormat::kPaper;
     return out;
   }
+  if (IsPiperInput(j)) {
+    DPLACE_ASSIGN_OR_RETURN(PiperInstance inst, ReadPiperInput(root, FileStem(path)));
+    out.graph = std::make_shared<const graph::Graph>(std::move(inst.graph));
+    out.cluster = std::make_shared<const hw::Cluster>(std::move(inst.cluster));
+    out.format = GraphFormat::kPiper;
+    return out;
+  }
   if (!format.empty()) return InvalidInput("format '" + format + "' is not a graph format");
   return InvalidInput(
-      "not a graph: expected dplace-graph/1 JSON or the NeurIPS 2020 paper's input JSON");
+      "not a graph: expected dplace-graph/1 JSON, the NeurIPS 2020 paper's input JSON, Piper's "
+      "input JSON or a PipeDream graph.txt profile");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Loading any supported file with its format detected from the content, and errors that always
 // start with the file name: "<file>: <place>: <problem>".
-//   graphs:   dplace-graph/1, the paper's input JSON (which also defines a cluster)
+//   graphs:   dplace-graph/1, the paper's input JSON and Piper's input JSON (both also define a
+//             cluster), PipeDream's graph.txt profiles
 //   clusters: dplace-cluster/1, or a bundled preset name (k80x4, ...)
 //   plans:    dplace-plan/1, the paper's split JSON
 #pragma once
@@ -16,7 +17,7 @@
 
 namespace dplace::io {
 
-enum class GraphFormat { kDplace, kPaper };
+enum class GraphFormat { kDplace, kPaper, kPipeDream, kPiper };
 
 struct LoadedGraph {
   std::shared_ptr<const graph::Graph> graph;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "dplace/base/status.h"
@@ -23,6 +24,8 @@ struct PlaceContext {
   uint64_t seed = 1;                    // same seed, same placement
   Budget budget;
   const sim::Placement* given_plan = nullptr;  // e.g. from --plan; used by `expert`
+  // Set by the placer for the user: what it proved or why it stopped ("optimal", "time limit").
+  std::string note;
 };
 
 class Placer {

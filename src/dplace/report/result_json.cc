@@ -35,6 +35,7 @@ Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {
               {"search_time_s", result.search_time_s},
               {"devices", devices}};
   if (!e.feasible) out["reason"] = e.reason;
+  if (!result.note.empty()) out["note"] = result.note;
   return out;
 }
 

@@ -15,6 +15,7 @@ struct PlacerResult {
   sim::Placement placement;
   sim::Evaluation evaluation;
   double search_time_s = 0;
+  std::string note;  // what the placer says of its result (e.g. "optimal")
 };
 
 Json ResultJson(const sim::Problem& problem, const PlacerResult& result);

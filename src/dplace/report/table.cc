@@ -53,6 +53,7 @@ std::string ComparisonTable(const sim::Problem& problem, const std::vector<Place
   out += "lower bound: " +
          (step ? FormatSeconds(problem.LowerBound()) : Number(problem.LowerBound())) + "\n";
   for (const PlacerResult& r : results) {
+    if (!r.note.empty()) out += r.placer + ": " + r.note + "\n";
     if (!r.evaluation.feasible) out += r.placer + " is infeasible: " + r.evaluation.reason + "\n";
   }
   return out;

@@ -13,8 +13,9 @@ enum How : int8_t { kUnset, kFewerAccels, kFewerCpus, kAccelSet, kCpuSet };
 
 class Solver {
  public:
-  Solver(const ContiguousModel& m, const IdealLattice& l, double upper_bound)
-      : m_(m),
+  Solver(const ContiguousModel& m, const IdealLattice& l, double upper_bound, Deadline deadline)
+      : deadline_(deadline),
+        m_(m),
         l_(l),
         k_(static_cast<int>(m.accelerators.size())),
         cells_((static_cast<int>(m.cpus.size()) + 1) * (k_ + 1)),
@@ -30,13 +31,15 @@ class Solver {
 
   ContiguousSolution Run() {
     const int full = l_.full_id();
-    for (int id = 0; id < l_.size(); ++id) {
+    for (int id = 0; id < l_.size() && !stopped_; ++id) {
       Finalize(id);
       if (id == full) break;
       Expand(id);
     }
+    if (stopped_) Finalize(full);
     ContiguousSolution s;
     s.sets_evaluated = evaluated_;
+    s.complete = !stopped_;
     const int last = cells_ - 1;
     const double best = dp_[Index(full, last)];
     if (!(best < kInf) || best >= initial_ub_) return s;
@@ -107,8 +110,10 @@ class Solver {
     uint64_t* excluded = excluded_.data() + static_cast<size_t>(depth) * w;
     for (const auto& [unit, next] : l_.Next(ideal)) {
       if ((excluded[unit / 64] >> (unit % 64)) & 1u) continue;
+      if ((++evaluated_ & 0x3FFF) == 0 && std::chrono::steady_clock::now() > deadline_)
+        stopped_ = true;
+      if (stopped_) return;
       load_.Add(unit);
-      ++evaluated_;
       const bool accel = load_.not_accel == 0 && k_ > 0 && load_.bytes <= m_.accel_memory_bytes &&
                          std::max(accel_floor_, load_.accel_s + load_.fixed_comm) < ub_;
       const bool cpu =
@@ -140,6 +145,8 @@ class Solver {
     }
   }
 
+  const Deadline deadline_;
+  bool stopped_ = false;
   const ContiguousModel& m_;
   const IdealLattice& l_;
   const int k_, cells_;
@@ -163,8 +170,8 @@ class Solver {
 }  // namespace
 
 ContiguousSolution SolveContiguous(const ContiguousModel& model, const IdealLattice& lattice,
-                                   double upper_bound) {
-  Solver solver(model, lattice, upper_bound);
+                                   double upper_bound, Deadline deadline) {
+  Solver solver(model, lattice, upper_bound, deadline);
   solver.initial_ub_ = upper_bound;
   return solver.Run();
 }

@@ -9,6 +9,7 @@
 // tensors from I' only grow. Exact: a pruned set cannot improve on a solution already found.
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 #include "dplace/place/exact/contiguous_model.h"
@@ -21,11 +22,15 @@ struct ContiguousSolution {
   std::vector<int> unit_device;  // per unit: index into model.accelerators, or -1 - index into cpus
   bool found = false;            // false when nothing better than `upper_bound` exists
   int64_t sets_evaluated = 0;    // (I', J) pairs the search looked at
+  bool complete = true;          // false when the deadline stopped the search: not proven optimal
 };
 
-// Solves over the ideals of `lattice`. Solutions of value >= upper_bound are not looked for.
+using Deadline = std::chrono::steady_clock::time_point;
+
+// Solves over the ideals of `lattice`. Solutions of value >= upper_bound are not looked for. Past
+// `deadline` the search stops and returns the best solution it has (complete = false).
 ContiguousSolution SolveContiguous(const ContiguousModel& model, const IdealLattice& lattice,
-                                   double upper_bound);
+                                   double upper_bound, Deadline deadline = Deadline::max());
 
 // The placement of every op for a solution.
 sim::Placement ToPlacement(const ContiguousModel& model, const ContiguousSolution& solution,

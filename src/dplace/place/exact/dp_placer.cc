@@ -1,7 +1,9 @@
 // `dp`: optimal contiguous max-load (Tarnawski et al., NeurIPS 2020), see contiguous_dp.h. A first
 // pass over the prefixes of one topological order (PipeDream's linear DP, milliseconds) gives an
 // upper bound; the exact pass over all ideals then only looks at sets that could beat it.
+#include <chrono>
 #include <limits>
+#include <string>
 
 #include "dplace/place/exact/contiguous_dp.h"
 #include "dplace/place/exact/contiguous_model.h"
@@ -11,24 +13,40 @@
 namespace dplace::place {
 namespace {
 
-constexpr int64_t kMaxIdeals = 5'000'000;
+constexpr int64_t kMaxIdeals = 2'000'000;   // about 0.5 GB of lattice and DP tables
+constexpr double kDefaultTimeLimitS = 300;  // when --time-limit is not given
 
 class DpPlacer : public Placer {
  public:
   std::string_view name() const override { return "dp"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext&) override {
+  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+    const double limit_s =
+        ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
+    const Deadline deadline = std::chrono::steady_clock::now() +
+                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(limit_s));
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel model, BuildContiguousModel(p));
     const ContiguousSolution linear = SolveContiguous(model, IdealLattice::Chain(model.num_units),
                                                       std::numeric_limits<double>::infinity());
-    DPLACE_ASSIGN_OR_RETURN(IdealLattice lattice, IdealLattice::All(model.preds, kMaxIdeals));
-    const double bound = linear.found ? linear.max_load : std::numeric_limits<double>::infinity();
-    const ContiguousSolution exact = SolveContiguous(model, lattice, bound);
-    if (exact.found) return ToPlacement(model, exact, p.num_ops());
-    if (linear.found) return ToPlacement(model, linear, p.num_ops());
-    // No contiguous split fits: hand back everything on the first accelerator (or CPU), which the
-    // evaluation reports as infeasible with its reason.
+    ContiguousSolution best = linear;
+    auto lattice = IdealLattice::All(model.preds, kMaxIdeals);
+    if (!lattice.ok()) {
+      ctx.note = "not proven optimal: " + lattice.status().message() +
+                 "; best split over one topological order";
+    } else {
+      const double bound = linear.found ? linear.max_load : std::numeric_limits<double>::infinity();
+      const ContiguousSolution exact = SolveContiguous(model, *lattice, bound, deadline);
+      if (exact.found) best = exact;
+      ctx.note = exact.complete
+                     ? "optimal contiguous split (" + std::to_string(lattice->size()) + " ideals)"
+                     : "not proven optimal: time limit reached";
+    }
+    if (best.found) return ToPlacement(model, best, p.num_ops());
+    // No contiguous split fits: everything on the first accelerator (or CPU), which the evaluation
+    // reports as infeasible with its reason.
+    ctx.note = "no contiguous split fits the devices";
     const sim::DeviceId d = model.accelerators.empty() ? model.cpus[0] : model.accelerators[0];
     return sim::Placement(static_cast<size_t>(p.num_ops()), d);
   }

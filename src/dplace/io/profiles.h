@@ -1,0 +1,33 @@
+// Importers for layer-level profiles of real training runs:
+//   PipeDream's profiler output (graph.txt): per layer forward/backward time (ms), activation and
+//   parameter bytes, and the layer DAG. The training graph is forward + backward layers: "<node>"
+//   and
+//   "<node>_grad", co-located; backward edges reversed; times in seconds on device kind "gpu" (the
+//   only kind measured, so the ops may only run on GPUs).
+//   Piper's input JSON (NeurIPS 2021): the "vanilla" option at tensor-parallel degree 1 of each
+//   layer; it also defines the machine (maxDevices GPUs of maxMemoryPerDevice, links of
+//   `bandwidth`).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "dplace/base/json_node.h"
+#include "dplace/graph/graph.h"
+#include "dplace/hw/cluster.h"
+
+namespace dplace::io {
+
+// True when the text looks like a PipeDream graph.txt (first line "nodeN -- ... -- ...").
+bool IsPipeDreamProfile(std::string_view text);
+// Errors: "line L: <problem>".
+StatusOr<graph::Graph> ReadPipeDreamProfile(std::string_view text, const std::string& name);
+
+bool IsPiperInput(const Json& j);
+struct PiperInstance {
+  graph::Graph graph;
+  hw::Cluster cluster;
+};
+StatusOr<PiperInstance> ReadPiperInput(const JsonNode& root, const std::string& name);
+
+}  // namespace dplace::io
