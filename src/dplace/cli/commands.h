@@ -38,6 +38,16 @@ struct InfoFlags {
 };
 Status RunInfo(const InfoFlags& flags);
 
+struct BenchFlags {
+  std::string suite;              // paper2020 | pipedream
+  std::string data = "testdata";  // folder holding the suites' workloads
+  std::string cluster = "k80x4";  // machine for workloads that do not define one
+  uint64_t seed = 1;
+  double time_limit_s = 0;
+  bool json = false;
+};
+Status RunBench(const BenchFlags& flags);
+
 Status RunPlacers();
 
 }  // namespace dplace::cli

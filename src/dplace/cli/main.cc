@@ -2,6 +2,7 @@
 //   dplace place    --graph G [--cluster C] --placer NAME[,NAME...|all] ...
 //   dplace simulate --graph G [--cluster C] --plan P ...
 //   dplace info     --graph G [--json]
+//   dplace bench    --suite paper2020|pipedream [--json]
 //   dplace placers
 // Exit codes: 0 success (an infeasible placement is a result, not an error), 2 bad input,
 // 1 internal failure.
@@ -69,6 +70,16 @@ int main(int argc, char** argv) {
   info_cmd->add_option("--graph", info.graph, "graph file")->required();
   info_cmd->add_flag("--json", info.json, "print JSON on stdout");
 
+  dplace::cli::BenchFlags bench;
+  CLI::App* bench_cmd = app.add_subcommand("bench", "run every placer on a suite of workloads");
+  bench_cmd->add_option("--suite", bench.suite, "paper2020 or pipedream")->required();
+  bench_cmd->add_option("--data", bench.data, "folder with the workloads")->capture_default_str();
+  bench_cmd->add_option("--cluster", bench.cluster, "machine for graphs that define none")
+      ->capture_default_str();
+  bench_cmd->add_option("--seed", bench.seed, "random seed")->capture_default_str();
+  bench_cmd->add_option("--time-limit", bench.time_limit_s, "seconds per placer (0: none)");
+  bench_cmd->add_flag("--json", bench.json, "print JSON on stdout");
+
   CLI::App* placers_cmd = app.add_subcommand("placers", "list the placers");
 
   try {
@@ -82,6 +93,7 @@ int main(int argc, char** argv) {
     if (place_cmd->parsed()) return Finish(dplace::cli::RunPlace(place));
     if (sim_cmd->parsed()) return Finish(dplace::cli::RunSimulate(simulate));
     if (info_cmd->parsed()) return Finish(dplace::cli::RunInfo(info));
+    if (bench_cmd->parsed()) return Finish(dplace::cli::RunBench(bench));
     if (placers_cmd->parsed()) return Finish(dplace::cli::RunPlacers());
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << std::endl;

@@ -4,6 +4,7 @@
 
 #include "dplace/place/baseline/baseline.h"
 #include "dplace/place/exact/exact.h"
+#include "dplace/place/search/local_search.h"
 
 namespace dplace::place {
 namespace {
@@ -15,6 +16,10 @@ constexpr PlacerEntry kPlacers[] = {
     {"random", "each unit on a random allowed device (seeded)", MakeRandomPlacer, false, false},
     {"dp", "optimal contiguous max-load split (NeurIPS 2020 DP over ideals)", MakeDpPlacer, false,
      true},
+    {"pipedream", "optimal split of one linear order of the layers (PipeDream's DP)",
+     MakePipeDreamPlacer, false, true},
+    {"local_search", "random restarts of best-improvement unit moves on the evaluator",
+     [] { return MakeLocalSearchPlacer(); }, false, false},
     {"expert", "the plan given with --plan (dplace plan or the paper's expert split)",
      MakeExpertPlacer, true, false},
 };

@@ -8,8 +8,15 @@
 namespace dplace::report {
 namespace {
 
-// Left-aligned first column, right-aligned others.
-std::string Render(const std::vector<std::vector<std::string>>& rows) {
+std::string Number(double v, const char* format = "%.6g") {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width;
   for (const auto& row : rows) {
     width.resize(std::max(width.size(), row.size()));
@@ -26,14 +33,6 @@ std::string Render(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-std::string Number(double v, const char* format = "%.6g") {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), format, v);
-  return buf;
-}
-
-}  // namespace
-
 std::string ComparisonTable(const sim::Problem& problem, const std::vector<PlacerResult>& results,
                             int best_index) {
   const bool step = problem.objective == sim::Objective::kStep;
@@ -49,7 +48,7 @@ std::string ComparisonTable(const sim::Problem& problem, const std::vector<Place
                     e.feasible ? "yes" : "no", FormatBytes(peak),
                     FormatSeconds(results[i].search_time_s)});
   }
-  std::string out = Render(rows);
+  std::string out = RenderTable(rows);
   out += "lower bound: " +
          (step ? FormatSeconds(problem.LowerBound()) : Number(problem.LowerBound())) + "\n";
   for (const PlacerResult& r : results) {
@@ -69,7 +68,7 @@ std::string DeviceTable(const sim::Problem& problem, const sim::Evaluation& e) {
                     step ? FormatSeconds(r.busy_s) : Number(r.load),
                     FormatBytes(r.peak_memory_bytes), FormatBytes(r.memory_capacity_bytes)});
   }
-  return Render(rows);
+  return RenderTable(rows);
 }
 
 }  // namespace dplace::report

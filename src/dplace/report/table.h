@@ -8,6 +8,9 @@
 
 namespace dplace::report {
 
+// Aligned text table: first column left-aligned, the others right-aligned.
+std::string RenderTable(const std::vector<std::vector<std::string>>& rows);
+
 // One row per placer: value, gap to the lower bound, feasibility, busiest device memory, search
 // time; the best feasible row is marked with '*'.
 std::string ComparisonTable(const sim::Problem& problem, const std::vector<PlacerResult>& results,

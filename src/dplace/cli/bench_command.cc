@@ -1,0 +1,125 @@
+// `dplace bench --suite paper2020 | pipedream`: every placer of the NeurIPS 2020 comparison on the
+// suite's workloads, on one evaluator: value, gap to the lower bound, search time.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "dplace/base/units.h"
+#include "dplace/cli/commands.h"
+#include "dplace/place/registry.h"
+#include "dplace/report/table.h"
+
+namespace dplace::cli {
+namespace {
+
+struct Workload {
+  std::string name;
+  std::string graph;
+  std::string expert;  // paper's human-expert split, if shipped
+};
+
+StatusOr<std::vector<Workload>> Suite(const BenchFlags& flags) {
+  std::vector<Workload> out;
+  namespace fs = std::filesystem;
+  if (flags.suite == "paper2020") {
+    const std::string base = flags.data + "/dnn-partitioning/";
+    for (const char* dir : {"LayerGraphs", "OperatorGraphs"}) {
+      std::vector<std::string> files;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(base + "throughput-inputs/" + dir, ec)) {
+        files.push_back(e.path().string());
+      }
+      if (ec) return InvalidInput(base + "throughput-inputs/" + dir + ": " + ec.message());
+      std::sort(files.begin(), files.end());
+      for (const std::string& f : files) {
+        Workload w{std::string(dir) + "/" + io::FileStem(f), f, ""};
+        std::string stem = io::FileStem(f);
+        // The paper evaluates Inception-v3 and ResNet-50 training with their inference splits.
+        if (stem == "inceptionv3_training" || stem == "resnet50_training") {
+          stem.replace(stem.find("training"), 8, "inference");
+        }
+        const std::string expert = base + "human-experts/" + stem + "_expert.json";
+        if (std::string(dir) == "LayerGraphs" && fs::exists(expert)) w.expert = expert;
+        out.push_back(std::move(w));
+      }
+    }
+    return out;
+  }
+  if (flags.suite == "pipedream") {
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(flags.data + "/pipedream-profiles", ec)) {
+      if (e.path().string().ends_with(".graph.txt")) files.push_back(e.path().string());
+    }
+    if (ec) return InvalidInput(flags.data + "/pipedream-profiles: " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const std::string& f : files) out.push_back({io::FileStem(io::FileStem(f)), f, ""});
+    for (const char* piper : {"bert32a100", "gnmt", "resnet"}) {
+      out.push_back({std::string("piper/") + piper, flags.data + "/piper/" + piper + ".json", ""});
+    }
+    return out;
+  }
+  return InvalidInput("--suite: '" + flags.suite + "' is not paper2020 or pipedream");
+}
+
+}  // namespace
+
+Status RunBench(const BenchFlags& flags) {
+  DPLACE_ASSIGN_OR_RETURN(std::vector<Workload> workloads, Suite(flags));
+  const std::vector<std::string> placers = {"single", "expert", "pipedream", "local_search", "dp"};
+  std::vector<std::vector<std::string>> rows = {
+      {"workload", "placer", "max-load", "gap to bound", "feasible", "search time", "note"}};
+  Json all = Json::array();
+  for (const Workload& w : workloads) {
+    ProblemFlags pf{.graph = w.graph, .objective = "throughput"};
+    auto probe = io::LoadGraph(w.graph);
+    if (!probe.ok()) return probe.status();
+    if (probe->cluster == nullptr) pf.cluster = flags.cluster;
+    DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, LoadProblem(pf));
+    const sim::Problem& problem = *lp.problem;
+    sim::Placement expert_plan;
+    if (!w.expert.empty()) {
+      DPLACE_ASSIGN_OR_RETURN(expert_plan, io::LoadPlan(w.expert, problem.g(), problem.c()));
+    }
+    Json results = Json::array();
+    for (const std::string& name : placers) {
+      if (name == "expert" && w.expert.empty()) continue;
+      DPLACE_ASSIGN_OR_RETURN(auto placer, place::MakePlacer(name));
+      sim::SimulatedEvaluator evaluator(problem);
+      place::PlaceContext ctx{.evaluator = &evaluator,
+                              .seed = flags.seed,
+                              .budget = {.time_limit_s = flags.time_limit_s},
+                              .given_plan = w.expert.empty() ? nullptr : &expert_plan};
+      const auto start = std::chrono::steady_clock::now();
+      auto placement = placer->Place(problem, ctx);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!placement.ok()) {
+        rows.push_back({w.name, name, "-", "-", "-", "-", placement.status().message()});
+        continue;
+      }
+      sim::SimulatedEvaluator judge(problem);
+      const report::PlacerResult r{name, *placement, judge.Evaluate(*placement), seconds, ctx.note};
+      char value[32], gap[32];
+      std::snprintf(value, sizeof(value), "%.6g", r.evaluation.value);
+      std::snprintf(gap, sizeof(gap), "%.1f%%", 100 * report::Gap(r.evaluation));
+      rows.push_back({w.name, name, value, gap, r.evaluation.feasible ? "yes" : "no",
+                      FormatSeconds(seconds), ctx.note});
+      if (!flags.json) std::cerr << "." << std::flush;
+      results.push_back(report::ResultJson(problem, r));
+    }
+    all.push_back(
+        {{"workload", w.name}, {"lower_bound", problem.LowerBound()}, {"results", results}});
+  }
+  if (flags.json) {
+    PrintJson({{"suite", flags.suite}, {"workloads", all}});
+  } else {
+    std::cerr << "\n";
+    std::cout << report::RenderTable(rows);
+  }
+  return OkStatus();
+}
+
+}  // namespace dplace::cli

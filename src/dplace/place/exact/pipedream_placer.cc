@@ -1,0 +1,33 @@
+// `pipedream`: PipeDream's planner (Narayanan et al., SOSP 2019) as the NeurIPS 2020 paper ran it
+// for comparison: the optimal split of one linear order of the layers (each stage a run of
+// consecutive layers), without replication. It is the contiguous DP restricted to the prefixes of
+// the topological order, so it solves the same model as `dp` over a smaller set of splits.
+#include <limits>
+
+#include "dplace/place/exact/contiguous_dp.h"
+#include "dplace/place/exact/exact.h"
+
+namespace dplace::place {
+namespace {
+
+class PipeDreamPlacer : public Placer {
+ public:
+  std::string_view name() const override { return "pipedream"; }
+
+ private:
+  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+    DPLACE_ASSIGN_OR_RETURN(ContiguousModel model, BuildContiguousModel(p));
+    const ContiguousSolution s = SolveContiguous(model, IdealLattice::Chain(model.num_units),
+                                                 std::numeric_limits<double>::infinity());
+    if (s.found) return ToPlacement(model, s, p.num_ops());
+    ctx.note = "no split of the linear order fits the devices";
+    const sim::DeviceId d = model.accelerators.empty() ? model.cpus[0] : model.accelerators[0];
+    return sim::Placement(static_cast<size_t>(p.num_ops()), d);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Placer> MakePipeDreamPlacer() { return std::make_unique<PipeDreamPlacer>(); }
+
+}  // namespace dplace::place

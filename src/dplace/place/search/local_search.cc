@@ -1,0 +1,103 @@
+#include "dplace/place/search/local_search.h"
+
+#include <chrono>
+#include <limits>
+#include <numeric>
+
+#include "dplace/base/rng.h"
+#include "dplace/place/units.h"
+
+namespace dplace::place {
+namespace {
+
+// Feasible first, then the smaller value.
+struct Score {
+  bool feasible = false;
+  double value = std::numeric_limits<double>::infinity();
+  bool operator<(const Score& o) const {
+    return feasible != o.feasible ? feasible : value < o.value;
+  }
+};
+
+class LocalSearchPlacer : public Placer {
+ public:
+  explicit LocalSearchPlacer(LocalSearchOptions options) : options_(options) {}
+  std::string_view name() const override { return "local_search"; }
+
+ private:
+  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+    const auto start = std::chrono::steady_clock::now();
+    auto out_of_budget = [&] {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return (ctx.budget.time_limit_s > 0 && elapsed > ctx.budget.time_limit_s) ||
+             (ctx.budget.max_evaluations > 0 &&
+              ctx.evaluator->evaluations() >= ctx.budget.max_evaluations);
+    };
+    auto score = [&](const sim::Placement& placement) {
+      const sim::Evaluation e = ctx.evaluator->Evaluate(placement);
+      return Score{e.feasible, e.value};
+    };
+    Rng rng(ctx.seed);
+    const std::vector<Unit> units = MakeUnits(p);
+    sim::Placement best_placement;
+    Score best;
+    for (int restart = 0; restart < options_.restarts && !out_of_budget(); ++restart) {
+      sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
+      std::vector<sim::DeviceId> unit_device(units.size(), 0);
+      for (size_t u = 0; u < units.size(); ++u) {
+        const auto& allowed = units[u].devices;
+        unit_device[u] = allowed.empty() ? 0 : allowed[rng.Below(allowed.size())];
+        Assign(units[u], unit_device[u], &placement);
+      }
+      Score current = score(placement);
+      bool improved = true;
+      while (improved && !out_of_budget()) {
+        improved = false;
+        std::vector<size_t> order(units.size());
+        std::iota(order.begin(), order.end(), 0);
+        for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);
+        for (size_t u : order) {
+          if (out_of_budget()) break;
+          const sim::DeviceId from = unit_device[u];
+          sim::DeviceId best_to = from;
+          Score best_move = current;
+          for (sim::DeviceId to : units[u].devices) {
+            if (to == from) continue;
+            Assign(units[u], to, &placement);
+            const Score s = score(placement);
+            if (s < best_move) {
+              best_move = s;
+              best_to = to;
+            }
+          }
+          Assign(units[u], best_to, &placement);
+          if (best_to != from) {
+            unit_device[u] = best_to;
+            current = best_move;
+            improved = true;
+          }
+        }
+      }
+      if (best_placement.empty() || current < best) {
+        best = current;
+        best_placement = placement;
+      }
+    }
+    if (best_placement.empty()) {  // no time for even one restart: a valid start all the same
+      best_placement.assign(static_cast<size_t>(p.num_ops()), 0);
+      for (const Unit& u : units) Assign(u, u.devices.empty() ? 0 : u.devices[0], &best_placement);
+    }
+    return best_placement;
+  }
+
+  LocalSearchOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options) {
+  return std::make_unique<LocalSearchPlacer>(options);
+}
+
+}  // namespace dplace::place
