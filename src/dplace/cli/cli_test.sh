@@ -36,7 +36,8 @@ expect_bad_input() {
 }
 
 # 1. place with every placer, JSON, plan and trace.
-if "$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --json --out "$TMP/plan.json" \
+if "$DPLACE" place --graph "$GRAPH" --placer single,round_robin,random,expert,dp --plan "$EXPERT" \
+    --json --out "$TMP/plan.json" \
     --trace "$TMP/trace.json" >"$TMP/place.json"; then
   ok
   [[ $(json_get "$TMP/place.json" "len(d['results'])") == 5 ]] && ok || fail "place: want 5 results"
@@ -55,6 +56,10 @@ if "$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --json --out "
 else
   fail "place exited non-zero"
 fi
+
+# `all` runs every registered placer here (the paper's file, a plan given, objective throughput).
+"$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --json >"$TMP/all.json" || fail "place all"
+[[ $(json_get "$TMP/all.json" "len(d['results'])") == $("$DPLACE" placers | wc -l) ]] && ok || fail "all"
 
 # 2. simulate the expert split: the paper program's figure.
 "$DPLACE" simulate --graph "$GRAPH" --plan "$EXPERT" --json >"$TMP/sim.json" || fail "simulate"
