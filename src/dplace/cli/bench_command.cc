@@ -68,7 +68,10 @@ StatusOr<std::vector<Workload>> Suite(const BenchFlags& flags) {
 
 Status RunBench(const BenchFlags& flags) {
   DPLACE_ASSIGN_OR_RETURN(std::vector<Workload> workloads, Suite(flags));
-  const std::vector<std::string> placers = {"single", "expert", "pipedream", "local_search", "dp"};
+  std::vector<std::string> placers = {"single", "expert", "pipedream", "local_search", "dp"};
+  for (const place::PlacerEntry& e : place::Placers()) {
+    if (e.name == "scotch") placers.insert(placers.begin() + 4, "scotch");
+  }
   std::vector<std::vector<std::string>> rows = {
       {"workload", "placer", "max-load", "gap to bound", "feasible", "search time", "note"}};
   Json all = Json::array();

@@ -5,6 +5,9 @@
 #include "dplace/place/baseline/baseline.h"
 #include "dplace/place/exact/exact.h"
 #include "dplace/place/search/local_search.h"
+#ifdef DPLACE_HAVE_SCOTCH
+#include "dplace/place/partition/scotch_placer.h"
+#endif
 
 namespace dplace::place {
 namespace {
@@ -20,6 +23,10 @@ constexpr PlacerEntry kPlacers[] = {
      MakePipeDreamPlacer, false, true},
     {"local_search", "random restarts of best-improvement unit moves on the evaluator",
      [] { return MakeLocalSearchPlacer(); }, false, false},
+#ifdef DPLACE_HAVE_SCOTCH
+    {"scotch", "Scotch k-way mapping weighted by compute time and transfer cost", MakeScotchPlacer,
+     false, false},
+#endif
     {"expert", "the plan given with --plan (dplace plan or the paper's expert split)",
      MakeExpertPlacer, true, false},
 };
