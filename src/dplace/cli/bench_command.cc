@@ -1,7 +1,6 @@
 // `dplace bench --suite paper2020 | pipedream`: every placer of the NeurIPS 2020 comparison on the
 // suite's workloads, on one evaluator: value, gap to the lower bound, search time.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -89,27 +88,20 @@ Status RunBench(const BenchFlags& flags) {
     Json results = Json::array();
     for (const std::string& name : placers) {
       if (name == "expert" && w.expert.empty()) continue;
-      DPLACE_ASSIGN_OR_RETURN(auto placer, place::MakePlacer(name));
-      sim::SimulatedEvaluator evaluator(problem);
-      place::PlaceContext ctx{.evaluator = &evaluator,
-                              .seed = flags.seed,
-                              .budget = {.time_limit_s = flags.time_limit_s},
-                              .given_plan = w.expert.empty() ? nullptr : &expert_plan};
-      const auto start = std::chrono::steady_clock::now();
-      auto placement = placer->Place(problem, ctx);
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (!placement.ok()) {
-        rows.push_back({w.name, name, "-", "-", "-", "-", placement.status().message()});
+      const RunOptions options{.seed = flags.seed,
+                               .time_limit_s = flags.time_limit_s,
+                               .given_plan = w.expert.empty() ? nullptr : &expert_plan};
+      auto run = RunPlacer(name, problem, options);
+      if (!run.ok()) {
+        rows.push_back({w.name, name, "-", "-", "-", "-", run.status().message()});
         continue;
       }
-      sim::SimulatedEvaluator judge(problem);
-      const report::PlacerResult r{name, *placement, judge.Evaluate(*placement), seconds, ctx.note};
+      const report::PlacerResult& r = *run;
       char value[32], gap[32];
       std::snprintf(value, sizeof(value), "%.6g", r.evaluation.value);
       std::snprintf(gap, sizeof(gap), "%.1f%%", 100 * report::Gap(r.evaluation));
       rows.push_back({w.name, name, value, gap, r.evaluation.feasible ? "yes" : "no",
-                      FormatSeconds(seconds), ctx.note});
+                      FormatSeconds(r.search_time_s), r.note});
       if (!flags.json) std::cerr << "." << std::flush;
       results.push_back(report::ResultJson(problem, r));
     }

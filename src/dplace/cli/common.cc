@@ -1,10 +1,12 @@
 #include "dplace/cli/common.h"
 
+#include <chrono>
 #include <iostream>
 
 #include "dplace/base/file_util.h"
 #include "dplace/io/paper_json.h"
 #include "dplace/io/plan_json.h"
+#include "dplace/place/registry.h"
 #include "dplace/report/chrome_trace.h"
 #include "dplace/sim/step_sim.h"
 
@@ -53,6 +55,23 @@ Status WriteTraceFile(const std::string& path, const sim::Problem& problem,
                       const sim::Placement& placement) {
   sim::StepResult step = sim::SimulateStep(problem, placement, {.record_timeline = true});
   return WriteFileAtomically(path, report::ChromeTrace(problem, step.timeline).dump() + "\n");
+}
+
+StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Problem& problem,
+                                         const RunOptions& options) {
+  DPLACE_ASSIGN_OR_RETURN(auto placer, place::MakePlacer(name));
+  sim::SimulatedEvaluator evaluator(problem);
+  place::PlaceContext ctx{.evaluator = &evaluator,
+                          .seed = options.seed,
+                          .budget = {.time_limit_s = options.time_limit_s},
+                          .given_plan = options.given_plan};
+  const auto start = std::chrono::steady_clock::now();
+  auto placement = placer->Place(problem, ctx);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!placement.ok()) return placement.status().WithContext("placer " + name);
+  sim::SimulatedEvaluator judge(problem);
+  return report::PlacerResult{name, *placement, judge.Evaluate(*placement), seconds, ctx.note};
 }
 
 void PrintJson(const Json& j) { std::cout << j.dump(2) << std::endl; }

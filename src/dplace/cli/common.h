@@ -1,6 +1,7 @@
 // What the subcommands share: loading graph + cluster into a Problem, and writing outputs.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,15 @@ Status WritePlanFile(const std::string& path, const std::string& format,
 // Simulates the step of `placement` with a timeline and writes the Chrome trace.
 Status WriteTraceFile(const std::string& path, const sim::Problem& problem,
                       const sim::Placement& placement);
+
+// Runs placer `name` on `problem` with a fresh evaluator and judges the placement it returns.
+struct RunOptions {
+  uint64_t seed = 1;
+  double time_limit_s = 0;
+  const sim::Placement* given_plan = nullptr;
+};
+StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Problem& problem,
+                                         const RunOptions& options);
 
 // Prints a JSON value to stdout (pretty, one object).
 void PrintJson(const Json& j);

@@ -1,4 +1,3 @@
-#include <chrono>
 #include <iostream>
 #include <sstream>
 
@@ -61,20 +60,12 @@ Status RunPlace(const PlaceFlags& flags) {
                           PlacerNames(flags.placers, !flags.plan.empty(), problem.objective));
 
   std::vector<report::PlacerResult> results;
+  const RunOptions options{.seed = flags.seed,
+                           .time_limit_s = flags.time_limit_s,
+                           .given_plan = flags.plan.empty() ? nullptr : &plan};
   for (const std::string& name : names) {
-    DPLACE_ASSIGN_OR_RETURN(auto placer, place::MakePlacer(name));
-    sim::SimulatedEvaluator evaluator(problem);
-    place::PlaceContext ctx{.evaluator = &evaluator,
-                            .seed = flags.seed,
-                            .budget = {.time_limit_s = flags.time_limit_s},
-                            .given_plan = flags.plan.empty() ? nullptr : &plan};
-    const auto start = std::chrono::steady_clock::now();
-    auto placement = placer->Place(problem, ctx);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!placement.ok()) return placement.status().WithContext("placer " + name);
-    sim::SimulatedEvaluator judge(problem);
-    results.push_back({name, *placement, judge.Evaluate(*placement), seconds, ctx.note});
+    DPLACE_ASSIGN_OR_RETURN(report::PlacerResult r, RunPlacer(name, problem, options));
+    results.push_back(std::move(r));
   }
   const int best = BestIndex(results);
   const report::PlacerResult& winner = results[static_cast<size_t>(best)];

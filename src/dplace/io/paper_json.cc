@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "dplace/graph/graph_builder.h"
+#include "dplace/io/id_edges.h"
 
 namespace dplace::io {
 
@@ -102,18 +103,7 @@ StatusOr<PaperInstance> ReadPaperInput(const JsonNode& root, const std::string& 
     const int64_t source_id = op.source_id;
     by_id[source_id] = builder.AddOp(std::move(op), {{0, transfer_s}});
   }
-  for (const JsonNode& e : edge_list) {
-    graph::OpId ends[2];
-    const char* keys[2] = {"sourceId", "destId"};
-    for (int k = 0; k < 2; ++k) {
-      DPLACE_ASSIGN_OR_RETURN(JsonNode field, e.Field(keys[k]));
-      DPLACE_ASSIGN_OR_RETURN(int64_t id, field.Integer());
-      auto it = by_id.find(id);
-      if (it == by_id.end()) return field.Error("no node with id " + std::to_string(id));
-      ends[k] = it->second;
-    }
-    builder.AddEdge(ends[0], 0, ends[1]);
-  }
+  DPLACE_RETURN_IF_ERROR(AddIdEdges(edge_list, by_id, builder));
   DPLACE_ASSIGN_OR_RETURN(graph::Graph g, builder.Build());
   return PaperInstance{std::move(g), std::move(cluster)};
 }
