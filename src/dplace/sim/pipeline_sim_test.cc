@@ -55,24 +55,25 @@ TEST(PipelineSimTest, OneForwardOneBackward) {
   EXPECT_TRUE(r->feasible);
 }
 
-TEST(PipelineSimTest, MemoryOverflowIsReported) {
+// a (1 s) -> c (3 s), 30-byte outputs, on two devices of `memory` bytes each.
+Problem InferencePair(double memory) {
   graph::GraphBuilder b("inference");
   const auto a = b.AddOp(testing::TimedOp("a", 1), {{30, 0}});
   const auto c = b.AddOp(testing::TimedOp("c", 3), {{30, 0}});
   b.AddEdge(a, 0, c);
+  return testing::Make(b, testing::ThreeDevices(memory));
+}
+
+TEST(PipelineSimTest, MemoryOverflowIsReported) {
   // Inference: d0 runs F0..F3 back to back; each holds 30 bytes only while it runs, so one is in
   // flight at a time: fits in 50 bytes, not in 25.
-  Problem roomy = testing::Make(b, testing::ThreeDevices(50));
+  Problem roomy = InferencePair(50);
   auto r = SimulatePipeline(roomy, {0, 1}, PipelineSchedule::kGPipe, 4);
   ASSERT_TRUE(r.ok());
   EXPECT_DOUBLE_EQ(r->makespan_s, 1 + 4 * 3);
   EXPECT_EQ(r->stages[0].peak_in_flight, 1);
   EXPECT_TRUE(r->feasible) << r->reason;
-  graph::GraphBuilder b2("inference");
-  const auto a2 = b2.AddOp(testing::TimedOp("a", 1), {{30, 0}});
-  const auto c2 = b2.AddOp(testing::TimedOp("c", 3), {{30, 0}});
-  b2.AddEdge(a2, 0, c2);
-  Problem p = testing::Make(b2, testing::ThreeDevices(25));
+  Problem p = InferencePair(25);
   auto tight = SimulatePipeline(p, {0, 1}, PipelineSchedule::kGPipe, 4);
   ASSERT_TRUE(tight.ok());
   EXPECT_FALSE(tight->feasible);

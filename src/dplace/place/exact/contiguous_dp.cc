@@ -189,4 +189,9 @@ sim::Placement ToPlacement(const ContiguousModel& model, const ContiguousSolutio
   return placement;
 }
 
+sim::Placement NoSplitFits(const ContiguousModel& model, int num_ops) {
+  const sim::DeviceId d = model.accelerators.empty() ? model.cpus[0] : model.accelerators[0];
+  return sim::Placement(static_cast<size_t>(num_ops), d);
+}
+
 }  // namespace dplace::place

@@ -36,4 +36,8 @@ ContiguousSolution SolveContiguous(const ContiguousModel& model, const IdealLatt
 sim::Placement ToPlacement(const ContiguousModel& model, const ContiguousSolution& solution,
                            int num_ops);
 
+// What the contiguous placers return when no split fits: every op on the first accelerator (or
+// CPU), which the evaluation reports as infeasible with its reason.
+sim::Placement NoSplitFits(const ContiguousModel& model, int num_ops);
+
 }  // namespace dplace::place

@@ -44,11 +44,8 @@ class DpPlacer : public Placer {
                      : "not proven optimal: time limit reached";
     }
     if (best.found) return ToPlacement(model, best, p.num_ops());
-    // No contiguous split fits: everything on the first accelerator (or CPU), which the evaluation
-    // reports as infeasible with its reason.
     ctx.note = "no contiguous split fits the devices";
-    const sim::DeviceId d = model.accelerators.empty() ? model.cpus[0] : model.accelerators[0];
-    return sim::Placement(static_cast<size_t>(p.num_ops()), d);
+    return NoSplitFits(model, p.num_ops());
   }
 };
 

@@ -21,8 +21,7 @@ class PipeDreamPlacer : public Placer {
                                                  std::numeric_limits<double>::infinity());
     if (s.found) return ToPlacement(model, s, p.num_ops());
     ctx.note = "no split of the linear order fits the devices";
-    const sim::DeviceId d = model.accelerators.empty() ? model.cpus[0] : model.accelerators[0];
-    return sim::Placement(static_cast<size_t>(p.num_ops()), d);
+    return NoSplitFits(model, p.num_ops());
   }
 };
 
