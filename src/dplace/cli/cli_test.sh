@@ -58,7 +58,8 @@ else
 fi
 
 # `all` runs every registered placer here (the paper's file, a plan given, objective throughput).
-"$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --json >"$TMP/all.json" || fail "place all"
+"$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --time-limit 2 --json >"$TMP/all.json" \
+  || fail "place all"
 [[ $(json_get "$TMP/all.json" "len(d['results'])") == $("$DPLACE" placers | wc -l) ]] && ok || fail "all"
 
 # 2. simulate the expert split: the paper program's figure.

@@ -1,5 +1,6 @@
 #include "dplace/cli/common.h"
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -71,7 +72,15 @@ StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Pro
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!placement.ok()) return placement.status().WithContext("placer " + name);
   sim::SimulatedEvaluator judge(problem);
-  return report::PlacerResult{name, *placement, judge.Evaluate(*placement), seconds, ctx.note};
+  sim::Evaluation e = judge.Evaluate(*placement);
+  e.lower_bound = std::max(e.lower_bound, ctx.lower_bound);  // e.g. an integer program's bound
+  return report::PlacerResult{name, *placement, std::move(e), seconds, ctx.note};
+}
+
+void ShareBestLowerBound(std::vector<report::PlacerResult>* results) {
+  double best = 0;
+  for (const auto& r : *results) best = std::max(best, r.evaluation.lower_bound);
+  for (auto& r : *results) r.evaluation.lower_bound = best;
 }
 
 void PrintJson(const Json& j) { std::cout << j.dump(2) << std::endl; }

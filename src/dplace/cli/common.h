@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dplace/base/status.h"
 #include "dplace/io/load.h"
@@ -41,6 +42,9 @@ struct RunOptions {
 };
 StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Problem& problem,
                                          const RunOptions& options);
+
+// A bound a placer proved holds for every placement of the problem: give each result the best one.
+void ShareBestLowerBound(std::vector<report::PlacerResult>* results);
 
 // Prints a JSON value to stdout (pretty, one object).
 void PrintJson(const Json& j);

@@ -67,6 +67,7 @@ Status RunPlace(const PlaceFlags& flags) {
     DPLACE_ASSIGN_OR_RETURN(report::PlacerResult r, RunPlacer(name, problem, options));
     results.push_back(std::move(r));
   }
+  ShareBestLowerBound(&results);
   const int best = BestIndex(results);
   const report::PlacerResult& winner = results[static_cast<size_t>(best)];
   if (!flags.out.empty()) {

@@ -57,7 +57,11 @@ Outcome PlaceWith(const PlacerEntry& entry, const sim::Problem& p, uint64_t seed
   sim::SimulatedEvaluator evaluator(p);
   // `expert` gets the round-robin plan as its given plan.
   sim::Placement plan;
-  PlaceContext ctx{.evaluator = &evaluator, .seed = seed};
+  // An evaluation budget keeps the search and solver-based placers quick and reproducible (for ilp
+  // it bounds branch-and-bound nodes); the time limit is only a safety net.
+  PlaceContext ctx{.evaluator = &evaluator,
+                   .seed = seed,
+                   .budget = {.max_evaluations = 300, .time_limit_s = 30}};
   if (entry.needs_plan) {
     auto rr = MakePlacer("round_robin");
     plan = std::move((*rr)->Place(p, ctx)).value();

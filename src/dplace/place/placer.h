@@ -26,6 +26,8 @@ struct PlaceContext {
   const sim::Placement* given_plan = nullptr;  // e.g. from --plan; used by `expert`
   // Set by the placer for the user: what it proved or why it stopped ("optimal", "time limit").
   std::string note;
+  // Set by the placer when it proves a lower bound on the best value any placement can reach.
+  double lower_bound = 0;
 };
 
 class Placer {

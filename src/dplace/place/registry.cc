@@ -23,6 +23,10 @@ constexpr PlacerEntry kPlacers[] = {
      MakePipeDreamPlacer, false, true},
     {"local_search", "random restarts of best-improvement unit moves on the evaluator",
      [] { return MakeLocalSearchPlacer(); }, false, false},
+#ifdef DPLACE_HAVE_CBC
+    {"ilp", "non-contiguous max-load integer program (CBC), with its proven bound", MakeIlpPlacer,
+     false, true},
+#endif
 #ifdef DPLACE_HAVE_SCOTCH
     {"scotch", "Scotch k-way mapping weighted by compute time and transfer cost", MakeScotchPlacer,
      false, false},

@@ -49,8 +49,9 @@ std::string ComparisonTable(const sim::Problem& problem, const std::vector<Place
                     FormatSeconds(results[i].search_time_s)});
   }
   std::string out = RenderTable(rows);
-  out += "lower bound: " +
-         (step ? FormatSeconds(problem.LowerBound()) : Number(problem.LowerBound())) + "\n";
+  double bound = problem.LowerBound();
+  for (const PlacerResult& r : results) bound = std::max(bound, r.evaluation.lower_bound);
+  out += "lower bound: " + (step ? FormatSeconds(bound) : Number(bound)) + "\n";
   for (const PlacerResult& r : results) {
     if (!r.note.empty()) out += r.placer + ": " + r.note + "\n";
     if (!r.evaluation.feasible) out += r.placer + " is infeasible: " + r.evaluation.reason + "\n";

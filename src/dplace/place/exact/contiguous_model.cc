@@ -203,7 +203,7 @@ Status CheckDevices(const sim::Problem& p, ContiguousModel* m) {
 
 }  // namespace
 
-StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p) {
+StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_contiguity) {
   ContiguousModel m;
   DPLACE_RETURN_IF_ERROR(CheckDevices(p, &m));
   const graph::Graph& g = p.g();
@@ -232,10 +232,11 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p) {
     }
   }
 
+  if (!for_contiguity) mirror.clear();
   Units u = MakeUnits(p, classes, class_of_op, edges, mirror);
-  const std::vector<int> comp = Components(u);
+  const std::vector<int> comp = for_contiguity ? Components(u) : std::vector<int>();
   std::vector<int> first_unit_of_comp(static_cast<size_t>(u.count), -1);
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op = 0; op < p.num_ops() && for_contiguity; ++op) {
     const int c = comp[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])];
     int& first = first_unit_of_comp[static_cast<size_t>(c)];
     if (first < 0) {
@@ -246,7 +247,11 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p) {
   }
   do {
     u = MakeUnits(p, classes, class_of_op, edges, mirror);
-  } while (MergeOneTrivialUnit(p, m, classes, class_of_op, edges, u));
+  } while (for_contiguity && MergeOneTrivialUnit(p, m, classes, class_of_op, edges, u));
+  if (!for_contiguity) {  // no order needed: drop the forward edges, which may now form cycles
+    u.true_edges.clear();
+    u.artificial_edges.clear();
+  }
 
   // Number the units topologically (Kahn, smallest first) and fill in their data.
   std::vector<std::vector<int>> succ(static_cast<size_t>(u.count));

@@ -36,8 +36,10 @@ struct ContiguousModel {
 };
 
 // InvalidInput when the problem is not of the paper's form (objective not throughput, accelerators
-// or CPUs not identical).
-StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& problem);
+// or CPUs not identical). With `for_contiguity` false the units are just the co-location classes
+// (no mirroring, fusion or merging) and `preds` is left empty: the model of non-contiguous splits.
+StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& problem,
+                                               bool for_contiguity = true);
 
 // Load of a growing set of units, updated unit by unit (add and undo in reverse order): compute
 // time on an accelerator and on a CPU, memory, and communication (every tensor crossing the set's

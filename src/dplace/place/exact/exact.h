@@ -2,6 +2,7 @@
 //   dp   optimal contiguous split: each device gets a difference of two ideals of the forward graph
 //        (backward ops follow their forward ops), over identical accelerators and identical CPUs.
 //   pipedream  the same model over the splits of one linear order of the layers (PipeDream's DP).
+//   ilp  the non-contiguous max-load integer program, solved with CBC (ilp_placer.cc).
 #pragma once
 
 #include <memory>
@@ -12,5 +13,6 @@ namespace dplace::place {
 
 std::unique_ptr<Placer> MakeDpPlacer();
 std::unique_ptr<Placer> MakePipeDreamPlacer();
+std::unique_ptr<Placer> MakeIlpPlacer();
 
 }  // namespace dplace::place
