@@ -192,6 +192,17 @@ class IlpPlacer : public Placer {
         placement[static_cast<size_t>(op)] = model.devices[static_cast<size_t>(best_slot)];
       }
     }
+    // CBC may drop the start (it completes the continuous columns itself); never return worse.
+    if (!start.empty()) {
+      const sim::Evaluation from_start = ctx.evaluator->Evaluate(start);
+      const sim::Evaluation from_cbc = ctx.evaluator->Evaluate(placement);
+      if ((from_start.feasible && !from_cbc.feasible) ||
+          (from_start.feasible == from_cbc.feasible && from_start.value < from_cbc.value)) {
+        placement = start;
+        r.objective = from_start.value;
+        r.status = MilpStatus::kFeasible;
+      }
+    }
     char note[160];
     const double gap = r.objective > 0 ? (r.objective - r.best_bound) / r.objective : 0;
     std::snprintf(note, sizeof(note), "%s: max-load %.6g, bound %.6g (gap %.2f%%)",
