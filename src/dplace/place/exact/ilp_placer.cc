@@ -30,6 +30,19 @@ struct MaxLoadMilp {
   std::vector<sim::DeviceId> devices;  // slot -> device: accelerators then CPUs
 };
 
+// indicator >= x[plus] - x[minus], for the columns that exist (-1: the variable is fixed at 0, so
+// the row is void when `plus` is missing).
+void AddAtLeastDifference(int indicator, int plus, int minus, Milp* milp) {
+  if (plus < 0) return;
+  std::vector<int> cols = {indicator, plus};
+  std::vector<double> coefs = {1, -1};
+  if (minus >= 0) {
+    cols.push_back(minus);
+    coefs.push_back(1);
+  }
+  milp->AddRow(std::move(cols), std::move(coefs), 'G', 0);
+}
+
 MaxLoadMilp BuildMilp(const ContiguousModel& m) {
   MaxLoadMilp out;
   Milp& milp = out.milp;
@@ -84,28 +97,8 @@ MaxLoadMilp BuildMilp(const ContiguousModel& m) {
       for (int c : t.consumers) {
         const int xc = x_of(c, s);
         // recv >= x[c] - x[p]; send >= x[p] - x[c] (a missing column is the constant 0).
-        std::vector<int> cols = {recv};
-        std::vector<double> coefs = {1};
-        if (xc >= 0) {
-          cols.push_back(xc);
-          coefs.push_back(-1);
-        }
-        if (xp >= 0) {
-          cols.push_back(xp);
-          coefs.push_back(1);
-        }
-        if (xc >= 0) milp.AddRow(cols, coefs, 'G', 0);
-        cols = {send};
-        coefs = {1};
-        if (xp >= 0) {
-          cols.push_back(xp);
-          coefs.push_back(-1);
-        }
-        if (xc >= 0) {
-          cols.push_back(xc);
-          coefs.push_back(1);
-        }
-        if (xp >= 0) milp.AddRow(cols, coefs, 'G', 0);
+        AddAtLeastDifference(recv, xc, xp, &milp);
+        AddAtLeastDifference(send, xp, xc, &milp);
       }
     }
   }
