@@ -43,18 +43,13 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
     out.graph = std::make_shared<const graph::Graph>(std::move(g));
     return out;
   }
-  if (IsPaperInput(j)) {
-    DPLACE_ASSIGN_OR_RETURN(PaperInstance inst, ReadPaperInput(root, FileStem(path)));
+  const bool paper = IsPaperInput(j);
+  if (paper || IsPiperInput(j)) {
+    DPLACE_ASSIGN_OR_RETURN(GraphWithMachine inst, paper ? ReadPaperInput(root, FileStem(path))
+                                                         : ReadPiperInput(root, FileStem(path)));
     out.graph = std::make_shared<const graph::Graph>(std::move(inst.graph));
     out.cluster = std::make_shared<const hw::Cluster>(std::move(inst.cluster));
-    out.format = GraphFormat::kPaper;
-    return out;
-  }
-  if (IsPiperInput(j)) {
-    DPLACE_ASSIGN_OR_RETURN(PiperInstance inst, ReadPiperInput(root, FileStem(path)));
-    out.graph = std::make_shared<const graph::Graph>(std::move(inst.graph));
-    out.cluster = std::make_shared<const hw::Cluster>(std::move(inst.cluster));
-    out.format = GraphFormat::kPiper;
+    out.format = paper ? GraphFormat::kPaper : GraphFormat::kPiper;
     return out;
   }
   if (!format.empty()) return InvalidInput("format '" + format + "' is not a graph format");

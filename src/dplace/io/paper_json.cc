@@ -44,7 +44,7 @@ StatusOr<hw::Cluster> PaperCluster(const JsonNode& root) {
 
 }  // namespace
 
-StatusOr<PaperInstance> ReadPaperInput(const JsonNode& root, const std::string& name) {
+StatusOr<GraphWithMachine> ReadPaperInput(const JsonNode& root, const std::string& name) {
   DPLACE_ASSIGN_OR_RETURN(hw::Cluster cluster, PaperCluster(root));
   graph::GraphBuilder builder(name);
   DPLACE_ASSIGN_OR_RETURN(JsonNode nodes, root.Field("nodes"));
@@ -105,7 +105,7 @@ StatusOr<PaperInstance> ReadPaperInput(const JsonNode& root, const std::string& 
   }
   DPLACE_RETURN_IF_ERROR(AddIdEdges(edge_list, by_id, builder));
   DPLACE_ASSIGN_OR_RETURN(graph::Graph g, builder.Build());
-  return PaperInstance{std::move(g), std::move(cluster)};
+  return GraphWithMachine{std::move(g), std::move(cluster)};
 }
 
 Status FillFromGroups(const graph::Graph& g, sim::Placement* placement) {

@@ -8,6 +8,7 @@
 #include "dplace/base/json_node.h"
 #include "dplace/graph/graph.h"
 #include "dplace/hw/cluster.h"
+#include "dplace/io/instance.h"
 #include "dplace/sim/evaluation.h"
 
 namespace dplace::io {
@@ -15,11 +16,6 @@ namespace dplace::io {
 // Device kinds of the paper's machine.
 inline constexpr const char* kPaperAcceleratorKind = "accel";
 inline constexpr const char* kPaperCpuKind = "cpu";
-
-struct PaperInstance {
-  graph::Graph graph;
-  hw::Cluster cluster;  // "paper-<k>accel-<l>cpu": devices fpga0.. (kind accel) + cpu0.. (kind cpu)
-};
 
 // True when the document looks like the paper's input (has "nodes" and "maxFPGAs").
 bool IsPaperInput(const Json& j);
@@ -30,7 +26,8 @@ bool IsPaperSplit(const Json& j);
 // isBackwardNode -> kind, colorClass -> co-location group "cc<N>", supportedOnFpga = 0 -> cpu only,
 // edge cost -> the source's output transfer time (must be equal on all out-edges, as the paper's
 // program requires).
-StatusOr<PaperInstance> ReadPaperInput(const JsonNode& root, const std::string& name);
+// The machine is "paper-<k>accel-<l>cpu": devices fpga0.. (kind accel) + cpu0.. (kind cpu).
+StatusOr<GraphWithMachine> ReadPaperInput(const JsonNode& root, const std::string& name);
 
 // The split's fpgas[i] go to the i-th non-CPU device of the cluster, cpus[j] to the j-th CPU. An op
 // the split does not list takes the device of its co-location group (how the paper's program

@@ -11,7 +11,7 @@ bool IsPiperInput(const Json& j) {
   return j.is_object() && j.contains("maxDevices") && j.contains("nodes") && j.contains("edges");
 }
 
-StatusOr<PiperInstance> ReadPiperInput(const JsonNode& root, const std::string& name) {
+StatusOr<GraphWithMachine> ReadPiperInput(const JsonNode& root, const std::string& name) {
   DPLACE_ASSIGN_OR_RETURN(JsonNode devices_node, root.Field("maxDevices"));
   DPLACE_ASSIGN_OR_RETURN(int64_t devices, devices_node.Integer());
   if (devices < 1 || devices > 4096) return devices_node.Error("must be between 1 and 4096");
@@ -82,7 +82,7 @@ StatusOr<PiperInstance> ReadPiperInput(const JsonNode& root, const std::string& 
   }
   DPLACE_RETURN_IF_ERROR(AddIdEdges(edge_list, by_id, builder));
   DPLACE_ASSIGN_OR_RETURN(graph::Graph g, builder.Build());
-  return PiperInstance{std::move(g), std::move(cluster)};
+  return GraphWithMachine{std::move(g), std::move(cluster)};
 }
 
 }  // namespace dplace::io

@@ -15,6 +15,7 @@
 #include "dplace/base/json_node.h"
 #include "dplace/graph/graph.h"
 #include "dplace/hw/cluster.h"
+#include "dplace/io/instance.h"
 
 namespace dplace::io {
 
@@ -24,10 +25,6 @@ bool IsPipeDreamProfile(std::string_view text);
 StatusOr<graph::Graph> ReadPipeDreamProfile(std::string_view text, const std::string& name);
 
 bool IsPiperInput(const Json& j);
-struct PiperInstance {
-  graph::Graph graph;
-  hw::Cluster cluster;
-};
-StatusOr<PiperInstance> ReadPiperInput(const JsonNode& root, const std::string& name);
+StatusOr<GraphWithMachine> ReadPiperInput(const JsonNode& root, const std::string& name);
 
 }  // namespace dplace::io
