@@ -57,6 +57,35 @@ else
   fail "place exited non-zero"
 fi
 
+# Infeasible instances of the paper's format are results: exit 0, "feasible": false and the reason,
+# from every placer, with a complete plan.
+paper_instance() {  # NAME MAX_CPUS NODES_JSON
+  cat >"$TMP/$1.json" <<JSON
+{"maxSizePerFPGA": 100, "maxFPGAs": 2, "maxCPUs": $2, "nodes": $3,
+ "edges": [{"sourceId": 1, "destId": 2, "cost": 1.0}]}
+JSON
+}
+node() {  # ID SUPPORTED SIZE COLOR
+  echo "{\"id\": $1, \"supportedOnFpga\": $2, \"cpuLatency\": 10, \"fpgaLatency\": 1, \"isBackwardNode\": 0, \"size\": $3, \"colorClass\": $4}"
+}
+paper_instance too_big 0 "[$(node 1 1 500 1), $(node 2 1 10 2)]"
+paper_instance class_too_big 0 "[$(node 1 1 60 7), $(node 2 1 60 7)]"
+paper_instance no_cpu 0 "[$(node 1 1 10 1), $(node 2 0 10 2)]"
+for case in "too_big:exceeds" "class_too_big:exceeds" "no_cpu:may only run on [cpu]"; do
+  name=${case%%:*}
+  why=${case#*:}
+  if "$DPLACE" place --graph "$TMP/$name.json" --placer all --json --out "$TMP/$name.plan.json" \
+      >"$TMP/$name.out.json" 2>"$TMP/err"; then
+    [[ $(json_get "$TMP/$name.out.json" "d['best']['feasible'], all(not r['feasible'] for r in d['results'])") \
+      == "(False, True)" ]] && ok || fail "$name: want feasible false from every placer"
+    json_get "$TMP/$name.out.json" "d['best']['reason']" | grep -qF -- "$why" && ok \
+      || fail "$name: reason $(json_get "$TMP/$name.out.json" "d['best']['reason']") lacks '$why'"
+    [[ $(json_get "$TMP/$name.plan.json" "len(d['placement'])") == 2 ]] && ok || fail "$name: plan"
+  else
+    fail "$name: exit code $?, want 0 ($(cat "$TMP/err"))"
+  fi
+done
+
 # `all` runs every registered placer here (the paper's file, a plan given, objective throughput).
 "$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --time-limit 2 --json >"$TMP/all.json" \
   || fail "place all"

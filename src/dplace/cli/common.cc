@@ -34,7 +34,12 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemFlags& flags) {
     }
     objective = *parsed;
   }
-  auto problem = sim::MakeProblem(out.loaded.graph, cluster, objective, cost::RooflineCostModel());
+  // A file that defines its own machine is an instance: an op that machine cannot run makes it
+  // infeasible (a result). A graph paired with a cluster that cannot run it is a usage error.
+  const sim::MissingDevice missing = flags.cluster.empty() ? sim::MissingDevice::kInfeasible
+                                                           : sim::MissingDevice::kBadInput;
+  auto problem =
+      sim::MakeProblem(out.loaded.graph, cluster, objective, cost::RooflineCostModel(), missing);
   if (!problem.ok()) return problem.status().WithContext(flags.graph);
   out.problem = std::make_unique<sim::Problem>(std::move(problem).value());
   return out;

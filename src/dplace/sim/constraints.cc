@@ -20,6 +20,7 @@ Status CheckShape(const Problem& p, const Placement& placement) {
 }
 
 std::string FindViolation(const Problem& p, const Placement& placement) {
+  if (!p.infeasible_reason.empty()) return p.infeasible_reason;
   const graph::Graph& g = p.g();
   for (OpId i = 0; i < p.num_ops(); ++i) {
     const DeviceId d = placement[static_cast<size_t>(i)];

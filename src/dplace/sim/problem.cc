@@ -16,7 +16,7 @@ std::optional<Objective> ParseObjective(std::string_view name) {
 
 StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
                               std::shared_ptr<const hw::Cluster> cluster, Objective objective,
-                              const cost::CostModel& model) {
+                              const cost::CostModel& model, MissingDevice missing) {
   const std::vector<std::string>& kinds = cluster->kinds();
   if (kinds.size() > 64) return InvalidInput("cluster has more than 64 device kinds");
   Problem p;
@@ -31,8 +31,11 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
     if (mask == 0) {
       std::string list;
       for (const std::string& k : op.device_kinds) list += (list.empty() ? "" : ", ") + k;
-      return InvalidInput("op '" + op.name + "' may only run on [" + list + "], which cluster '" +
-                          cluster->name() + "' does not have");
+      const std::string why = "op '" + op.name + "' may only run on [" + list +
+                              "], which cluster '" + cluster->name() + "' does not have";
+      if (missing == MissingDevice::kBadInput) return InvalidInput(why);
+      if (p.infeasible_reason.empty()) p.infeasible_reason = why;
+      mask = (kinds.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << kinds.size()) - 1);
     }
     p.allowed_kinds[static_cast<size_t>(i)] = mask;
   }

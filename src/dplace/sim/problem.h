@@ -42,6 +42,9 @@ struct Problem {
   // Lower bounds on the two objectives over all feasible placements (lower_bound.h).
   double step_lower_bound = 0;
   double throughput_lower_bound = 0;
+  // Why no placement can be feasible, when the problem's own machine lacks every device an op may
+  // run on (see MakeProblem); empty otherwise. Every evaluation then reports this reason.
+  std::string infeasible_reason;
 
   const graph::Graph& g() const { return *graph; }
   const hw::Cluster& c() const { return *cluster; }
@@ -55,10 +58,19 @@ struct Problem {
   }
 };
 
+// What to do when an op may run on no device of the cluster.
+enum class MissingDevice {
+  kBadInput,    // the user paired a graph with a cluster that cannot run it: InvalidInput
+  kInfeasible,  // the graph's file defines its own machine (the paper's k accelerators + l CPUs):
+                // the instance is infeasible; the op may go anywhere and every evaluation says why
+};
+
 // Builds a problem. InvalidInput when an op may run on no device of the cluster ("op 'x' may only
-// run on [tpu], which the cluster 'c' does not have") or the cluster has more than 64 device kinds.
+// run on [tpu], which the cluster 'c' does not have") unless `missing` says the instance is then
+// infeasible, or when the cluster has more than 64 device kinds.
 StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
                               std::shared_ptr<const hw::Cluster> cluster, Objective objective,
-                              const cost::CostModel& model);
+                              const cost::CostModel& model,
+                              MissingDevice missing = MissingDevice::kBadInput);
 
 }  // namespace dplace::sim
