@@ -30,7 +30,7 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemFlags& flags) {
   if (!flags.objective.empty()) {
     auto parsed = sim::ParseObjective(flags.objective);
     if (!parsed) {
-      return InvalidInput("--objective: '" + flags.objective + "' is not step or throughput");
+      return InvalidInput("--objective: '" + flags.objective + "' is not step, throughput or latency");
     }
     objective = *parsed;
   }

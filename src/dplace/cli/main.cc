@@ -21,8 +21,9 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "machine: preset name (k80x4, v100x8-nvlink, a100x8, h100x8, hetero) or a "
                   "dplace-cluster/1 file; optional when the graph file defines the machine");
   cmd->add_option("--objective", flags->objective,
-                  "step (simulated step time) or throughput (pipelined max-load); default: "
-                  "throughput for the paper's files, step otherwise");
+                  "step (simulated step time), throughput (pipelined max-load) or latency "
+                  "(single-sample latency of a split); default: throughput for the paper's "
+                  "files, step otherwise");
 }
 
 int Finish(const dplace::Status& status) {

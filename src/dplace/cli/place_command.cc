@@ -8,15 +8,15 @@
 namespace dplace::cli {
 namespace {
 
-// `all` means every placer that can run here: with a plan for `expert`, on the throughput
-// objective for the max-load-only placers.
+// `all` means every placer that can run here: with a plan for `expert`, on the paper's objectives
+// (throughput, latency) for the placers of the paper's model.
 StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, bool have_plan,
                                                sim::Objective objective) {
   std::vector<std::string> names;
   if (spec == "all") {
     for (const place::PlacerEntry& e : place::Placers()) {
       if (e.needs_plan && !have_plan) continue;
-      if (e.throughput_only && objective != sim::Objective::kThroughput) continue;
+      if (e.paper_model_only && objective == sim::Objective::kStep) continue;
       names.emplace_back(e.name);
     }
     return names;

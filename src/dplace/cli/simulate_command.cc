@@ -77,7 +77,7 @@ Status RunSimulate(const SimulateFlags& flags) {
     return OkStatus();
   }
   const sim::Evaluation& e = result.evaluation;
-  std::cout << (problem.objective == sim::Objective::kStep ? "step time: " : "max-load: ")
+  std::cout << sim::ValueName(problem.objective) << ": "
             << e.value << "\nlower bound: " << e.lower_bound << " (gap " << 100 * report::Gap(e)
             << "%)\nfeasible: " << (e.feasible ? "yes" : "no")
             << (e.feasible ? "" : " (" + e.reason + ")") << "\n"

@@ -80,7 +80,7 @@ TEST_P(ConformanceTest, CompleteAndRespectsKindsAndColocation) {
   for (const sim::Problem& p :
        {LayeredProblem(hw::kUnlimited, sim::Objective::kStep),
         LayeredProblem(hw::kUnlimited, sim::Objective::kThroughput), PaperProblem()}) {
-    if (GetParam().throughput_only && p.objective != sim::Objective::kThroughput) continue;
+    if (GetParam().paper_model_only && p.objective != sim::Objective::kThroughput) continue;
     Outcome r = PlaceWith(GetParam(), p, 1);
     ASSERT_EQ(static_cast<int>(r.placement.size()), p.num_ops());
     EXPECT_EQ(sim::FindViolation(p, r.placement), "") << GetParam().name;
@@ -106,7 +106,7 @@ TEST_P(ConformanceTest, FeasibleWhereFeasibleExists) {
 
 TEST_P(ConformanceTest, SameSeedSamePlacement) {
   sim::Problem p =
-      LayeredProblem(hw::kUnlimited, GetParam().throughput_only ? sim::Objective::kThroughput
+      LayeredProblem(hw::kUnlimited, GetParam().paper_model_only ? sim::Objective::kThroughput
                                                                 : sim::Objective::kStep);
   for (uint64_t seed : {1u, 42u}) {
     EXPECT_EQ(PlaceWith(GetParam(), p, seed).placement, PlaceWith(GetParam(), p, seed).placement)

@@ -15,7 +15,7 @@ struct PlacerEntry {
   std::string_view description;
   std::unique_ptr<Placer> (*make)();
   bool needs_plan;       // only runs when a plan is given (--plan)
-  bool throughput_only;  // optimises max-load only (objective throughput)
+  bool paper_model_only;  // the paper's model only: objectives throughput and latency
 };
 
 std::span<const PlacerEntry> Placers();

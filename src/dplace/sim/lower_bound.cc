@@ -39,21 +39,28 @@ double HeaviestGroup(const Problem& p) {
   return bound;
 }
 
+double CriticalPath(const Problem& p, const std::vector<double>& times) {
+  std::vector<double> finish(times.size(), 0);
+  double critical = 0;
+  for (OpId v : p.g().TopologicalOrder()) {
+    double start = 0;
+    for (OpId u : p.g().Predecessors(v)) start = std::max(start, finish[static_cast<size_t>(u)]);
+    finish[static_cast<size_t>(v)] = start + times[static_cast<size_t>(v)];
+    critical = std::max(critical, finish[static_cast<size_t>(v)]);
+  }
+  return critical;
+}
+
 }  // namespace
 
 double StepLowerBound(const Problem& p) {
   const std::vector<double> fastest = FastestTimes(p);
-  std::vector<double> finish(fastest.size(), 0);
-  double critical = 0, total = 0;
-  for (OpId v : p.g().TopologicalOrder()) {
-    double start = 0;
-    for (OpId u : p.g().Predecessors(v)) start = std::max(start, finish[static_cast<size_t>(u)]);
-    finish[static_cast<size_t>(v)] = start + fastest[static_cast<size_t>(v)];
-    critical = std::max(critical, finish[static_cast<size_t>(v)]);
-    total += fastest[static_cast<size_t>(v)];
-  }
-  return std::max({critical, total / p.num_devices(), HeaviestGroup(p)});
+  double total = 0;
+  for (double t : fastest) total += t;
+  return std::max({CriticalPath(p, fastest), total / p.num_devices(), HeaviestGroup(p)});
 }
+
+double LatencyLowerBound(const Problem& p) { return CriticalPath(p, FastestTimes(p)); }
 
 double ThroughputLowerBound(const Problem& p) {
   const std::vector<double> fastest = FastestTimes(p);

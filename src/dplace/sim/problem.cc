@@ -5,12 +5,27 @@
 namespace dplace::sim {
 
 std::string_view ObjectiveName(Objective objective) {
-  return objective == Objective::kStep ? "step" : "throughput";
+  switch (objective) {
+    case Objective::kStep: return "step";
+    case Objective::kThroughput: return "throughput";
+    case Objective::kLatency: return "latency";
+  }
+  return "?";
+}
+
+std::string_view ValueName(Objective objective) {
+  switch (objective) {
+    case Objective::kStep: return "step time";
+    case Objective::kThroughput: return "max-load";
+    case Objective::kLatency: return "latency";
+  }
+  return "value";
 }
 
 std::optional<Objective> ParseObjective(std::string_view name) {
   if (name == "step") return Objective::kStep;
   if (name == "throughput") return Objective::kThroughput;
+  if (name == "latency") return Objective::kLatency;
   return std::nullopt;
 }
 
@@ -44,6 +59,7 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
   p.cluster = std::move(cluster);
   p.step_lower_bound = StepLowerBound(p);
   p.throughput_lower_bound = ThroughputLowerBound(p);
+  p.latency_lower_bound = LatencyLowerBound(p);
   return p;
 }
 

@@ -25,9 +25,12 @@ using hw::DeviceId;
 enum class Objective {
   kStep,        // time of one step, by discrete-event simulation (DESIGN.md §3)
   kThroughput,  // pipelined max-load of Tarnawski et al. 2020 (time per sample)
+  kLatency,     // single-sample latency of a split, Tarnawski et al. 2020 (latency.h)
 };
 std::string_view ObjectiveName(Objective objective);
 std::optional<Objective> ParseObjective(std::string_view name);
+// What the objective's value is called: "step time", "max-load", "latency".
+std::string_view ValueName(Objective objective);
 
 // One DeviceId per op, indexed by OpId.
 using Placement = std::vector<DeviceId>;
@@ -39,9 +42,10 @@ struct Problem {
   cost::CostTable costs;
   // Bit k set when the op may run on devices of cluster kind k (cluster->kinds()[k]).
   std::vector<uint64_t> allowed_kinds;
-  // Lower bounds on the two objectives over all feasible placements (lower_bound.h).
+  // Lower bounds on the objectives over all feasible placements (lower_bound.h).
   double step_lower_bound = 0;
   double throughput_lower_bound = 0;
+  double latency_lower_bound = 0;
   // Why no placement can be feasible, when the problem's own machine lacks every device an op may
   // run on (see MakeProblem); empty otherwise. Every evaluation then reports this reason.
   std::string infeasible_reason;
@@ -54,7 +58,12 @@ struct Problem {
     return (allowed_kinds[static_cast<size_t>(op)] >> cluster->KindIndex(d)) & 1u;
   }
   double LowerBound() const {
-    return objective == Objective::kStep ? step_lower_bound : throughput_lower_bound;
+    switch (objective) {
+      case Objective::kStep: return step_lower_bound;
+      case Objective::kThroughput: return throughput_lower_bound;
+      case Objective::kLatency: return latency_lower_bound;
+    }
+    return 0;
   }
 };
 

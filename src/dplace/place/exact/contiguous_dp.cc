@@ -176,6 +176,72 @@ ContiguousSolution SolveContiguous(const ContiguousModel& model, const IdealLatt
   return solver.Run();
 }
 
+ContiguousSolution SolveLinearLatency(const ContiguousModel& m) {
+  const int n = m.num_units;
+  const int k = static_cast<int>(m.accelerators.size());
+  const bool pool = !m.cpus.empty();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // best[i][j]: least sum over runs covering units [0, i) with j accelerators; from[i][j]: where
+  // the last run starts, and whether it is a call (1) or CPU work (0).
+  std::vector<std::vector<double>> best(static_cast<size_t>(n + 1),
+                                        std::vector<double>(static_cast<size_t>(k + 1), kInf));
+  std::vector<std::vector<std::pair<int, char>>> from(
+      static_cast<size_t>(n + 1), std::vector<std::pair<int, char>>(static_cast<size_t>(k + 1)));
+  best[0][0] = 0;
+  UnitSetLoad run(m);
+  std::vector<double> path(static_cast<size_t>(n), 0);  // CPU critical path ending at each unit
+  for (int h = 0; h < n; ++h) {
+    run.Reset(nullptr);
+    double critical = 0;
+    for (int i = h; i < n; ++i) {
+      run.Add(i);
+      double ready = 0;
+      for (int p : m.preds[static_cast<size_t>(i)]) {
+        if (p >= h) ready = std::max(ready, path[static_cast<size_t>(p)]);
+      }
+      path[static_cast<size_t>(i)] = ready + m.cpu_s[static_cast<size_t>(i)];
+      critical = std::max(critical, path[static_cast<size_t>(i)]);
+      const bool call_fits = run.not_accel == 0 && run.bytes <= m.accel_memory_bytes;
+      for (int j = 0; j <= k; ++j) {
+        const double before = best[static_cast<size_t>(h)][static_cast<size_t>(j)];
+        if (before == kInf) continue;
+        auto relax = [&](int jj, double value, char call) {
+          double& slot = best[static_cast<size_t>(i + 1)][static_cast<size_t>(jj)];
+          if (value < slot) {
+            slot = value;
+            from[static_cast<size_t>(i + 1)][static_cast<size_t>(jj)] = {h, call};
+          }
+        };
+        if (pool && run.not_cpu == 0) relax(j, before + critical, 0);
+        if (j < k && call_fits) relax(j + 1, before + run.accel_s + run.comm, 1);
+      }
+    }
+  }
+  ContiguousSolution s;
+  int j_best = -1;
+  for (int j = 0; j <= k; ++j) {
+    if (best[static_cast<size_t>(n)][static_cast<size_t>(j)] < kInf &&
+        (j_best < 0 || best[static_cast<size_t>(n)][static_cast<size_t>(j)] <
+                           best[static_cast<size_t>(n)][static_cast<size_t>(j_best)])) {
+      j_best = j;
+    }
+  }
+  if (j_best < 0) return s;
+  s.found = true;
+  s.max_load = best[static_cast<size_t>(n)][static_cast<size_t>(j_best)];
+  s.unit_device.assign(static_cast<size_t>(n), -1);
+  for (int i = n, j = j_best, next_accel = j_best - 1; i > 0;) {
+    const auto [h, call] = from[static_cast<size_t>(i)][static_cast<size_t>(j)];
+    for (int u = h; u < i; ++u) s.unit_device[static_cast<size_t>(u)] = call ? next_accel : -1;
+    if (call) {
+      --next_accel;
+      --j;
+    }
+    i = h;
+  }
+  return s;
+}
+
 sim::Placement ToPlacement(const ContiguousModel& model, const ContiguousSolution& solution,
                            int num_ops) {
   sim::Placement placement(static_cast<size_t>(num_ops), 0);

@@ -32,6 +32,12 @@ using Deadline = std::chrono::steady_clock::time_point;
 ContiguousSolution SolveContiguous(const ContiguousModel& model, const IdealLattice& lattice,
                                    double upper_bound, Deadline deadline = Deadline::max());
 
+// A heuristic split for single-sample latency: the topological order of the units cut into runs,
+// each run one accelerator call (its max-load term) or CPU-pool work (its critical path with CPU
+// times), minimising the sum over the runs (which bounds the latency the runs give) by a DP over
+// (prefix, accelerators used). `max_load` holds that sum. O(units² · accelerators).
+ContiguousSolution SolveLinearLatency(const ContiguousModel& model);
+
 // The placement of every op for a solution.
 sim::Placement ToPlacement(const ContiguousModel& model, const ContiguousSolution& solution,
                            int num_ops);

@@ -176,9 +176,9 @@ bool MergeOneTrivialUnit(const sim::Problem& p, const ContiguousModel& m, UnionF
 }
 
 Status CheckDevices(const sim::Problem& p, ContiguousModel* m) {
-  if (p.objective != sim::Objective::kThroughput) {
+  if (p.objective == sim::Objective::kStep) {
     return InvalidInput(
-        "the exact contiguous placers optimise max-load: use --objective throughput");
+        "the exact placers work on the paper's model: use --objective throughput or latency");
   }
   for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
     (p.c().device(d).kind == "cpu" ? m->cpus : m->accelerators).push_back(d);
@@ -287,7 +287,8 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.bytes.assign(n, 0);
   m.accel_ok.assign(n, 1);
   m.cpu_ok.assign(n, 1);
-  std::vector<int> unit_of_op(static_cast<size_t>(p.num_ops()));
+  std::vector<int>& unit_of_op = m.unit_of_op;
+  unit_of_op.resize(static_cast<size_t>(p.num_ops()));
   for (sim::OpId op = 0; op < p.num_ops(); ++op) {
     const int unit = order_of[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])];
     unit_of_op[static_cast<size_t>(op)] = unit;
@@ -326,6 +327,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.consumed.resize(n);
   for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
     ContiguousModel::Tensor info;
+    info.id = t;
     info.producer = unit_of_op[static_cast<size_t>(g.tensor(t).producer)];
     for (sim::OpId c : g.Consumers(t)) {
       const int unit = unit_of_op[static_cast<size_t>(c)];

@@ -19,6 +19,7 @@ namespace dplace::place {
 
 struct ContiguousModel {
   struct Tensor {
+    graph::TensorId id;          // in the graph
     int producer;                // unit
     double cost;                 // transfer cost when it crosses a device boundary
     std::vector<int> consumers;  // distinct units other than the producer
@@ -26,6 +27,7 @@ struct ContiguousModel {
 
   int num_units = 0;
   std::vector<std::vector<sim::OpId>> unit_ops;
+  std::vector<int> unit_of_op;
   std::vector<std::vector<int>> preds;  // forward DAG over units, units numbered topologically
   std::vector<double> accel_s, cpu_s, bytes;
   std::vector<char> accel_ok, cpu_ok;  // every op of the unit may run there
@@ -35,7 +37,7 @@ struct ContiguousModel {
   double accel_memory_bytes = 0;
 };
 
-// InvalidInput when the problem is not of the paper's form (objective not throughput, accelerators
+// InvalidInput when the problem is not of the paper's form (objective step, accelerators
 // or CPUs not identical). With `for_contiguity` false the units are just the co-location classes
 // (no mirroring, fusion or merging) and `preds` is left empty: the model of non-contiguous splits.
 StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& problem,

@@ -1,21 +1,21 @@
-// `ilp`: the non-contiguous max-load integer program of Tarnawski et al., NeurIPS 2020, solved with
-// CBC instead of a commercial solver. Variables: x[u][d] (unit u on device d), for each tensor and
-// accelerator whether it sends / receives it, and the max-load L:
-//   Σ_d x[u][d] = 1;  memory Σ_u bytes_u x[u][d] <= capacity (accelerators);
-//   recv[t][d] >= x[c][d] - x[p][d],  send[t][d] >= x[p][d] - x[c][d]  for each consumer unit c;
-//   L >= Σ_u time_u x[u][d] + Σ_t cost_t (send[t][d] + recv[t][d])  (accelerators; CPUs: time
-//   only); minimise L.
-// Identical devices are interchangeable, so unit u may only use device indices <= u (symmetry
-// breaking). The search starts from the linear-order optimum (`pipedream`), stops at --time-limit
-// (default 60 s) or after a number of branch-and-bound nodes (the evaluation budget, default
-// 100,000; a node limit is reproducible, a time limit is not) and reports its proven bound.
+// `ilp` and `ilp_contiguous`: the integer programs of Tarnawski et al., NeurIPS 2020 (ilp_programs.h)
+// solved with CBC instead of a commercial solver.
+//   ilp             throughput: the non-contiguous max-load program, started from the linear-order
+//                   optimum (`pipedream`); latency: the single-sample latency program, started
+//                   from the best of the linear latency split (SolveLinearLatency), that
+//                   max-load split, everything on the CPU pool and everything on one accelerator.
+//   ilp_contiguous  the contiguous max-load program, started from `dp`'s split: it proves (or
+//                   bounds) the same optimum by a different method.
+// Each stops at --time-limit (default 60 s) or after a number of branch-and-bound nodes (the
+// evaluation budget, default 100,000; a node limit is reproducible, a time limit is not), reports
+// its proven bound, and never returns worse than its start.
 #include <algorithm>
 #include <cstdio>
 #include <limits>
 
 #include "dplace/place/exact/contiguous_dp.h"
 #include "dplace/place/exact/exact.h"
-#include "dplace/place/exact/milp.h"
+#include "dplace/place/exact/ilp_programs.h"
 
 namespace dplace::place {
 namespace {
@@ -23,119 +23,82 @@ namespace {
 constexpr double kDefaultTimeLimitS = 60;
 constexpr int64_t kDefaultMaxNodes = 100000;  // the evaluation budget overrides it
 
-struct MaxLoadMilp {
-  Milp milp;
-  std::vector<std::vector<int>> x;  // [unit][device slot]: column or -1 (not allowed)
-  int load = -1;
-  std::vector<sim::DeviceId> devices;  // slot -> device: accelerators then CPUs
-};
-
-// indicator >= x[plus] - x[minus], for the columns that exist (-1: the variable is fixed at 0, so
-// the row is void when `plus` is missing).
-void AddAtLeastDifference(int indicator, int plus, int minus, Milp* milp) {
-  if (plus < 0) return;
-  std::vector<int> cols = {indicator, plus};
-  std::vector<double> coefs = {1, -1};
-  if (minus >= 0) {
-    cols.push_back(minus);
-    coefs.push_back(1);
+// Solves `program` from `start` (may be empty) and returns the better of CBC's answer and the
+// start; `fallback` when neither exists. `what` names the program in the note. The program's
+// proven bound is the problem's only when the program optimises the problem's objective.
+StatusOr<sim::Placement> Solve(const sim::Problem& p, PlaceContext& ctx,
+                               const PlacementProgram& program, sim::Objective optimises,
+                               const sim::Placement& start, const sim::Placement& fallback,
+                               const std::string& what) {
+  MilpOptions options;
+  options.time_limit_s = ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
+  options.max_nodes = ctx.budget.max_evaluations > 0 ? ctx.budget.max_evaluations : kDefaultMaxNodes;
+  if (!start.empty()) options.start = program.StartValues(start);
+  DPLACE_ASSIGN_OR_RETURN(MilpResult r, SolveWithCbc(program.milp(), options));
+  if (r.status == MilpStatus::kInfeasible) {
+    ctx.note = "infeasible: no " + what + " fits the devices (proven by CBC)";
+    return start.empty() ? fallback : start;
   }
-  milp->AddRow(std::move(cols), std::move(coefs), 'G', 0);
+  if (optimises == p.objective) ctx.lower_bound = std::max(ctx.lower_bound, r.best_bound);
+  if (r.status == MilpStatus::kNoSolution) {
+    ctx.note = "no solution within the limits; bound " + std::to_string(r.best_bound);
+    return start.empty() ? fallback : start;
+  }
+  sim::Placement placement = program.Decode(r.values, p.num_ops());
+  const sim::Evaluation e = ctx.evaluator->Evaluate(placement);
+  bool kept_start = false;
+  if (!start.empty()) {  // CBC may drop the start; never return worse by the problem's objective
+    const sim::Evaluation from_start = ctx.evaluator->Evaluate(start);
+    if ((from_start.feasible && !e.feasible) ||
+        (from_start.feasible == e.feasible && from_start.value < e.value)) {
+      placement = start;
+      kept_start = true;
+    }
+  }
+  const bool proven = r.status == MilpStatus::kOptimal;
+  char note[200];
+  const double gap = r.objective > 0 ? std::max(0.0, (r.objective - r.best_bound) / r.objective) : 0;
+  std::snprintf(note, sizeof(note), "%s %s: %s %.10g, bound %.10g (gap %.2f%%)",
+                proven ? "optimal" : "time or node limit,", what.c_str(),
+                std::string(sim::ValueName(optimises)).c_str(), r.objective, r.best_bound,
+                100 * gap);
+  ctx.note = note;
+  if (kept_start) ctx.note += "; its start is better and is returned";
+  return placement;
 }
 
-MaxLoadMilp BuildMilp(const ContiguousModel& m) {
-  MaxLoadMilp out;
-  Milp& milp = out.milp;
-  const int k = static_cast<int>(m.accelerators.size());
-  const int l = static_cast<int>(m.cpus.size());
-  out.devices = m.accelerators;
-  out.devices.insert(out.devices.end(), m.cpus.begin(), m.cpus.end());
-  const int slots = k + l;
-  out.load = milp.AddColumn(0, std::numeric_limits<double>::infinity(), 1, false);
-  out.x.assign(static_cast<size_t>(m.num_units), std::vector<int>(static_cast<size_t>(slots), -1));
-  for (int u = 0; u < m.num_units; ++u) {
-    std::vector<int> cols;
-    for (int s = 0; s < slots; ++s) {
-      const bool accel = s < k;
-      const int index = accel ? s : s - k;  // symmetry breaking: index <= u
-      if (index > u || !(accel ? m.accel_ok : m.cpu_ok)[static_cast<size_t>(u)]) continue;
-      if (accel && m.bytes[static_cast<size_t>(u)] > m.accel_memory_bytes) continue;
-      out.x[static_cast<size_t>(u)][static_cast<size_t>(s)] = milp.AddColumn(0, 1, 0, true);
-      cols.push_back(out.x[static_cast<size_t>(u)][static_cast<size_t>(s)]);
-    }
-    milp.AddRow(cols, std::vector<double>(cols.size(), 1.0), 'E', 1);
-  }
-  auto x_of = [&](int u, int s) { return out.x[static_cast<size_t>(u)][static_cast<size_t>(s)]; };
-  std::vector<std::vector<int>> load_cols(static_cast<size_t>(slots));
-  std::vector<std::vector<double>> load_coefs(static_cast<size_t>(slots));
-  for (int s = 0; s < slots; ++s) {
-    std::vector<int> mem_cols;
-    std::vector<double> mem_coefs;
-    for (int u = 0; u < m.num_units; ++u) {
-      if (x_of(u, s) < 0) continue;
-      load_cols[static_cast<size_t>(s)].push_back(x_of(u, s));
-      load_coefs[static_cast<size_t>(s)].push_back(s < k ? m.accel_s[static_cast<size_t>(u)]
-                                                         : m.cpu_s[static_cast<size_t>(u)]);
-      mem_cols.push_back(x_of(u, s));
-      mem_coefs.push_back(m.bytes[static_cast<size_t>(u)]);
-    }
-    if (s < k && m.accel_memory_bytes < std::numeric_limits<double>::infinity() &&
-        !mem_cols.empty()) {
-      milp.AddRow(mem_cols, mem_coefs, 'L', m.accel_memory_bytes);
-    }
-  }
-  for (const ContiguousModel::Tensor& t : m.tensors) {
-    if (t.cost <= 0) continue;
-    for (int s = 0; s < k; ++s) {
-      const int send = milp.AddColumn(0, 1, 0, false);
-      const int recv = milp.AddColumn(0, 1, 0, false);
-      load_cols[static_cast<size_t>(s)].push_back(send);
-      load_coefs[static_cast<size_t>(s)].push_back(t.cost);
-      load_cols[static_cast<size_t>(s)].push_back(recv);
-      load_coefs[static_cast<size_t>(s)].push_back(t.cost);
-      const int xp = x_of(t.producer, s);
-      for (int c : t.consumers) {
-        const int xc = x_of(c, s);
-        // recv >= x[c] - x[p]; send >= x[p] - x[c] (a missing column is the constant 0).
-        AddAtLeastDifference(recv, xc, xp, &milp);
-        AddAtLeastDifference(send, xp, xc, &milp);
-      }
-    }
-  }
-  for (int s = 0; s < slots; ++s) {
-    std::vector<int> cols = load_cols[static_cast<size_t>(s)];
-    std::vector<double> coefs = load_coefs[static_cast<size_t>(s)];
-    for (double& c : coefs) c = -c;
-    cols.push_back(out.load);
-    coefs.push_back(1);
-    milp.AddRow(cols, coefs, 'G', 0);
+// Splits of one topological order of the DP's units: the max-load optimum (PipeDream's DP) and,
+// for latency, the linear latency heuristic; empty where no split of that order fits.
+struct LinearSplits {
+  sim::Placement max_load, latency;
+};
+StatusOr<LinearSplits> SplitLinearOrder(const sim::Problem& p) {
+  DPLACE_ASSIGN_OR_RETURN(ContiguousModel contiguous, BuildContiguousModel(p));
+  LinearSplits out;
+  const ContiguousSolution linear =
+      SolveContiguous(contiguous, IdealLattice::Chain(contiguous.num_units),
+                      std::numeric_limits<double>::infinity());
+  if (linear.found) out.max_load = ToPlacement(contiguous, linear, p.num_ops());
+  if (p.objective == sim::Objective::kLatency) {
+    const ContiguousSolution latency = SolveLinearLatency(contiguous);
+    if (latency.found) out.latency = ToPlacement(contiguous, latency, p.num_ops());
   }
   return out;
 }
 
-// The integer columns of a placement, devices relabelled in order of first use (the symmetry
-// breaking); CBC completes the continuous ones. Empty when the placement is not representable.
-std::vector<std::pair<int, double>> StartValues(const ContiguousModel& m, const MaxLoadMilp& model,
-                                                const sim::Placement& placement) {
-  const int k = static_cast<int>(m.accelerators.size());
-  std::vector<int> slot_of_device(placement.size() + model.devices.size() + 1, -1);
-  int next_accel = 0, next_cpu = k;
-  std::vector<std::pair<int, double>> start;
-  for (int u = 0; u < m.num_units; ++u) {
-    const sim::DeviceId d = placement[static_cast<size_t>(m.unit_ops[static_cast<size_t>(u)][0])];
-    int& slot = slot_of_device[static_cast<size_t>(d)];
-    if (slot < 0) {
-      const bool accel =
-          std::find(m.accelerators.begin(), m.accelerators.end(), d) != m.accelerators.end();
-      slot = accel ? next_accel++ : next_cpu++;
-    }
-    for (size_t s = 0; s < model.devices.size(); ++s) {
-      const int col = model.x[static_cast<size_t>(u)][s];
-      if (col >= 0) start.emplace_back(col, static_cast<int>(s) == slot ? 1.0 : 0.0);
-      if (col < 0 && static_cast<int>(s) == slot) return {};
+// The best feasible placement among `candidates` by the evaluator; empty when none is feasible.
+sim::Placement BestFeasible(const std::vector<sim::Placement>& candidates, PlaceContext& ctx) {
+  sim::Placement best;
+  double best_value = std::numeric_limits<double>::infinity();
+  for (const sim::Placement& c : candidates) {
+    if (c.empty()) continue;
+    const sim::Evaluation e = ctx.evaluator->Evaluate(c);
+    if (e.feasible && e.value < best_value) {
+      best = c;
+      best_value = e.value;
     }
   }
-  return start;
+  return best;
 }
 
 class IlpPlacer : public Placer {
@@ -144,70 +107,46 @@ class IlpPlacer : public Placer {
 
  private:
   StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    DPLACE_ASSIGN_OR_RETURN(ContiguousModel contiguous, BuildContiguousModel(p));
-    const ContiguousSolution linear =
-        SolveContiguous(contiguous, IdealLattice::Chain(contiguous.num_units),
-                        std::numeric_limits<double>::infinity());
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel m, BuildContiguousModel(p, /*for_contiguity=*/false));
-    MaxLoadMilp model = BuildMilp(m);
-    MilpOptions options;
-    options.time_limit_s =
-        ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
-    options.max_nodes =
-        ctx.budget.max_evaluations > 0 ? ctx.budget.max_evaluations : kDefaultMaxNodes;
-    sim::Placement start;
-    if (linear.found) {
-      start = ToPlacement(contiguous, linear, p.num_ops());
-      options.start = StartValues(m, model, start);
+    DPLACE_ASSIGN_OR_RETURN(const LinearSplits linear, SplitLinearOrder(p));
+    if (p.objective != sim::Objective::kLatency) {
+      const sim::Placement start = BestFeasible({linear.max_load}, ctx);
+      return Solve(p, ctx, *NonContiguousMaxLoad(m), sim::Objective::kThroughput,
+                   start.empty() ? linear.max_load : start,
+                   NoSplitFits(m, p.num_ops()), "non-contiguous split");
     }
-    DPLACE_ASSIGN_OR_RETURN(MilpResult r, SolveWithCbc(model.milp, options));
-    if (r.status == MilpStatus::kInfeasible) {
-      ctx.note = "infeasible: no placement fits the devices (proven by CBC)";
-      return NoSplitFits(m, p.num_ops());
+    std::vector<sim::Placement> candidates = {linear.latency, linear.max_load};
+    for (const auto* devices : {&m.cpus, &m.accelerators}) {
+      if (!devices->empty()) candidates.emplace_back(p.num_ops(), devices->front());
     }
-    ctx.lower_bound = std::max(ctx.lower_bound, r.best_bound);
-    if (r.status == MilpStatus::kNoSolution) {
-      ctx.note = "no solution within the time limit; bound " + std::to_string(r.best_bound);
-      return start.empty() ? NoSplitFits(m, p.num_ops()) : start;
-    }
-    sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
-    for (int u = 0; u < m.num_units; ++u) {
-      int best_slot = 0;
-      double best_value = -1;
-      for (size_t s = 0; s < model.devices.size(); ++s) {
-        const int col = model.x[static_cast<size_t>(u)][s];
-        if (col >= 0 && r.values[static_cast<size_t>(col)] > best_value) {
-          best_value = r.values[static_cast<size_t>(col)];
-          best_slot = static_cast<int>(s);
-        }
-      }
-      for (sim::OpId op : m.unit_ops[static_cast<size_t>(u)]) {
-        placement[static_cast<size_t>(op)] = model.devices[static_cast<size_t>(best_slot)];
-      }
-    }
-    // CBC may drop the start (it completes the continuous columns itself); never return worse.
-    if (!start.empty()) {
-      const sim::Evaluation from_start = ctx.evaluator->Evaluate(start);
-      const sim::Evaluation from_cbc = ctx.evaluator->Evaluate(placement);
-      if ((from_start.feasible && !from_cbc.feasible) ||
-          (from_start.feasible == from_cbc.feasible && from_start.value < from_cbc.value)) {
-        placement = start;
-        r.objective = from_start.value;
-        r.status = MilpStatus::kFeasible;
-      }
-    }
-    char note[160];
-    const double gap = r.objective > 0 ? (r.objective - r.best_bound) / r.objective : 0;
-    std::snprintf(note, sizeof(note), "%s: max-load %.6g, bound %.6g (gap %.2f%%)",
-                  r.status == MilpStatus::kOptimal ? "optimal non-contiguous split" : "time limit",
-                  r.objective, r.best_bound, 100 * std::max(0.0, gap));
-    ctx.note = note;
-    return placement;
+    const sim::Placement start = BestFeasible(candidates, ctx);
+    // The start's latency bounds the optimum (with room for the solver's rounding).
+    const double upper_bound = start.empty()
+                                   ? std::numeric_limits<double>::infinity()
+                                   : ctx.evaluator->Evaluate(start).value * (1 + 1e-6) + 1e-9;
+    return Solve(p, ctx, *Latency(p, m, upper_bound), sim::Objective::kLatency, start,
+                 NoSplitFits(m, p.num_ops()), "single-sample latency split");
+  }
+};
+
+class IlpContiguousPlacer : public Placer {
+ public:
+  std::string_view name() const override { return "ilp_contiguous"; }
+
+ private:
+  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+    DPLACE_ASSIGN_OR_RETURN(ContiguousModel m, BuildContiguousModel(p));
+    PlaceContext dp_ctx{.evaluator = ctx.evaluator, .seed = ctx.seed, .budget = ctx.budget};
+    DPLACE_ASSIGN_OR_RETURN(sim::Placement dp, MakeDpPlacer()->Place(p, dp_ctx));
+    const sim::Placement start = BestFeasible({dp}, ctx);
+    return Solve(p, ctx, *ContiguousMaxLoad(m), sim::Objective::kThroughput, start,
+                 NoSplitFits(m, p.num_ops()), "contiguous split");
   }
 };
 
 }  // namespace
 
 std::unique_ptr<Placer> MakeIlpPlacer() { return std::make_unique<IlpPlacer>(); }
+std::unique_ptr<Placer> MakeIlpContiguousPlacer() { return std::make_unique<IlpContiguousPlacer>(); }
 
 }  // namespace dplace::place

@@ -1,15 +1,129 @@
-// `ilp` on a paper workload: never worse than its warm start (the linear-order optimum), and the
-// bound it proves lies below every placement's value.
+// The integer programs (`ilp`, `ilp_contiguous`) against independent answers: brute force over every
+// placement of a small graph for the non-contiguous max-load and latency programs, `dp` for the
+// contiguous program on the paper's workloads; and their warm starts and bounds on real inputs.
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "dplace/io/load.h"
 #include "dplace/place/exact/exact.h"
+#include "dplace/place/registry.h"
+#include "dplace/sim/latency.h"
 #include "dplace/sim/max_load.h"
+#include "dplace/sim/test_problems.h"
 
 namespace dplace::place {
 namespace {
 
-TEST(IlpTest, StartsFromTheLinearOptimumAndProvesABound) {
+using sim::testing::TimedOp;
+
+// Seven ops over two GPUs of 100 bytes and a CPU: a fork, a join and a side branch, with
+// transfers of 1-3 s and GPU/CPU time ratios that differ per op, so that neither one device nor
+// an even spread is best.
+sim::Problem SmallProblem(sim::Objective objective) {
+  graph::GraphBuilder b("small");
+  auto op = [&](const char* name, double gpu_s, double cpu_s, double bytes, double out) {
+    graph::Op o = TimedOp(name, gpu_s, cpu_s);
+    o.param_bytes = bytes;
+    return b.AddOp(o, {{0, out}});
+  };
+  const auto in = op("in", 1, 2, 10, 2);
+  const auto l = op("left", 4, 30, 60, 1);
+  const auto r = op("right", 5, 12, 50, 3);
+  const auto s = op("side", 2, 3, 10, 1);
+  const auto j = op("join", 3, 25, 30, 2);
+  const auto t = op("tail", 2, 9, 20, 1);
+  const auto o = op("out", 1, 1, 10, 0);
+  b.AddEdge(in, 0, l);
+  b.AddEdge(in, 0, r);
+  b.AddEdge(in, 0, s);
+  b.AddEdge(l, 0, j);
+  b.AddEdge(r, 0, j);
+  b.AddEdge(j, 0, t);
+  b.AddEdge(s, 0, o);
+  b.AddEdge(t, 0, o);
+  return sim::testing::Make(b, sim::testing::ThreeDevices(100), objective);
+}
+
+// Best feasible value over all 3^7 placements.
+double BruteForce(const sim::Problem& p) {
+  sim::SimulatedEvaluator evaluator(p);
+  double best = std::numeric_limits<double>::infinity();
+  sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
+  for (int code = 0; code < 2187; ++code) {
+    for (int i = 0, c = code; i < p.num_ops(); ++i, c /= 3) placement[static_cast<size_t>(i)] = c % 3;
+    const sim::Evaluation e = evaluator.Evaluate(placement);
+    if (e.feasible) best = std::min(best, e.value);
+  }
+  return best;
+}
+
+struct Solved {
+  sim::Evaluation evaluation;
+  std::string note;
+  double lower_bound;
+};
+
+Solved PlaceWith(Placer& placer, const sim::Problem& p) {
+  sim::SimulatedEvaluator evaluator(p);
+  PlaceContext ctx{.evaluator = &evaluator, .budget = {.time_limit_s = 60}};
+  auto placement = placer.Place(p, ctx);
+  EXPECT_TRUE(placement.ok()) << placement.status().message();
+  if (!placement.ok()) return {};
+  return {evaluator.Evaluate(*placement), ctx.note, ctx.lower_bound};
+}
+
+TEST(IlpTest, NonContiguousMaxLoadEqualsBruteForce) {
+  const sim::Problem p = SmallProblem(sim::Objective::kThroughput);
+  const Solved s = PlaceWith(*MakeIlpPlacer(), p);
+  EXPECT_TRUE(s.evaluation.feasible) << s.evaluation.reason;
+  EXPECT_NEAR(s.evaluation.value, BruteForce(p), 1e-9);
+  EXPECT_EQ(s.note.rfind("optimal non-contiguous split", 0), 0u) << s.note;
+  EXPECT_NEAR(s.lower_bound, s.evaluation.value, 1e-6);
+}
+
+TEST(IlpTest, LatencyEqualsBruteForce) {
+  const sim::Problem p = SmallProblem(sim::Objective::kLatency);
+  const double best = BruteForce(p);
+  const Solved s = PlaceWith(*MakeIlpPlacer(), p);
+  EXPECT_TRUE(s.evaluation.feasible) << s.evaluation.reason;
+  EXPECT_NEAR(s.evaluation.value, best, 1e-6);
+  EXPECT_EQ(s.note.rfind("optimal single-sample latency split", 0), 0u) << s.note;
+  EXPECT_NEAR(s.lower_bound, best, 1e-6);
+}
+
+TEST(IlpTest, ContiguousEqualsDpOnASmallGraph) {
+  const sim::Problem p = SmallProblem(sim::Objective::kThroughput);
+  const Solved ilp = PlaceWith(*MakeIlpContiguousPlacer(), p);
+  const Solved dp = PlaceWith(*MakeDpPlacer(), p);
+  EXPECT_NEAR(ilp.evaluation.value, dp.evaluation.value, 1e-9);
+  EXPECT_EQ(ilp.note.rfind("optimal contiguous split", 0), 0u) << ilp.note;
+}
+
+class IlpContiguousPaperTest : public ::testing::TestWithParam<std::pair<const char*, double>> {};
+
+// The contiguous program proves the DP's optimum of the paper's workloads (reference values from
+// the paper's own program); bench/ and docs/exact.md have all 16.
+TEST_P(IlpContiguousPaperTest, ProvesTheDpOptimum) {
+  auto loaded = io::LoadGraph(std::string(DPLACE_SOURCE_DIR) +
+                              "/testdata/dnn-partitioning/throughput-inputs/LayerGraphs/" +
+                              GetParam().first + ".json");
+  ASSERT_TRUE(loaded.ok());
+  auto problem = sim::MakeProblem(loaded->graph, loaded->cluster, sim::Objective::kThroughput,
+                                  cost::RooflineCostModel());
+  ASSERT_TRUE(problem.ok());
+  const Solved s = PlaceWith(*MakeIlpContiguousPlacer(), *problem);
+  EXPECT_TRUE(s.evaluation.feasible) << s.evaluation.reason;
+  EXPECT_NEAR(s.evaluation.value, GetParam().second, 1e-6 * GetParam().second);
+  EXPECT_NEAR(s.lower_bound, GetParam().second, 1e-6 * GetParam().second) << s.note;
+}
+
+INSTANTIATE_TEST_SUITE_P(Paper, IlpContiguousPaperTest,
+                         ::testing::Values(std::make_pair("bert24_inference", 17.78990625),
+                                           std::make_pair("bert24_training", 41.7458125)),
+                         [](const auto& test) { return std::string(test.param.first); });
+
+TEST(IlpTest, NonContiguousStartsFromTheLinearOptimumAndProvesABound) {
   auto loaded = io::LoadGraph(std::string(DPLACE_SOURCE_DIR) +
                               "/testdata/dnn-partitioning/throughput-inputs/LayerGraphs/"
                               "bert24_inference.json");
@@ -27,6 +141,32 @@ TEST(IlpTest, StartsFromTheLinearOptimumAndProvesABound) {
   EXPECT_GT(ctx.lower_bound, problem->throughput_lower_bound);
   EXPECT_LE(ctx.lower_bound, e.value * (1 + 1e-9));
   EXPECT_NE(ctx.note.find("bound"), std::string::npos) << ctx.note;
+}
+
+TEST(IlpTest, LatencyOnThePaperInputBeatsItsStarts) {
+  auto loaded = io::LoadGraph(std::string(DPLACE_SOURCE_DIR) +
+                              "/testdata/dnn-partitioning/latency-inputs/LayerGraphs/"
+                              "bert24_inference.json");
+  ASSERT_TRUE(loaded.ok());
+  auto problem = sim::MakeProblem(loaded->graph, loaded->cluster, sim::Objective::kLatency,
+                                  cost::RooflineCostModel());
+  ASSERT_TRUE(problem.ok());
+  sim::SimulatedEvaluator evaluator(*problem);
+  PlaceContext ctx{.evaluator = &evaluator, .budget = {.max_evaluations = 200}};
+  auto ilp = MakeIlpPlacer()->Place(*problem, ctx);
+  ASSERT_TRUE(ilp.ok()) << ilp.status().message();
+  const sim::Evaluation e = sim::EvaluateLatency(*problem, *ilp);
+  EXPECT_TRUE(e.feasible) << e.reason;
+  for (const char* name : {"single", "dp", "pipedream"}) {
+    sim::SimulatedEvaluator other_evaluator(*problem);
+    PlaceContext other{.evaluator = &other_evaluator};
+    auto placement = (*MakePlacer(name))->Place(*problem, other);
+    ASSERT_TRUE(placement.ok());
+    EXPECT_LE(e.value, sim::EvaluateLatency(*problem, *placement).value * (1 + 1e-9)) << name;
+  }
+  EXPECT_GE(ctx.lower_bound, 0);
+  EXPECT_LE(ctx.lower_bound, e.value * (1 + 1e-9));
+  EXPECT_GE(e.value, problem->latency_lower_bound);
 }
 
 }  // namespace

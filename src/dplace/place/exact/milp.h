@@ -31,7 +31,9 @@ struct MilpOptions {
   double time_limit_s = 60;
   int64_t max_nodes =
       0;  // branch-and-bound nodes; 0: no limit. A node limit keeps runs reproducible.
-  std::vector<std::pair<int, double>> start;  // (column, value) of a solution to start from
+  // (column, value) of a solution to start from; when it names only some columns (say, the
+  // integer ones) the rest are completed first by solving the program with those fixed.
+  std::vector<std::pair<int, double>> start;
 };
 
 enum class MilpStatus { kOptimal, kFeasible, kInfeasible, kNoSolution };

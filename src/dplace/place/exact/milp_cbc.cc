@@ -1,5 +1,7 @@
 #include <Cbc_C_Interface.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -19,11 +21,46 @@ void Milp::AddRow(std::vector<int> cols, std::vector<double> coefs, char sense, 
   rows.push_back({std::move(cols), std::move(coefs), sense, rhs});
 }
 
+namespace {
+
+// The start completed to every column: the program with the start's columns fixed, solved (an LP
+// when the start fixes every integer column). Empty when that has no solution. CBC's own
+// completion of a partial start can take longer than the time limit and then fail.
+std::vector<std::pair<int, double>> CompleteStart(const Milp& milp, const MilpOptions& options) {
+  Milp fixed = milp;
+  for (const auto& [col, value] : options.start) {
+    fixed.lower[static_cast<size_t>(col)] = value;
+    fixed.upper[static_cast<size_t>(col)] = value;
+  }
+  MilpOptions plain;
+  plain.time_limit_s = options.time_limit_s;
+  plain.max_nodes = options.max_nodes;
+  auto r = SolveWithCbc(fixed, plain);
+  if (!r.ok() || (r->status != MilpStatus::kOptimal && r->status != MilpStatus::kFeasible)) {
+    return {};
+  }
+  std::vector<std::pair<int, double>> full;
+  for (size_t c = 0; c < r->values.size(); ++c) full.emplace_back(static_cast<int>(c), r->values[c]);
+  return full;
+}
+
+}  // namespace
+
 StatusOr<MilpResult> SolveWithCbc(const Milp& milp, const MilpOptions& options) {
+  if (!options.start.empty() && options.start.size() < milp.lower.size()) {
+    const auto begin = std::chrono::steady_clock::now();
+    MilpOptions completed = options;
+    completed.start = CompleteStart(milp, options);
+    const double spent =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    completed.time_limit_s = std::max(0.1, options.time_limit_s - spent);
+    return SolveWithCbc(milp, completed);
+  }
   Cbc_Model* model = Cbc_newModel();
   if (model == nullptr) return Internal("cbc: cannot create a model");
   for (size_t c = 0; c < milp.lower.size(); ++c) {
-    Cbc_addCol(model, "", milp.lower[c], milp.upper[c], milp.objective[c], milp.integer[c], 0,
+    // CBC matches a MIP start to the columns by name: each needs its own.
+    Cbc_addCol(model, ("c" + std::to_string(c)).c_str(), milp.lower[c], milp.upper[c], milp.objective[c], milp.integer[c], 0,
                nullptr, nullptr);
   }
   for (const Milp::Row& r : milp.rows) {
