@@ -1,5 +1,6 @@
 #include "dplace/place/search/local_search.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <numeric>
@@ -18,6 +19,27 @@ struct Score {
     return feasible != o.feasible ? feasible : value < o.value;
   }
 };
+
+// The first restart starts from the best placement of everything on one device (where every unit
+// may run there), so that the search is never worse than that baseline; the others are random.
+template <typename ScoreFn>
+void SingleDeviceStart(const sim::Problem& p, const std::vector<Unit>& units, ScoreFn& score,
+                       std::vector<sim::DeviceId>* unit_device) {
+  Score best;
+  for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
+    bool everywhere = true;
+    for (const Unit& u : units) {
+      everywhere = everywhere && std::find(u.devices.begin(), u.devices.end(), d) != u.devices.end();
+    }
+    if (!everywhere) continue;
+    sim::Placement placement(static_cast<size_t>(p.num_ops()), d);
+    const Score s = score(placement);
+    if (s < best) {
+      best = s;
+      unit_device->assign(units.size(), d);
+    }
+  }
+}
 
 class LocalSearchPlacer : public Placer {
  public:
@@ -48,8 +70,9 @@ class LocalSearchPlacer : public Placer {
       for (size_t u = 0; u < units.size(); ++u) {
         const auto& allowed = units[u].devices;
         unit_device[u] = allowed.empty() ? 0 : allowed[rng.Below(allowed.size())];
-        Assign(units[u], unit_device[u], &placement);
       }
+      if (restart == 0) SingleDeviceStart(p, units, score, &unit_device);
+      for (size_t u = 0; u < units.size(); ++u) Assign(units[u], unit_device[u], &placement);
       Score current = score(placement);
       bool improved = true;
       while (improved && !out_of_budget()) {
