@@ -1,5 +1,6 @@
-// `dplace bench --suite paper2020 | pipedream`: every placer of the NeurIPS 2020 comparison on the
-// suite's workloads, on one evaluator: value, gap to the lower bound, search time.
+// `dplace bench --suite paper2020 | latency2020 | pipedream`: every placer of the NeurIPS 2020
+// comparison on the suite's workloads (max-load, or single-sample latency for latency2020), on one
+// evaluator: value, gap to the lower bound, search time.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -19,18 +20,30 @@ struct Workload {
   std::string expert;  // paper's human-expert split, if shipped
 };
 
-StatusOr<std::vector<Workload>> Suite(const BenchFlags& flags) {
-  std::vector<Workload> out;
+struct Suite {
+  std::vector<Workload> workloads;
+  std::string objective;
+  std::vector<std::string> placers;  // those built into this binary are run
+};
+
+StatusOr<Suite> MakeSuite(const BenchFlags& flags) {
+  Suite suite;
+  std::vector<Workload>& out = suite.workloads;
+  // The paper's tables: one device, expert, PipeDream, local search, Scotch, DP, ILP.
+  suite.placers = {"single", "expert", "pipedream", "local_search", "scotch", "dp", "ilp"};
+  suite.objective = flags.suite == "latency2020" ? "latency" : "throughput";
   namespace fs = std::filesystem;
-  if (flags.suite == "paper2020") {
+  if (flags.suite == "paper2020" || flags.suite == "latency2020") {
     const std::string base = flags.data + "/dnn-partitioning/";
+    const std::string inputs =
+        base + (flags.suite == "paper2020" ? "throughput-inputs/" : "latency-inputs/");
     for (const char* dir : {"LayerGraphs", "OperatorGraphs"}) {
       std::vector<std::string> files;
       std::error_code ec;
-      for (const auto& e : fs::directory_iterator(base + "throughput-inputs/" + dir, ec)) {
+      for (const auto& e : fs::directory_iterator(inputs + dir, ec)) {
         files.push_back(e.path().string());
       }
-      if (ec) return InvalidInput(base + "throughput-inputs/" + dir + ": " + ec.message());
+      if (ec) return InvalidInput(inputs + dir + ": " + ec.message());
       std::sort(files.begin(), files.end());
       for (const std::string& f : files) {
         Workload w{std::string(dir) + "/" + io::FileStem(f), f, ""};
@@ -40,11 +53,14 @@ StatusOr<std::vector<Workload>> Suite(const BenchFlags& flags) {
           stem.replace(stem.find("training"), 8, "inference");
         }
         const std::string expert = base + "human-experts/" + stem + "_expert.json";
-        if (std::string(dir) == "LayerGraphs" && fs::exists(expert)) w.expert = expert;
+        if (flags.suite == "paper2020" && std::string(dir) == "LayerGraphs" &&
+            fs::exists(expert)) {
+          w.expert = expert;
+        }
         out.push_back(std::move(w));
       }
     }
-    return out;
+    return suite;
   }
   if (flags.suite == "pipedream") {
     std::vector<std::string> files;
@@ -58,28 +74,29 @@ StatusOr<std::vector<Workload>> Suite(const BenchFlags& flags) {
     for (const char* piper : {"bert32a100", "gnmt", "resnet"}) {
       out.push_back({std::string("piper/") + piper, flags.data + "/piper/" + piper + ".json", ""});
     }
-    return out;
+    return suite;
   }
-  return InvalidInput("--suite: '" + flags.suite + "' is not paper2020 or pipedream");
+  return InvalidInput("--suite: '" + flags.suite +
+                      "' is not paper2020, latency2020 or pipedream");
 }
 
 }  // namespace
 
 Status RunBench(const BenchFlags& flags) {
-  DPLACE_ASSIGN_OR_RETURN(std::vector<Workload> workloads, Suite(flags));
-  // The paper's table: one device, expert, PipeDream, local search, Scotch, DP, ILP non-contiguous.
+  DPLACE_ASSIGN_OR_RETURN(const Suite suite, MakeSuite(flags));
   std::vector<std::string> placers;
-  for (const char* name :
-       {"single", "expert", "pipedream", "local_search", "scotch", "dp", "ilp"}) {
+  for (const std::string& name : suite.placers) {
     for (const place::PlacerEntry& e : place::Placers()) {
-      if (e.name == name) placers.emplace_back(name);
+      if (e.name == name) placers.push_back(name);
     }
   }
   std::vector<std::vector<std::string>> rows = {
-      {"workload", "placer", "max-load", "gap to bound", "feasible", "search time", "note"}};
+      {"workload", "placer",
+       std::string(sim::ValueName(*sim::ParseObjective(suite.objective))), "gap to bound",
+       "feasible", "search time", "note"}};
   Json all = Json::array();
-  for (const Workload& w : workloads) {
-    ProblemFlags pf{.graph = w.graph, .objective = "throughput"};
+  for (const Workload& w : suite.workloads) {
+    ProblemFlags pf{.graph = w.graph, .objective = suite.objective};
     auto probe = io::LoadGraph(w.graph);
     if (!probe.ok()) return probe.status();
     if (probe->cluster == nullptr) pf.cluster = flags.cluster;

@@ -86,6 +86,25 @@ for case in "too_big:exceeds" "class_too_big:exceeds" "no_cpu:may only run on [c
   fi
 done
 
+# Objective latency on the paper's latency input: every result judged by single-sample latency.
+LAT=$DATA/latency-inputs/LayerGraphs/bert24_inference.json
+if "$DPLACE" place --graph "$LAT" --objective latency --placer single,dp,local_search,ilp \
+    --time-limit 5 --json --out "$TMP/lat_plan.json" >"$TMP/lat.json"; then
+  [[ $(json_get "$TMP/lat.json" "d['best']['objective'], d['best']['feasible']") == "('latency', True)" ]] \
+    && ok || fail "latency: best"
+  [[ $(json_get "$TMP/lat.json" "d['best']['value'] <= min(r['value'] for r in d['results']) and d['best']['lower_bound'] > 0") == True ]] \
+    && ok || fail "latency: best value or bound"
+  [[ $(json_get "$TMP/lat.json" "[r for r in d['results'] if r['placer'] == 'ilp'][0]['note'].split(':')[0]") == \
+    "time or node limit, single-sample latency split" || \
+    $(json_get "$TMP/lat.json" "[r for r in d['results'] if r['placer'] == 'ilp'][0]['note'].split(':')[0]") == \
+    "optimal single-sample latency split" ]] && ok || fail "latency: ilp note"
+  "$DPLACE" simulate --graph "$LAT" --objective latency --plan "$TMP/lat_plan.json" --json >"$TMP/lat_sim.json" \
+    && [[ $(json_get "$TMP/lat_sim.json" "d['value']") == $(json_get "$TMP/lat.json" "d['best']['value']") ]] \
+    && ok || fail "latency: simulate of the plan differs"
+else
+  fail "place --objective latency exited non-zero"
+fi
+
 # `all` runs every registered placer here (the paper's file, a plan given, objective throughput).
 "$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --time-limit 2 --json >"$TMP/all.json" \
   || fail "place all"

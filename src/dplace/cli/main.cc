@@ -2,7 +2,7 @@
 //   dplace place    --graph G [--cluster C] --placer NAME[,NAME...|all] ...
 //   dplace simulate --graph G [--cluster C] --plan P ...
 //   dplace info     --graph G [--json]
-//   dplace bench    --suite paper2020|pipedream [--json]
+//   dplace bench    --suite paper2020|latency2020|pipedream [--json]
 //   dplace placers
 // Exit codes: 0 success (an infeasible placement is a result, not an error), 2 bad input,
 // 1 internal failure.
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
 
   dplace::cli::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "run every placer on a suite of workloads");
-  bench_cmd->add_option("--suite", bench.suite, "paper2020 or pipedream")->required();
+  bench_cmd->add_option("--suite", bench.suite, "paper2020, latency2020 or pipedream")->required();
   bench_cmd->add_option("--data", bench.data, "folder with the workloads")->capture_default_str();
   bench_cmd->add_option("--cluster", bench.cluster, "machine for graphs that define none")
       ->capture_default_str();

@@ -10,6 +10,7 @@
 // evaluation budget, default 100,000; a node limit is reproducible, a time limit is not), reports
 // its proven bound, and never returns worse than its start.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <limits>
 
@@ -25,13 +26,18 @@ constexpr int64_t kDefaultMaxNodes = 100000;  // the evaluation budget overrides
 
 // Solves `program` from `start` (may be empty) and returns the better of CBC's answer and the
 // start; `fallback` when neither exists. `what` names the program in the note. The program's
-// proven bound is the problem's only when the program optimises the problem's objective.
+// proven bound is the problem's only when the program optimises the problem's objective. The time
+// limit counts from `began`, when the placer started.
+using Clock = std::chrono::steady_clock;
 StatusOr<sim::Placement> Solve(const sim::Problem& p, PlaceContext& ctx,
                                const PlacementProgram& program, sim::Objective optimises,
                                const sim::Placement& start, const sim::Placement& fallback,
-                               const std::string& what) {
+                               const std::string& what, Clock::time_point began) {
   MilpOptions options;
-  options.time_limit_s = ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
+  const double limit_s =
+      ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
+  options.time_limit_s = std::max(
+      0.1, limit_s - std::chrono::duration<double>(Clock::now() - began).count());
   options.max_nodes = ctx.budget.max_evaluations > 0 ? ctx.budget.max_evaluations : kDefaultMaxNodes;
   if (!start.empty()) options.start = program.StartValues(start);
   DPLACE_ASSIGN_OR_RETURN(MilpResult r, SolveWithCbc(program.milp(), options));
@@ -107,13 +113,14 @@ class IlpPlacer : public Placer {
 
  private:
   StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+    const Clock::time_point began = Clock::now();
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel m, BuildContiguousModel(p, /*for_contiguity=*/false));
     DPLACE_ASSIGN_OR_RETURN(const LinearSplits linear, SplitLinearOrder(p));
     if (p.objective != sim::Objective::kLatency) {
       const sim::Placement start = BestFeasible({linear.max_load}, ctx);
       return Solve(p, ctx, *NonContiguousMaxLoad(m), sim::Objective::kThroughput,
-                   start.empty() ? linear.max_load : start,
-                   NoSplitFits(m, p.num_ops()), "non-contiguous split");
+                   start.empty() ? linear.max_load : start, NoSplitFits(m, p.num_ops()),
+                   "non-contiguous split", began);
     }
     std::vector<sim::Placement> candidates = {linear.latency, linear.max_load};
     for (const auto* devices : {&m.cpus, &m.accelerators}) {
@@ -125,7 +132,7 @@ class IlpPlacer : public Placer {
                                    ? std::numeric_limits<double>::infinity()
                                    : ctx.evaluator->Evaluate(start).value * (1 + 1e-6) + 1e-9;
     return Solve(p, ctx, *Latency(p, m, upper_bound), sim::Objective::kLatency, start,
-                 NoSplitFits(m, p.num_ops()), "single-sample latency split");
+                 NoSplitFits(m, p.num_ops()), "single-sample latency split", began);
   }
 };
 
@@ -135,12 +142,13 @@ class IlpContiguousPlacer : public Placer {
 
  private:
   StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+    const Clock::time_point began = Clock::now();
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel m, BuildContiguousModel(p));
     PlaceContext dp_ctx{.evaluator = ctx.evaluator, .seed = ctx.seed, .budget = ctx.budget};
     DPLACE_ASSIGN_OR_RETURN(sim::Placement dp, MakeDpPlacer()->Place(p, dp_ctx));
     const sim::Placement start = BestFeasible({dp}, ctx);
     return Solve(p, ctx, *ContiguousMaxLoad(m), sim::Objective::kThroughput, start,
-                 NoSplitFits(m, p.num_ops()), "contiguous split");
+                 NoSplitFits(m, p.num_ops()), "contiguous split", began);
   }
 };
 
