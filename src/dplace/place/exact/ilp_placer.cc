@@ -26,13 +26,15 @@ constexpr int64_t kDefaultMaxNodes = 100000;  // the evaluation budget overrides
 
 // Solves `program` from `start` (may be empty) and returns the better of CBC's answer and the
 // start; `fallback` when neither exists. `what` names the program in the note. The program's
-// proven bound is the problem's only when the program optimises the problem's objective. The time
-// limit counts from `began`, when the placer started.
+// proven bound is a lower bound of the problem (ctx.lower_bound) only when `bounds_problem`: the
+// program optimises the problem's objective over every feasible placement. The time limit counts
+// from `began`, when the placer started.
 using Clock = std::chrono::steady_clock;
 StatusOr<sim::Placement> Solve(const sim::Problem& p, PlaceContext& ctx,
                                const PlacementProgram& program, sim::Objective optimises,
-                               const sim::Placement& start, const sim::Placement& fallback,
-                               const std::string& what, Clock::time_point began) {
+                               bool bounds_problem, const sim::Placement& start,
+                               const sim::Placement& fallback, const std::string& what,
+                               Clock::time_point began) {
   MilpOptions options;
   const double limit_s =
       ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
@@ -45,7 +47,7 @@ StatusOr<sim::Placement> Solve(const sim::Problem& p, PlaceContext& ctx,
     ctx.note = "infeasible: no " + what + " fits the devices (proven by CBC)";
     return start.empty() ? fallback : start;
   }
-  if (optimises == p.objective) ctx.lower_bound = std::max(ctx.lower_bound, r.best_bound);
+  if (bounds_problem) ctx.lower_bound = std::max(ctx.lower_bound, r.best_bound);
   if (r.status == MilpStatus::kNoSolution) {
     ctx.note = "no solution within the limits; bound " + std::to_string(r.best_bound);
     return start.empty() ? fallback : start;
@@ -118,7 +120,7 @@ class IlpPlacer : public Placer {
     DPLACE_ASSIGN_OR_RETURN(const LinearSplits linear, SplitLinearOrder(p));
     if (p.objective != sim::Objective::kLatency) {
       const sim::Placement start = BestFeasible({linear.max_load}, ctx);
-      return Solve(p, ctx, *NonContiguousMaxLoad(m), sim::Objective::kThroughput,
+      return Solve(p, ctx, *NonContiguousMaxLoad(m), sim::Objective::kThroughput, true,
                    start.empty() ? linear.max_load : start, NoSplitFits(m, p.num_ops()),
                    "non-contiguous split", began);
     }
@@ -131,7 +133,7 @@ class IlpPlacer : public Placer {
     const double upper_bound = start.empty()
                                    ? std::numeric_limits<double>::infinity()
                                    : ctx.evaluator->Evaluate(start).value * (1 + 1e-6) + 1e-9;
-    return Solve(p, ctx, *Latency(p, m, upper_bound), sim::Objective::kLatency, start,
+    return Solve(p, ctx, *Latency(p, m, upper_bound), sim::Objective::kLatency, true, start,
                  NoSplitFits(m, p.num_ops()), "single-sample latency split", began);
   }
 };
@@ -147,7 +149,8 @@ class IlpContiguousPlacer : public Placer {
     PlaceContext dp_ctx{.evaluator = ctx.evaluator, .seed = ctx.seed, .budget = ctx.budget};
     DPLACE_ASSIGN_OR_RETURN(sim::Placement dp, MakeDpPlacer()->Place(p, dp_ctx));
     const sim::Placement start = BestFeasible({dp}, ctx);
-    return Solve(p, ctx, *ContiguousMaxLoad(m), sim::Objective::kThroughput, start,
+    // Its bound holds for contiguous splits only: it is not a bound of the problem.
+    return Solve(p, ctx, *ContiguousMaxLoad(m), sim::Objective::kThroughput, false, start,
                  NoSplitFits(m, p.num_ops()), "contiguous split", began);
   }
 };
