@@ -53,8 +53,7 @@ StatusOr<Suite> MakeSuite(const BenchFlags& flags) {
           stem.replace(stem.find("training"), 8, "inference");
         }
         const std::string expert = base + "human-experts/" + stem + "_expert.json";
-        if (flags.suite == "paper2020" && std::string(dir) == "LayerGraphs" &&
-            fs::exists(expert)) {
+        if (flags.suite == "paper2020" && std::string(dir) == "LayerGraphs" && fs::exists(expert)) {
           w.expert = expert;
         }
         out.push_back(std::move(w));
@@ -76,8 +75,7 @@ StatusOr<Suite> MakeSuite(const BenchFlags& flags) {
     }
     return suite;
   }
-  return InvalidInput("--suite: '" + flags.suite +
-                      "' is not paper2020, latency2020 or pipedream");
+  return InvalidInput("--suite: '" + flags.suite + "' is not paper2020, latency2020 or pipedream");
 }
 
 }  // namespace
@@ -91,9 +89,8 @@ Status RunBench(const BenchFlags& flags) {
     }
   }
   std::vector<std::vector<std::string>> rows = {
-      {"workload", "placer",
-       std::string(sim::ValueName(*sim::ParseObjective(suite.objective))), "gap to bound",
-       "feasible", "search time", "note"}};
+      {"workload", "placer", std::string(sim::ValueName(*sim::ParseObjective(suite.objective))),
+       "gap to bound", "feasible", "search time", "note"}};
   Json all = Json::array();
   for (const Workload& w : suite.workloads) {
     ProblemFlags pf{.graph = w.graph, .objective = suite.objective};

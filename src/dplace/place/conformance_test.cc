@@ -107,7 +107,7 @@ TEST_P(ConformanceTest, FeasibleWhereFeasibleExists) {
 TEST_P(ConformanceTest, SameSeedSamePlacement) {
   sim::Problem p =
       LayeredProblem(hw::kUnlimited, GetParam().paper_model_only ? sim::Objective::kThroughput
-                                                                : sim::Objective::kStep);
+                                                                 : sim::Objective::kStep);
   for (uint64_t seed : {1u, 42u}) {
     EXPECT_EQ(PlaceWith(GetParam(), p, seed).placement, PlaceWith(GetParam(), p, seed).placement)
         << GetParam().name;

@@ -24,9 +24,11 @@ constexpr PlacerEntry kPlacers[] = {
     {"local_search", "random restarts of best-improvement unit moves on the evaluator",
      [] { return MakeLocalSearchPlacer(); }, false, false},
 #ifdef DPLACE_HAVE_CBC
-    {"ilp", "non-contiguous max-load or single-sample latency integer program (CBC), with its bound",
+    {"ilp",
+     "non-contiguous max-load or single-sample latency integer program (CBC), with its bound",
      MakeIlpPlacer, false, true},
-    {"ilp_contiguous", "contiguous max-load integer program (CBC) from dp's split: the same optimum",
+    {"ilp_contiguous",
+     "contiguous max-load integer program (CBC) from dp's split: the same optimum",
      MakeIlpContiguousPlacer, false, true},
 #endif
 #ifdef DPLACE_HAVE_SCOTCH

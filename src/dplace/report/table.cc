@@ -36,9 +36,9 @@ std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
 std::string ComparisonTable(const sim::Problem& problem, const std::vector<PlacerResult>& results,
                             int best_index) {
   const bool step = problem.objective == sim::Objective::kStep;
-  std::vector<std::vector<std::string>> rows = {{"placer", std::string(sim::ValueName(problem.objective)),
-                                                 "gap to bound", "feasible", "peak memory",
-                                                 "search time"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"placer", std::string(sim::ValueName(problem.objective)), "gap to bound", "feasible",
+       "peak memory", "search time"}};
   for (size_t i = 0; i < results.size(); ++i) {
     const sim::Evaluation& e = results[i].evaluation;
     double peak = 0;

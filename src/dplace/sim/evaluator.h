@@ -1,5 +1,6 @@
 // Evaluator judges placements of one problem by the problem's objective: the step simulator for
-// `step`, the max-load model for `throughput`, the call model for `latency`. It counts evaluations, so placers can keep budgets.
+// `step`, the max-load model for `throughput`, the call model for `latency`. It counts evaluations,
+// so placers can keep budgets.
 #pragma once
 
 #include <cstdint>

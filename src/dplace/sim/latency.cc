@@ -4,8 +4,7 @@
 
 namespace dplace::sim {
 
-LatencyEvaluator::LatencyEvaluator(const Problem& problem)
-    : problem_(problem), max_load_(problem) {
+LatencyEvaluator::LatencyEvaluator(const Problem& problem) : problem_(problem), max_load_(problem) {
   for (DeviceId d = 0; d < problem.num_devices(); ++d) {
     pooled_.push_back(problem.c().device(d).kind == MaxLoadOptions().free_communication_kind);
   }

@@ -62,7 +62,7 @@ TEST(LatencyTest, ANonContiguousCallIsInfeasible) {
   EXPECT_NE(e.reason.find("d0"), std::string::npos) << e.reason;
   EXPECT_NE(e.reason.find("not a contiguous split"), std::string::npos) << e.reason;
   EXPECT_NE(e.reason.find("d1"), std::string::npos) << e.reason;  // d1 feeds d0's call and waits
-  EXPECT_DOUBLE_EQ(e.value, 1 + 5 + 2 + 3 + 4 + 2 + 3);         // both calls, one after another
+  EXPECT_DOUBLE_EQ(e.value, 1 + 5 + 2 + 3 + 4 + 2 + 3);           // both calls, one after another
 }
 
 TEST(LatencyTest, MemoryAndDeviceRulesAsForMaxLoad) {

@@ -6,18 +6,24 @@ namespace dplace::sim {
 
 std::string_view ObjectiveName(Objective objective) {
   switch (objective) {
-    case Objective::kStep: return "step";
-    case Objective::kThroughput: return "throughput";
-    case Objective::kLatency: return "latency";
+    case Objective::kStep:
+      return "step";
+    case Objective::kThroughput:
+      return "throughput";
+    case Objective::kLatency:
+      return "latency";
   }
   return "?";
 }
 
 std::string_view ValueName(Objective objective) {
   switch (objective) {
-    case Objective::kStep: return "step time";
-    case Objective::kThroughput: return "max-load";
-    case Objective::kLatency: return "latency";
+    case Objective::kStep:
+      return "step time";
+    case Objective::kThroughput:
+      return "max-load";
+    case Objective::kLatency:
+      return "latency";
   }
   return "value";
 }

@@ -59,9 +59,12 @@ struct Problem {
   }
   double LowerBound() const {
     switch (objective) {
-      case Objective::kStep: return step_lower_bound;
-      case Objective::kThroughput: return throughput_lower_bound;
-      case Objective::kLatency: return latency_lower_bound;
+      case Objective::kStep:
+        return step_lower_bound;
+      case Objective::kThroughput:
+        return throughput_lower_bound;
+      case Objective::kLatency:
+        return latency_lower_bound;
     }
     return 0;
   }

@@ -1,5 +1,5 @@
-// `ilp` and `ilp_contiguous`: the integer programs of Tarnawski et al., NeurIPS 2020 (ilp_programs.h)
-// solved with CBC instead of a commercial solver.
+// `ilp` and `ilp_contiguous`: the integer programs of Tarnawski et al., NeurIPS 2020
+// (ilp_programs.h) solved with CBC instead of a commercial solver.
 //   ilp             throughput: the non-contiguous max-load program, started from the linear-order
 //                   optimum (`pipedream`); latency: the single-sample latency program, started
 //                   from the best of the linear latency split (SolveLinearLatency), that
@@ -36,11 +36,11 @@ StatusOr<sim::Placement> Solve(const sim::Problem& p, PlaceContext& ctx,
                                const sim::Placement& fallback, const std::string& what,
                                Clock::time_point began) {
   MilpOptions options;
-  const double limit_s =
-      ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
-  options.time_limit_s = std::max(
-      0.1, limit_s - std::chrono::duration<double>(Clock::now() - began).count());
-  options.max_nodes = ctx.budget.max_evaluations > 0 ? ctx.budget.max_evaluations : kDefaultMaxNodes;
+  const double limit_s = ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
+  options.time_limit_s =
+      std::max(0.1, limit_s - std::chrono::duration<double>(Clock::now() - began).count());
+  options.max_nodes =
+      ctx.budget.max_evaluations > 0 ? ctx.budget.max_evaluations : kDefaultMaxNodes;
   if (!start.empty()) options.start = program.StartValues(start);
   DPLACE_ASSIGN_OR_RETURN(MilpResult r, SolveWithCbc(program.milp(), options));
   if (r.status == MilpStatus::kInfeasible) {
@@ -65,7 +65,8 @@ StatusOr<sim::Placement> Solve(const sim::Problem& p, PlaceContext& ctx,
   }
   const bool proven = r.status == MilpStatus::kOptimal;
   char note[200];
-  const double gap = r.objective > 0 ? std::max(0.0, (r.objective - r.best_bound) / r.objective) : 0;
+  const double gap =
+      r.objective > 0 ? std::max(0.0, (r.objective - r.best_bound) / r.objective) : 0;
   std::snprintf(note, sizeof(note), "%s %s: %s %.10g, bound %.10g (gap %.2f%%)",
                 proven ? "optimal" : "time or node limit,", what.c_str(),
                 std::string(sim::ValueName(optimises)).c_str(), r.objective, r.best_bound,
@@ -158,6 +159,8 @@ class IlpContiguousPlacer : public Placer {
 }  // namespace
 
 std::unique_ptr<Placer> MakeIlpPlacer() { return std::make_unique<IlpPlacer>(); }
-std::unique_ptr<Placer> MakeIlpContiguousPlacer() { return std::make_unique<IlpContiguousPlacer>(); }
+std::unique_ptr<Placer> MakeIlpContiguousPlacer() {
+  return std::make_unique<IlpContiguousPlacer>();
+}
 
 }  // namespace dplace::place

@@ -49,7 +49,8 @@ bool IsAccelerator(const ContiguousModel& m, sim::DeviceId d) {
 }
 
 bool FitsAccelerator(const ContiguousModel& m, int u) {
-  return m.accel_ok[static_cast<size_t>(u)] && m.bytes[static_cast<size_t>(u)] <= m.accel_memory_bytes;
+  return m.accel_ok[static_cast<size_t>(u)] &&
+         m.bytes[static_cast<size_t>(u)] <= m.accel_memory_bytes;
 }
 
 // Programs whose integer columns say which slot (device) each unit goes to: x[u][s], one slot per
@@ -205,9 +206,11 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
     }
     accelerators.AddTo(&milp_, 'E', k);
     for (int u = 0; u < m.num_units; ++u) {
-      for (int j = 0; j + 2 < blocks_; ++j) Expr().Add(y(u, j), 1).Add(y(u, j + 1), -1).AddTo(&milp_, 'L', 0);
+      for (int j = 0; j + 2 < blocks_; ++j)
+        Expr().Add(y(u, j), 1).Add(y(u, j + 1), -1).AddTo(&milp_, 'L', 0);
       for (int p : m.preds[static_cast<size_t>(u)]) {
-        for (int j = 0; j + 1 < blocks_; ++j) Expr().Add(y(u, j), 1).Add(y(p, j), -1).AddTo(&milp_, 'L', 0);
+        for (int j = 0; j + 1 < blocks_; ++j)
+          Expr().Add(y(u, j), 1).Add(y(p, j), -1).AddTo(&milp_, 'L', 0);
       }
     }
     double total_accel = 0, total_cpu = 0, total_bytes = 0;
@@ -307,7 +310,8 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
     for (char a : is_accel) accels_left -= a;
     while (static_cast<int>(is_accel.size()) < blocks_) is_accel.push_back(accels_left-- > 0);
     std::vector<std::pair<int, double>> start;
-    for (int j = 0; j < blocks_; ++j) start.emplace_back(accel_[static_cast<size_t>(j)], is_accel[static_cast<size_t>(j)]);
+    for (int j = 0; j < blocks_; ++j)
+      start.emplace_back(accel_[static_cast<size_t>(j)], is_accel[static_cast<size_t>(j)]);
     for (int u = 0; u < m_.num_units; ++u) {
       const int block = position[static_cast<size_t>(block_of[DeviceOf(placement, u)])];
       for (int j = 0; j + 1 < blocks_; ++j) start.emplace_back(y(u, j).col, block <= j ? 1.0 : 0.0);
@@ -351,7 +355,9 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
     if (j + 1 >= blocks_) return {-1, 1};
     return {y_[static_cast<size_t>(u)][static_cast<size_t>(j)]};
   }
-  void AddX(Expr* e, int u, int j, double coef) const { e->Add(y(u, j), coef).Add(y(u, j - 1), -coef); }
+  void AddX(Expr* e, int u, int j, double coef) const {
+    e->Add(y(u, j), coef).Add(y(u, j - 1), -coef);
+  }
   sim::DeviceId DeviceOf(const sim::Placement& placement, int u) const {
     return placement[static_cast<size_t>(m_.unit_ops[static_cast<size_t>(u)][0])];
   }
@@ -393,19 +399,23 @@ class LatencyProgram : public AssignmentProgram {
     for (sim::OpId op : g.TopologicalOrder()) {
       double fastest = kInf;
       if (k > 0 && FitsAccelerator(m, unit(op))) fastest = p.costs.OpTime(op, m.accelerators[0]);
-      if (pool && m.cpu_ok[static_cast<size_t>(unit(op))]) fastest = std::min(fastest, cpu_time(op));
+      if (pool && m.cpu_ok[static_cast<size_t>(unit(op))])
+        fastest = std::min(fastest, cpu_time(op));
       if (!(fastest < kInf)) fastest = 0;
       double ready = 0;
-      for (sim::OpId a : g.Predecessors(op)) ready = std::max(ready, earliest[static_cast<size_t>(a)]);
+      for (sim::OpId a : g.Predecessors(op))
+        ready = std::max(ready, earliest[static_cast<size_t>(a)]);
       earliest[static_cast<size_t>(op)] = ready + fastest;
       critical = std::max(critical, ready + fastest);
     }
-    const int total =
-        milp_.AddColumn(std::min(critical, upper_bound), upper_bound < kInf ? upper_bound : kInf, 1, false);
+    const int total = milp_.AddColumn(std::min(critical, upper_bound),
+                                      upper_bound < kInf ? upper_bound : kInf, 1, false);
     std::vector<int> lat(static_cast<size_t>(g.num_ops()));
     for (sim::OpId op = 0; op < g.num_ops(); ++op) {
-      lat[static_cast<size_t>(op)] = milp_.AddColumn(earliest[static_cast<size_t>(op)], kInf, 0, false);
-      if (g.Successors(op).empty()) Expr().Add(total, 1).Add(lat[static_cast<size_t>(op)], -1).AddTo(&milp_, 'G', 0);
+      lat[static_cast<size_t>(op)] =
+          milp_.AddColumn(earliest[static_cast<size_t>(op)], kInf, 0, false);
+      if (g.Successors(op).empty())
+        Expr().Add(total, 1).Add(lat[static_cast<size_t>(op)], -1).AddTo(&milp_, 'G', 0);
     }
     for (sim::OpId b = 0; b < g.num_ops(); ++b) {
       const Var pooled = pool ? x(unit(b), k) : Var{-1, 0};
@@ -428,7 +438,10 @@ class LatencyProgram : public AssignmentProgram {
       for (sim::OpId b = 0; b < g.num_ops(); ++b) {
         for (sim::OpId a : g.Predecessors(b)) {
           if (unit(a) == unit(b)) continue;
-          Expr().Add(z[static_cast<size_t>(b)], 1).Add(z[static_cast<size_t>(a)], -1).AddTo(&milp_, 'L', 0);
+          Expr()
+              .Add(z[static_cast<size_t>(b)], 1)
+              .Add(z[static_cast<size_t>(a)], -1)
+              .AddTo(&milp_, 'L', 0);
           Expr()
               .Add(z[static_cast<size_t>(b)], 1)
               .Add(x(unit(b), s), -1)
@@ -441,7 +454,8 @@ class LatencyProgram : public AssignmentProgram {
       const int finish = milp_.AddColumn(0, kInf, 0, false);
       Expr duration;
       duration.Add(finish, 1).Add(start, -1);
-      for (int u = 0; u < m.num_units; ++u) duration.Add(x(u, s), -m.accel_s[static_cast<size_t>(u)]);
+      for (int u = 0; u < m.num_units; ++u)
+        duration.Add(x(u, s), -m.accel_s[static_cast<size_t>(u)]);
       for (const ContiguousModel::Tensor& t : m.tensors) {
         const int in = milp_.AddColumn(0, 1, 0, false);
         const int out = milp_.AddColumn(0, 1, 0, false);
@@ -452,12 +466,20 @@ class LatencyProgram : public AssignmentProgram {
         }
         // start >= lat[producer] - M (1 - in).
         const sim::OpId producer = g.tensor(t.id).producer;
-        Expr().Add(start, 1).Add(lat[static_cast<size_t>(producer)], -1).Add(in, -big_m).AddTo(&milp_, 'G', -big_m);
+        Expr()
+            .Add(start, 1)
+            .Add(lat[static_cast<size_t>(producer)], -1)
+            .Add(in, -big_m)
+            .AddTo(&milp_, 'G', -big_m);
       }
       duration.AddTo(&milp_, 'E', 0);
       for (sim::OpId op = 0; op < g.num_ops(); ++op) {
         // lat[o] >= finish - M (1 - x[o][s]).
-        Expr().Add(lat[static_cast<size_t>(op)], 1).Add(finish, -1).Add(x(unit(op), s), -big_m).AddTo(&milp_, 'G', -big_m);
+        Expr()
+            .Add(lat[static_cast<size_t>(op)], 1)
+            .Add(finish, -1)
+            .Add(x(unit(op), s), -big_m)
+            .AddTo(&milp_, 'G', -big_m);
       }
     }
   }

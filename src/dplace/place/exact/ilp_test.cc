@@ -1,6 +1,6 @@
-// The integer programs (`ilp`, `ilp_contiguous`) against independent answers: brute force over every
-// placement of a small graph for the non-contiguous max-load and latency programs, `dp` for the
-// contiguous program on the paper's workloads; and their warm starts and bounds on real inputs.
+// The integer programs (`ilp`, `ilp_contiguous`) against independent answers: brute force over
+// every placement of a small graph for the non-contiguous max-load and latency programs, `dp` for
+// the contiguous program on the paper's workloads; and their warm starts and bounds on real inputs.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -51,7 +51,8 @@ double BruteForce(const sim::Problem& p) {
   double best = std::numeric_limits<double>::infinity();
   sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
   for (int code = 0; code < 2187; ++code) {
-    for (int i = 0, c = code; i < p.num_ops(); ++i, c /= 3) placement[static_cast<size_t>(i)] = c % 3;
+    for (int i = 0, c = code; i < p.num_ops(); ++i, c /= 3)
+      placement[static_cast<size_t>(i)] = c % 3;
     const sim::Evaluation e = evaluator.Evaluate(placement);
     if (e.feasible) best = std::min(best, e.value);
   }

@@ -40,7 +40,8 @@ std::vector<std::pair<int, double>> CompleteStart(const Milp& milp, const MilpOp
     return {};
   }
   std::vector<std::pair<int, double>> full;
-  for (size_t c = 0; c < r->values.size(); ++c) full.emplace_back(static_cast<int>(c), r->values[c]);
+  for (size_t c = 0; c < r->values.size(); ++c)
+    full.emplace_back(static_cast<int>(c), r->values[c]);
   return full;
 }
 
@@ -60,8 +61,8 @@ StatusOr<MilpResult> SolveWithCbc(const Milp& milp, const MilpOptions& options) 
   if (model == nullptr) return Internal("cbc: cannot create a model");
   for (size_t c = 0; c < milp.lower.size(); ++c) {
     // CBC matches a MIP start to the columns by name: each needs its own.
-    Cbc_addCol(model, ("c" + std::to_string(c)).c_str(), milp.lower[c], milp.upper[c], milp.objective[c], milp.integer[c], 0,
-               nullptr, nullptr);
+    Cbc_addCol(model, ("c" + std::to_string(c)).c_str(), milp.lower[c], milp.upper[c],
+               milp.objective[c], milp.integer[c], 0, nullptr, nullptr);
   }
   for (const Milp::Row& r : milp.rows) {
     Cbc_addRow(model, "", static_cast<int>(r.cols.size()), r.cols.data(), r.coefs.data(), r.sense,

@@ -29,7 +29,8 @@ void SingleDeviceStart(const sim::Problem& p, const std::vector<Unit>& units, Sc
   for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
     bool everywhere = true;
     for (const Unit& u : units) {
-      everywhere = everywhere && std::find(u.devices.begin(), u.devices.end(), d) != u.devices.end();
+      everywhere =
+          everywhere && std::find(u.devices.begin(), u.devices.end(), d) != u.devices.end();
     }
     if (!everywhere) continue;
     sim::Placement placement(static_cast<size_t>(p.num_ops()), d);
