@@ -13,7 +13,7 @@ build: deps
 
 run: build
 	./build/release/dplace place --graph $(EXAMPLE_GRAPH) --placer all --plan $(EXAMPLE_EXPERT) \
-	  --out build/example_plan.json --trace build/example_trace.json
+	  --time-limit 10 --out build/example_plan.json --trace build/example_trace.json
 
 test: build
 	ctest --preset release
