@@ -93,7 +93,9 @@ Status RunBench(const BenchFlags& flags) {
        "gap to bound", "feasible", "search time", "note"}};
   Json all = Json::array();
   for (const Workload& w : suite.workloads) {
-    ProblemFlags pf{.graph = w.graph, .objective = suite.objective};
+    ProblemFlags pf;
+    pf.graph.path = w.graph;
+    pf.objective = suite.objective;
     auto probe = io::LoadGraph(w.graph);
     if (!probe.ok()) return probe.status();
     if (probe->cluster == nullptr) pf.cluster = flags.cluster;

@@ -33,7 +33,7 @@ struct SimulateFlags {
 Status RunSimulate(const SimulateFlags& flags);
 
 struct InfoFlags {
-  std::string graph;
+  GraphFlags graph;
   bool json = false;
 };
 Status RunInfo(const InfoFlags& flags);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "dplace/base/file_util.h"
+#include "dplace/graph/training.h"
 #include "dplace/io/paper_json.h"
 #include "dplace/io/plan_json.h"
 #include "dplace/place/registry.h"
@@ -13,15 +14,28 @@
 
 namespace dplace::cli {
 
+StatusOr<io::LoadedGraph> LoadGraphFile(const GraphFlags& flags) {
+  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, io::LoadGraph(flags.path));
+  for (const std::string& w : loaded.warnings) {
+    std::cerr << "warning: " << flags.path << ": " << w << "\n";
+  }
+  if (flags.training) {
+    auto expanded = graph::ExpandTraining(*loaded.graph, {.colocate = !flags.free_gradients});
+    if (!expanded.ok()) return expanded.status().WithContext(flags.path);
+    loaded.graph = std::make_shared<const graph::Graph>(std::move(expanded).value());
+  }
+  return loaded;
+}
+
 StatusOr<LoadedProblem> LoadProblem(const ProblemFlags& flags) {
   LoadedProblem out;
-  DPLACE_ASSIGN_OR_RETURN(out.loaded, io::LoadGraph(flags.graph));
+  DPLACE_ASSIGN_OR_RETURN(out.loaded, LoadGraphFile(flags.graph));
   std::shared_ptr<const hw::Cluster> cluster = out.loaded.cluster;
   if (!flags.cluster.empty()) {
     DPLACE_ASSIGN_OR_RETURN(cluster, io::LoadCluster(flags.cluster));
   }
   if (cluster == nullptr) {
-    return InvalidInput(flags.graph + ": this graph format does not describe a machine; " +
+    return InvalidInput(flags.graph.path + ": this graph format does not describe a machine; " +
                         "pass --cluster (a preset such as k80x4, or a dplace-cluster/1 file)");
   }
   sim::Objective objective = out.loaded.format == io::GraphFormat::kPaper
@@ -40,7 +54,7 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemFlags& flags) {
                                                            : sim::MissingDevice::kBadInput;
   auto problem =
       sim::MakeProblem(out.loaded.graph, cluster, objective, cost::RooflineCostModel(), missing);
-  if (!problem.ok()) return problem.status().WithContext(flags.graph);
+  if (!problem.ok()) return problem.status().WithContext(flags.graph.path);
   out.problem = std::make_unique<sim::Problem>(std::move(problem).value());
   return out;
 }

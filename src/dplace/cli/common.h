@@ -13,8 +13,18 @@
 
 namespace dplace::cli {
 
+struct GraphFlags {
+  std::string path;
+  bool training = false;        // expand into a training step (graph/training.h)
+  bool free_gradients = false;  // ... without co-locating backward and update ops
+};
+
+// Loads the graph, prints the importer's warnings on stderr ("warning: <file>: ..."), and expands
+// it for training when asked.
+StatusOr<io::LoadedGraph> LoadGraphFile(const GraphFlags& flags);
+
 struct ProblemFlags {
-  std::string graph;
+  GraphFlags graph;
   std::string cluster;    // preset or file; optional when the graph file defines the machine
   std::string objective;  // step | throughput; empty: throughput for the paper's files, else step
 };

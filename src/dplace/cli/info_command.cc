@@ -9,7 +9,7 @@
 namespace dplace::cli {
 
 Status RunInfo(const InfoFlags& flags) {
-  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, io::LoadGraph(flags.graph));
+  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, LoadGraphFile(flags.graph));
   const graph::Graph& g = *loaded.graph;
   if (flags.json) {
     PrintJson({{"name", g.name()},

@@ -13,10 +13,20 @@
 
 namespace {
 
-void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
-  cmd->add_option("--graph", flags->graph,
-                  "graph file: dplace-graph/1 JSON or the NeurIPS 2020 paper's input JSON")
+void AddGraphFlags(CLI::App* cmd, dplace::cli::GraphFlags* flags) {
+  cmd->add_option("--graph", flags->path,
+                  "graph file: an ONNX model (.onnx), dplace-graph/1 JSON, the NeurIPS 2020 "
+                  "paper's input JSON, Piper's input JSON or a PipeDream graph.txt profile")
       ->required();
+  cmd->add_flag("--training", flags->training,
+                "expand the forward graph into a training step (backward and optimiser update "
+                "ops, co-located with their forward op)");
+  cmd->add_flag("--free-gradients", flags->free_gradients,
+                "with --training: backward and update ops may go to any device");
+}
+
+void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
+  AddGraphFlags(cmd, &flags->graph);
   cmd->add_option("--cluster", flags->cluster,
                   "machine: preset name (k80x4, v100x8-nvlink, a100x8, h100x8, hetero) or a "
                   "dplace-cluster/1 file; optional when the graph file defines the machine");
@@ -68,7 +78,7 @@ int main(int argc, char** argv) {
 
   dplace::cli::InfoFlags info;
   CLI::App* info_cmd = app.add_subcommand("info", "describe a graph");
-  info_cmd->add_option("--graph", info.graph, "graph file")->required();
+  AddGraphFlags(info_cmd, &info.graph);
   info_cmd->add_flag("--json", info.json, "print JSON on stdout");
 
   dplace::cli::BenchFlags bench;

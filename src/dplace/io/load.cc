@@ -5,6 +5,7 @@
 #include "dplace/base/json_node.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
+#include "dplace/io/onnx_model.h"
 #include "dplace/io/paper_json.h"
 #include "dplace/io/plan_json.h"
 #include "dplace/io/profiles.h"
@@ -29,6 +30,13 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
   DPLACE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   if (text.empty()) return InvalidInput("file is empty");
   LoadedGraph out;
+  if (path.ends_with(".onnx")) {
+    DPLACE_ASSIGN_OR_RETURN(OnnxGraph onnx, ReadOnnxModel(text, FileStem(path)));
+    out.graph = std::make_shared<const graph::Graph>(std::move(onnx.graph));
+    out.format = GraphFormat::kOnnx;
+    out.warnings = std::move(onnx.warnings);
+    return out;
+  }
   if (IsPipeDreamProfile(text)) {
     DPLACE_ASSIGN_OR_RETURN(graph::Graph g, ReadPipeDreamProfile(text, FileStem(FileStem(path))));
     out.graph = std::make_shared<const graph::Graph>(std::move(g));

@@ -1,7 +1,7 @@
 // Loading any supported file with its format detected from the content, and errors that always
 // start with the file name: "<file>: <place>: <problem>".
 //   graphs:   dplace-graph/1, the paper's input JSON and Piper's input JSON (both also define a
-//             cluster), PipeDream's graph.txt profiles
+//             cluster), PipeDream's graph.txt profiles, ONNX models (by the .onnx extension)
 //   clusters: dplace-cluster/1, or a bundled preset name (k80x4, ...)
 //   plans:    dplace-plan/1, the paper's split JSON
 #pragma once
@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dplace/base/status.h"
 #include "dplace/graph/graph.h"
@@ -17,12 +18,13 @@
 
 namespace dplace::io {
 
-enum class GraphFormat { kDplace, kPaper, kPipeDream, kPiper };
+enum class GraphFormat { kDplace, kPaper, kPipeDream, kPiper, kOnnx };
 
 struct LoadedGraph {
   std::shared_ptr<const graph::Graph> graph;
   std::shared_ptr<const hw::Cluster> cluster;  // set when the file defines the machine (paper)
   GraphFormat format = GraphFormat::kDplace;
+  std::vector<std::string> warnings;  // for the user, one line each (e.g. ONNX op types)
 };
 
 StatusOr<LoadedGraph> LoadGraph(const std::string& path);

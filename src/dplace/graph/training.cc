@@ -1,0 +1,93 @@
+#include "dplace/graph/training.h"
+
+#include <map>
+
+#include "dplace/graph/graph_builder.h"
+
+namespace dplace::graph {
+namespace {
+
+constexpr double kUpdateFlopsPerParameter = 10;  // Adam: moments, bias correction, step
+constexpr double kUpdateBytesPerParameterByte = 7;  // read w, g, m, v; write w, m, v
+
+}  // namespace
+
+StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
+  for (const Op& op : g.ops()) {
+    if (op.kind != OpKind::kForward) {
+      return InvalidInput("--training: graph '" + g.name() + "' already has " +
+                          std::string(OpKindName(op.kind)) + " ops (op '" + op.name + "')");
+    }
+  }
+  GraphBuilder b(g.name());
+  for (const std::string& group : g.groups()) b.Group(group);
+  const int n = g.num_ops();
+  // Forward ops as they are; each in a co-location group when colocating.
+  std::vector<GroupId> group_of(static_cast<size_t>(n), kNoGroup);
+  for (OpId f = 0; f < n; ++f) {
+    Op op = g.op(f);
+    if (options.colocate && op.colocation == kNoGroup) op.colocation = b.Group("train:" + op.name);
+    group_of[static_cast<size_t>(f)] = op.colocation;
+    std::vector<TensorSpec> outputs;
+    for (TensorId t = g.FirstOutput(f); t < g.FirstOutput(f + 1); ++t) {
+      outputs.push_back({g.tensor(t).bytes, g.tensor(t).transfer_time_s});
+    }
+    b.AddOp(std::move(op), std::move(outputs));
+  }
+  for (const Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to);
+  // Backward ops: output k is the gradient of the op's k-th distinct input tensor; a last output
+  // carries the weight gradient to the update op.
+  std::vector<OpId> grad_of(static_cast<size_t>(n));
+  std::vector<std::map<TensorId, int>> grad_output(static_cast<size_t>(n));
+  for (OpId f = 0; f < n; ++f) {
+    const Op& fwd = g.op(f);
+    const bool has_params = fwd.param_bytes > 0;
+    const double factor = has_params ? 2 : 1;
+    Op op;
+    op.name = fwd.name + "/grad";
+    op.type = fwd.type.empty() ? "Grad" : fwd.type + "Grad";
+    op.kind = OpKind::kBackward;
+    op.flops = factor * fwd.flops;
+    op.bytes_accessed = factor * fwd.bytes_accessed;
+    op.param_bytes = fwd.param_bytes;  // the weight gradient, held for the step
+    op.scratch_bytes = fwd.scratch_bytes;
+    for (const auto& [kind, seconds] : fwd.time_s) op.time_s.emplace_back(kind, factor * seconds);
+    op.device_kinds = fwd.device_kinds;
+    op.colocation = options.colocate ? group_of[static_cast<size_t>(f)] : kNoGroup;
+    std::vector<TensorSpec> outputs;
+    for (TensorId t : g.Inputs(f)) {
+      grad_output[static_cast<size_t>(f)][t] = static_cast<int>(outputs.size());
+      outputs.push_back({g.tensor(t).bytes, g.tensor(t).transfer_time_s});
+    }
+    if (has_params) outputs.push_back({fwd.param_bytes, -1});
+    grad_of[static_cast<size_t>(f)] = b.AddOp(std::move(op), std::move(outputs));
+    // The op's own output is kept for its backward op (and orders the two).
+    b.AddEdge(f, 0, grad_of[static_cast<size_t>(f)]);
+  }
+  for (const Edge& e : g.edges()) {
+    const TensorId t = g.FirstOutput(e.from) + e.output;
+    b.AddEdge(e.from, e.output, grad_of[static_cast<size_t>(e.to)]);  // activation kept
+    b.AddEdge(grad_of[static_cast<size_t>(e.to)], grad_output[static_cast<size_t>(e.to)][t],
+              grad_of[static_cast<size_t>(e.from)]);  // its gradient, in reverse
+  }
+  // Optimiser updates.
+  for (OpId f = 0; f < n; ++f) {
+    const Op& fwd = g.op(f);
+    if (fwd.param_bytes <= 0) continue;
+    Op op;
+    op.name = fwd.name + "/update";
+    op.type = "Update";
+    op.kind = OpKind::kUpdate;
+    op.flops = kUpdateFlopsPerParameter * fwd.param_bytes / 4;  // float32 parameters
+    op.bytes_accessed = kUpdateBytesPerParameterByte * fwd.param_bytes;
+    op.param_bytes = options.optimizer_state_factor * fwd.param_bytes;
+    op.device_kinds = fwd.device_kinds;
+    op.colocation = options.colocate ? group_of[static_cast<size_t>(f)] : kNoGroup;
+    const OpId update = b.AddOp(std::move(op));
+    b.AddEdge(grad_of[static_cast<size_t>(f)],
+              static_cast<int32_t>(grad_output[static_cast<size_t>(f)].size()), update);
+  }
+  return b.Build();
+}
+
+}  // namespace dplace::graph

@@ -1,0 +1,77 @@
+#include "dplace/graph/training.h"
+
+#include <gtest/gtest.h>
+
+#include "dplace/graph/graph_builder.h"
+
+namespace dplace::graph {
+namespace {
+
+// a (weights) -> b -> c, and a -> c.
+Graph Forward() {
+  GraphBuilder b("fwd");
+  Op a{.name = "a", .type = "MatMul", .flops = 100, .bytes_accessed = 40, .param_bytes = 400};
+  a.time_s = {{"gpu", 0.5}};
+  const OpId x = b.AddOp(a, {{8}});
+  const OpId y = b.AddOp({.name = "b", .type = "Relu", .flops = 10}, {{8}});
+  const OpId z = b.AddOp({.name = "c", .type = "Add", .flops = 5}, {{8}});
+  b.AddEdge(x, 0, y);
+  b.AddEdge(y, 0, z);
+  b.AddEdge(x, 0, z);
+  return std::move(b.Build()).value();
+}
+
+TEST(TrainingTest, AddsBackwardAndUpdateOpsWithReversedGradients) {
+  auto t = ExpandTraining(Forward());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const Graph& g = *t;
+  ASSERT_EQ(g.num_ops(), 3 + 3 + 1);  // forward, backward, one update (only a has parameters)
+  const OpId a = *g.FindOp("a"), a_grad = *g.FindOp("a/grad"), b_grad = *g.FindOp("b/grad");
+  const OpId c_grad = *g.FindOp("c/grad"), update = *g.FindOp("a/update");
+  EXPECT_EQ(g.op(a_grad).kind, OpKind::kBackward);
+  EXPECT_EQ(g.op(update).kind, OpKind::kUpdate);
+  EXPECT_DOUBLE_EQ(g.op(a_grad).flops, 200);  // 2x: it has parameters
+  EXPECT_DOUBLE_EQ(g.op(b_grad).flops, 10);   // 1x otherwise
+  EXPECT_DOUBLE_EQ(*g.op(a_grad).MeasuredTime("gpu"), 1.0);
+  EXPECT_DOUBLE_EQ(g.op(update).param_bytes, 800);  // Adam: 2x the parameters
+  EXPECT_DOUBLE_EQ(g.op(a_grad).param_bytes, 400);  // the weight gradient
+  // Gradients flow c/grad -> b/grad -> a/grad and c/grad -> a/grad; a's output is kept for b/grad,
+  // c/grad and a/grad.
+  auto has = [&](OpId from, OpId to) {
+    for (OpId s : g.Successors(from)) {
+      if (s == to) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has(c_grad, b_grad));
+  EXPECT_TRUE(has(c_grad, a_grad));
+  EXPECT_TRUE(has(b_grad, a_grad));
+  EXPECT_TRUE(has(a, b_grad));
+  EXPECT_TRUE(has(a, c_grad));
+  EXPECT_TRUE(has(a, a_grad));
+  EXPECT_TRUE(has(a_grad, update));
+  EXPECT_FALSE(has(a_grad, b_grad));
+  // The last op of the step is the update; the first backward op is c's.
+  EXPECT_EQ(g.TopologicalOrder().back(), update);
+  // Co-located by default: a, a/grad, a/update share a group.
+  EXPECT_NE(g.op(a).colocation, kNoGroup);
+  EXPECT_EQ(g.op(a_grad).colocation, g.op(a).colocation);
+  EXPECT_EQ(g.op(update).colocation, g.op(a).colocation);
+}
+
+TEST(TrainingTest, FreeGradientsHaveNoGroups) {
+  auto t = ExpandTraining(Forward(), {.colocate = false});
+  ASSERT_TRUE(t.ok());
+  for (const Op& op : t->ops()) EXPECT_EQ(op.colocation, kNoGroup) << op.name;
+}
+
+TEST(TrainingTest, ATrainingGraphIsNotExpandedTwice) {
+  auto once = ExpandTraining(Forward());
+  ASSERT_TRUE(once.ok());
+  auto twice = ExpandTraining(*once);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("already has backward ops"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dplace::graph

@@ -1,0 +1,277 @@
+#include "dplace/io/onnx_model.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "dplace/graph/graph_builder.h"
+
+namespace dplace::io {
+namespace {
+
+struct TensorInfo {
+  int elem_type = 0;
+  std::vector<int64_t> dims;  // -1: unknown
+  bool has_shape = false;
+};
+
+double ElementBytes(int elem_type) {
+  switch (elem_type) {
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::BOOL: return 1;
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16: return 2;
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::COMPLEX64: return 8;
+    case onnx::TensorProto::COMPLEX128: return 16;
+    default: return 4;
+  }
+}
+
+TensorInfo FromType(const onnx::TypeProto& type) {
+  TensorInfo t;
+  if (!type.has_tensor_type()) return t;
+  t.elem_type = type.tensor_type().elem_type();
+  if (!type.tensor_type().has_shape()) return t;
+  t.has_shape = true;
+  for (const auto& d : type.tensor_type().shape().dim()) {
+    t.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  }
+  return t;
+}
+
+TensorInfo FromTensor(const onnx::TensorProto& tensor) {
+  TensorInfo t;
+  t.elem_type = tensor.data_type();
+  t.has_shape = true;
+  t.dims.assign(tensor.dims().begin(), tensor.dims().end());
+  return t;
+}
+
+double Bytes(const TensorInfo& t) {
+  double n = ElementBytes(t.elem_type);
+  for (int64_t d : t.dims) n *= static_cast<double>(d > 0 ? d : 1);
+  return n;
+}
+
+// Ops through which a parameter stays a parameter (weights are often transposed or reshaped
+// before use), and the consumers that read data in their first input.
+const std::set<std::string, std::less<>> kPassThrough = {
+    "Identity", "Transpose", "Reshape", "Cast", "Squeeze", "Unsqueeze", "Split", "Slice"};
+const std::set<std::string, std::less<>> kGather = {"Gather", "GatherElements", "GatherND"};
+const std::set<std::string, std::less<>> kBinary = {"Add", "Mul", "Sub", "Div", "Pow"};
+
+class Importer {
+ public:
+  Importer(onnx::ModelProto& model, std::string name) : model_(model), name_(std::move(name)) {}
+
+  StatusOr<OnnxGraph> Run() {
+    const onnx::GraphProto& g = model_.graph();
+    for (const auto& init : g.initializer()) {
+      tensors_[init.name()] = FromTensor(init);
+      parameters_.insert(init.name());
+    }
+    for (int i = 0; i < g.node_size(); ++i) {
+      for (const std::string& in : g.node(i).input()) consumers_[in].push_back({i, 0});
+      for (int s = 0; s < g.node(i).input_size(); ++s) {
+        consumers_[g.node(i).input(s)].back().second = s;
+      }
+    }
+    for (const auto& input : g.input()) {
+      if (parameters_.count(input.name())) continue;
+      if (IsParameter(input.name(), 0)) {
+        parameters_.insert(input.name());
+        tensors_[input.name()] = FromType(input.type());
+        continue;
+      }
+      const TensorInfo t = FromType(input.type());
+      for (size_t d = 0; d < t.dims.size(); ++d) {
+        if (t.dims[d] < 0) {
+          return InvalidInput("input '" + input.name() + "' has a symbolic dimension " +
+                              std::to_string(d) +
+                              ": its shapes cannot be inferred; export with fixed sizes");
+        }
+      }
+      if (!t.has_shape) {
+        return InvalidInput("input '" + input.name() + "' has no shape: its shapes cannot be "
+                            "inferred; export with fixed sizes");
+      }
+    }
+    DPLACE_RETURN_IF_ERROR(InferShapes());
+    for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
+      for (const auto& v : *list) {
+        if (!parameters_.count(v.name()) || !tensors_.count(v.name())) {
+          tensors_[v.name()] = FromType(v.type());
+        }
+      }
+    }
+    return Build();
+  }
+
+ private:
+  // A graph input is a parameter unless something reads it as data: the first input of an op
+  // other than a gather or an element-wise binary op, or the indices of a gather (looking through
+  // pass-through ops). docs/onnx.md.
+  bool IsParameter(const std::string& name, int depth) const {
+    auto it = consumers_.find(name);
+    if (it == consumers_.end()) return true;
+    for (const auto& [node_index, slot] : it->second) {
+      const onnx::NodeProto& node = model_.graph().node(node_index);
+      const std::string& type = node.op_type();
+      if (kPassThrough.count(type) && slot == 0 && depth < 8) {
+        for (const std::string& out : node.output()) {
+          if (!IsParameter(out, depth + 1)) return false;
+        }
+        continue;
+      }
+      if (kGather.count(type) ? slot == 1 : (slot == 0 && !kBinary.count(type))) return false;
+    }
+    return true;
+  }
+
+  Status InferShapes() {
+    onnx::ShapeInferenceOptions options;
+    options.check_type = false;
+    options.error_mode = 0;
+    options.enable_data_propagation = true;
+    try {
+      onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      if (const size_t nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+      return InvalidInput("shape inference failed: " + what);
+    }
+    return OkStatus();
+  }
+
+  StatusOr<OnnxGraph> Build() {
+    const onnx::GraphProto& g = model_.graph();
+    graph::GraphBuilder b(name_);
+    std::unordered_map<std::string, std::pair<graph::OpId, int>> producer;
+    std::set<std::string> names;
+    std::map<std::string, int> unknown_types;
+    int unknown_dims = 0;
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& node = g.node(i);
+      graph::Op op;
+      op.name = node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name();
+      while (!names.insert(op.name).second) op.name += "#" + std::to_string(i);
+      op.type = node.op_type();
+      OnnxNodeShapes shapes{.op_type = node.op_type()};
+      for (const auto& attr : node.attribute()) {
+        if (attr.name() == "kernel_shape") shapes.kernel_shape.assign(attr.ints().begin(), attr.ints().end());
+        if (attr.name() == "group") shapes.group = attr.i();
+        if (attr.name() == "transA") shapes.trans_a = attr.i();
+        if (attr.name() == "transB") shapes.trans_b = attr.i();
+      }
+      double in_bytes = 0;
+      for (const std::string& in : node.input()) {
+        const TensorInfo* t = Find(in);
+        shapes.inputs.push_back(t != nullptr ? t->dims : std::vector<int64_t>());
+        if (t == nullptr) continue;
+        in_bytes += Bytes(*t);
+        if (parameters_.count(in)) op.param_bytes += Bytes(*t);
+      }
+      std::vector<graph::TensorSpec> outputs;
+      double out_bytes = 0, out_elements = 0;
+      for (int o = 0; o < node.output_size(); ++o) {
+        const std::string& out = node.output(o);
+        TensorInfo t;
+        if (const TensorInfo* found = Find(out); found != nullptr && found->has_shape) {
+          t = *found;
+        } else if (!out.empty() && node.op_type() != "Constant") {
+          // An op ONNX does not know: its outputs are taken to be shaped like its first input.
+          const bool known =
+              onnx::OpSchemaRegistry::Schema(node.op_type(), Opset(node.domain()), node.domain());
+          const TensorInfo* first = node.input_size() > 0 ? Find(node.input(0)) : nullptr;
+          if (known || first == nullptr) {
+            return InvalidInput("node '" + op.name + "' (" + node.op_type() + "): the shape of " +
+                                "its output '" + out + "' cannot be inferred");
+          }
+          t = *first;
+        } else if (node.op_type() == "Constant") {
+          for (const auto& attr : node.attribute()) {
+            if (attr.has_t()) t = FromTensor(attr.t());
+          }
+        }
+        for (int64_t d : t.dims) unknown_dims += d < 0;
+        shapes.outputs.push_back(t.dims);
+        outputs.push_back({.bytes = out.empty() ? 0 : Bytes(t)});
+        out_bytes += out.empty() ? 0 : Bytes(t);
+        out_elements += out.empty() ? 0 : Bytes(t) / ElementBytes(t.elem_type);
+      }
+      double flops = OnnxNodeFlops(shapes);
+      if (flops < 0) {
+        ++unknown_types[node.op_type()];
+        flops = out_elements;
+      }
+      op.flops = flops;
+      op.bytes_accessed = in_bytes + out_bytes;
+      const graph::OpId id = b.AddOp(std::move(op), std::move(outputs));
+      for (int o = 0; o < node.output_size(); ++o) {
+        if (!node.output(o).empty()) producer[node.output(o)] = {id, o};
+      }
+      for (const std::string& in : node.input()) {
+        auto it = producer.find(in);
+        if (it != producer.end()) b.AddEdge(it->second.first, it->second.second, id);
+      }
+    }
+    OnnxGraph out;
+    DPLACE_ASSIGN_OR_RETURN(out.graph, b.Build());
+    for (const auto& [type, count] : unknown_types) {
+      out.warnings.push_back("op type '" + type + "' (" + std::to_string(count) +
+                             " nodes) has no FLOPs formula: estimated as one FLOP per output "
+                             "element");
+    }
+    if (unknown_dims > 0) {
+      out.warnings.push_back(std::to_string(unknown_dims) +
+                             " tensor dimensions could not be inferred and were taken as 1");
+    }
+    return out;
+  }
+
+  int Opset(const std::string& domain) const {
+    for (const auto& o : model_.opset_import()) {
+      if (o.domain() == domain || (domain.empty() && o.domain() == "ai.onnx")) {
+        return static_cast<int>(o.version());
+      }
+    }
+    return 1;
+  }
+
+  const TensorInfo* Find(const std::string& name) const {
+    auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : &it->second;
+  }
+
+  onnx::ModelProto& model_;
+  std::string name_;
+  std::unordered_map<std::string, TensorInfo> tensors_;
+  std::set<std::string> parameters_;
+  std::unordered_map<std::string, std::vector<std::pair<int, int>>> consumers_;
+};
+
+}  // namespace
+
+StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& name) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    return InvalidInput("not an ONNX model (protobuf parse failed: truncated or another format)");
+  }
+  if (model.ir_version() <= 0 || !model.has_graph() || model.graph().node_size() == 0) {
+    return InvalidInput("not an ONNX model (no IR version or no graph nodes)");
+  }
+  Importer importer(model, name);
+  return importer.Run();
+}
+
+}  // namespace dplace::io

@@ -1,0 +1,45 @@
+// ONNX models (as exported by torch.onnx.export) into dplace graphs, with libonnx (Debian
+// libonnx-dev). Weights are never needed: a model exported with export_params=False, or whose
+// weights live in external data files, is read from its graph alone.
+//
+//   - ONNX shape inference (with data propagation) gives every tensor's shape and element type;
+//   - one op per ONNX node; one edge per node input produced by another node (so the counts are the
+//     file's); output bytes from the inferred shapes;
+//   - parameters: initializers, and graph inputs that are only read as weights (docs/onnx.md);
+//     each node's parameter bytes are those of the parameters it reads;
+//   - FLOPs per op from its type, attributes and shapes (onnx_flops.cc); bytes accessed = its
+//     inputs + outputs.
+// Warnings (not errors): an op type without a FLOPs formula (one line per type, a generic estimate
+// used), dimensions shape inference could not determine (taken as 1). Errors: not a model, a data
+// input with a symbolic dimension (its shapes cannot be inferred), a node whose output shape stays
+// unknown.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dplace/base/status.h"
+#include "dplace/graph/graph.h"
+
+namespace dplace::io {
+
+struct OnnxGraph {
+  graph::Graph graph;
+  std::vector<std::string> warnings;
+};
+
+// `bytes` is the file's content; `name` names the graph.
+StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& name);
+
+// FLOPs of one node from its type and shapes, or -1 when dplace has no formula for the type.
+// `int_attr(name, default)` reads an integer attribute; dims of -1 are unknown (taken as 1).
+struct OnnxNodeShapes {
+  std::string op_type;
+  std::vector<std::vector<int64_t>> inputs, outputs;  // empty vector: absent optional input
+  std::vector<int64_t> kernel_shape;                  // attribute, when given
+  int64_t group = 1;
+  int64_t trans_a = 0, trans_b = 0;
+};
+double OnnxNodeFlops(const OnnxNodeShapes& node);
+
+}  // namespace dplace::io

@@ -1,0 +1,168 @@
+// The ONNX importer on the bundled model exports (models/) and on small models built here.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "dplace/base/json_node.h"
+#include "dplace/io/load.h"
+#include "dplace/io/onnx_model.h"
+
+namespace dplace::io {
+namespace {
+
+std::string ModelPath(const std::string& name) {
+  return std::string(DPLACE_SOURCE_DIR) + "/models/" + name + ".onnx";
+}
+
+void AddValue(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims,
+              const std::string& symbolic = "") {
+  v->set_name(name);
+  auto* type = v->mutable_type()->mutable_tensor_type();
+  type->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) type->mutable_shape()->add_dim()->set_dim_value(d);
+  if (!symbolic.empty()) type->mutable_shape()->add_dim()->set_dim_param(symbolic);
+}
+
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& type,
+                         std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(type);
+  n->set_name(type + "_" + std::to_string(g->node_size()));
+  for (const auto& i : inputs) n->add_input(i);
+  for (const auto& o : outputs) n->add_output(o);
+  return n;
+}
+
+// x [1,3,8,8] -> Conv(w [8,3,3,3] initializer, b [8] initializer) -> Relu -> Flatten [1,288]
+// -> MatMul(fc [288,4], a parameter input as export_params=False writes it) -> y [1,4].
+onnx::ModelProto SmallModel() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("small");
+  AddValue(g->add_input(), "x", {1, 3, 8, 8});
+  AddValue(g->add_input(), "fc", {288, 4});
+  for (const auto& [name, dims] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"w", {8, 3, 3, 3}}, {"b", {8}}}) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+  }
+  AddNode(g, "Conv", {"x", "w", "b"}, {"c"});
+  AddNode(g, "Relu", {"c"}, {"r"});
+  AddNode(g, "Flatten", {"r"}, {"f"});
+  AddNode(g, "MatMul", {"f", "fc"}, {"y"});
+  AddValue(g->add_output(), "y", {1, 4});
+  return m;
+}
+
+StatusOr<OnnxGraph> Read(const onnx::ModelProto& m) {
+  return ReadOnnxModel(m.SerializeAsString(), "small");
+}
+
+TEST(OnnxTest, SmallModelCostsAreExact) {
+  auto r = Read(SmallModel());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const graph::Graph& g = r->graph;
+  EXPECT_EQ(g.num_ops(), 4);
+  EXPECT_EQ(g.edges().size(), 3u);
+  double params = 0;
+  for (const graph::Op& op : g.ops()) params += op.param_bytes;
+  EXPECT_DOUBLE_EQ(params, (8 * 3 * 3 * 3 + 8 + 288 * 4) * 4.0);  // w, b, fc: float32
+  // Conv: 288 outputs x 2 x (3 channels x 9) + bias; MatMul: 2 x 4 x 288.
+  EXPECT_DOUBLE_EQ(g.op(0).flops, 288 * 2 * 27 + 288);
+  EXPECT_DOUBLE_EQ(g.op(1).flops, 288);
+  EXPECT_DOUBLE_EQ(g.op(2).flops, 0);
+  EXPECT_DOUBLE_EQ(g.op(3).flops, 2 * 4 * 288);
+  EXPECT_DOUBLE_EQ(g.tensor(g.op(0).first_output).bytes, 288 * 4);
+  EXPECT_TRUE(r->warnings.empty());
+}
+
+TEST(OnnxTest, UnknownOpTypeIsAWarningWithAGenericEstimate) {
+  onnx::ModelProto m = SmallModel();
+  onnx::NodeProto* n = AddNode(m.mutable_graph(), "FancyOp", {"y"}, {"z"});
+  n->set_domain("com.example");
+  m.add_opset_import()->set_domain("com.example");
+  m.mutable_opset_import(1)->set_version(1);
+  auto r = Read(m);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("'FancyOp'"), std::string::npos) << r->warnings[0];
+  EXPECT_DOUBLE_EQ(r->graph.op(4).flops, 4);  // one per output element, shaped like its input
+}
+
+TEST(OnnxTest, SymbolicInputShapeIsAnError) {
+  onnx::ModelProto m = SmallModel();
+  AddValue(m.mutable_graph()->mutable_input(0), "x", {1, 3, 8}, "width");
+  auto r = Read(m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("input 'x' has a symbolic dimension"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(OnnxTest, RandomAndTruncatedBytesAreErrors) {
+  EXPECT_FALSE(ReadOnnxModel("\x13\x37 not a model at all \xff\xfe", "x").ok());
+  std::ifstream in(ModelPath("resnet50"), std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string whole = ss.str();
+  auto r = ReadOnnxModel(whole.substr(0, whole.size() / 2), "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not an ONNX model"), std::string::npos);
+}
+
+// Every bundled model: one op per node, one edge per node input produced by another node.
+class BundledModelTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BundledModelTest, CountsAreTheFilesAndCostsArePositive) {
+  std::ifstream in(ModelPath(GetParam()), std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(ss.str()));
+  std::set<std::string> produced;
+  size_t edges = 0;
+  for (const auto& node : m.graph().node()) {
+    for (const auto& i : node.input()) edges += produced.count(i);
+    for (const auto& o : node.output()) produced.insert(o);
+  }
+  auto loaded = LoadGraph(ModelPath(GetParam()));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->format, GraphFormat::kOnnx);
+  EXPECT_EQ(loaded->graph->num_ops(), m.graph().node_size());
+  EXPECT_EQ(loaded->graph->edges().size(), edges);
+  double flops = 0, params = 0;
+  for (const graph::Op& op : loaded->graph->ops()) {
+    flops += op.flops;
+    params += op.param_bytes;
+  }
+  EXPECT_GT(flops, 1e9);
+  EXPECT_GT(params, 1e6);
+  EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings[0];
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, BundledModelTest,
+                         ::testing::Values("inception_v3", "resnet50", "vgg16", "mobilenet_v2",
+                                           "bert_encoder", "rnnlm", "nmt", "wavenet"));
+
+TEST(OnnxTest, ResNet50FlopsMatchThePublishedCount) {
+  auto loaded = LoadGraph(ModelPath("resnet50"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  double flops = 0, params = 0;
+  for (const graph::Op& op : loaded->graph->ops()) {
+    flops += op.flops;
+    params += op.param_bytes;
+  }
+  // Exported at batch 32; 4.09 G multiply-accumulates per image (torchvision's figure).
+  EXPECT_NEAR(flops / 32, 2 * 4.09e9, 0.05 * 2 * 4.09e9);
+  // 25.56 M parameters in torchvision; the export folds batch norms into the convolutions, which
+  // then carry biases: 25,530,472 float32 values here.
+  EXPECT_NEAR(params / 4, 25.5e6, 0.1e6);
+}
+
+}  // namespace
+}  // namespace dplace::io
