@@ -1,8 +1,8 @@
 # The two commands of the README: `make run` and `make test`.
 .PHONY: run test deps build bench asan-test format clean
 
-EXAMPLE_GRAPH := testdata/dnn-partitioning/throughput-inputs/LayerGraphs/bert24_training.json
-EXAMPLE_EXPERT := testdata/dnn-partitioning/human-experts/bert24_training_expert.json
+EXAMPLE_GRAPH := models/resnet50.onnx
+EXAMPLE_CLUSTER := v100x8-nvlink
 
 deps:
 	bash scripts/install_deps.sh
@@ -12,8 +12,8 @@ build: deps
 	cmake --build --preset release
 
 run: build
-	./build/release/dplace place --graph $(EXAMPLE_GRAPH) --placer all --plan $(EXAMPLE_EXPERT) \
-	  --time-limit 10 --out build/example_plan.json --trace build/example_trace.json
+	./build/release/dplace place --graph $(EXAMPLE_GRAPH) --training --cluster $(EXAMPLE_CLUSTER) \
+	  --placer all --time-limit 10 --out build/example_plan.json --trace build/example_trace.json
 
 test: build
 	ctest --preset release

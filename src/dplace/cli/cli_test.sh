@@ -105,6 +105,38 @@ else
   fail "place --objective latency exited non-zero"
 fi
 
+# ONNX models: import, training expansion, placement by node name; bad files are bad input.
+ONNX=models/resnet50.onnx
+if "$DPLACE" place --graph "$ONNX" --training --cluster v100x8-nvlink --placer single,local_search \
+    --time-limit 5 --json --out "$TMP/onnx_plan.json" >"$TMP/onnx.json" 2>"$TMP/onnx_err"; then
+  [[ $(json_get "$TMP/onnx.json" "d['best']['feasible'], d['best']['objective']") == "(True, 'step')" ]] \
+    && ok || fail "onnx: best"
+  [[ $(json_get "$TMP/onnx_plan.json" "len(d['placement']), '/conv1/Conv' in d['placement'], '/conv1/Conv/grad' in d['placement']") \
+    == "(439, True, True)" ]] && ok || fail "onnx: plan by node name"
+  [[ ! -s $TMP/onnx_err ]] && ok || fail "onnx: unexpected stderr $(cat "$TMP/onnx_err")"
+else
+  fail "onnx place exited non-zero: $(cat "$TMP/onnx_err")"
+fi
+[[ $("$DPLACE" info --graph "$ONNX" --json | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print(d['ops'], d['edges'], round(d['flops'] / 32 / 1e9, 2))") \
+  == "169 184 8.21" ]] && ok || fail "onnx info"
+if "$DPLACE" place --graph "$ONNX" --cluster k80x4 --objective throughput --placer pipedream \
+    --export stages="$TMP/stages.json" --export device_map="$TMP/device_map.json" >/dev/null; then
+  [[ $(json_get "$TMP/stages.json" "d['format'], len(d['split_points']) == len(d['stages']) - 1, len(d['stages']) > 1") \
+    == "('dplace-stages/1', True, True)" ]] && ok || fail "onnx: stages export"
+  [[ $(json_get "$TMP/device_map.json" "d['layer1.0.conv1'] in range(4), d['fc'] in range(4)") == "(True, True)" ]] \
+    && ok || fail "onnx: device_map export"
+else
+  fail "onnx: place with --export exited non-zero"
+fi
+expect_bad_input bad_export "--export: 'layout=x.json'" place --graph "$ONNX" --cluster k80x4 \
+  --export layout=x.json
+head -c 3000 "$ONNX" >"$TMP/truncated.onnx"
+head -c 5000 /dev/urandom >"$TMP/random.onnx"
+expect_bad_input onnx_truncated "truncated.onnx: not an ONNX model" info --graph "$TMP/truncated.onnx"
+expect_bad_input onnx_random "random.onnx: not an ONNX model" place --graph "$TMP/random.onnx" \
+  --cluster k80x4 --out "$TMP/o4.json"
+expect_bad_input twice_training "already has backward ops" info --graph "$GRAPH" --training
+
 # `all` runs every registered placer here (the paper's file, a plan given, objective throughput).
 "$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --time-limit 2 --json >"$TMP/all.json" \
   || fail "place all"
@@ -195,7 +227,7 @@ expect_bad_input unwritable "$TMP/nodir/out.json: cannot open for writing" place
 expect_bad_input directory "is a directory" info --graph "$TMP"
 expect_bad_input bad_schedule "--pipeline: 'zigzag'" simulate --graph "$GRAPH" --plan "$EXPERT" --pipeline zigzag
 expect_bad_input cli_flags "--graph is required" place
-for f in o1 o2 o3; do
+for f in o1 o2 o3 o4; do
   [[ -e $TMP/$f.json ]] && fail "partial output $f.json was written" || ok
 done
 ls "$TMP" | grep -q '\.tmp\.' && fail "temporary file left behind" || ok

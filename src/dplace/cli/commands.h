@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dplace/cli/common.h"
 
@@ -18,6 +19,7 @@ struct PlaceFlags {
   std::string out;
   std::string out_format = "plan";  // plan | paper-split
   std::string trace;
+  std::vector<std::string> exports;  // KIND=FILE, KIND: device_map | stages
   bool json = false;
 };
 Status RunPlace(const PlaceFlags& flags);

@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   place_cmd->add_option("--out-format", place.out_format, "plan (dplace-plan/1) or paper-split")
       ->capture_default_str();
   place_cmd->add_option("--trace", place.trace, "write a Chrome trace of the best plan's step");
+  place_cmd->add_option("--export", place.exports,
+                        "also write the best plan as KIND=FILE: device_map (module path -> "
+                        "device, for accelerate) or stages (split points of a contiguous split)");
   place_cmd->add_flag("--json", place.json, "print JSON on stdout");
 
   dplace::cli::SimulateFlags simulate;

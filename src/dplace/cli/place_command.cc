@@ -1,7 +1,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "dplace/base/file_util.h"
 #include "dplace/cli/commands.h"
+#include "dplace/io/plan_export.h"
 #include "dplace/place/registry.h"
 #include "dplace/report/table.h"
 
@@ -50,6 +52,16 @@ Status RunPlace(const PlaceFlags& flags) {
     return InvalidInput("--out-format: '" + flags.out_format + "' is not plan or paper-split");
   }
   if (flags.time_limit_s < 0) return InvalidInput("--time-limit: must not be negative");
+  std::vector<std::pair<std::string, std::string>> exports;  // (kind, file)
+  for (const std::string& spec : flags.exports) {
+    const size_t eq = spec.find('=');
+    const std::string kind = spec.substr(0, eq);
+    if (eq == std::string::npos || eq + 1 == spec.size() ||
+        (kind != "device_map" && kind != "stages")) {
+      return InvalidInput("--export: '" + spec + "' is not device_map=FILE or stages=FILE");
+    }
+    exports.emplace_back(kind, spec.substr(eq + 1));
+  }
   DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, LoadProblem(flags.problem));
   const sim::Problem& problem = *lp.problem;
   sim::Placement plan;
@@ -76,6 +88,15 @@ Status RunPlace(const PlaceFlags& flags) {
   if (!flags.trace.empty()) {
     DPLACE_RETURN_IF_ERROR(WriteTraceFile(flags.trace, problem, winner.placement));
   }
+  for (const auto& [kind, file] : exports) {
+    Json j;
+    if (kind == "device_map") {
+      j = io::DeviceMapJson(problem, winner.placement);
+    } else {
+      DPLACE_ASSIGN_OR_RETURN(j, io::StagesJson(problem, winner.placement));
+    }
+    DPLACE_RETURN_IF_ERROR(WriteFileAtomically(file, j.dump(2) + "\n"));
+  }
 
   if (flags.json) {
     if (results.size() == 1) {
@@ -95,6 +116,7 @@ Status RunPlace(const PlaceFlags& flags) {
             << report::DeviceTable(problem, winner.evaluation);
   if (!flags.out.empty()) std::cout << "plan written to " << flags.out << "\n";
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";
+  for (const auto& [kind, file] : exports) std::cout << kind << " written to " << file << "\n";
   return OkStatus();
 }
 

@@ -157,7 +157,7 @@ class Importer {
     const onnx::GraphProto& g = model_.graph();
     graph::GraphBuilder b(name_);
     std::unordered_map<std::string, std::pair<graph::OpId, int>> producer;
-    std::set<std::string> names;
+    std::set<std::string> names, held;
     std::map<std::string, int> unknown_types;
     int unknown_dims = 0;
     for (int i = 0; i < g.node_size(); ++i) {
@@ -179,7 +179,8 @@ class Importer {
         shapes.inputs.push_back(t != nullptr ? t->dims : std::vector<int64_t>());
         if (t == nullptr) continue;
         in_bytes += Bytes(*t);
-        if (parameters_.count(in)) op.param_bytes += Bytes(*t);
+        // A parameter read by several nodes (an unrolled RNN's weights) is held by the first.
+        if (parameters_.count(in) && held.insert(in).second) op.param_bytes += Bytes(*t);
       }
       std::vector<graph::TensorSpec> outputs;
       double out_bytes = 0, out_elements = 0;

@@ -6,7 +6,7 @@
 //   - one op per ONNX node; one edge per node input produced by another node (so the counts are the
 //     file's); output bytes from the inferred shapes;
 //   - parameters: initializers, and graph inputs that are only read as weights (docs/onnx.md);
-//     each node's parameter bytes are those of the parameters it reads;
+//     a node holds the parameters it reads first (a shared weight is counted once);
 //   - FLOPs per op from its type, attributes and shapes (onnx_flops.cc); bytes accessed = its
 //     inputs + outputs.
 // Warnings (not errors): an op type without a FLOPs formula (one line per type, a generic estimate
