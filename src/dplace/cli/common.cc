@@ -44,14 +44,15 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemFlags& flags) {
   if (!flags.objective.empty()) {
     auto parsed = sim::ParseObjective(flags.objective);
     if (!parsed) {
-      return InvalidInput("--objective: '" + flags.objective + "' is not step, throughput or latency");
+      return InvalidInput("--objective: '" + flags.objective +
+                          "' is not step, throughput or latency");
     }
     objective = *parsed;
   }
   // A file that defines its own machine is an instance: an op that machine cannot run makes it
   // infeasible (a result). A graph paired with a cluster that cannot run it is a usage error.
-  const sim::MissingDevice missing = flags.cluster.empty() ? sim::MissingDevice::kInfeasible
-                                                           : sim::MissingDevice::kBadInput;
+  const sim::MissingDevice missing =
+      flags.cluster.empty() ? sim::MissingDevice::kInfeasible : sim::MissingDevice::kBadInput;
   auto problem =
       sim::MakeProblem(out.loaded.graph, cluster, objective, cost::RooflineCostModel(), missing);
   if (!problem.ok()) return problem.status().WithContext(flags.graph.path);

@@ -77,8 +77,8 @@ Status RunSimulate(const SimulateFlags& flags) {
     return OkStatus();
   }
   const sim::Evaluation& e = result.evaluation;
-  std::cout << sim::ValueName(problem.objective) << ": "
-            << e.value << "\nlower bound: " << e.lower_bound << " (gap " << 100 * report::Gap(e)
+  std::cout << sim::ValueName(problem.objective) << ": " << e.value
+            << "\nlower bound: " << e.lower_bound << " (gap " << 100 * report::Gap(e)
             << "%)\nfeasible: " << (e.feasible ? "yes" : "no")
             << (e.feasible ? "" : " (" + e.reason + ")") << "\n"
             << report::DeviceTable(problem, e);

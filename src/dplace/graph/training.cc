@@ -7,7 +7,7 @@
 namespace dplace::graph {
 namespace {
 
-constexpr double kUpdateFlopsPerParameter = 10;  // Adam: moments, bias correction, step
+constexpr double kUpdateFlopsPerParameter = 10;     // Adam: moments, bias correction, step
 constexpr double kUpdateBytesPerParameterByte = 7;  // read w, g, m, v; write w, m, v
 
 }  // namespace

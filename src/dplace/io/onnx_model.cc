@@ -23,17 +23,22 @@ double ElementBytes(int elem_type) {
   switch (elem_type) {
     case onnx::TensorProto::UINT8:
     case onnx::TensorProto::INT8:
-    case onnx::TensorProto::BOOL: return 1;
+    case onnx::TensorProto::BOOL:
+      return 1;
     case onnx::TensorProto::UINT16:
     case onnx::TensorProto::INT16:
     case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::BFLOAT16: return 2;
+    case onnx::TensorProto::BFLOAT16:
+      return 2;
     case onnx::TensorProto::DOUBLE:
     case onnx::TensorProto::INT64:
     case onnx::TensorProto::UINT64:
-    case onnx::TensorProto::COMPLEX64: return 8;
-    case onnx::TensorProto::COMPLEX128: return 16;
-    default: return 4;
+    case onnx::TensorProto::COMPLEX64:
+      return 8;
+    case onnx::TensorProto::COMPLEX128:
+      return 16;
+    default:
+      return 4;
   }
 }
 
@@ -102,7 +107,8 @@ class Importer {
         }
       }
       if (!t.has_shape) {
-        return InvalidInput("input '" + input.name() + "' has no shape: its shapes cannot be "
+        return InvalidInput("input '" + input.name() +
+                            "' has no shape: its shapes cannot be "
                             "inferred; export with fixed sizes");
       }
     }
@@ -168,7 +174,8 @@ class Importer {
       op.type = node.op_type();
       OnnxNodeShapes shapes{.op_type = node.op_type()};
       for (const auto& attr : node.attribute()) {
-        if (attr.name() == "kernel_shape") shapes.kernel_shape.assign(attr.ints().begin(), attr.ints().end());
+        if (attr.name() == "kernel_shape")
+          shapes.kernel_shape.assign(attr.ints().begin(), attr.ints().end());
         if (attr.name() == "group") shapes.group = attr.i();
         if (attr.name() == "transA") shapes.trans_a = attr.i();
         if (attr.name() == "transB") shapes.trans_b = attr.i();

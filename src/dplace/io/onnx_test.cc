@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "dplace/base/json_node.h"
+#include "dplace/graph/training.h"
 #include "dplace/io/load.h"
 #include "dplace/io/onnx_model.h"
 
@@ -45,8 +46,8 @@ onnx::ModelProto SmallModel() {
   g->set_name("small");
   AddValue(g->add_input(), "x", {1, 3, 8, 8});
   AddValue(g->add_input(), "fc", {288, 4});
-  for (const auto& [name, dims] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
-           {"w", {8, 3, 3, 3}}, {"b", {8}}}) {
+  for (const auto& [name, dims] :
+       std::vector<std::pair<std::string, std::vector<int64_t>>>{{"w", {8, 3, 3, 3}}, {"b", {8}}}) {
     onnx::TensorProto* t = g->add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto::FLOAT);
@@ -93,6 +94,18 @@ TEST(OnnxTest, UnknownOpTypeIsAWarningWithAGenericEstimate) {
   ASSERT_EQ(r->warnings.size(), 1u);
   EXPECT_NE(r->warnings[0].find("'FancyOp'"), std::string::npos) << r->warnings[0];
   EXPECT_DOUBLE_EQ(r->graph.op(4).flops, 4);  // one per output element, shaped like its input
+}
+
+TEST(OnnxTest, WeightsInExternalDataAreNotNeeded) {
+  onnx::ModelProto m = SmallModel();
+  onnx::TensorProto* w = m.mutable_graph()->mutable_initializer(0);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* location = w->add_external_data();
+  location->set_key("location");
+  location->set_value("weights.bin");  // does not exist: never read
+  auto r = Read(m);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ(r->graph.op(0).param_bytes, (8 * 3 * 3 * 3 + 8) * 4.0);
 }
 
 TEST(OnnxTest, SymbolicInputShapeIsAnError) {
@@ -143,6 +156,17 @@ TEST_P(BundledModelTest, CountsAreTheFilesAndCostsArePositive) {
   EXPECT_GT(flops, 1e9);
   EXPECT_GT(params, 1e6);
   EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings[0];
+  // Its training step: a backward op per forward op, still acyclic (the builder checks).
+  auto training = graph::ExpandTraining(*loaded->graph);
+  ASSERT_TRUE(training.ok()) << training.status().message();
+  int forward = 0, backward = 0;
+  for (const graph::Op& op : training->ops()) {
+    forward += op.kind == graph::OpKind::kForward;
+    backward += op.kind == graph::OpKind::kBackward;
+  }
+  EXPECT_EQ(forward, m.graph().node_size());
+  EXPECT_EQ(backward, forward);
+  EXPECT_EQ(static_cast<int>(training->TopologicalOrder().size()), training->num_ops());
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, BundledModelTest,

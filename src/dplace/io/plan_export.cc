@@ -40,9 +40,8 @@ Json DeviceMapJson(const sim::Problem& p, const sim::Placement& placement) {
   }
   Json out = Json::object();
   for (const auto& [module, devices] : weight) {
-    const auto best = std::max_element(devices.begin(), devices.end(), [](auto& a, auto& b) {
-      return a.second < b.second;
-    });
+    const auto best = std::max_element(devices.begin(), devices.end(),
+                                       [](auto& a, auto& b) { return a.second < b.second; });
     const hw::Device& d = c.device(best->first);
     if (d.kind == "gpu") {
       int index = 0;
