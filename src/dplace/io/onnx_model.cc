@@ -2,13 +2,13 @@
 
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "dplace/graph/graph_builder.h"
+#include "dplace/io/onnx_shapes.h"
 
 namespace dplace::io {
 namespace {
@@ -112,7 +112,7 @@ class Importer {
                             "inferred; export with fixed sizes");
       }
     }
-    DPLACE_RETURN_IF_ERROR(InferShapes());
+    DPLACE_RETURN_IF_ERROR(InferOnnxShapes(model_));
     for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
       for (const auto& v : *list) {
         if (!parameters_.count(v.name()) || !tensors_.count(v.name())) {
@@ -142,21 +142,6 @@ class Importer {
       if (kGather.count(type) ? slot == 1 : (slot == 0 && !kBinary.count(type))) return false;
     }
     return true;
-  }
-
-  Status InferShapes() {
-    onnx::ShapeInferenceOptions options;
-    options.check_type = false;
-    options.error_mode = 0;
-    options.enable_data_propagation = true;
-    try {
-      onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      if (const size_t nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-      return InvalidInput("shape inference failed: " + what);
-    }
-    return OkStatus();
   }
 
   StatusOr<OnnxGraph> Build() {

@@ -173,6 +173,56 @@ INSTANTIATE_TEST_SUITE_P(Models, BundledModelTest,
                          ::testing::Values("inception_v3", "resnet50", "vgg16", "mobilenet_v2",
                                            "bert_encoder", "rnnlm", "nmt", "wavenet"));
 
+// nn.LSTM / nn.GRU / nn.Transformer at opsets 13 and 17 and torchvision segmentation models:
+// every shape inferred (ONNX's inference plus dplace's shape arithmetic), every op type costed.
+class CoverageModelTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CoverageModelTest, ImportsWithoutWarnings) {
+  auto loaded =
+      LoadGraph(std::string(DPLACE_SOURCE_DIR) + "/testdata/onnx/" + GetParam() + ".onnx");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings[0];
+  double flops = 0;
+  for (const graph::Op& op : loaded->graph->ops()) flops += op.flops;
+  EXPECT_GT(flops, 1e6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Coverage, CoverageModelTest,
+                         ::testing::Values("lstm_opset13", "lstm_opset17", "gru_opset13",
+                                           "gru_opset17", "transformer_opset13",
+                                           "transformer_opset17", "fcn_resnet50_opset13",
+                                           "deeplabv3_mobilenet_opset13"));
+
+TEST(OnnxTest, LstmFlopsFollowTheFormula) {
+  auto loaded = LoadGraph(std::string(DPLACE_SOURCE_DIR) + "/testdata/onnx/lstm_opset17.onnx");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  double lstm = 0;
+  int count = 0;
+  for (const graph::Op& op : loaded->graph->ops()) {
+    if (op.type != "LSTM") continue;
+    lstm += op.flops;
+    ++count;
+  }
+  // Two bidirectional layers, 12 steps, batch 2, hidden 128, inputs 64 then 256:
+  // 2 x 12 x 2 x 2 x 512 x (in + 128) + 12 x 2 x 2 x 128 x (3 x 4 + 2) per layer.
+  EXPECT_EQ(count, 2);
+  EXPECT_DOUBLE_EQ(lstm, 2.0 * 12 * 2 * 2 * 512 * (64 + 128) +
+                             2.0 * 12 * 2 * 2 * 512 * (256 + 128) + 2 * (12.0 * 2 * 2 * 128 * 14));
+}
+
+TEST(OnnxTest, ComputedReshapesAreSized) {
+  // nn.MultiheadAttention slices its fused projection with bounds computed from Shape ops, which
+  // ONNX's own inference cannot follow.
+  auto loaded =
+      LoadGraph(std::string(DPLACE_SOURCE_DIR) + "/testdata/onnx/transformer_opset13.onnx");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const graph::Graph& g = *loaded->graph;
+  const auto slice = g.FindOp("/encoder/layers.0/self_attn/Slice");
+  ASSERT_TRUE(slice.has_value());
+  // The query third of the fused projection [10, 2, 192] (sequence, batch, 3 x 64), float32.
+  EXPECT_DOUBLE_EQ(g.tensor(g.op(*slice).first_output).bytes, 10 * 2 * 64 * 4);
+}
+
 TEST(OnnxTest, ResNet50FlopsMatchThePublishedCount) {
   auto loaded = LoadGraph(ModelPath("resnet50"));
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();

@@ -1,0 +1,15 @@
+// ONNX shape inference, continued past computed shapes (onnx_shapes.cc): fills the model's
+// value_info with every shape ONNX infers plus those derived from evaluating the small integer
+// tensors PyTorch exports compute shapes with.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include "dplace/base/status.h"
+
+namespace dplace::io {
+
+// InvalidInput when ONNX's shape inference rejects the model.
+Status InferOnnxShapes(onnx::ModelProto& model);
+
+}  // namespace dplace::io
