@@ -1,8 +1,9 @@
 // The Placer interface: one object per algorithm. Place() checks the output (one valid device per
 // op) around the algorithm's PlaceImpl(); infeasible results are data (the evaluator says why), a
 // malformed placement is a bug (Internal). On a problem that is infeasible whatever the placement
-// (Problem::infeasible_reason) Place() does not search: it says so in the note. PlaceContext carries everything per run: evaluator,
-// seed, budget, and a given plan for placers that start from one.
+// (Problem::infeasible_reason) Place() does not search: it says so in the note. PlaceContext
+// carries everything per run: evaluator, seed, budget, and a given plan for placers that start from
+// one.
 #pragma once
 
 #include <cstdint>

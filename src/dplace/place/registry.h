@@ -14,7 +14,7 @@ struct PlacerEntry {
   std::string_view name;
   std::string_view description;
   std::unique_ptr<Placer> (*make)();
-  bool needs_plan;       // only runs when a plan is given (--plan)
+  bool needs_plan;        // only runs when a plan is given (--plan)
   bool paper_model_only;  // the paper's model only: objectives throughput and latency
 };
 
