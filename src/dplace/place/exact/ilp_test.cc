@@ -101,19 +101,26 @@ TEST(IlpTest, ContiguousEqualsDpOnASmallGraph) {
   EXPECT_EQ(ilp.note.rfind("optimal contiguous split", 0), 0u) << ilp.note;
 }
 
+// A workload of the paper's testdata/dnn-partitioning, e.g. "throughput-inputs/LayerGraphs/
+// bert24_inference", as a problem with the given objective.
+sim::Problem PaperProblem(const std::string& workload, sim::Objective objective) {
+  auto loaded = io::LoadGraph(std::string(DPLACE_SOURCE_DIR) + "/testdata/dnn-partitioning/" +
+                              workload + ".json");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  return std::move(
+             sim::MakeProblem(loaded->graph, loaded->cluster, objective, cost::RooflineCostModel()))
+      .value();
+}
+
 class IlpContiguousPaperTest : public ::testing::TestWithParam<std::pair<const char*, double>> {};
 
 // The contiguous program proves the DP's optimum of the paper's workloads (reference values from
 // the paper's own program); bench/ and docs/exact.md have all 16.
 TEST_P(IlpContiguousPaperTest, ProvesTheDpOptimum) {
-  auto loaded = io::LoadGraph(std::string(DPLACE_SOURCE_DIR) +
-                              "/testdata/dnn-partitioning/throughput-inputs/LayerGraphs/" +
-                              GetParam().first + ".json");
-  ASSERT_TRUE(loaded.ok());
-  auto problem = sim::MakeProblem(loaded->graph, loaded->cluster, sim::Objective::kThroughput,
-                                  cost::RooflineCostModel());
-  ASSERT_TRUE(problem.ok());
-  const Solved s = PlaceWith(*MakeIlpContiguousPlacer(), *problem);
+  const sim::Problem problem =
+      PaperProblem(std::string("throughput-inputs/LayerGraphs/") + GetParam().first,
+                   sim::Objective::kThroughput);
+  const Solved s = PlaceWith(*MakeIlpContiguousPlacer(), problem);
   EXPECT_TRUE(s.evaluation.feasible) << s.evaluation.reason;
   EXPECT_NEAR(s.evaluation.value, GetParam().second, 1e-6 * GetParam().second);
   EXPECT_EQ(s.note.rfind("optimal contiguous split", 0), 0u) << s.note;
@@ -127,49 +134,39 @@ INSTANTIATE_TEST_SUITE_P(Paper, IlpContiguousPaperTest,
                          [](const auto& test) { return std::string(test.param.first); });
 
 TEST(IlpTest, NonContiguousStartsFromTheLinearOptimumAndProvesABound) {
-  auto loaded = io::LoadGraph(std::string(DPLACE_SOURCE_DIR) +
-                              "/testdata/dnn-partitioning/throughput-inputs/LayerGraphs/"
-                              "bert24_inference.json");
-  ASSERT_TRUE(loaded.ok());
-  auto problem = sim::MakeProblem(loaded->graph, loaded->cluster, sim::Objective::kThroughput,
-                                  cost::RooflineCostModel());
-  ASSERT_TRUE(problem.ok());
-  sim::SimulatedEvaluator evaluator(*problem);
+  const sim::Problem p =
+      PaperProblem("throughput-inputs/LayerGraphs/bert24_inference", sim::Objective::kThroughput);
+  sim::SimulatedEvaluator evaluator(p);
   PlaceContext ctx{.evaluator = &evaluator, .budget = {.max_evaluations = 300}};
-  auto ilp = MakeIlpPlacer()->Place(*problem, ctx);
+  auto ilp = MakeIlpPlacer()->Place(p, ctx);
   ASSERT_TRUE(ilp.ok()) << ilp.status().message();
-  const sim::Evaluation e = sim::EvaluateMaxLoad(*problem, *ilp);
+  const sim::Evaluation e = sim::EvaluateMaxLoad(p, *ilp);
   EXPECT_TRUE(e.feasible) << e.reason;
   EXPECT_LE(e.value, 17.78990625 * (1 + 1e-9));  // the contiguous optimum is a feasible start
-  EXPECT_GT(ctx.lower_bound, problem->throughput_lower_bound);
+  EXPECT_GT(ctx.lower_bound, p.throughput_lower_bound);
   EXPECT_LE(ctx.lower_bound, e.value * (1 + 1e-9));
   EXPECT_NE(ctx.note.find("bound"), std::string::npos) << ctx.note;
 }
 
 TEST(IlpTest, LatencyOnThePaperInputBeatsItsStarts) {
-  auto loaded = io::LoadGraph(std::string(DPLACE_SOURCE_DIR) +
-                              "/testdata/dnn-partitioning/latency-inputs/LayerGraphs/"
-                              "bert24_inference.json");
-  ASSERT_TRUE(loaded.ok());
-  auto problem = sim::MakeProblem(loaded->graph, loaded->cluster, sim::Objective::kLatency,
-                                  cost::RooflineCostModel());
-  ASSERT_TRUE(problem.ok());
-  sim::SimulatedEvaluator evaluator(*problem);
+  const sim::Problem p =
+      PaperProblem("latency-inputs/LayerGraphs/bert24_inference", sim::Objective::kLatency);
+  sim::SimulatedEvaluator evaluator(p);
   PlaceContext ctx{.evaluator = &evaluator, .budget = {.max_evaluations = 200}};
-  auto ilp = MakeIlpPlacer()->Place(*problem, ctx);
+  auto ilp = MakeIlpPlacer()->Place(p, ctx);
   ASSERT_TRUE(ilp.ok()) << ilp.status().message();
-  const sim::Evaluation e = sim::EvaluateLatency(*problem, *ilp);
+  const sim::Evaluation e = sim::EvaluateLatency(p, *ilp);
   EXPECT_TRUE(e.feasible) << e.reason;
   for (const char* name : {"single", "dp", "pipedream"}) {
-    sim::SimulatedEvaluator other_evaluator(*problem);
+    sim::SimulatedEvaluator other_evaluator(p);
     PlaceContext other{.evaluator = &other_evaluator};
-    auto placement = (*MakePlacer(name))->Place(*problem, other);
+    auto placement = (*MakePlacer(name))->Place(p, other);
     ASSERT_TRUE(placement.ok());
-    EXPECT_LE(e.value, sim::EvaluateLatency(*problem, *placement).value * (1 + 1e-9)) << name;
+    EXPECT_LE(e.value, sim::EvaluateLatency(p, *placement).value * (1 + 1e-9)) << name;
   }
   EXPECT_GE(ctx.lower_bound, 0);
   EXPECT_LE(ctx.lower_bound, e.value * (1 + 1e-9));
-  EXPECT_GE(e.value, problem->latency_lower_bound);
+  EXPECT_GE(e.value, p.latency_lower_bound);
 }
 
 }  // namespace
