@@ -219,10 +219,8 @@ COVERAGE = {
     "transformer": (transformer, (13, 17)),
     "fcn_resnet50": (lambda: segmentation("fcn_resnet50"), (13,)),
     "deeplabv3_mobilenet": (lambda: segmentation("deeplabv3_mobilenet_v3_large"), (13,)),
-    # torchvision's detection models resize and pad their input with floating-point arithmetic on
-    # shapes, which dplace's shape inference does not follow yet: `dplace info` on this export
-    # names the first reshape it cannot size.
-    # "ssdlite": (lambda: detection("ssdlite320_mobilenet_v3_large"), (13,)),
+    "ssdlite": (lambda: detection("ssdlite320_mobilenet_v3_large"), (13,)),
+    "fasterrcnn": (lambda: detection("fasterrcnn_mobilenet_v3_large_320_fpn"), (13,)),
 }
 
 

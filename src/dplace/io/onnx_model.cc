@@ -120,6 +120,7 @@ class Importer {
         }
       }
     }
+    ReadBranchShapes(g);
     return Build();
   }
 
@@ -157,18 +158,12 @@ class Importer {
       op.name = node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name();
       while (!names.insert(op.name).second) op.name += "#" + std::to_string(i);
       op.type = node.op_type();
-      OnnxNodeShapes shapes{.op_type = node.op_type()};
-      for (const auto& attr : node.attribute()) {
-        if (attr.name() == "kernel_shape")
-          shapes.kernel_shape.assign(attr.ints().begin(), attr.ints().end());
-        if (attr.name() == "group") shapes.group = attr.i();
-        if (attr.name() == "transA") shapes.trans_a = attr.i();
-        if (attr.name() == "transB") shapes.trans_b = attr.i();
-      }
+      OnnxNodeShapes shapes = ShapesOf(node);
+      shapes.outputs.clear();  // filled below, with the fallback for unknown op types
+      const Branches branches = SummariseBranches(node);
       double in_bytes = 0;
       for (const std::string& in : node.input()) {
         const TensorInfo* t = Find(in);
-        shapes.inputs.push_back(t != nullptr ? t->dims : std::vector<int64_t>());
         if (t == nullptr) continue;
         in_bytes += Bytes(*t);
         // A parameter read by several nodes (an unrolled RNN's weights) is held by the first.
@@ -202,7 +197,7 @@ class Importer {
         out_bytes += out.empty() ? 0 : Bytes(t);
         out_elements += out.empty() ? 0 : Bytes(t) / ElementBytes(t.elem_type);
       }
-      double flops = OnnxNodeFlops(shapes);
+      double flops = node.op_type() == "If" ? branches.flops : OnnxNodeFlops(shapes);
       if (flops < 0) {
         ++unknown_types[node.op_type()];
         flops = out_elements;
@@ -213,9 +208,11 @@ class Importer {
       for (int o = 0; o < node.output_size(); ++o) {
         if (!node.output(o).empty()) producer[node.output(o)] = {id, o};
       }
-      for (const std::string& in : node.input()) {
-        auto it = producer.find(in);
-        if (it != producer.end()) b.AddEdge(it->second.first, it->second.second, id);
+      for (const auto* inputs : {&node.input(), &branches.outer_inputs}) {
+        for (const std::string& in : *inputs) {
+          auto it = producer.find(in);
+          if (it != producer.end()) b.AddEdge(it->second.first, it->second.second, id);
+        }
       }
     }
     OnnxGraph out;
@@ -239,6 +236,71 @@ class Importer {
       }
     }
     return 1;
+  }
+
+  // Shapes inside If branches (names are unique across subgraphs), for costing their nodes.
+  void ReadBranchShapes(const onnx::GraphProto& g) {
+    for (const auto& node : g.node()) {
+      for (const auto& attr : node.attribute()) {
+        if (!attr.has_g()) continue;
+        for (const auto& v : attr.g().value_info())
+          tensors_.try_emplace(v.name(), FromType(v.type()));
+        ReadBranchShapes(attr.g());
+      }
+    }
+  }
+
+  // A node's attributes and tensor shapes as the FLOPs formulas take them (unknown: empty).
+  OnnxNodeShapes ShapesOf(const onnx::NodeProto& node) const {
+    OnnxNodeShapes shapes{.op_type = node.op_type()};
+    for (const auto& attr : node.attribute()) {
+      if (attr.name() == "kernel_shape")
+        shapes.kernel_shape.assign(attr.ints().begin(), attr.ints().end());
+      if (attr.name() == "group") shapes.group = attr.i();
+      if (attr.name() == "transA") shapes.trans_a = attr.i();
+      if (attr.name() == "transB") shapes.trans_b = attr.i();
+    }
+    for (const auto* names : {&node.input(), &node.output()}) {
+      auto& dims = names == &node.input() ? shapes.inputs : shapes.outputs;
+      for (const std::string& name : *names) {
+        const TensorInfo* t = Find(name);
+        dims.push_back(t != nullptr ? t->dims : std::vector<int64_t>());
+      }
+    }
+    return shapes;
+  }
+
+  // What an If's branches read from the enclosing graph (its implicit inputs, which become edges)
+  // and the FLOPs of the costlier branch, its nodes costed like the main graph's (docs/onnx.md).
+  struct Branches {
+    google::protobuf::RepeatedPtrField<std::string> outer_inputs;
+    double flops = 0;
+  };
+  Branches SummariseBranches(const onnx::NodeProto& node) const {
+    Branches out;
+    std::set<std::string> outer;
+    for (const auto& attr : node.attribute()) {
+      if (!attr.has_g()) continue;
+      std::set<std::string> produced;
+      out.flops = std::max(out.flops, BranchFlops(attr.g(), produced, outer));
+    }
+    for (const std::string& name : outer) *out.outer_inputs.Add() = name;
+    return out;
+  }
+  double BranchFlops(const onnx::GraphProto& g, std::set<std::string>& produced,
+                     std::set<std::string>& outer) const {
+    double flops = 0;
+    for (const auto& node : g.node()) {
+      for (const std::string& in : node.input()) {
+        if (!in.empty() && !produced.count(in)) outer.insert(in);
+      }
+      produced.insert(node.output().begin(), node.output().end());
+      const Branches inner = SummariseBranches(node);
+      outer.insert(inner.outer_inputs.begin(), inner.outer_inputs.end());
+      const double f = node.op_type() == "If" ? inner.flops : OnnxNodeFlops(ShapesOf(node));
+      flops += std::max(f, 0.0);
+    }
+    return flops;
   }
 
   const TensorInfo* Find(const std::string& name) const {

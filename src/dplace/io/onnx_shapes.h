@@ -1,6 +1,7 @@
 // ONNX shape inference, continued past computed shapes (onnx_shapes.cc): fills the model's
-// value_info with every shape ONNX infers plus those derived from evaluating the small integer
-// tensors PyTorch exports compute shapes with.
+// value_info with every shape ONNX infers plus those derived from evaluating the small tensors
+// PyTorch exports compute shapes with, taken If branches included; data-dependent sizes take their
+// upper bound (docs/onnx.md).
 #pragma once
 
 #include <onnx/onnx_pb.h>

@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "dplace/base/json_node.h"
@@ -173,7 +174,8 @@ INSTANTIATE_TEST_SUITE_P(Models, BundledModelTest,
                          ::testing::Values("inception_v3", "resnet50", "vgg16", "mobilenet_v2",
                                            "bert_encoder", "rnnlm", "nmt", "wavenet"));
 
-// nn.LSTM / nn.GRU / nn.Transformer at opsets 13 and 17 and torchvision segmentation models:
+// nn.LSTM / nn.GRU / nn.Transformer at opsets 13 and 17, torchvision segmentation and detection
+// models:
 // every shape inferred (ONNX's inference plus dplace's shape arithmetic), every op type costed.
 class CoverageModelTest : public ::testing::TestWithParam<const char*> {};
 
@@ -191,7 +193,8 @@ INSTANTIATE_TEST_SUITE_P(Coverage, CoverageModelTest,
                          ::testing::Values("lstm_opset13", "lstm_opset17", "gru_opset13",
                                            "gru_opset17", "transformer_opset13",
                                            "transformer_opset17", "fcn_resnet50_opset13",
-                                           "deeplabv3_mobilenet_opset13"));
+                                           "deeplabv3_mobilenet_opset13", "ssdlite_opset13",
+                                           "fasterrcnn_opset13"));
 
 TEST(OnnxTest, LstmFlopsFollowTheFormula) {
   auto loaded = LoadGraph(std::string(DPLACE_SOURCE_DIR) + "/testdata/onnx/lstm_opset17.onnx");
@@ -221,6 +224,124 @@ TEST(OnnxTest, ComputedReshapesAreSized) {
   ASSERT_TRUE(slice.has_value());
   // The query third of the fused projection [10, 2, 192] (sequence, batch, 3 x 64), float32.
   EXPECT_DOUBLE_EQ(g.tensor(g.op(*slice).first_output).bytes, 10 * 2 * 64 * 4);
+}
+
+onnx::NodeProto* AddConstant(onnx::GraphProto* g, const std::string& name,
+                             std::vector<int64_t> dims, const std::vector<double>& values,
+                             bool real) {
+  onnx::NodeProto* n = AddNode(g, "Constant", {}, {name});
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto* t = a->mutable_t();
+  t->set_data_type(real ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (double v : values) {
+    if (real) {
+      t->add_float_data(static_cast<float>(v));
+    } else {
+      t->add_int64_data(static_cast<int64_t>(v));
+    }
+  }
+  return n;
+}
+
+void SetInt(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void SetInts(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> values) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+// torchvision's detection transform, in small: resize by a floating-point scale, then pad height
+// and width up to a multiple of 8, with the pads computed as torchvision's export computes them —
+// Ceil of a float division, a [pairs, 2] tensor reversed with a negative-step Slice, transposed and
+// flattened.
+TEST(OnnxTest, FloatingPointShapeArithmeticIsFollowed) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("transform");
+  AddValue(g->add_input(), "x", {1, 3, 10, 12});
+  AddConstant(g, "scales", {4}, {1, 1, 1.5, 1.25}, true);
+  AddNode(g, "Resize", {"x", "", "scales"}, {"resized"});  // [1, 3, 15, 15]
+  AddNode(g, "Shape", {"resized"}, {"shape"});
+  AddConstant(g, "two", {1}, {2}, false);
+  AddConstant(g, "four", {1}, {4}, false);
+  AddConstant(g, "zero", {1}, {0}, false);
+  AddNode(g, "Slice", {"shape", "two", "four", "zero"}, {"hw"});  // [15, 15]
+  SetInt(AddNode(g, "Cast", {"hw"}, {"hw_f"}), "to", onnx::TensorProto::FLOAT);
+  AddConstant(g, "eight", {}, {8}, true);
+  AddNode(g, "Div", {"hw_f", "eight"}, {"blocks"});
+  AddNode(g, "Ceil", {"blocks"}, {"blocks_up"});
+  AddNode(g, "Mul", {"blocks_up", "eight"}, {"padded_f"});
+  SetInt(AddNode(g, "Cast", {"padded_f"}, {"padded"}), "to", onnx::TensorProto::INT64);
+  AddNode(g, "Sub", {"padded", "hw"}, {"extra"});  // [1, 1]: 15 up to 16
+  // (begin, end) pairs from the last axis back: W (0, 1), H (0, 1), C (0, 0), N (0, 0).
+  AddConstant(g, "zeros", {4}, {0, 0, 0, 0}, false);
+  AddNode(g, "Gather", {"extra", "zero"}, {"extra_h"});
+  AddConstant(g, "one", {1}, {1}, false);
+  AddNode(g, "Gather", {"extra", "one"}, {"extra_w"});
+  AddConstant(g, "z1", {1}, {0}, false);
+  SetInt(AddNode(g, "Concat", {"z1", "extra_w", "z1", "extra_h", "zeros"}, {"flat"}), "axis", 0);
+  AddConstant(g, "pairs_shape", {2}, {-1, 2}, false);
+  AddNode(g, "Reshape", {"flat", "pairs_shape"}, {"pairs"});  // [4, 2]
+  AddConstant(g, "minus_one", {1}, {-1}, false);
+  AddConstant(g, "to_start", {1}, {-9223372036854775807.0}, false);
+  AddNode(g, "Slice", {"pairs", "minus_one", "to_start", "zero", "minus_one"}, {"reversed"});
+  SetInts(AddNode(g, "Transpose", {"reversed"}, {"by_side"}), "perm", {1, 0});
+  AddNode(g, "Reshape", {"by_side", "minus_one"}, {"pads"});  // [0, 0, 0, 0, 0, 0, 1, 1]
+  AddNode(g, "Pad", {"resized", "pads"}, {"y"});
+  auto r = Read(m);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const graph::Graph& g2 = r->graph;
+  const auto resize = g2.FindOp("Resize_2");
+  const auto pad = g2.FindOp(g->node(g->node_size() - 1).name());
+  ASSERT_TRUE(resize.has_value() && pad.has_value());
+  EXPECT_DOUBLE_EQ(g2.tensor(g2.op(*resize).first_output).bytes, 3 * 15 * 15 * 4.0);
+  EXPECT_DOUBLE_EQ(g2.tensor(g2.op(*pad).first_output).bytes, 3 * 16 * 16 * 4.0);
+  EXPECT_TRUE(r->warnings.empty()) << r->warnings[0];
+}
+
+// FLOPs per op type of a test export.
+std::map<std::string, double> FlopsByType(const graph::Graph& g) {
+  std::map<std::string, double> flops;
+  for (const graph::Op& op : g.ops()) flops[op.type] += op.flops;
+  return flops;
+}
+
+TEST(OnnxTest, DetectionModelsAreCostedThroughTheirPostProcessing) {
+  const std::string dir = std::string(DPLACE_SOURCE_DIR) + "/testdata/onnx/";
+  auto ssd = LoadGraph(dir + "ssdlite_opset13.onnx");
+  auto loaded = LoadGraph(dir + "fasterrcnn_opset13.onnx");
+  ASSERT_TRUE(ssd.ok() && loaded.ok());
+  // torchvision's figures for one 320 x 320 image: 0.58 G multiply-accumulates in SSDlite's
+  // convolutions, 0.72 G in Faster R-CNN's (MobileNet-V3 FPN) backbone and RPN.
+  EXPECT_NEAR(FlopsByType(*ssd->graph)["Conv"] / 2, 0.58e9, 0.03 * 0.58e9);
+  auto frcnn = FlopsByType(*loaded->graph);
+  EXPECT_NEAR(frcnn["Conv"] / 2, 0.72e9, 0.03 * 0.72e9);
+  // The box head runs on the proposals NMS keeps, a data-dependent count taken at its upper
+  // bound: the model's 150 post-NMS proposals, through fc6 (256 x 7 x 7 -> 1024), fc7 (1024 ->
+  // 1024), the class (91) and box (364) predictors, with biases.
+  const double per_proposal =
+      2.0 * (12544 * 1024 + 1024 * 1024 + 1024 * 91 + 1024 * 364) + (1024 + 1024 + 91 + 364);
+  EXPECT_DOUBLE_EQ(frcnn["Gemm"], 150 * per_proposal);
+  // batched NMS runs inside an If: costed by its branch, and fed by what the branch reads.
+  EXPECT_GT(frcnn["If"], 0);
+  const graph::Graph& g = *loaded->graph;
+  for (graph::OpId id = 0; id < g.num_ops(); ++id) {
+    if (g.op(id).type == "If") {
+      EXPECT_GE(g.Predecessors(id).size(), 2u) << g.op(id).name;
+    }
+  }
 }
 
 TEST(OnnxTest, ResNet50FlopsMatchThePublishedCount) {
