@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang-format python3
-  libscotch-dev coinor-libcbc-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  libscotch-dev libmetis-dev coinor-libcbc-dev libonnx-dev libprotobuf-dev protobuf-compiler
 )
 
 missing=()

@@ -14,6 +14,7 @@ struct PlaceFlags {
   ProblemFlags problem;
   std::string placers = "all";  // comma-separated names, or "all"
   std::string plan;             // given plan (for `expert`)
+  std::string portfolio;        // members of `portfolio`, comma-separated; empty: its default
   uint64_t seed = 1;
   double time_limit_s = 0;
   std::string out;

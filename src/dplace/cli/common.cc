@@ -85,7 +85,8 @@ StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Pro
   place::PlaceContext ctx{.evaluator = &evaluator,
                           .seed = options.seed,
                           .budget = {.time_limit_s = options.time_limit_s},
-                          .given_plan = options.given_plan};
+                          .given_plan = options.given_plan,
+                          .portfolio = options.portfolio};
   const auto start = std::chrono::steady_clock::now();
   auto placement = placer->Place(problem, ctx);
   const double seconds =

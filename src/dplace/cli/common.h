@@ -49,6 +49,7 @@ struct RunOptions {
   uint64_t seed = 1;
   double time_limit_s = 0;
   const sim::Placement* given_plan = nullptr;
+  std::vector<std::string> portfolio;  // members of `portfolio`; empty: its default
 };
 StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Problem& problem,
                                          const RunOptions& options);

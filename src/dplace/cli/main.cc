@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
   place_cmd->add_option("--plan", place.plan,
                         "a given plan for `expert` (dplace plan or the "
                         "paper's human-expert split)");
+  place_cmd->add_option("--portfolio", place.portfolio,
+                        "members of the `portfolio` placer, comma-separated (default: every step "
+                        "placer)");
   place_cmd->add_option("--seed", place.seed, "random seed")->capture_default_str();
   place_cmd->add_option("--time-limit", place.time_limit_s, "seconds per placer (0: none)");
   place_cmd->add_option("--out", place.out, "write the best plan here");

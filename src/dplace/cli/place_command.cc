@@ -10,14 +10,15 @@
 namespace dplace::cli {
 namespace {
 
-// `all` means every placer that can run here: with a plan for `expert`, on the paper's objectives
-// (throughput, latency) for the placers of the paper's model.
+// `all` means every placer that can run here: on the paper's objectives (throughput, latency) for
+// the placers of the paper's model; `portfolio` is left out (it would run them all again).
 StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, bool have_plan,
-                                               sim::Objective objective) {
+                                               sim::Objective objective,
+                                               const std::string& flag = "--placer") {
   std::vector<std::string> names;
   if (spec == "all") {
     for (const place::PlacerEntry& e : place::Placers()) {
-      if (e.needs_plan && !have_plan) continue;
+      if ((e.needs_plan && !have_plan) || e.name == "portfolio") continue;
       if (e.paper_model_only && objective == sim::Objective::kStep) continue;
       names.emplace_back(e.name);
     }
@@ -27,10 +28,10 @@ StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, bool hav
   std::string name;
   while (std::getline(ss, name, ',')) {
     if (name.empty()) continue;
-    DPLACE_RETURN_IF_ERROR(place::MakePlacer(name).status().WithContext("--placer"));
+    DPLACE_RETURN_IF_ERROR(place::MakePlacer(name).status().WithContext(flag));
     names.push_back(name);
   }
-  if (names.empty()) return InvalidInput("--placer: no placer named");
+  if (names.empty()) return InvalidInput(flag + ": no placer named");
   return names;
 }
 
@@ -70,11 +71,16 @@ Status RunPlace(const PlaceFlags& flags) {
   }
   DPLACE_ASSIGN_OR_RETURN(std::vector<std::string> names,
                           PlacerNames(flags.placers, !flags.plan.empty(), problem.objective));
+  std::vector<std::string> portfolio;
+  if (!flags.portfolio.empty()) {
+    DPLACE_ASSIGN_OR_RETURN(portfolio, PlacerNames(flags.portfolio, true, problem.objective, "--portfolio"));
+  }
 
   std::vector<report::PlacerResult> results;
   const RunOptions options{.seed = flags.seed,
                            .time_limit_s = flags.time_limit_s,
-                           .given_plan = flags.plan.empty() ? nullptr : &plan};
+                           .given_plan = flags.plan.empty() ? nullptr : &plan,
+                           .portfolio = portfolio};
   for (const std::string& name : names) {
     DPLACE_ASSIGN_OR_RETURN(report::PlacerResult r, RunPlacer(name, problem, options));
     results.push_back(std::move(r));

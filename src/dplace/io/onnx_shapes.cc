@@ -53,7 +53,7 @@ bool IsReal(int32_t onnx_type) {
 template <typename T>
 std::vector<double> RawAs(const std::string& raw) {
   std::vector<T> w(raw.size() / sizeof(T));
-  std::memcpy(w.data(), raw.data(), w.size() * sizeof(T));
+  if (!w.empty()) std::memcpy(w.data(), raw.data(), w.size() * sizeof(T));
   return std::vector<double>(w.begin(), w.end());
 }
 

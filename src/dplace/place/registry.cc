@@ -4,9 +4,15 @@
 
 #include "dplace/place/baseline/baseline.h"
 #include "dplace/place/exact/exact.h"
+#include "dplace/place/schedule/list_scheduler.h"
 #include "dplace/place/search/local_search.h"
+#include "dplace/place/search/mcmc.h"
+#include "dplace/place/search/portfolio.h"
 #ifdef DPLACE_HAVE_SCOTCH
 #include "dplace/place/partition/scotch_placer.h"
+#endif
+#ifdef DPLACE_HAVE_METIS
+#include "dplace/place/partition/metis_placer.h"
 #endif
 
 namespace dplace::place {
@@ -35,8 +41,26 @@ constexpr PlacerEntry kPlacers[] = {
     {"scotch", "Scotch k-way mapping weighted by compute time and transfer cost", MakeScotchPlacer,
      false, false},
 #endif
-    {"expert", "the plan given with --plan (dplace plan or the paper's expert split)",
-     MakeExpertPlacer, true, false},
+#ifdef DPLACE_HAVE_METIS
+    {"metis", "METIS k-way min-cut partition weighted by compute time and transfer cost",
+     MakeMetisPlacer, false, false},
+#endif
+    {"expert",
+     "the plan given with --plan; without one, the human-expert rule (contiguous layer-wise "
+     "split balanced by compute time, host CPU for what no GPU runs)",
+     MakeExpertPlacer, false, false},
+    {"heft", "HEFT list scheduling: upward rank, earliest finish time, memory-aware",
+     [] { return MakeListSchedulerPlacer(ListPolicy::kHeft); }, false, false},
+    {"m_topo", "Baechi's m-TOPO: topological order filling devices by memory share",
+     [] { return MakeListSchedulerPlacer(ListPolicy::kTopo); }, false, false},
+    {"m_etf", "Baechi's m-ETF: earliest start time first, memory-aware",
+     [] { return MakeListSchedulerPlacer(ListPolicy::kEtf); }, false, false},
+    {"m_sct", "Baechi's m-SCT: m-ETF with favourite children from an LP relaxation",
+     [] { return MakeListSchedulerPlacer(ListPolicy::kSct); }, false, false},
+    {"mcmc", "Metropolis search over unit and run moves from the best heuristic (FlexFlow-style)",
+     MakeMcmcPlacer, false, false},
+    {"portfolio", "the best of a set of placers in one budget, with the gap to the lower bound",
+     MakePortfolioPlacer, false, false},
 };
 
 }  // namespace

@@ -4,7 +4,8 @@
 //   round_robin  co-location units in topological order, dealt to devices in turn (first fit by
 //                static memory);
 //   random       each unit to a uniformly random allowed device with room (seeded);
-//   expert       the plan given with --plan (a dplace plan or the paper's human-expert split).
+//   expert       the plan given with --plan (a dplace plan or the paper's human-expert split);
+//                without one, the RL papers' human-expert rule (expert.cc).
 #pragma once
 
 #include <memory>

@@ -1,24 +1,14 @@
 #include "dplace/place/search/local_search.h"
 
 #include <algorithm>
-#include <chrono>
-#include <limits>
 #include <numeric>
 
 #include "dplace/base/rng.h"
+#include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
 
 namespace dplace::place {
 namespace {
-
-// Feasible first, then the smaller value.
-struct Score {
-  bool feasible = false;
-  double value = std::numeric_limits<double>::infinity();
-  bool operator<(const Score& o) const {
-    return feasible != o.feasible ? feasible : value < o.value;
-  }
-};
 
 // The first restart starts from the best placement of everything on one device (where every unit
 // may run there), so that the search is never worse than that baseline; the others are random.
@@ -49,17 +39,10 @@ class LocalSearchPlacer : public Placer {
 
  private:
   StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    const auto start = std::chrono::steady_clock::now();
-    auto out_of_budget = [&] {
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      return (ctx.budget.time_limit_s > 0 && elapsed > ctx.budget.time_limit_s) ||
-             (ctx.budget.max_evaluations > 0 &&
-              ctx.evaluator->evaluations() >= ctx.budget.max_evaluations);
-    };
+    const BudgetClock clock(ctx);
+    auto out_of_budget = [&] { return clock.Out(); };
     auto score = [&](const sim::Placement& placement) {
-      const sim::Evaluation e = ctx.evaluator->Evaluate(placement);
-      return Score{e.feasible, e.value};
+      return ScoreOf(ctx.evaluator->Evaluate(placement));
     };
     Rng rng(ctx.seed);
     const std::vector<Unit> units = MakeUnits(p);
