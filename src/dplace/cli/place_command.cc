@@ -73,7 +73,8 @@ Status RunPlace(const PlaceFlags& flags) {
                           PlacerNames(flags.placers, !flags.plan.empty(), problem.objective));
   std::vector<std::string> portfolio;
   if (!flags.portfolio.empty()) {
-    DPLACE_ASSIGN_OR_RETURN(portfolio, PlacerNames(flags.portfolio, true, problem.objective, "--portfolio"));
+    DPLACE_ASSIGN_OR_RETURN(portfolio,
+                            PlacerNames(flags.portfolio, true, problem.objective, "--portfolio"));
   }
 
   std::vector<report::PlacerResult> results;

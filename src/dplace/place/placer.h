@@ -27,7 +27,7 @@ struct PlaceContext {
   uint64_t seed = 1;                    // same seed, same placement
   Budget budget;
   const sim::Placement* given_plan = nullptr;  // e.g. from --plan; used by `expert`
-  std::vector<std::string> portfolio;          // members of `portfolio` (--portfolio); empty: default
+  std::vector<std::string> portfolio;  // members of `portfolio` (--portfolio); empty: default
   // Set by the placer for the user: what it proved or why it stopped ("optimal", "time limit").
   std::string note;
   // Set by the placer when it proves a lower bound on the best value any placement can reach.

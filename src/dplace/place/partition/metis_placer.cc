@@ -37,7 +37,8 @@ class MetisPlacer : public Placer {
     const int rc = METIS_PartGraphKway(&n, &constraints, xadj.data(), adjncy.data(), vwgt.data(),
                                        nullptr, adjwgt.empty() ? nullptr : adjwgt.data(), &parts,
                                        targets.data(), nullptr, options, &cut, out.data());
-    if (rc != METIS_OK) return Internal("metis: partitioning failed (code " + std::to_string(rc) + ")");
+    if (rc != METIS_OK)
+      return Internal("metis: partitioning failed (code " + std::to_string(rc) + ")");
     part.assign(out.begin(), out.end());
     return PartsToPlacement(p, ug, part);
   }

@@ -39,9 +39,9 @@ class ScotchPlacer : public Placer {
     SCOTCH_stratInit(&strat);
     SCOTCH_randomReset();
     SCOTCH_randomSeed(static_cast<SCOTCH_Num>(ctx.seed % 2147483647));
-    int rc = SCOTCH_graphBuild(&graph, 0, n, verttab.data(), verttab.data() + 1, velotab.data(),
-                               nullptr, static_cast<SCOTCH_Num>(edgetab.size()), edgetab.data(),
-                               edlotab.data());
+    int rc =
+        SCOTCH_graphBuild(&graph, 0, n, verttab.data(), verttab.data() + 1, velotab.data(), nullptr,
+                          static_cast<SCOTCH_Num>(edgetab.size()), edgetab.data(), edlotab.data());
     if (rc == 0) rc = SCOTCH_archCmpltw(&arch, k, arch_weights.data());
     if (rc == 0) rc = SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATQUALITY, k, 0.05);
     if (rc == 0 && n > 0) rc = SCOTCH_graphMap(&graph, &arch, &strat, parttab.data());

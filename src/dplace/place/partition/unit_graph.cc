@@ -15,7 +15,8 @@ UnitGraph MakeUnitGraph(const sim::Problem& p) {
   const int k = p.num_devices();
   std::vector<int> unit_of_op(static_cast<size_t>(p.num_ops()));
   for (int u = 0; u < n; ++u) {
-    for (sim::OpId op : ug.units[static_cast<size_t>(u)].ops) unit_of_op[static_cast<size_t>(op)] = u;
+    for (sim::OpId op : ug.units[static_cast<size_t>(u)].ops)
+      unit_of_op[static_cast<size_t>(op)] = u;
   }
   ug.speed.assign(static_cast<size_t>(k), 1);
   for (sim::DeviceId d = 0; d < k; ++d) {
@@ -36,7 +37,8 @@ UnitGraph MakeUnitGraph(const sim::Problem& p) {
   for (graph::TensorId t = 0; t < p.g().num_tensors(); ++t) {
     const int from = unit_of_op[static_cast<size_t>(p.g().tensor(t).producer)];
     const double cost =
-        other == fastest ? 0 : cost::TransferTime(p.g().tensor(t), p.c().LinkBetween(fastest, other));
+        other == fastest ? 0
+                         : cost::TransferTime(p.g().tensor(t), p.c().LinkBetween(fastest, other));
     std::vector<int> seen;
     for (sim::OpId c : p.g().Consumers(t)) {
       const int to = unit_of_op[static_cast<size_t>(c)];
@@ -52,7 +54,8 @@ UnitGraph MakeUnitGraph(const sim::Problem& p) {
     ug.neighbours.push_back(ends.second);
     ug.edge_s.push_back(cost);
   }
-  for (int u = 0; u < n; ++u) ug.offsets[static_cast<size_t>(u) + 1] += ug.offsets[static_cast<size_t>(u)];
+  for (int u = 0; u < n; ++u)
+    ug.offsets[static_cast<size_t>(u) + 1] += ug.offsets[static_cast<size_t>(u)];
   return ug;
 }
 
@@ -91,7 +94,8 @@ sim::Placement PartsToPlacement(const sim::Problem& p, const UnitGraph& ug,
     std::vector<sim::DeviceId> others = unit.devices;
     std::sort(others.begin(), others.end(), faster);
     for (sim::DeviceId e : others) {
-      if (e != d && used[static_cast<size_t>(e)] + unit.footprint_bytes <= p.c().device(e).memory_bytes) {
+      if (e != d &&
+          used[static_cast<size_t>(e)] + unit.footprint_bytes <= p.c().device(e).memory_bytes) {
         used[static_cast<size_t>(d)] -= unit.footprint_bytes;
         used[static_cast<size_t>(e)] += unit.footprint_bytes;
         device[u] = e;

@@ -215,7 +215,8 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
   const std::vector<double> rank = UpwardRanks(p, Means(p));
   std::vector<sim::OpId> favourite_parent(static_cast<size_t>(p.num_ops()), -1);
   for (size_t op = 0; op < favourite.size(); ++op) {
-    if (favourite[op] >= 0) favourite_parent[static_cast<size_t>(favourite[op])] = static_cast<sim::OpId>(op);
+    if (favourite[op] >= 0)
+      favourite_parent[static_cast<size_t>(favourite[op])] = static_cast<sim::OpId>(op);
   }
   ReadySet ready(p.g());
   while (!ready.ready().empty()) {
@@ -271,8 +272,11 @@ sim::Placement Topo(const sim::Problem& p) {
         s.Room(d) < unit.footprint_bytes) {
       // Not allowed or full here: the first allowed device with room, else the roomiest.
       std::vector<double> used(static_cast<size_t>(k));
-      for (sim::DeviceId e = 0; e < k; ++e) used[static_cast<size_t>(e)] = p.c().device(e).memory_bytes - s.Room(e);
-      d = FirstFit(p, unit, unit.devices.empty() ? std::vector<sim::DeviceId>{current} : unit.devices, &used);
+      for (sim::DeviceId e = 0; e < k; ++e)
+        used[static_cast<size_t>(e)] = p.c().device(e).memory_bytes - s.Room(e);
+      d = FirstFit(p, unit,
+                   unit.devices.empty() ? std::vector<sim::DeviceId>{current} : unit.devices,
+                   &used);
     } else {
       filled[static_cast<size_t>(d)] += unit.footprint_bytes;
     }
@@ -334,26 +338,30 @@ std::vector<sim::OpId> FavouriteChildren(const sim::Problem& p, double time_limi
   Milp lp;
   const int w = lp.AddColumn(0, kInf, 1, false);
   std::vector<int> start(static_cast<size_t>(p.num_ops()));
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) start[static_cast<size_t>(op)] = lp.AddColumn(0, kInf, 0, false);
+  for (sim::OpId op = 0; op < p.num_ops(); ++op)
+    start[static_cast<size_t>(op)] = lp.AddColumn(0, kInf, 0, false);
   struct Pair {
     sim::OpId from, to;
     int column;
   };
   std::vector<Pair> pairs;
-  std::vector<std::vector<int>> out_cols(static_cast<size_t>(p.num_ops())), in_cols(static_cast<size_t>(p.num_ops()));
+  std::vector<std::vector<int>> out_cols(static_cast<size_t>(p.num_ops())),
+      in_cols(static_cast<size_t>(p.num_ops()));
   for (sim::OpId op = 0; op < p.num_ops(); ++op) {
     const double time = m.op_s[static_cast<size_t>(op)];
     lp.AddRow({w, start[static_cast<size_t>(op)]}, {1, -1}, 'G', time);
     for (sim::OpId c : g.Successors(op)) {
       double transfer = 0;  // the largest tensor op sends c
       for (graph::TensorId t : g.Inputs(c)) {
-        if (g.tensor(t).producer == op) transfer = std::max(transfer, m.tensor_s[static_cast<size_t>(t)]);
+        if (g.tensor(t).producer == op)
+          transfer = std::max(transfer, m.tensor_s[static_cast<size_t>(t)]);
       }
       const int x = lp.AddColumn(0, 1, 0, false);
       pairs.push_back({op, c, x});
       out_cols[static_cast<size_t>(op)].push_back(x);
       in_cols[static_cast<size_t>(c)].push_back(x);
-      lp.AddRow({start[static_cast<size_t>(c)], start[static_cast<size_t>(op)], x}, {1, -1, -transfer}, 'G', time);
+      lp.AddRow({start[static_cast<size_t>(c)], start[static_cast<size_t>(op)], x},
+                {1, -1, -transfer}, 'G', time);
     }
   }
   for (const auto* cols : {&out_cols, &in_cols}) {
@@ -372,7 +380,8 @@ std::vector<sim::OpId> FavouriteChildren(const sim::Problem& p, double time_limi
   for (const Pair& e : pairs) {
     const double x = solved->values[static_cast<size_t>(e.column)];
     if (x < best[static_cast<size_t>(e.from)] && !has_parent[static_cast<size_t>(e.to)]) {
-      if (favourite[static_cast<size_t>(e.from)] >= 0) has_parent[static_cast<size_t>(favourite[static_cast<size_t>(e.from)])] = 0;
+      if (favourite[static_cast<size_t>(e.from)] >= 0)
+        has_parent[static_cast<size_t>(favourite[static_cast<size_t>(e.from)])] = 0;
       best[static_cast<size_t>(e.from)] = x;
       favourite[static_cast<size_t>(e.from)] = e.to;
       has_parent[static_cast<size_t>(e.to)] = 1;

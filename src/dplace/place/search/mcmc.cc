@@ -35,7 +35,8 @@ class McmcPlacer : public Placer {
     for (const char* name : kStarts) {
       auto placer = MakePlacer(name);
       if (!placer.ok()) continue;
-      PlaceContext sub{.evaluator = ctx.evaluator, .seed = ctx.seed, .budget = {}, .given_plan = nullptr};
+      PlaceContext sub{
+          .evaluator = ctx.evaluator, .seed = ctx.seed, .budget = {}, .given_plan = nullptr};
       auto placed = (*placer)->Place(p, sub);
       if (!placed.ok()) continue;
       const Score s = ScoreOf(ctx.evaluator->Evaluate(*placed));
@@ -46,7 +47,8 @@ class McmcPlacer : public Placer {
       }
     }
     std::vector<sim::DeviceId> unit_device(units.size());
-    for (size_t u = 0; u < units.size(); ++u) unit_device[u] = current[static_cast<size_t>(units[u].ops[0])];
+    for (size_t u = 0; u < units.size(); ++u)
+      unit_device[u] = current[static_cast<size_t>(units[u].ops[0])];
     sim::Placement best = current;
     Score best_score = current_score;
 

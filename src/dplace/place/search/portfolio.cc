@@ -22,8 +22,10 @@ class PortfolioPlacer : public Placer {
     const BudgetClock clock(ctx);
     std::vector<std::string> names = ctx.portfolio.empty() ? DefaultPortfolio() : ctx.portfolio;
     // One-shot heuristics first, then the searches.
-    std::stable_partition(names.begin(), names.end(), [](const std::string& n) { return !IsSearch(n); });
-    const auto searches = std::count_if(names.begin(), names.end(), [](const std::string& n) { return IsSearch(n); });
+    std::stable_partition(names.begin(), names.end(),
+                          [](const std::string& n) { return !IsSearch(n); });
+    const auto searches =
+        std::count_if(names.begin(), names.end(), [](const std::string& n) { return IsSearch(n); });
     sim::Placement best;
     Score best_score;
     std::string winner;
@@ -32,7 +34,8 @@ class PortfolioPlacer : public Placer {
     for (const std::string& n : names) {
       if (n == "portfolio") continue;
       DPLACE_ASSIGN_OR_RETURN(auto placer, MakePlacer(n));
-      PlaceContext sub{.evaluator = ctx.evaluator, .seed = ctx.seed, .budget = {}, .given_plan = ctx.given_plan};
+      PlaceContext sub{
+          .evaluator = ctx.evaluator, .seed = ctx.seed, .budget = {}, .given_plan = ctx.given_plan};
       if (IsSearch(n)) {
         if (ctx.budget.time_limit_s > 0) {
           const double left = std::max(0.0, ctx.budget.time_limit_s - clock.Elapsed());
@@ -57,7 +60,8 @@ class PortfolioPlacer : public Placer {
     ctx.lower_bound = bound;
     char gap[64] = "";
     if (best_score.feasible && bound > 0) {
-      std::snprintf(gap, sizeof gap, ", %.1f%% above the lower bound", 100 * (best_score.value / bound - 1));
+      std::snprintf(gap, sizeof gap, ", %.1f%% above the lower bound",
+                    100 * (best_score.value / bound - 1));
     }
     ctx.note = "best of " + std::to_string(names.size()) + ": " + winner + gap;
     return best;

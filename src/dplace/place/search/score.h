@@ -33,7 +33,8 @@ class BudgetClock {
     if (ctx_.budget.time_limit_s > 0) spent = Elapsed() / ctx_.budget.time_limit_s;
     const int64_t evals =
         ctx_.budget.max_evaluations > 0 ? ctx_.budget.max_evaluations : default_evaluations;
-    if (evals > 0) spent = std::max(spent, static_cast<double>(Evaluations()) / static_cast<double>(evals));
+    if (evals > 0)
+      spent = std::max(spent, static_cast<double>(Evaluations()) / static_cast<double>(evals));
     return spent;
   }
   bool Out(int64_t default_evaluations = 0) const { return Spent(default_evaluations) >= 1; }

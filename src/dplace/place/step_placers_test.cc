@@ -1,0 +1,133 @@
+// The step-time placers on hand-worked problems (sim/test_problems.h: two GPUs and a CPU, links of
+// 1 byte/s, so a tensor of N bytes takes N seconds to move).
+#include <gtest/gtest.h>
+
+#include "dplace/place/registry.h"
+#include "dplace/place/schedule/list_scheduler.h"
+#include "dplace/sim/evaluator.h"
+#include "dplace/sim/test_problems.h"
+
+namespace dplace::place {
+namespace {
+
+using sim::testing::Make;
+using sim::testing::ThreeDevices;
+using sim::testing::TimedOp;
+
+struct Placed {
+  sim::Placement placement;
+  sim::Evaluation evaluation;
+  std::string note;
+};
+
+Placed PlaceBy(const std::string& name, const sim::Problem& p, int64_t max_evaluations = 0,
+               std::vector<std::string> portfolio = {}) {
+  sim::SimulatedEvaluator evaluator(p);
+  PlaceContext ctx{.evaluator = &evaluator,
+                   .seed = 7,
+                   .budget = {.max_evaluations = max_evaluations},
+                   .given_plan = nullptr,
+                   .portfolio = std::move(portfolio)};
+  auto placer = MakePlacer(name);
+  EXPECT_TRUE(placer.ok());
+  auto placement = (*placer)->Place(p, ctx);
+  EXPECT_TRUE(placement.ok()) << name << ": " << placement.status().message();
+  sim::SimulatedEvaluator judge(p);
+  return {*placement, judge.Evaluate(*placement), ctx.note};
+}
+
+// Two independent chains of four 1-s ops with 0.01-byte tensors: running them on two GPUs takes
+// 4 s (plus nothing to move), one GPU 8 s.
+sim::Problem TwoChains() {
+  graph::GraphBuilder b("two_chains");
+  for (int chain = 0; chain < 2; ++chain) {
+    graph::OpId prev = -1;
+    for (int i = 0; i < 4; ++i) {
+      const graph::OpId op =
+          b.AddOp(TimedOp("c" + std::to_string(chain) + "_" + std::to_string(i), 1), {{0.01, -1}});
+      if (prev >= 0) b.AddEdge(prev, 0, op);
+      prev = op;
+    }
+  }
+  return Make(b, ThreeDevices());
+}
+
+TEST(ListSchedulerTest, HeftAndEtfRunIndependentChainsInParallel) {
+  const sim::Problem p = TwoChains();
+  for (const char* name : {"heft", "m_etf", "m_sct"}) {
+    const Placed r = PlaceBy(name, p);
+    EXPECT_NEAR(r.evaluation.value, 4, 1e-9) << name;
+    EXPECT_EQ(r.placement[0], r.placement[3]) << name << ": a chain stays on one device";
+  }
+  EXPECT_NEAR(PlaceBy("single", p).evaluation.value, 8, 1e-9);
+}
+
+TEST(ListSchedulerTest, FavouriteChildOfAChainIsTheNextOp) {
+  // a -> b -> c, and a -> d: the LP keeps one child of a on a's device; b's only child is c.
+  graph::GraphBuilder b("fork");
+  const auto a = b.AddOp(TimedOp("a", 1), {{5, -1}});
+  const auto x = b.AddOp(TimedOp("b", 1), {{5, -1}});
+  const auto c = b.AddOp(TimedOp("c", 1));
+  const auto d = b.AddOp(TimedOp("d", 1));
+  b.AddEdge(a, 0, x);
+  b.AddEdge(x, 0, c);
+  b.AddEdge(a, 0, d);
+  const sim::Problem p = Make(b, ThreeDevices());
+  const std::vector<sim::OpId> favourite = FavouriteChildren(p, 10);
+  ASSERT_EQ(favourite.size(), 4u);
+  EXPECT_TRUE(favourite[static_cast<size_t>(a)] == x || favourite[static_cast<size_t>(a)] == d);
+  EXPECT_EQ(favourite[static_cast<size_t>(x)], c);
+  EXPECT_EQ(favourite[static_cast<size_t>(c)], -1);
+}
+
+TEST(ListSchedulerTest, MemoryKeepsUnitsOffAFullDevice) {
+  // Each op holds 10 parameter bytes; a GPU holds 25: at most two ops per GPU, the rest on the CPU.
+  graph::GraphBuilder b("memory");
+  for (int i = 0; i < 6; ++i) {
+    graph::Op op = TimedOp("op" + std::to_string(i), 1);
+    op.param_bytes = 10;
+    b.AddOp(std::move(op));
+  }
+  const sim::Problem p = Make(b, ThreeDevices(25));
+  for (const char* name : {"heft", "m_topo", "m_etf", "m_sct", "metis", "scotch", "expert"}) {
+    const Placed r = PlaceBy(name, p);
+    EXPECT_TRUE(r.evaluation.feasible) << name << ": " << r.evaluation.reason;
+  }
+}
+
+TEST(ExpertRuleTest, ContiguousHalvesAndTheHostForCpuOnlyOps) {
+  // A chain of eight 1-s ops, the last CPU-only: the first seven split 4 / 3 over the two GPUs in
+  // order (the first GPU takes its half, 3.5 s, then one more op), the last on the CPU.
+  graph::GraphBuilder b("chain");
+  graph::OpId prev = -1;
+  for (int i = 0; i < 8; ++i) {
+    graph::Op op = TimedOp("op" + std::to_string(i), 1);
+    if (i == 7) op.device_kinds = {"cpu"};
+    const graph::OpId id = b.AddOp(std::move(op), {{1, -1}});
+    if (prev >= 0) b.AddEdge(prev, 0, id);
+    prev = id;
+  }
+  const sim::Problem p = Make(b, ThreeDevices());
+  const Placed r = PlaceBy("expert", p);
+  EXPECT_EQ(r.placement, (sim::Placement{0, 0, 0, 0, 1, 1, 1, 2}));
+}
+
+TEST(McmcTest, NeverWorseThanItsStart) {
+  // mcmc starts from the best heuristic and keeps the best placement it visits.
+  const sim::Problem p = TwoChains();
+  const Placed start = PlaceBy("m_etf", p);
+  const Placed r = PlaceBy("mcmc", p, 500);
+  EXPECT_LE(r.evaluation.value, start.evaluation.value + 1e-12);
+  EXPECT_NE(r.note.find("proposals"), std::string::npos) << r.note;
+}
+
+TEST(PortfolioTest, ReturnsTheBestMemberWithItsGap) {
+  const sim::Problem p = TwoChains();
+  const Placed r = PlaceBy("portfolio", p, 0, {"single", "round_robin", "heft"});
+  EXPECT_NEAR(r.evaluation.value, 4, 1e-9);
+  EXPECT_NE(r.note.find("best of 3: heft"), std::string::npos) << r.note;
+  EXPECT_NE(r.note.find("above the lower bound"), std::string::npos) << r.note;
+}
+
+}  // namespace
+}  // namespace dplace::place
