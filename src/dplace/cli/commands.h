@@ -42,8 +42,9 @@ struct InfoFlags {
 Status RunInfo(const InfoFlags& flags);
 
 struct BenchFlags {
-  std::string suite;              // paper2020 | pipedream
+  std::string suite;              // paper2020 | latency2020 | pipedream | models
   std::string data = "testdata";  // folder holding the suites' workloads
+  std::string models = "models";  // the bundled ONNX models (suite models)
   std::string cluster = "k80x4";  // machine for workloads that do not define one
   uint64_t seed = 1;
   double time_limit_s = 0;

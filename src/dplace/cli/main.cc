@@ -89,7 +89,10 @@ int main(int argc, char** argv) {
 
   dplace::cli::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "run every placer on a suite of workloads");
-  bench_cmd->add_option("--suite", bench.suite, "paper2020, latency2020 or pipedream")->required();
+  bench_cmd->add_option("--suite", bench.suite, "paper2020, latency2020, pipedream or models")
+      ->required();
+  bench_cmd->add_option("--models", bench.models, "folder with the ONNX models (suite models)")
+      ->capture_default_str();
   bench_cmd->add_option("--data", bench.data, "folder with the workloads")->capture_default_str();
   bench_cmd->add_option("--cluster", bench.cluster, "machine for graphs that define none")
       ->capture_default_str();
