@@ -14,6 +14,7 @@
 #include "dplace/base/units.h"
 #include "dplace/cli/commands.h"
 #include "dplace/place/registry.h"
+#include "dplace/place/search/score.h"
 #include "dplace/report/table.h"
 
 namespace dplace::cli {
@@ -124,9 +125,7 @@ struct Comparison {
 };
 
 bool Better(const report::PlacerResult& a, const report::PlacerResult& b) {
-  return (a.evaluation.feasible && !b.evaluation.feasible) ||
-         (a.evaluation.feasible == b.evaluation.feasible &&
-          a.evaluation.value < b.evaluation.value);
+  return place::ScoreOf(a.evaluation) < place::ScoreOf(b.evaluation);
 }
 
 std::optional<Comparison> Compare(const std::vector<report::PlacerResult>& results) {

@@ -5,6 +5,7 @@
 #include "dplace/cli/commands.h"
 #include "dplace/io/plan_export.h"
 #include "dplace/place/registry.h"
+#include "dplace/place/search/score.h"
 #include "dplace/report/table.h"
 
 namespace dplace::cli {
@@ -39,9 +40,10 @@ StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, bool hav
 int BestIndex(const std::vector<report::PlacerResult>& results) {
   int best = 0;
   for (int i = 1; i < static_cast<int>(results.size()); ++i) {
-    const sim::Evaluation& a = results[static_cast<size_t>(i)].evaluation;
-    const sim::Evaluation& b = results[static_cast<size_t>(best)].evaluation;
-    if ((a.feasible && !b.feasible) || (a.feasible == b.feasible && a.value < b.value)) best = i;
+    if (place::ScoreOf(results[static_cast<size_t>(i)].evaluation) <
+        place::ScoreOf(results[static_cast<size_t>(best)].evaluation)) {
+      best = i;
+    }
   }
   return best;
 }

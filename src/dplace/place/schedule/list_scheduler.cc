@@ -210,9 +210,10 @@ sim::Placement Heft(const sim::Problem& p) {
 // m-ETF and m-SCT: the ready (op, device) pair with the earliest start (ties: earlier finish,
 // higher rank, lower op id). With favourite children, a child whose favourite parent is placed
 // goes to that parent's device when it is a candidate.
-sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourite) {
+sim::Placement Etf(const sim::Problem& p, const MeanCosts& means,
+                   const std::vector<sim::OpId>& favourite) {
   Schedule s(p);
-  const std::vector<double> rank = UpwardRanks(p, Means(p));
+  const std::vector<double> rank = UpwardRanks(p, means);
   std::vector<sim::OpId> favourite_parent(static_cast<size_t>(p.num_ops()), -1);
   for (size_t op = 0; op < favourite.size(); ++op) {
     if (favourite[op] >= 0)
@@ -285,47 +286,8 @@ sim::Placement Topo(const sim::Problem& p) {
   return std::move(s.placement());
 }
 
-class ListSchedulerPlacer : public Placer {
- public:
-  explicit ListSchedulerPlacer(ListPolicy policy) : policy_(policy) {}
-  std::string_view name() const override {
-    switch (policy_) {
-      case ListPolicy::kHeft:
-        return "heft";
-      case ListPolicy::kTopo:
-        return "m_topo";
-      case ListPolicy::kEtf:
-        return "m_etf";
-      case ListPolicy::kSct:
-        return "m_sct";
-    }
-    return "";
-  }
-
- private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    switch (policy_) {
-      case ListPolicy::kHeft:
-        return Heft(p);
-      case ListPolicy::kTopo:
-        return Topo(p);
-      case ListPolicy::kEtf:
-        return Etf(p, {});
-      case ListPolicy::kSct: {
-        const double limit = ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s / 2 : 30;
-        std::vector<sim::OpId> favourite = FavouriteChildren(p, limit);
-        if (favourite.empty()) ctx.note = "favourite-child LP not solved: plain m-ETF";
-        return Etf(p, favourite);
-      }
-    }
-    return Internal("unknown list policy");
-  }
-  ListPolicy policy_;
-};
-
-}  // namespace
-
-std::vector<sim::OpId> FavouriteChildren(const sim::Problem& p, double time_limit_s) {
+// Baechi's favourite children (FavouriteChildren in the header) on precomputed mean costs.
+std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, double time_limit_s) {
 #ifdef DPLACE_HAVE_CBC
   // Hanen and Munier's relaxation, as Baechi's m-SCT states it: x_e in [0, 1] per producer ->
   // consumer pair (1: the consumer is not the producer's favourite, so the transfer is paid),
@@ -334,7 +296,6 @@ std::vector<sim::OpId> FavouriteChildren(const sim::Problem& p, double time_limi
   //                sum of x over i's consumers >= (consumers - 1)   (at most one favourite child)
   //                sum of x over j's producers >= (producers - 1)   (at most one favourite parent)
   const graph::Graph& g = p.g();
-  const MeanCosts m = Means(p);
   Milp lp;
   const int w = lp.AddColumn(0, kInf, 1, false);
   std::vector<int> start(static_cast<size_t>(p.num_ops()));
@@ -390,9 +351,55 @@ std::vector<sim::OpId> FavouriteChildren(const sim::Problem& p, double time_limi
   return favourite;
 #else
   (void)p;
+  (void)m;
   (void)time_limit_s;
   return {};
 #endif
+}
+
+class ListSchedulerPlacer : public Placer {
+ public:
+  explicit ListSchedulerPlacer(ListPolicy policy) : policy_(policy) {}
+  std::string_view name() const override {
+    switch (policy_) {
+      case ListPolicy::kHeft:
+        return "heft";
+      case ListPolicy::kTopo:
+        return "m_topo";
+      case ListPolicy::kEtf:
+        return "m_etf";
+      case ListPolicy::kSct:
+        return "m_sct";
+    }
+    return "";
+  }
+
+ private:
+  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+    switch (policy_) {
+      case ListPolicy::kHeft:
+        return Heft(p);
+      case ListPolicy::kTopo:
+        return Topo(p);
+      case ListPolicy::kEtf:
+        return Etf(p, Means(p), {});
+      case ListPolicy::kSct: {
+        const double limit = ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s / 2 : 30;
+        const MeanCosts means = Means(p);
+        std::vector<sim::OpId> favourite = Favourites(p, means, limit);
+        if (favourite.empty()) ctx.note = "favourite-child LP not solved: plain m-ETF";
+        return Etf(p, means, favourite);
+      }
+    }
+    return Internal("unknown list policy");
+  }
+  ListPolicy policy_;
+};
+
+}  // namespace
+
+std::vector<sim::OpId> FavouriteChildren(const sim::Problem& p, double time_limit_s) {
+  return Favourites(p, Means(p), time_limit_s);
 }
 
 std::unique_ptr<Placer> MakeListSchedulerPlacer(ListPolicy policy) {
