@@ -135,13 +135,6 @@ class Schedule {
     }
   }
 
-  // Pins a whole unit to `d` without scheduling its ops (m-TOPO decides devices only).
-  void Pin(int u, sim::DeviceId d) {
-    unit_device_[static_cast<size_t>(u)] = d;
-    used_[static_cast<size_t>(d)] += units_[static_cast<size_t>(u)].footprint_bytes;
-    for (sim::OpId op : units_[static_cast<size_t>(u)].ops) placement_[static_cast<size_t>(op)] = d;
-  }
-
   double Room(sim::DeviceId d) const {
     return p_.c().device(d).memory_bytes - used_[static_cast<size_t>(d)];
   }
@@ -253,16 +246,15 @@ sim::Placement Etf(const sim::Problem& p, const MeanCosts& means,
 // m-TOPO: units in topological order fill devices one after another (fastest kind first), each
 // device up to an equal share of the total footprint or its capacity, whichever is smaller.
 sim::Placement Topo(const sim::Problem& p) {
-  Schedule s(p);
-  const auto& units = s.units();
+  const std::vector<Unit> units = MakeUnits(p);
   double total = 0;
   for (const Unit& u : units) total += u.footprint_bytes;
   const int k = p.num_devices();
   const double share = total / std::max(k, 1);
   sim::DeviceId current = 0;
-  std::vector<double> filled(static_cast<size_t>(k), 0);
-  for (size_t u = 0; u < units.size(); ++u) {
-    const Unit& unit = units[u];
+  std::vector<double> filled(static_cast<size_t>(k), 0), used(static_cast<size_t>(k), 0);
+  sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
+  for (const Unit& unit : units) {
     // Move on when the current device has its share (never past the last device).
     while (current + 1 < k && filled[static_cast<size_t>(current)] > 0 &&
            filled[static_cast<size_t>(current)] + unit.footprint_bytes > share) {
@@ -270,20 +262,17 @@ sim::Placement Topo(const sim::Problem& p) {
     }
     sim::DeviceId d = current;
     if (std::find(unit.devices.begin(), unit.devices.end(), d) == unit.devices.end() ||
-        s.Room(d) < unit.footprint_bytes) {
+        used[static_cast<size_t>(d)] + unit.footprint_bytes > p.c().device(d).memory_bytes) {
       // Not allowed or full here: the first allowed device with room, else the roomiest.
-      std::vector<double> used(static_cast<size_t>(k));
-      for (sim::DeviceId e = 0; e < k; ++e)
-        used[static_cast<size_t>(e)] = p.c().device(e).memory_bytes - s.Room(e);
-      d = FirstFit(p, unit,
-                   unit.devices.empty() ? std::vector<sim::DeviceId>{current} : unit.devices,
+      d = FirstFit(p, unit, unit.devices.empty() ? std::vector<sim::DeviceId>{d} : unit.devices,
                    &used);
     } else {
       filled[static_cast<size_t>(d)] += unit.footprint_bytes;
+      used[static_cast<size_t>(d)] += unit.footprint_bytes;
     }
-    s.Pin(static_cast<int>(u), d);
+    Assign(unit, d, &placement);
   }
-  return std::move(s.placement());
+  return placement;
 }
 
 // Baechi's favourite children (FavouriteChildren in the header) on precomputed mean costs.
