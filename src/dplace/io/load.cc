@@ -51,6 +51,12 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
     out.graph = std::make_shared<const graph::Graph>(std::move(g));
     return out;
   }
+  if (IsBaechiProfile(j)) {
+    DPLACE_ASSIGN_OR_RETURN(graph::Graph g, ReadBaechiProfile(root, FileStem(path)));
+    out.graph = std::make_shared<const graph::Graph>(std::move(g));
+    out.format = GraphFormat::kBaechi;
+    return out;
+  }
   const bool paper = IsPaperInput(j);
   if (paper || IsPiperInput(j)) {
     DPLACE_ASSIGN_OR_RETURN(GraphWithMachine inst, paper ? ReadPaperInput(root, FileStem(path))
@@ -63,7 +69,7 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
   if (!format.empty()) return InvalidInput("format '" + format + "' is not a graph format");
   return InvalidInput(
       "not a graph: expected dplace-graph/1 JSON, the NeurIPS 2020 paper's input JSON, Piper's "
-      "input JSON or a PipeDream graph.txt profile");
+      "input JSON, Baechi's profile JSON or a PipeDream graph.txt profile");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Loading any supported file with its format detected from the content, and errors that always
 // start with the file name: "<file>: <place>: <problem>".
 //   graphs:   dplace-graph/1, the paper's input JSON and Piper's input JSON (both also define a
-//             cluster), PipeDream's graph.txt profiles, ONNX models (by the .onnx extension)
+//             cluster), PipeDream's graph.txt profiles, Baechi's profile JSON, ONNX models (by
+//             the .onnx extension)
 //   clusters: dplace-cluster/1, or a bundled preset name (k80x4, ...)
 //   plans:    dplace-plan/1, the paper's split JSON
 #pragma once
@@ -18,7 +19,7 @@
 
 namespace dplace::io {
 
-enum class GraphFormat { kDplace, kPaper, kPipeDream, kPiper, kOnnx };
+enum class GraphFormat { kDplace, kPaper, kPipeDream, kPiper, kBaechi, kOnnx };
 
 struct LoadedGraph {
   std::shared_ptr<const graph::Graph> graph;

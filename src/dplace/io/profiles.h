@@ -7,6 +7,11 @@
 //   Piper's input JSON (NeurIPS 2021): the "vanilla" option at tensor-parallel degree 1 of each
 //   layer; it also defines the machine (maxDevices GPUs of maxMemoryPerDevice, links of
 //   `bandwidth`).
+//   Baechi's (SoCC 2020) TensorFlow op-level profile decoded to JSON (nodes with compute_time_us
+//   per device kind, output bytes per output slot, temporary and persistent memory, "loc:@x"
+//   co-location; edges src/dst/src_output_slot/control). Ops run only on the measured kinds;
+//   unmeasured ops (constants, identities) take no time; persistent memory is resident, temporary
+//   memory is scratch. The file's own TensorFlow device assignment is not read.
 #pragma once
 
 #include <string>
@@ -26,5 +31,9 @@ StatusOr<graph::Graph> ReadPipeDreamProfile(std::string_view text, const std::st
 
 bool IsPiperInput(const Json& j);
 StatusOr<GraphWithMachine> ReadPiperInput(const JsonNode& root, const std::string& name);
+
+// True for a JSON object with "nodes" and "edges" whose first node has "compute_time_us".
+bool IsBaechiProfile(const Json& j);
+StatusOr<graph::Graph> ReadBaechiProfile(const JsonNode& root, const std::string& name);
 
 }  // namespace dplace::io

@@ -71,6 +71,58 @@ TEST(PiperInputTest, EveryInputLoadsWithItsMachine) {
   ASSERT_TRUE(pd.ok()) << pd.status().message();
 }
 
+TEST(BaechiProfileTest, GnmtV2ForwardGraph) {
+  auto loaded = LoadGraph(kData + "baechi-gnmt/gnmt_v2_fwd.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->format, GraphFormat::kBaechi);
+  const graph::Graph& g = *loaded->graph;
+  EXPECT_EQ(g.name(), "gnmt_v2_fwd");
+  EXPECT_EQ(g.num_ops(), 2828);
+  EXPECT_EQ(g.edges().size(), 5225u);
+  // The 1,603 profiled ops add up to 115,871 us.
+  double total = 0;
+  for (const graph::Op& op : g.ops()) total += *op.MeasuredTime("gpu");
+  EXPECT_NEAR(total, 0.115871, 1e-9);
+  // The output projection: 27,838 us, one 614,400,000-byte output, co-located with its noop.
+  const graph::Op& proj = g.op(*g.FindOp("output_projection/Tensordot/MatMul"));
+  EXPECT_EQ(proj.type, "MatMul");
+  EXPECT_DOUBLE_EQ(*proj.MeasuredTime("gpu"), 27838e-6);
+  EXPECT_DOUBLE_EQ(g.tensor(proj.first_output).bytes, 614400000);
+  EXPECT_EQ(proj.device_kinds, std::vector<std::string>{"gpu"});
+  ASSERT_NE(proj.colocation, graph::kNoGroup);
+  EXPECT_EQ(g.op(*g.FindOp("output_projection_noop")).colocation, proj.colocation);
+  // 1,222 nodes name 309 co-location targets; groups join each target with its members.
+  EXPECT_EQ(g.groups().size(), 309u);
+  // A constant is unprofiled: no time, no output bytes.
+  const graph::Op& c = g.op(*g.FindOp("dataset/tensors/component_0"));
+  EXPECT_DOUBLE_EQ(*c.MeasuredTime("gpu"), 0);
+}
+
+TEST(BaechiProfileTest, SlotsAndControlEdges) {
+  testing::TempDir dir;
+  const std::string path = dir.Write("tiny.json", R"({"nodes": [
+      {"id": 0, "name": "a", "op": "Split", "compute_time_us": {"gpu": 10},
+       "output_bytes_per_output": [100, 200], "persistent_memory_bytes": 5,
+       "temporary_memory_bytes": 7, "colocation": null},
+      {"id": 1, "name": "b", "op": "Add", "compute_time_us": null, "colocation": ["loc:@a"]},
+      {"id": 2, "name": "c", "op": "NoOp", "compute_time_us": {"gpu": 1}}],
+    "edges": [{"src": 0, "dst": 1, "src_output_slot": 1, "bytes": 200, "control": false},
+              {"src": 0, "dst": 2, "control": true}]})");
+  auto loaded = LoadGraph(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const graph::Graph& g = *loaded->graph;
+  const graph::Op& a = g.op(0);
+  EXPECT_EQ(a.num_outputs, 3);  // two data outputs and the empty one control edges read
+  EXPECT_DOUBLE_EQ(a.param_bytes, 5);
+  EXPECT_DOUBLE_EQ(a.scratch_bytes, 7);
+  EXPECT_EQ(g.Inputs(1)[0], a.first_output + 1);
+  EXPECT_DOUBLE_EQ(g.tensor(g.Inputs(1)[0]).bytes, 200);
+  EXPECT_DOUBLE_EQ(g.tensor(g.Inputs(2)[0]).bytes, 0);
+  EXPECT_EQ(g.op(1).colocation, a.colocation);
+  EXPECT_NE(a.colocation, graph::kNoGroup);
+  EXPECT_EQ(g.op(2).colocation, graph::kNoGroup);
+}
+
 TEST(ProfilesBadInputTest, OneLineErrors) {
   testing::TempDir dir;
   const std::pair<const char*, const char*> cases[] = {
@@ -90,6 +142,23 @@ TEST(ProfilesBadInputTest, OneLineErrors) {
       {R"({"maxDevices": 2, "maxMemoryPerDevice": 1e9, "bandwidth": 1e9, "nodes": [{"id": 0,
           "TMPCs": {"1": [{"id": "activation recomp"}]}}], "edges": []})",
        "nodes[0].TMPCs.1: has no \"vanilla\" option"},
+      {R"({"nodes": [{"id": 0, "name": "a", "compute_time_us": {"gpu": -1}}], "edges": []})",
+       "nodes[0].compute_time_us.gpu: "},
+      {R"({"nodes": [{"id": 0, "name": "a", "compute_time_us": {"gpu": 1}}],
+          "edges": [{"src": 0, "dst": 4}]})",
+       "edges[0].dst: no node with id 4"},
+      {R"({"nodes": [{"id": 0, "name": "a", "compute_time_us": {"gpu": 1}},
+                     {"id": 0, "name": "b", "compute_time_us": null}], "edges": []})",
+       "nodes[1].id: duplicate node id 0"},
+      {R"({"nodes": [{"id": 0, "name": "a", "compute_time_us": {"gpu": 1},
+                      "colocation": ["a"]}], "edges": []})",
+       "nodes[0].colocation[0]: expected \"loc:@<op name>\""},
+      {R"({"nodes": [{"id": 0, "name": "a", "compute_time_us": null}], "edges": []})",
+       "nodes: no node has a compute_time_us"},
+      {R"({"nodes": [{"id": 0, "name": "a", "compute_time_us": {"gpu": 1}},
+                     {"id": 1, "name": "b", "compute_time_us": {"gpu": 1}}],
+          "edges": [{"src": 0, "dst": 1}, {"src": 1, "dst": 0}]})",
+       "cycle"},
   };
   for (const auto& [content, expected] : cases) {
     const std::string path = dir.Write("bad.graph.txt", content);
