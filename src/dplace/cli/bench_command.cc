@@ -227,9 +227,11 @@ Status RunBench(const BenchFlags& flags) {
     for (const std::string& name : placers) {
       // The paper suites compare with the paper's own expert splits only; elsewhere the rule.
       if (name == "expert" && w.expert.empty() && flags.suite != "models") continue;
-      const RunOptions options{.seed = flags.seed,
-                               .time_limit_s = flags.time_limit_s,
-                               .given_plan = w.expert.empty() ? nullptr : &expert_plan};
+      const RunOptions options{
+          .seed = flags.seed,
+          .time_limit_s = flags.time_limit_s,
+          .given_plan = name == "expert" && !w.expert.empty() ? &expert_plan : nullptr,
+          .coarsen_ops = flags.coarsen_ops};
       auto run = RunPlacer(name, problem, options);
       if (!run.ok()) {
         rows.push_back({w.name, name, "-", "-", "-", "-", run.status().message()});

@@ -17,6 +17,7 @@ struct PlaceFlags {
   std::string portfolio;        // members of `portfolio`, comma-separated; empty: its default
   uint64_t seed = 1;
   double time_limit_s = 0;
+  int coarsen_ops = 2000;  // see RunOptions
   std::string out;
   std::string out_format = "plan";  // plan | paper-split
   std::string trace;
@@ -48,6 +49,7 @@ struct BenchFlags {
   std::string cluster = "k80x4";  // machine for workloads that do not define one
   uint64_t seed = 1;
   double time_limit_s = 0;
+  int coarsen_ops = 2000;  // see RunOptions
   bool json = false;
 };
 Status RunBench(const BenchFlags& flags);

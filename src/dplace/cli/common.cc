@@ -8,6 +8,7 @@
 #include "dplace/graph/training.h"
 #include "dplace/io/paper_json.h"
 #include "dplace/io/plan_json.h"
+#include "dplace/place/coarsen.h"
 #include "dplace/place/registry.h"
 #include "dplace/report/chrome_trace.h"
 #include "dplace/sim/step_sim.h"
@@ -88,7 +89,11 @@ StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Pro
                           .given_plan = options.given_plan,
                           .portfolio = options.portfolio};
   const auto start = std::chrono::steady_clock::now();
-  auto placement = placer->Place(problem, ctx);
+  auto placement =
+      options.coarsen_ops > 0
+          ? place::PlaceCoarsened(*placer, problem, ctx,
+                                  {.target_ops = options.coarsen_ops, .refine = options.refine})
+          : placer->Place(problem, ctx);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!placement.ok()) return placement.status().WithContext("placer " + name);

@@ -50,6 +50,8 @@ struct RunOptions {
   double time_limit_s = 0;
   const sim::Placement* given_plan = nullptr;
   std::vector<std::string> portfolio;  // members of `portfolio`; empty: its default
+  int coarsen_ops = 2000;  // graphs of more than twice this many ops are coarsened (0: never)
+  bool refine = true;      // ... and refined on every op after (place/coarsen.h)
 };
 StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Problem& problem,
                                          const RunOptions& options);

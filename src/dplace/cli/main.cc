@@ -44,6 +44,10 @@ int Finish(const dplace::Status& status) {
 
 }  // namespace
 
+const char* kCoarsenHelp =
+    "place graphs of more than twice N ops through a coarse graph of about N ops, then refine on "
+    "every op with the rest of --time-limit (0: never coarsen)";
+
 int main(int argc, char** argv) {
   CLI::App app{"dplace: device placement for deep-learning graphs"};
   app.require_subcommand(1);
@@ -54,13 +58,14 @@ int main(int argc, char** argv) {
   place_cmd->add_option("--placer", place.placers, "placer name(s), comma-separated, or all")
       ->capture_default_str();
   place_cmd->add_option("--plan", place.plan,
-                        "a given plan for `expert` (dplace plan or the "
-                        "paper's human-expert split)");
+                        "a given plan (dplace plan or the paper's human-expert split): `expert` "
+                        "returns it, `local_search` starts from it");
   place_cmd->add_option("--portfolio", place.portfolio,
                         "members of the `portfolio` placer, comma-separated (default: every step "
                         "placer)");
   place_cmd->add_option("--seed", place.seed, "random seed")->capture_default_str();
   place_cmd->add_option("--time-limit", place.time_limit_s, "seconds per placer (0: none)");
+  place_cmd->add_option("--coarsen", place.coarsen_ops, kCoarsenHelp)->capture_default_str();
   place_cmd->add_option("--out", place.out, "write the best plan here");
   place_cmd->add_option("--out-format", place.out_format, "plan (dplace-plan/1) or paper-split")
       ->capture_default_str();
@@ -98,6 +103,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bench_cmd->add_option("--seed", bench.seed, "random seed")->capture_default_str();
   bench_cmd->add_option("--time-limit", bench.time_limit_s, "seconds per placer (0: none)");
+  bench_cmd->add_option("--coarsen", bench.coarsen_ops, kCoarsenHelp)->capture_default_str();
   bench_cmd->add_flag("--json", bench.json, "print JSON on stdout");
 
   CLI::App* placers_cmd = app.add_subcommand("placers", "list the placers");

@@ -55,6 +55,7 @@ Status RunPlace(const PlaceFlags& flags) {
     return InvalidInput("--out-format: '" + flags.out_format + "' is not plan or paper-split");
   }
   if (flags.time_limit_s < 0) return InvalidInput("--time-limit: must not be negative");
+  if (flags.coarsen_ops < 0) return InvalidInput("--coarsen: must not be negative");
   std::vector<std::pair<std::string, std::string>> exports;  // (kind, file)
   for (const std::string& spec : flags.exports) {
     const size_t eq = spec.find('=');
@@ -83,7 +84,8 @@ Status RunPlace(const PlaceFlags& flags) {
   const RunOptions options{.seed = flags.seed,
                            .time_limit_s = flags.time_limit_s,
                            .given_plan = flags.plan.empty() ? nullptr : &plan,
-                           .portfolio = portfolio};
+                           .portfolio = portfolio,
+                           .coarsen_ops = flags.coarsen_ops};
   for (const std::string& name : names) {
     DPLACE_ASSIGN_OR_RETURN(report::PlacerResult r, RunPlacer(name, problem, options));
     results.push_back(std::move(r));

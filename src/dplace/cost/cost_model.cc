@@ -44,4 +44,20 @@ CostTable::CostTable(const graph::Graph& g, const hw::Cluster& c, const CostMode
   }
 }
 
+CostTable CostTable::Summed(const CostTable& fine, const std::vector<int32_t>& coarse_of,
+                            int num_coarse) {
+  CostTable t;
+  t.num_ops_ = static_cast<size_t>(num_coarse);
+  t.num_classes_ = fine.num_classes_;
+  t.class_of_ = fine.class_of_;
+  t.times_.assign(static_cast<size_t>(t.num_classes_) * t.num_ops_, 0.0);
+  for (size_t k = 0; k < static_cast<size_t>(t.num_classes_); ++k) {
+    for (size_t i = 0; i < fine.num_ops_; ++i) {
+      t.times_[k * t.num_ops_ + static_cast<size_t>(coarse_of[i])] +=
+          fine.times_[k * fine.num_ops_ + i];
+    }
+  }
+  return t;
+}
+
 }  // namespace dplace::cost

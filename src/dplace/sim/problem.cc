@@ -38,6 +38,13 @@ std::optional<Objective> ParseObjective(std::string_view name) {
 StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
                               std::shared_ptr<const hw::Cluster> cluster, Objective objective,
                               const cost::CostModel& model, MissingDevice missing) {
+  cost::CostTable costs(*graph, *cluster, model);
+  return MakeProblem(std::move(graph), std::move(cluster), objective, std::move(costs), missing);
+}
+
+StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
+                              std::shared_ptr<const hw::Cluster> cluster, Objective objective,
+                              cost::CostTable costs, MissingDevice missing) {
   const std::vector<std::string>& kinds = cluster->kinds();
   if (kinds.size() > 64) return InvalidInput("cluster has more than 64 device kinds");
   Problem p;
@@ -60,7 +67,7 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
     }
     p.allowed_kinds[static_cast<size_t>(i)] = mask;
   }
-  p.costs = cost::CostTable(*graph, *cluster, model);
+  p.costs = std::move(costs);
   p.graph = std::move(graph);
   p.cluster = std::move(cluster);
   p.step_lower_bound = StepLowerBound(p);

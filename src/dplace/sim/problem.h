@@ -84,5 +84,9 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
                               std::shared_ptr<const hw::Cluster> cluster, Objective objective,
                               const cost::CostModel& model,
                               MissingDevice missing = MissingDevice::kBadInput);
+// The same with the op times given (e.g. summed over the ops a coarse op stands for).
+StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
+                              std::shared_ptr<const hw::Cluster> cluster, Objective objective,
+                              cost::CostTable costs, MissingDevice missing);
 
 }  // namespace dplace::sim

@@ -5,32 +5,11 @@
 
 #include "dplace/base/rng.h"
 #include "dplace/place/search/score.h"
+#include "dplace/place/search/start.h"
 #include "dplace/place/units.h"
 
 namespace dplace::place {
 namespace {
-
-// The first restart starts from the best placement of everything on one device (where every unit
-// may run there), so that the search is never worse than that baseline; the others are random.
-template <typename ScoreFn>
-void SingleDeviceStart(const sim::Problem& p, const std::vector<Unit>& units, ScoreFn& score,
-                       std::vector<sim::DeviceId>* unit_device) {
-  Score best;
-  for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
-    bool everywhere = true;
-    for (const Unit& u : units) {
-      everywhere =
-          everywhere && std::find(u.devices.begin(), u.devices.end(), d) != u.devices.end();
-    }
-    if (!everywhere) continue;
-    sim::Placement placement(static_cast<size_t>(p.num_ops()), d);
-    const Score s = score(placement);
-    if (s < best) {
-      best = s;
-      unit_device->assign(units.size(), d);
-    }
-  }
-}
 
 class LocalSearchPlacer : public Placer {
  public:
@@ -55,7 +34,17 @@ class LocalSearchPlacer : public Placer {
         const auto& allowed = units[u].devices;
         unit_device[u] = allowed.empty() ? 0 : allowed[rng.Below(allowed.size())];
       }
-      if (restart == 0) SingleDeviceStart(p, units, score, &unit_device);
+      if (restart == 0 && ctx.given_plan != nullptr &&
+          ctx.given_plan->size() == static_cast<size_t>(p.num_ops())) {
+        for (size_t u = 0; u < units.size(); ++u) {
+          unit_device[u] = (*ctx.given_plan)[static_cast<size_t>(units[u].ops.front())];
+        }
+      } else if (restart == 0) {
+        const Start start = BestHeuristic(p, ctx);
+        for (size_t u = 0; u < units.size() && !start.placement.empty(); ++u) {
+          unit_device[u] = start.placement[static_cast<size_t>(units[u].ops.front())];
+        }
+      }
       for (size_t u = 0; u < units.size(); ++u) Assign(units[u], unit_device[u], &placement);
       Score current = score(placement);
       bool improved = true;

@@ -4,14 +4,12 @@
 #include <cmath>
 
 #include "dplace/base/rng.h"
-#include "dplace/place/registry.h"
 #include "dplace/place/search/score.h"
+#include "dplace/place/search/start.h"
 #include "dplace/place/units.h"
 
 namespace dplace::place {
 namespace {
-
-constexpr const char* kStarts[] = {"single", "expert", "m_topo", "heft", "m_etf"};
 
 class McmcPlacer : public Placer {
  public:
@@ -29,23 +27,10 @@ class McmcPlacer : public Placer {
         std::min<int64_t>(20000, 200 * static_cast<int64_t>(units.size()));
 
     // Start from the best heuristic.
-    sim::Placement current;
-    Score current_score;
-    std::string start_name;
-    for (const char* name : kStarts) {
-      auto placer = MakePlacer(name);
-      if (!placer.ok()) continue;
-      PlaceContext sub{
-          .evaluator = ctx.evaluator, .seed = ctx.seed, .budget = {}, .given_plan = nullptr};
-      auto placed = (*placer)->Place(p, sub);
-      if (!placed.ok()) continue;
-      const Score s = ScoreOf(ctx.evaluator->Evaluate(*placed));
-      if (current.empty() || s < current_score) {
-        current = *placed;
-        current_score = s;
-        start_name = name;
-      }
-    }
+    Start start = BestHeuristic(p, ctx);
+    sim::Placement current = std::move(start.placement);
+    Score current_score = start.score;
+    const std::string start_name = start.placer;
     std::vector<sim::DeviceId> unit_device(units.size());
     for (size_t u = 0; u < units.size(); ++u)
       unit_device[u] = current[static_cast<size_t>(units[u].ops[0])];

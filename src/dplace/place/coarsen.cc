@@ -1,0 +1,273 @@
+#include "dplace/place/coarsen.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "dplace/graph/graph_builder.h"
+#include "dplace/place/search/local_search.h"
+#include "dplace/sim/constraints.h"
+
+namespace dplace::place {
+namespace {
+
+using graph::OpId;
+
+// A topological order that visits a successor right after its producer when it can (Kahn's
+// algorithm with a stack), so that chains and branches come out contiguous.
+std::vector<OpId> DepthFirstTopologicalOrder(const graph::Graph& g) {
+  std::vector<int32_t> pending(static_cast<size_t>(g.num_ops()));
+  std::vector<OpId> stack;
+  for (OpId op = g.num_ops() - 1; op >= 0; --op) {
+    pending[static_cast<size_t>(op)] = static_cast<int32_t>(g.Predecessors(op).size());
+    if (pending[static_cast<size_t>(op)] == 0) stack.push_back(op);
+  }
+  std::vector<OpId> order;
+  order.reserve(static_cast<size_t>(g.num_ops()));
+  while (!stack.empty()) {
+    const OpId op = stack.back();
+    stack.pop_back();
+    order.push_back(op);
+    const auto succs = g.Successors(op);
+    for (auto it = succs.rbegin(); it != succs.rend(); ++it) {
+      if (--pending[static_cast<size_t>(*it)] == 0) stack.push_back(*it);
+    }
+  }
+  return order;
+}
+
+// Union-find over co-location groups, with each set's work and footprint.
+class GroupSets {
+ public:
+  GroupSets(const sim::Problem& p, const std::vector<double>& work) {
+    const graph::Graph& g = p.g();
+    parent_.resize(g.groups().size());
+    std::iota(parent_.begin(), parent_.end(), 0);
+    work_.assign(g.groups().size(), 0);
+    bytes_.assign(g.groups().size(), 0);
+    for (OpId op = 0; op < g.num_ops(); ++op) {
+      const graph::GroupId grp = g.op(op).colocation;
+      if (grp == graph::kNoGroup) continue;
+      work_[static_cast<size_t>(grp)] += work[static_cast<size_t>(op)];
+      bytes_[static_cast<size_t>(grp)] += sim::OpFootprintBytes(g, op);
+    }
+  }
+  graph::GroupId Find(graph::GroupId x) {
+    while (parent_[static_cast<size_t>(x)] != x) {
+      parent_[static_cast<size_t>(x)] =
+          parent_[static_cast<size_t>(parent_[static_cast<size_t>(x)])];
+      x = parent_[static_cast<size_t>(x)];
+    }
+    return x;
+  }
+  double Work(graph::GroupId root) const { return work_[static_cast<size_t>(root)]; }
+  double Bytes(graph::GroupId root) const { return bytes_[static_cast<size_t>(root)]; }
+  void Join(graph::GroupId a, graph::GroupId b) {
+    a = Find(a);
+    b = Find(b);
+    if (a == b) return;
+    if (b < a) std::swap(a, b);
+    parent_[static_cast<size_t>(b)] = a;
+    work_[static_cast<size_t>(a)] += work_[static_cast<size_t>(b)];
+    bytes_[static_cast<size_t>(a)] += bytes_[static_cast<size_t>(b)];
+  }
+
+ private:
+  std::vector<graph::GroupId> parent_;
+  std::vector<double> work_, bytes_;
+};
+
+struct Intervals {
+  std::vector<int32_t> of;  // op -> interval
+  int count = 0;
+  GroupSets sets;  // the co-location groups intervals joined
+};
+
+// Splits the depth-first order into intervals.
+Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& options) {
+  const graph::Graph& g = p.g();
+  const int n = g.num_ops();
+  std::vector<double> work(static_cast<size_t>(n));
+  double total = 0;
+  for (OpId op = 0; op < n; ++op) {
+    work[static_cast<size_t>(op)] = p.costs.MinOpTime(
+        op, p.num_devices(), [&](OpId o, sim::DeviceId d) { return p.Allowed(o, d); });
+    total += work[static_cast<size_t>(op)];
+  }
+  Intervals out{.of = std::vector<int32_t>(static_cast<size_t>(n), -1), .sets = GroupSets(p, work)};
+  GroupSets* sets = &out.sets;
+  double min_memory = p.c().device(0).memory_bytes;
+  for (sim::DeviceId d = 1; d < p.num_devices(); ++d) {
+    min_memory = std::min(min_memory, p.c().device(d).memory_bytes);
+  }
+  const int target = std::max(1, options.target_ops);
+  const double max_work = total / target;
+  const double max_bytes = min_memory / 4;
+  const int max_ops = std::max(1, 4 * n / target);
+
+  int32_t current = -1;
+  double interval_work = 0, interval_bytes = 0;
+  int interval_ops = 0;
+  uint64_t interval_kinds = 0;
+  graph::GroupId interval_group = graph::kNoGroup;  // a member of the interval's groups
+  for (OpId op : DepthFirstTopologicalOrder(g)) {
+    const double w = work[static_cast<size_t>(op)];
+    const double bytes = sim::OpFootprintBytes(g, op);
+    const uint64_t kinds = p.allowed_kinds[static_cast<size_t>(op)];
+    const graph::GroupId grp = g.op(op).colocation;
+    bool fits = current >= 0 && kinds == interval_kinds && interval_ops < max_ops &&
+                interval_work + w <= max_work && interval_bytes + bytes <= max_bytes;
+    if (fits && grp != graph::kNoGroup && interval_group != graph::kNoGroup) {
+      const graph::GroupId a = sets->Find(grp), b = sets->Find(interval_group);
+      fits = a == b || (sets->Work(a) + sets->Work(b) <= max_work &&
+                        sets->Bytes(a) + sets->Bytes(b) <= max_bytes);
+    }
+    if (!fits) {
+      ++current;
+      interval_work = interval_bytes = 0;
+      interval_ops = 0;
+      interval_kinds = kinds;
+      interval_group = graph::kNoGroup;
+    }
+    if (grp != graph::kNoGroup) {
+      if (interval_group != graph::kNoGroup) sets->Join(grp, interval_group);
+      interval_group = grp;
+    }
+    out.of[static_cast<size_t>(op)] = current;
+    interval_work += w;
+    interval_bytes += bytes;
+    ++interval_ops;
+  }
+  out.count = current + 1;
+  return out;
+}
+
+}  // namespace
+
+sim::Placement Coarsening::Expand(const sim::Placement& coarse) const {
+  sim::Placement out(coarse_of.size());
+  for (size_t i = 0; i < coarse_of.size(); ++i) {
+    out[i] = coarse[static_cast<size_t>(coarse_of[i])];
+  }
+  return out;
+}
+
+StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& options) {
+  const graph::Graph& g = p.g();
+  Intervals intervals = SplitIntoIntervals(p, options);
+  GroupSets& sets = intervals.sets;
+  const int count = intervals.count;
+  Coarsening out;
+  out.coarse_of = std::move(intervals.of);
+
+  std::vector<std::vector<OpId>> members(static_cast<size_t>(count));
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    members[static_cast<size_t>(out.coarse_of[static_cast<size_t>(op)])].push_back(op);
+  }
+  auto outside = [&](graph::TensorId t, int32_t c) {
+    const auto consumers = g.Consumers(t);
+    if (consumers.empty()) return true;  // kept to the end of the step: it stays an output
+    return std::any_of(consumers.begin(), consumers.end(),
+                       [&](OpId x) { return out.coarse_of[static_cast<size_t>(x)] != c; });
+  };
+
+  graph::GraphBuilder builder(g.name());
+  std::vector<int32_t> output_index(static_cast<size_t>(g.num_tensors()), -1);
+  for (int32_t c = 0; c < count; ++c) {
+    const auto& ops = members[static_cast<size_t>(c)];
+    const graph::Op& first = g.op(ops.front());
+    graph::Op coarse;
+    coarse.name =
+        ops.size() == 1 ? first.name : first.name + " (+" + std::to_string(ops.size() - 1) + ")";
+    coarse.type = ops.size() == 1 ? first.type : "Coarse";
+    coarse.kind = first.kind;
+    coarse.device_kinds = first.device_kinds;
+    std::vector<graph::TensorSpec> outputs;
+    for (OpId op : ops) {
+      const graph::Op& o = g.op(op);
+      coarse.flops += o.flops;
+      coarse.bytes_accessed += o.bytes_accessed;
+      coarse.param_bytes += o.param_bytes;
+      double internal = 0;  // outputs only this coarse op reads: held while it runs
+      for (graph::TensorId t = g.FirstOutput(op); t < g.FirstOutput(op + 1); ++t) {
+        if (outside(t, c)) {
+          output_index[static_cast<size_t>(t)] = static_cast<int32_t>(outputs.size());
+          outputs.push_back({g.tensor(t).bytes, g.tensor(t).transfer_time_s});
+        } else {
+          internal += g.tensor(t).bytes;
+        }
+      }
+      coarse.scratch_bytes = std::max(coarse.scratch_bytes, o.scratch_bytes + internal);
+      if (o.colocation != graph::kNoGroup) {
+        coarse.colocation = builder.Group(g.groups()[static_cast<size_t>(sets.Find(o.colocation))]);
+      }
+    }
+    builder.AddOp(std::move(coarse), std::move(outputs));
+  }
+  for (int32_t c = 0; c < count; ++c) {
+    for (OpId op : members[static_cast<size_t>(c)]) {
+      for (graph::TensorId t = g.FirstOutput(op); t < g.FirstOutput(op + 1); ++t) {
+        const int32_t index = output_index[static_cast<size_t>(t)];
+        if (index < 0) continue;
+        int32_t last = -1;
+        for (OpId consumer : g.Consumers(t)) {
+          const int32_t to = out.coarse_of[static_cast<size_t>(consumer)];
+          if (to == c || to == last) continue;
+          builder.AddEdge(c, index, to);
+          last = to;
+        }
+      }
+    }
+  }
+  DPLACE_ASSIGN_OR_RETURN(graph::Graph coarse_graph, builder.Build());
+  const sim::MissingDevice missing =
+      p.infeasible_reason.empty() ? sim::MissingDevice::kBadInput : sim::MissingDevice::kInfeasible;
+  DPLACE_ASSIGN_OR_RETURN(
+      sim::Problem coarse_problem,
+      sim::MakeProblem(std::make_shared<const graph::Graph>(std::move(coarse_graph)), p.cluster,
+                       p.objective, cost::CostTable::Summed(p.costs, out.coarse_of, count),
+                       missing));
+  out.problem = std::make_unique<sim::Problem>(std::move(coarse_problem));
+  return out;
+}
+
+StatusOr<sim::Placement> PlaceCoarsened(Placer& placer, const sim::Problem& problem,
+                                        PlaceContext& context, const CoarsenOptions& options) {
+  if (problem.num_ops() <= 2 * options.target_ops) return placer.Place(problem, context);
+  const auto start = std::chrono::steady_clock::now();
+  DPLACE_ASSIGN_OR_RETURN(Coarsening coarsening, Coarsen(problem, options));
+  sim::SimulatedEvaluator evaluator(*coarsening.problem);
+  sim::Placement coarse_plan;  // a given plan, as the coarse ops' devices (the last op's wins)
+  if (context.given_plan != nullptr) {
+    coarse_plan.assign(static_cast<size_t>(coarsening.problem->num_ops()), 0);
+    for (size_t i = 0; i < coarsening.coarse_of.size(); ++i) {
+      coarse_plan[static_cast<size_t>(coarsening.coarse_of[i])] = (*context.given_plan)[i];
+    }
+  }
+  const double limit = context.budget.time_limit_s;
+  PlaceContext coarse_context{.evaluator = &evaluator,
+                              .seed = context.seed,
+                              .budget = {.max_evaluations = context.budget.max_evaluations,
+                                         .time_limit_s = limit > 0 && options.refine ? 0.75 * limit : limit},
+                              .given_plan = context.given_plan != nullptr ? &coarse_plan : nullptr,
+                              .portfolio = context.portfolio};
+  DPLACE_ASSIGN_OR_RETURN(sim::Placement coarse, placer.Place(*coarsening.problem, coarse_context));
+  sim::Placement placement = coarsening.Expand(coarse);
+  context.note = "coarsened " + std::to_string(problem.num_ops()) + " -> " +
+                 std::to_string(coarsening.problem->num_ops()) + " ops";
+  if (!coarse_context.note.empty()) context.note += "; " + coarse_context.note;
+  const double left =
+      limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.refine && limit > 0 && left > 0) {
+    auto refiner = MakeLocalSearchPlacer({.restarts = 1});
+    PlaceContext fine_context{.evaluator = context.evaluator,
+                              .seed = context.seed,
+                              .budget = {.time_limit_s = left},
+                              .given_plan = &placement};
+    DPLACE_ASSIGN_OR_RETURN(placement, refiner->Place(problem, fine_context));
+    context.note += "; refined by local search on every op";
+  }
+  return placement;
+}
+
+}  // namespace dplace::place
