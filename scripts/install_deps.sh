@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang-format python3
   libscotch-dev libmetis-dev coinor-libcbc-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  chromium
 )
 
 missing=()

@@ -4,6 +4,9 @@
 // `dplace bench --suite models`: every step placer on the bundled models (models/*.onnx, forward
 // and --training) on the k80x4, v100x8-nvlink and hetero presets, with per workload the best
 // classic baseline, dplace's best and their ratio, and the geometric mean of that ratio.
+// `dplace bench --suite step-profiles`: the same comparison on measured profiles: PipeDream's 14
+// (training steps) and Baechi's GNMT-v2 forward graph, on k80x4 and v100x8-nvlink.
+// `--report FILE` also writes the HTML report (report/html_report.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,11 +14,15 @@
 #include <iostream>
 #include <optional>
 
+#include "dplace/base/file_util.h"
+#include "dplace/base/progress.h"
 #include "dplace/base/units.h"
 #include "dplace/cli/commands.h"
 #include "dplace/place/registry.h"
 #include "dplace/place/search/score.h"
+#include "dplace/report/html_report.h"
 #include "dplace/report/table.h"
+#include "dplace/sim/step_sim.h"
 
 namespace dplace::cli {
 namespace {
@@ -39,7 +46,27 @@ struct Suite {
   std::vector<Workload> workloads;
   std::string objective;
   std::vector<std::string> placers;  // those built into this binary are run
+  bool compare = false;              // best classic baseline against dplace's best
 };
+
+// The step-time comparison: the classic baselines, then dplace's searches.
+void StepPlacers(Suite* suite) {
+  suite->objective = "step";
+  suite->compare = true;
+  suite->placers.assign(std::begin(kClassic), std::end(kClassic));
+  suite->placers.insert(suite->placers.end(), {"local_search", "mcmc"});
+}
+
+StatusOr<std::vector<std::string>> FilesIn(const std::string& dir, std::string_view suffix) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().string().ends_with(suffix)) files.push_back(e.path().string());
+  }
+  if (ec) return InvalidInput(dir + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
 
 StatusOr<Suite> MakeSuite(const BenchFlags& flags) {
   Suite suite;
@@ -77,13 +104,7 @@ StatusOr<Suite> MakeSuite(const BenchFlags& flags) {
     return suite;
   }
   if (flags.suite == "pipedream") {
-    std::vector<std::string> files;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(flags.data + "/pipedream-profiles", ec)) {
-      if (e.path().string().ends_with(".graph.txt")) files.push_back(e.path().string());
-    }
-    if (ec) return InvalidInput(flags.data + "/pipedream-profiles: " + ec.message());
-    std::sort(files.begin(), files.end());
+    DPLACE_ASSIGN_OR_RETURN(auto files, FilesIn(flags.data + "/pipedream-profiles", ".graph.txt"));
     for (const std::string& f : files) out.push_back({io::FileStem(io::FileStem(f)), f, ""});
     for (const char* piper : {"bert32a100", "gnmt", "resnet"}) {
       out.push_back({std::string("piper/") + piper, flags.data + "/piper/" + piper + ".json", ""});
@@ -91,16 +112,8 @@ StatusOr<Suite> MakeSuite(const BenchFlags& flags) {
     return suite;
   }
   if (flags.suite == "models") {
-    suite.objective = "step";
-    suite.placers.assign(std::begin(kClassic), std::end(kClassic));
-    suite.placers.insert(suite.placers.end(), {"local_search", "mcmc"});
-    std::vector<std::string> files;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(flags.models, ec)) {
-      if (e.path().extension() == ".onnx") files.push_back(e.path().string());
-    }
-    if (ec) return InvalidInput(flags.models + ": " + ec.message());
-    std::sort(files.begin(), files.end());
+    StepPlacers(&suite);
+    DPLACE_ASSIGN_OR_RETURN(auto files, FilesIn(flags.models, ".onnx"));
     for (const char* cluster : {"k80x4", "v100x8-nvlink", "hetero"}) {
       for (const std::string& f : files) {
         for (const bool training : {false, true}) {
@@ -111,8 +124,19 @@ StatusOr<Suite> MakeSuite(const BenchFlags& flags) {
     }
     return suite;
   }
+  if (flags.suite == "step-profiles") {
+    StepPlacers(&suite);
+    DPLACE_ASSIGN_OR_RETURN(auto files, FilesIn(flags.data + "/pipedream-profiles", ".graph.txt"));
+    files.push_back(flags.data + "/baechi-gnmt/gnmt_v2_fwd.json");
+    for (const char* cluster : {"k80x4", "v100x8-nvlink"}) {
+      for (const std::string& f : files) {
+        out.push_back({io::FileStem(io::FileStem(f)) + "@" + cluster, f, "", cluster});
+      }
+    }
+    return suite;
+  }
   return InvalidInput("--suite: '" + flags.suite +
-                      "' is not paper2020, latency2020, pipedream or models");
+                      "' is not paper2020, latency2020, pipedream, models or step-profiles");
 }
 
 // Per workload of the models suite: the best classic baseline against the best of all placers.
@@ -197,6 +221,15 @@ std::string ComparisonSummary(const std::vector<std::pair<std::string, Compariso
 }  // namespace
 
 Status RunBench(const BenchFlags& flags) {
+  if (flags.coarsen_ops < 0) return InvalidInput("--coarsen: must not be negative");
+  if (!flags.report.empty()) {  // fail before the run, not after it
+    const std::filesystem::path dir =
+        std::filesystem::absolute(std::filesystem::path(flags.report)).parent_path();
+    if (!std::filesystem::is_directory(dir)) {
+      return InvalidInput("--report: " + flags.report + ": folder " + dir.string() +
+                          " does not exist");
+    }
+  }
   DPLACE_ASSIGN_OR_RETURN(const Suite suite, MakeSuite(flags));
   std::vector<std::string> placers;
   for (const std::string& name : suite.placers) {
@@ -207,8 +240,9 @@ Status RunBench(const BenchFlags& flags) {
   std::vector<std::pair<std::string, Comparison>> comparisons;
   std::vector<std::vector<std::string>> rows = {
       {"workload", "placer", std::string(sim::ValueName(*sim::ParseObjective(suite.objective))),
-       "gap to bound", "feasible", "search time", "note"}};
+       "gap to bound", "feasible", "peak memory", "search time", "note"}};
   Json all = Json::array();
+  Progress progress(static_cast<int>(suite.workloads.size() * placers.size()));
   for (const Workload& w : suite.workloads) {
     ProblemFlags pf;
     pf.graph.path = w.graph;
@@ -226,19 +260,19 @@ Status RunBench(const BenchFlags& flags) {
     std::vector<report::PlacerResult> results;
     for (const std::string& name : placers) {
       // The paper suites compare with the paper's own expert splits only; elsewhere the rule.
-      if (name == "expert" && w.expert.empty() && flags.suite != "models") continue;
+      if (name == "expert" && w.expert.empty() && !suite.compare) continue;
       const RunOptions options{
           .seed = flags.seed,
           .time_limit_s = flags.time_limit_s,
           .given_plan = name == "expert" && !w.expert.empty() ? &expert_plan : nullptr,
           .coarsen_ops = flags.coarsen_ops};
       auto run = RunPlacer(name, problem, options);
+      progress.Advance(w.name + " " + name);
       if (!run.ok()) {
-        rows.push_back({w.name, name, "-", "-", "-", "-", run.status().message()});
+        rows.push_back({w.name, name, "-", "-", "-", "-", "-", run.status().message()});
         continue;
       }
       results.push_back(std::move(run).value());
-      if (!flags.json) std::cerr << "." << std::flush;
     }
     ShareBestLowerBound(&results);  // e.g. the integer program's bound holds for every placer
     Json results_json = Json::array();
@@ -247,12 +281,13 @@ Status RunBench(const BenchFlags& flags) {
       std::snprintf(value, sizeof(value), "%.6g", r.evaluation.value);
       std::snprintf(gap, sizeof(gap), "%.1f%%", 100 * report::Gap(r.evaluation));
       rows.push_back({w.name, r.placer, value, gap, r.evaluation.feasible ? "yes" : "no",
-                      FormatSeconds(r.search_time_s), r.note});
+                      FormatBytes(report::PeakMemory(r.evaluation)), FormatSeconds(r.search_time_s),
+                      r.note});
       results_json.push_back(report::ResultJson(problem, r));
     }
     const double bound = results.empty() ? problem.LowerBound() : results[0].evaluation.lower_bound;
     Json workload = {{"workload", w.name}, {"lower_bound", bound}, {"results", results_json}};
-    if (flags.suite == "models") {
+    if (suite.compare) {
       if (auto c = Compare(results)) {
         workload["best_classic"] = {{"placer", c->classic}, {"value", c->classic_s}};
         workload["best"] = {{"placer", c->best}, {"value", c->best_s}};
@@ -261,18 +296,35 @@ Status RunBench(const BenchFlags& flags) {
         comparisons.push_back({w.name, *c});
       }
     }
+    if (!flags.report.empty() && problem.objective == sim::Objective::kStep && !results.empty()) {
+      const report::PlacerResult* best = &results[0];
+      for (const report::PlacerResult& r : results) {
+        if (Better(r, *best)) best = &r;
+      }
+      const sim::StepResult step =
+          sim::SimulateStep(problem, best->placement, {.record_timeline = true});
+      workload["timeline"] = report::TimelineJson(problem, step.timeline);
+    }
     all.push_back(workload);
   }
   Json summary;
-  if (!comparisons.empty()) summary = Summarise(comparisons);
+  std::string summary_text;
+  if (!comparisons.empty()) {
+    summary = Summarise(comparisons);
+    summary_text = ComparisonSummary(comparisons, summary);
+  }
+  Json j = {{"suite", flags.suite}, {"workloads", all}};
+  if (!comparisons.empty()) j["summary"] = summary;
+  if (!flags.report.empty()) {
+    DPLACE_RETURN_IF_ERROR(WriteFileAtomically(flags.report, report::HtmlReport(j, summary_text)));
+  }
   if (flags.json) {
-    Json j = {{"suite", flags.suite}, {"workloads", all}};
-    if (!comparisons.empty()) j["summary"] = summary;
+    for (Json& w : j["workloads"]) w.erase("timeline");
     PrintJson(j);
   } else {
-    std::cerr << "\n";
     std::cout << report::RenderTable(rows);
-    if (!comparisons.empty()) std::cout << "\n" << ComparisonSummary(comparisons, summary);
+    if (!comparisons.empty()) std::cout << "\n" << summary_text;
+    if (!flags.report.empty()) std::cout << "report written to " << flags.report << "\n";
   }
   return OkStatus();
 }

@@ -217,6 +217,10 @@ expect_bad_input unknown_op "badplan.json: placement.nosuchop: unknown op 'nosuc
   simulate --graph "$GRAPH" --plan "$TMP/badplan.json"
 expect_bad_input unknown_device "baddev.json: placement.node1: unknown device 'tpu7'" \
   simulate --graph "$GRAPH" --plan "$TMP/baddev.json"
+cat >"$TMP/baechi.json" <<'JSON'
+{"nodes": [{"id": 0, "name": "a", "op": "MatMul", "compute_time_us": {"gpu": 5}}],
+ "edges": [{"src": 0, "dst": 9, "src_output_slot": 0}]}
+JSON
 expect_bad_input no_device "op 'a' may only run on [tpu]" place --graph "$TMP/tpu.json" --cluster k80x4 \
   --out "$TMP/o3.json"
 expect_bad_input no_cluster "pass --cluster" place --graph "$TMP/toy.json"
@@ -230,6 +234,12 @@ expect_bad_input unwritable "$TMP/nodir/out.json: cannot open for writing" place
 expect_bad_input directory "is a directory" info --graph "$TMP"
 expect_bad_input bad_schedule "--pipeline: 'zigzag'" simulate --graph "$GRAPH" --plan "$EXPERT" --pipeline zigzag
 expect_bad_input cli_flags "--graph is required" place
+expect_bad_input bad_suite "--suite: 'bogus' is not" bench --suite bogus
+expect_bad_input bad_coarsen "--coarsen: must not be negative" place --graph "$GRAPH" --coarsen -1
+expect_bad_input report_folder "--report: $TMP/nodir/r.html: folder" bench --suite models \
+  --report "$TMP/nodir/r.html"
+expect_bad_input bad_baechi "edges[0].dst: no node with id 9" place --graph "$TMP/baechi.json" \
+  --cluster k80x4
 for f in o1 o2 o3 o4; do
   [[ -e $TMP/$f.json ]] && fail "partial output $f.json was written" || ok
 done

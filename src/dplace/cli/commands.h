@@ -43,7 +43,7 @@ struct InfoFlags {
 Status RunInfo(const InfoFlags& flags);
 
 struct BenchFlags {
-  std::string suite;              // paper2020 | latency2020 | pipedream | models
+  std::string suite;              // paper2020 | latency2020 | pipedream | models | step-profiles
   std::string data = "testdata";  // folder holding the suites' workloads
   std::string models = "models";  // the bundled ONNX models (suite models)
   std::string cluster = "k80x4";  // machine for workloads that do not define one
@@ -51,6 +51,7 @@ struct BenchFlags {
   double time_limit_s = 0;
   int coarsen_ops = 2000;  // see RunOptions
   bool json = false;
+  std::string report;  // HTML report file; empty: none
 };
 Status RunBench(const BenchFlags& flags);
 

@@ -94,7 +94,9 @@ int main(int argc, char** argv) {
 
   dplace::cli::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "run every placer on a suite of workloads");
-  bench_cmd->add_option("--suite", bench.suite, "paper2020, latency2020, pipedream or models")
+  bench_cmd
+      ->add_option("--suite", bench.suite,
+                   "paper2020, latency2020, pipedream, models or step-profiles")
       ->required();
   bench_cmd->add_option("--models", bench.models, "folder with the ONNX models (suite models)")
       ->capture_default_str();
@@ -105,6 +107,8 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--time-limit", bench.time_limit_s, "seconds per placer (0: none)");
   bench_cmd->add_option("--coarsen", bench.coarsen_ops, kCoarsenHelp)->capture_default_str();
   bench_cmd->add_flag("--json", bench.json, "print JSON on stdout");
+  bench_cmd->add_option("--report", bench.report,
+                        "also write an HTML report (tables, bar charts, best timelines) here");
 
   CLI::App* placers_cmd = app.add_subcommand("placers", "list the placers");
 

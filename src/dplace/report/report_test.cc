@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "dplace/report/chrome_trace.h"
+#include "dplace/report/html_report.h"
 #include "dplace/report/table.h"
 #include "dplace/sim/step_sim.h"
 #include "dplace/sim/test_problems.h"
@@ -56,6 +57,38 @@ TEST(TableTest, MarksTheBestAndExplainsInfeasibility) {
   EXPECT_EQ(j["devices"].size(), 3u);
   EXPECT_TRUE(j["devices"][0].contains("busy_s"));
   EXPECT_TRUE(j["devices"][0]["memory_capacity_bytes"].is_null());
+}
+
+TEST(HtmlReportTest, TableBarsAndTimelineOfTheBest) {
+  sim::Problem p = Chain();
+  sim::StepResult one = sim::SimulateStep(p, {0, 0}, {.record_timeline = true});
+  sim::StepResult two = sim::SimulateStep(p, {0, 1}, {.record_timeline = true});
+  Json results = Json::array();
+  results.push_back(ResultJson(p, {"single", {0, 0}, one.evaluation, 0.001, ""}));
+  results.push_back(ResultJson(p, {"<split>", {0, 1}, two.evaluation, 0.002, "a & b"}));
+  const Json bench = {{"suite", "tiny"},
+                      {"workloads",
+                       {{{"workload", "chain"},
+                         {"lower_bound", 3.0},
+                         {"results", results},
+                         {"timeline", TimelineJson(p, one.timeline)}}}}};
+  const std::string html = HtmlReport(bench, "summary line");
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = html.find(needle); at != std::string::npos; at = html.find(needle, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("class=\"bar\""), 2u);
+  EXPECT_EQ(count("class=\"op\""), 1u);  // a then b on d0, back to back: one merged interval
+  EXPECT_EQ(count("class=\"transfer\""), 0u);
+  EXPECT_EQ(count("<tr class=\"best\">"), 1u);
+  EXPECT_NE(html.find("<td>single</td>"), std::string::npos);  // 3 s beats 1 + 2 + 2 s
+  EXPECT_NE(html.find("&lt;split&gt;"), std::string::npos);    // names are escaped
+  EXPECT_NE(html.find("a &amp; b"), std::string::npos);
+  EXPECT_EQ(html.find("<split>"), std::string::npos);
+  EXPECT_NE(html.find("summary line"), std::string::npos);
+  EXPECT_EQ(html.find("http"), std::string::npos);  // self-contained
 }
 
 }  // namespace

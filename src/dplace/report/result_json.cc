@@ -1,5 +1,6 @@
 #include "dplace/report/result_json.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dplace::report {
@@ -7,6 +8,12 @@ namespace dplace::report {
 double Gap(const sim::Evaluation& e) {
   if (e.value <= 0) return 0;
   return std::max(0.0, (e.value - e.lower_bound) / e.value);
+}
+
+double PeakMemory(const sim::Evaluation& e) {
+  double peak = 0;
+  for (const auto& d : e.devices) peak = std::max(peak, d.peak_memory_bytes);
+  return peak;
 }
 
 Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {

@@ -23,4 +23,7 @@ Json ResultJson(const sim::Problem& problem, const PlacerResult& result);
 // Relative gap to the lower bound: (value - bound) / value; 0 when value is 0.
 double Gap(const sim::Evaluation& evaluation);
 
+// The largest peak memory of any device.
+double PeakMemory(const sim::Evaluation& evaluation);
+
 }  // namespace dplace::report

@@ -41,8 +41,7 @@ std::string ComparisonTable(const sim::Problem& problem, const std::vector<Place
        "peak memory", "search time"}};
   for (size_t i = 0; i < results.size(); ++i) {
     const sim::Evaluation& e = results[i].evaluation;
-    double peak = 0;
-    for (const auto& d : e.devices) peak = std::max(peak, d.peak_memory_bytes);
+    const double peak = PeakMemory(e);
     rows.push_back({(static_cast<int>(i) == best_index ? "* " : "  ") + results[i].placer,
                     step ? FormatSeconds(e.value) : Number(e.value), Number(100 * Gap(e), "%.1f%%"),
                     e.feasible ? "yes" : "no", FormatBytes(peak),
