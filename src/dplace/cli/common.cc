@@ -88,9 +88,13 @@ StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Pro
                           .budget = {.time_limit_s = options.time_limit_s},
                           .given_plan = options.given_plan,
                           .portfolio = options.portfolio};
+  // The exact placers of the paper's model prove optimality and bounds: only on the graph itself.
+  bool exact = false;
+  for (const place::PlacerEntry& e : place::Placers())
+    exact |= e.name == name && e.paper_model_only;
   const auto start = std::chrono::steady_clock::now();
   auto placement =
-      options.coarsen_ops > 0
+      options.coarsen_ops > 0 && !exact
           ? place::PlaceCoarsened(*placer, problem, ctx,
                                   {.target_ops = options.coarsen_ops, .refine = options.refine})
           : placer->Place(problem, ctx);
