@@ -1,8 +1,8 @@
 #include <algorithm>
-#include <numeric>
 #include <set>
 #include <unordered_map>
 
+#include "dplace/base/union_find.h"
 #include "dplace/graph/graph_builder.h"
 #include "dplace/io/profiles.h"
 
@@ -58,14 +58,6 @@ StatusOr<BaechiNode> ReadNode(const JsonNode& node, std::set<std::string>* kinds
     }
   }
   return out;
-}
-
-int Find(std::vector<int>& parent, int i) {
-  while (parent[static_cast<size_t>(i)] != i) {
-    parent[static_cast<size_t>(i)] = parent[static_cast<size_t>(parent[static_cast<size_t>(i)])];
-    i = parent[static_cast<size_t>(i)];
-  }
-  return i;
 }
 
 }  // namespace
@@ -140,20 +132,17 @@ StatusOr<graph::Graph> ReadBaechiProfile(const JsonNode& root, const std::string
   }
 
   // Co-location: "loc:@x" puts the node in x's group; groups are named by their first member.
-  std::vector<int> parent(nodes.size());
-  std::iota(parent.begin(), parent.end(), 0);
+  UnionFind sets(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const std::string& other : nodes[i].colocate_with) {
       auto it = index_of_name.find(other);
       if (it == index_of_name.end()) continue;  // a node the profile dropped: nothing to join
-      const int a = Find(parent, static_cast<int>(i));
-      const int b = Find(parent, static_cast<int>(it->second));
-      parent[static_cast<size_t>(std::max(a, b))] = std::min(a, b);
+      sets.Join(static_cast<int32_t>(i), static_cast<int32_t>(it->second));
     }
   }
   std::vector<int> group_size(nodes.size(), 0);
   for (size_t i = 0; i < nodes.size(); ++i) {
-    ++group_size[static_cast<size_t>(Find(parent, static_cast<int>(i)))];
+    ++group_size[static_cast<size_t>(sets.Find(static_cast<int32_t>(i)))];
   }
 
   // Every node runs only on the kinds the profile measured; a node without a measurement (a
@@ -163,7 +152,7 @@ StatusOr<graph::Graph> ReadBaechiProfile(const JsonNode& root, const std::string
   const std::vector<std::string> kind_list(kinds.begin(), kinds.end());
   std::vector<graph::GroupId> group_of(nodes.size(), graph::kNoGroup);
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const auto root_index = static_cast<size_t>(Find(parent, static_cast<int>(i)));
+    const auto root_index = static_cast<size_t>(sets.Find(static_cast<int32_t>(i)));
     if (group_size[root_index] > 1) group_of[i] = builder.Group(nodes[root_index].op.name);
   }
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numeric>
 
+#include "dplace/base/union_find.h"
 #include "dplace/graph/graph_builder.h"
 #include "dplace/place/search/local_search.h"
 #include "dplace/sim/constraints.h"
@@ -36,13 +36,11 @@ std::vector<OpId> DepthFirstTopologicalOrder(const graph::Graph& g) {
   return order;
 }
 
-// Union-find over co-location groups, with each set's work and footprint.
+// Co-location groups as disjoint sets, with each set's work and footprint.
 class GroupSets {
  public:
-  GroupSets(const sim::Problem& p, const std::vector<double>& work) {
+  GroupSets(const sim::Problem& p, const std::vector<double>& work) : sets_(p.g().groups().size()) {
     const graph::Graph& g = p.g();
-    parent_.resize(g.groups().size());
-    std::iota(parent_.begin(), parent_.end(), 0);
     work_.assign(g.groups().size(), 0);
     bytes_.assign(g.groups().size(), 0);
     for (OpId op = 0; op < g.num_ops(); ++op) {
@@ -52,28 +50,18 @@ class GroupSets {
       bytes_[static_cast<size_t>(grp)] += sim::OpFootprintBytes(g, op);
     }
   }
-  graph::GroupId Find(graph::GroupId x) {
-    while (parent_[static_cast<size_t>(x)] != x) {
-      parent_[static_cast<size_t>(x)] =
-          parent_[static_cast<size_t>(parent_[static_cast<size_t>(x)])];
-      x = parent_[static_cast<size_t>(x)];
-    }
-    return x;
-  }
+  graph::GroupId Find(graph::GroupId x) { return sets_.Find(x); }
   double Work(graph::GroupId root) const { return work_[static_cast<size_t>(root)]; }
   double Bytes(graph::GroupId root) const { return bytes_[static_cast<size_t>(root)]; }
   void Join(graph::GroupId a, graph::GroupId b) {
-    a = Find(a);
-    b = Find(b);
-    if (a == b) return;
-    if (b < a) std::swap(a, b);
-    parent_[static_cast<size_t>(b)] = a;
-    work_[static_cast<size_t>(a)] += work_[static_cast<size_t>(b)];
-    bytes_[static_cast<size_t>(a)] += bytes_[static_cast<size_t>(b)];
+    const auto [root, absorbed] = sets_.Join(a, b);
+    if (absorbed < 0) return;
+    work_[static_cast<size_t>(root)] += work_[static_cast<size_t>(absorbed)];
+    bytes_[static_cast<size_t>(root)] += bytes_[static_cast<size_t>(absorbed)];
   }
 
  private:
-  std::vector<graph::GroupId> parent_;
+  UnionFind sets_;
   std::vector<double> work_, bytes_;
 };
 
@@ -245,12 +233,13 @@ StatusOr<sim::Placement> PlaceCoarsened(Placer& placer, const sim::Problem& prob
     }
   }
   const double limit = context.budget.time_limit_s;
-  PlaceContext coarse_context{.evaluator = &evaluator,
-                              .seed = context.seed,
-                              .budget = {.max_evaluations = context.budget.max_evaluations,
-                                         .time_limit_s = limit > 0 && options.refine ? 0.75 * limit : limit},
-                              .given_plan = context.given_plan != nullptr ? &coarse_plan : nullptr,
-                              .portfolio = context.portfolio};
+  PlaceContext coarse_context{
+      .evaluator = &evaluator,
+      .seed = context.seed,
+      .budget = {.max_evaluations = context.budget.max_evaluations,
+                 .time_limit_s = limit > 0 && options.refine ? 0.75 * limit : limit},
+      .given_plan = context.given_plan != nullptr ? &coarse_plan : nullptr,
+      .portfolio = context.portfolio};
   DPLACE_ASSIGN_OR_RETURN(sim::Placement coarse, placer.Place(*coarsening.problem, coarse_context));
   sim::Placement placement = coarsening.Expand(coarse);
   context.note = "coarsened " + std::to_string(problem.num_ops()) + " -> " +
