@@ -222,6 +222,7 @@ std::string ComparisonSummary(const std::vector<std::pair<std::string, Compariso
 
 Status RunBench(const BenchFlags& flags) {
   if (flags.coarsen_ops < 0) return InvalidInput("--coarsen: must not be negative");
+  if (flags.evaluations < 0) return InvalidInput("--evaluations: must not be negative");
   if (!flags.report.empty()) {  // fail before the run, not after it
     const std::filesystem::path dir =
         std::filesystem::absolute(std::filesystem::path(flags.report)).parent_path();
@@ -264,6 +265,7 @@ Status RunBench(const BenchFlags& flags) {
       const RunOptions options{
           .seed = flags.seed,
           .time_limit_s = flags.time_limit_s,
+          .evaluations = flags.evaluations,
           .given_plan = name == "expert" && !w.expert.empty() ? &expert_plan : nullptr,
           .coarsen_ops = flags.coarsen_ops};
       auto run = RunPlacer(name, problem, options);

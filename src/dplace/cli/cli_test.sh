@@ -192,6 +192,12 @@ JSON
 "$DPLACE" place --graph "$GRAPH" --placer random --seed 7 --out "$TMP/r1.json" >/dev/null
 "$DPLACE" place --graph "$GRAPH" --placer random --seed 7 --out "$TMP/r2.json" >/dev/null
 cmp -s "$TMP/r1.json" "$TMP/r2.json" && ok || fail "same seed, different plan"
+# ...and so does a search that stops on its evaluation budget, whatever the time limit.
+for i in 1 2; do
+  "$DPLACE" place --graph "$ONNX" --training --cluster v100x8-nvlink --placer mcmc --seed 3 \
+    --evaluations 3000 --time-limit 60 --out "$TMP/mcmc$i.json" >/dev/null || fail "mcmc run $i"
+done
+cmp -s "$TMP/mcmc1.json" "$TMP/mcmc2.json" && ok || fail "mcmc: same seed and evaluations, different plan"
 
 # 5. bad input: one line naming file, place and problem; exit code 2; no output file.
 head -c 300 "$GRAPH" >"$TMP/truncated.json"
@@ -236,6 +242,8 @@ expect_bad_input bad_schedule "--pipeline: 'zigzag'" simulate --graph "$GRAPH" -
 expect_bad_input cli_flags "--graph is required" place
 expect_bad_input bad_suite "--suite: 'bogus' is not" bench --suite bogus
 expect_bad_input bad_coarsen "--coarsen: must not be negative" place --graph "$GRAPH" --coarsen -1
+expect_bad_input bad_evaluations "--evaluations: must not be negative" place --graph "$GRAPH" \
+  --evaluations -1
 expect_bad_input report_folder "--report: $TMP/nodir/r.html: folder" bench --suite models \
   --report "$TMP/nodir/r.html"
 expect_bad_input bad_baechi "edges[0].dst: no node with id 9" place --graph "$TMP/baechi.json" \

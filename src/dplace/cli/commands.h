@@ -17,7 +17,8 @@ struct PlaceFlags {
   std::string portfolio;        // members of `portfolio`, comma-separated; empty: its default
   uint64_t seed = 1;
   double time_limit_s = 0;
-  int coarsen_ops = 2000;  // see RunOptions
+  int64_t evaluations = 0;  // per search placer; 0: the placer's own default
+  int coarsen_ops = 2000;   // see RunOptions
   std::string out;
   std::string out_format = "plan";  // plan | paper-split
   std::string trace;
@@ -49,7 +50,8 @@ struct BenchFlags {
   std::string cluster = "k80x4";  // machine for workloads that do not define one
   uint64_t seed = 1;
   double time_limit_s = 0;
-  int coarsen_ops = 2000;  // see RunOptions
+  int64_t evaluations = 0;  // per search placer; 0: the placer's own default
+  int coarsen_ops = 2000;   // see RunOptions
   bool json = false;
   std::string report;  // HTML report file; empty: none
 };

@@ -83,11 +83,12 @@ StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Pro
                                          const RunOptions& options) {
   DPLACE_ASSIGN_OR_RETURN(auto placer, place::MakePlacer(name));
   sim::SimulatedEvaluator evaluator(problem);
-  place::PlaceContext ctx{.evaluator = &evaluator,
-                          .seed = options.seed,
-                          .budget = {.time_limit_s = options.time_limit_s},
-                          .given_plan = options.given_plan,
-                          .portfolio = options.portfolio};
+  place::PlaceContext ctx{
+      .evaluator = &evaluator,
+      .seed = options.seed,
+      .budget = {.max_evaluations = options.evaluations, .time_limit_s = options.time_limit_s},
+      .given_plan = options.given_plan,
+      .portfolio = options.portfolio};
   // The exact placers of the paper's model prove optimality and bounds: only on the graph itself.
   bool exact = false;
   for (const place::PlacerEntry& e : place::Placers())

@@ -48,6 +48,7 @@ Status WriteTraceFile(const std::string& path, const sim::Problem& problem,
 struct RunOptions {
   uint64_t seed = 1;
   double time_limit_s = 0;
+  int64_t evaluations = 0;  // evaluation budget of the search placers (0: none)
   const sim::Placement* given_plan = nullptr;
   std::vector<std::string> portfolio;  // members of `portfolio`; empty: its default
   int coarsen_ops = 2000;  // graphs of more than twice this many ops are coarsened (0: never)

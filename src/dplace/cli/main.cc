@@ -48,6 +48,10 @@ const char* kCoarsenHelp =
     "place graphs of more than twice N ops through a coarse graph of about N ops, then refine on "
     "every op with the rest of --time-limit (0: never coarsen)";
 
+const char* kEvaluationsHelp =
+    "evaluations per search placer (0: its default); a search that stops on evaluations, not on "
+    "--time-limit, gives the same placement for the same seed";
+
 int main(int argc, char** argv) {
   CLI::App app{"dplace: device placement for deep-learning graphs"};
   app.require_subcommand(1);
@@ -65,6 +69,7 @@ int main(int argc, char** argv) {
                         "placer)");
   place_cmd->add_option("--seed", place.seed, "random seed")->capture_default_str();
   place_cmd->add_option("--time-limit", place.time_limit_s, "seconds per placer (0: none)");
+  place_cmd->add_option("--evaluations", place.evaluations, kEvaluationsHelp);
   place_cmd->add_option("--coarsen", place.coarsen_ops, kCoarsenHelp)->capture_default_str();
   place_cmd->add_option("--out", place.out, "write the best plan here");
   place_cmd->add_option("--out-format", place.out_format, "plan (dplace-plan/1) or paper-split")
@@ -105,6 +110,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bench_cmd->add_option("--seed", bench.seed, "random seed")->capture_default_str();
   bench_cmd->add_option("--time-limit", bench.time_limit_s, "seconds per placer (0: none)");
+  bench_cmd->add_option("--evaluations", bench.evaluations, kEvaluationsHelp);
   bench_cmd->add_option("--coarsen", bench.coarsen_ops, kCoarsenHelp)->capture_default_str();
   bench_cmd->add_flag("--json", bench.json, "print JSON on stdout");
   bench_cmd->add_option("--report", bench.report,

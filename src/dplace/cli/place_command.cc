@@ -55,6 +55,7 @@ Status RunPlace(const PlaceFlags& flags) {
     return InvalidInput("--out-format: '" + flags.out_format + "' is not plan or paper-split");
   }
   if (flags.time_limit_s < 0) return InvalidInput("--time-limit: must not be negative");
+  if (flags.evaluations < 0) return InvalidInput("--evaluations: must not be negative");
   if (flags.coarsen_ops < 0) return InvalidInput("--coarsen: must not be negative");
   std::vector<std::pair<std::string, std::string>> exports;  // (kind, file)
   for (const std::string& spec : flags.exports) {
@@ -83,6 +84,7 @@ Status RunPlace(const PlaceFlags& flags) {
   std::vector<report::PlacerResult> results;
   const RunOptions options{.seed = flags.seed,
                            .time_limit_s = flags.time_limit_s,
+                           .evaluations = flags.evaluations,
                            .given_plan = flags.plan.empty() ? nullptr : &plan,
                            .portfolio = portfolio,
                            .coarsen_ops = flags.coarsen_ops};

@@ -249,10 +249,11 @@ StatusOr<sim::Placement> PlaceCoarsened(Placer& placer, const sim::Problem& prob
       limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.refine && limit > 0 && left > 0) {
     auto refiner = MakeLocalSearchPlacer({.restarts = 1});
-    PlaceContext fine_context{.evaluator = context.evaluator,
-                              .seed = context.seed,
-                              .budget = {.time_limit_s = left},
-                              .given_plan = &placement};
+    PlaceContext fine_context{
+        .evaluator = context.evaluator,
+        .seed = context.seed,
+        .budget = {.max_evaluations = context.budget.max_evaluations, .time_limit_s = left},
+        .given_plan = &placement};
     DPLACE_ASSIGN_OR_RETURN(placement, refiner->Place(problem, fine_context));
     context.note += "; refined by local search on every op";
   }

@@ -2,8 +2,12 @@
 // 1 byte/s, so a tensor of N bytes takes N seconds to move).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "dplace/place/registry.h"
 #include "dplace/place/schedule/list_scheduler.h"
+#include "dplace/place/units.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/test_problems.h"
 
@@ -119,6 +123,39 @@ TEST(McmcTest, NeverWorseThanItsStart) {
   const Placed r = PlaceBy("mcmc", p, 500);
   EXPECT_LE(r.evaluation.value, start.evaluation.value + 1e-12);
   EXPECT_NE(r.note.find("proposals"), std::string::npos) << r.note;
+}
+
+TEST(ScopeGroupsTest, ModulesAndEveryCallOfAModule) {
+  // An unrolled two-layer RNN's names: "cells.0_1" is the second call of module "cells.0".
+  graph::GraphBuilder b("rnn");
+  for (const char* name : {"/cells.0/Gemm", "/cells.0/Tanh", "/cells.1/Gemm", "/cells.0_1/Gemm",
+                           "/cells.0_1/Tanh", "/cells.1_1/Gemm", "/proj/Gemm", "/Constant"}) {
+    b.AddOp(TimedOp(name, 1));
+  }
+  const sim::Problem p = Make(b, ThreeDevices());
+  const std::vector<Unit> units = MakeUnits(p);
+  const ScopeGroups groups = MakeScopeGroups(p, units);
+  std::set<std::vector<std::string>> named;
+  for (const auto& members : groups.members) {
+    std::vector<std::string> names;
+    for (int u : members) names.push_back(p.g().op(units[static_cast<size_t>(u)].ops[0]).name);
+    named.insert(names);
+  }
+  // One call of cells.0 (twice: the first call has no suffix), every call of cells.0, every call
+  // of cells.1; single ops (proj, the constant) and the set of every unit are not groups.
+  const std::set<std::vector<std::string>> expected = {
+      {"/cells.0/Gemm", "/cells.0/Tanh"},
+      {"/cells.0_1/Gemm", "/cells.0_1/Tanh"},
+      {"/cells.0/Gemm", "/cells.0/Tanh", "/cells.0_1/Gemm", "/cells.0_1/Tanh"},
+      {"/cells.1/Gemm", "/cells.1_1/Gemm"}};
+  EXPECT_EQ(named, expected);
+  ASSERT_EQ(groups.of_unit.size(), units.size());
+  for (size_t g = 0; g < groups.members.size(); ++g) {
+    for (int u : groups.members[g]) {
+      const auto& of = groups.of_unit[static_cast<size_t>(u)];
+      EXPECT_NE(std::find(of.begin(), of.end(), static_cast<int>(g)), of.end());
+    }
+  }
 }
 
 TEST(PortfolioTest, ReturnsTheBestMemberWithItsGap) {

@@ -1,6 +1,10 @@
 #include "dplace/place/units.h"
 
 #include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
 
 #include "dplace/sim/constraints.h"
 
@@ -32,6 +36,55 @@ std::vector<Unit> MakeUnits(const sim::Problem& p) {
     }
   }
   return units;
+}
+
+namespace {
+
+// "cells.0_11" -> "cells.0"; "layer_1x" and "_3" stay as they are.
+std::string_view WithoutCallIndex(std::string_view part) {
+  const size_t underscore = part.rfind('_');
+  if (underscore == std::string_view::npos || underscore == 0 || underscore + 1 == part.size()) {
+    return part;
+  }
+  for (size_t i = underscore + 1; i < part.size(); ++i) {
+    if (part[i] < '0' || part[i] > '9') return part;
+  }
+  return part.substr(0, underscore);
+}
+
+}  // namespace
+
+ScopeGroups MakeScopeGroups(const sim::Problem& p, const std::vector<Unit>& units) {
+  std::map<std::string, std::vector<int>> by_scope;
+  for (size_t u = 0; u < units.size(); ++u) {
+    const std::string& name = p.g().op(units[u].ops.front()).name;
+    std::vector<std::string_view> parts;
+    for (size_t begin = 0; begin <= name.size();) {
+      const size_t end = std::min(name.find('/', begin), name.size());
+      if (end > begin) parts.push_back(std::string_view(name).substr(begin, end - begin));
+      begin = end + 1;
+    }
+    std::string exact = "=", general = "~";  // distinct key spaces for the two kinds of scope
+    for (size_t k = 0; k + 1 < parts.size(); ++k) {
+      exact.append(parts[k]).push_back('/');
+      general.append(WithoutCallIndex(parts[k])).push_back('/');
+      by_scope[exact].push_back(static_cast<int>(u));
+      by_scope[general].push_back(static_cast<int>(u));
+    }
+  }
+  ScopeGroups groups;
+  groups.of_unit.resize(units.size());
+  std::set<std::vector<int>> seen;
+  for (auto& [scope, members] : by_scope) {
+    if (members.size() < 2 || members.size() == units.size() || !seen.insert(members).second) {
+      continue;
+    }
+    for (int u : members) {
+      groups.of_unit[static_cast<size_t>(u)].push_back(static_cast<int>(groups.members.size()));
+    }
+    groups.members.push_back(std::move(members));
+  }
+  return groups;
 }
 
 sim::DeviceId FirstFit(const sim::Problem& p, const Unit& unit,

@@ -17,6 +17,18 @@ struct Unit {
 
 std::vector<Unit> MakeUnits(const sim::Problem& problem);
 
+// Groups of units by name scope, for moves of whole modules (the hierarchical planner's groups,
+// read off the names instead of learnt). A unit is named by its first op; "/cells.0_11/Tanh" lies
+// in the scope "cells.0_11" (the 12th call of the module) and in "cells.0" (every call of it: the
+// "_N" suffixes PyTorch's exporter gives repeated calls are dropped), and so on at every depth of
+// the path. Groups of fewer than two units, of every unit, and repeats of an earlier group are left
+// out.
+struct ScopeGroups {
+  std::vector<std::vector<int>> members;  // per group: its units, in unit order
+  std::vector<std::vector<int>> of_unit;  // per unit: the groups it belongs to
+};
+ScopeGroups MakeScopeGroups(const sim::Problem& problem, const std::vector<Unit>& units);
+
 // Assigns every op of `unit` to `d`.
 inline void Assign(const Unit& unit, sim::DeviceId d, sim::Placement* placement) {
   for (sim::OpId op : unit.ops) (*placement)[static_cast<size_t>(op)] = d;

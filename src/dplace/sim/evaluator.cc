@@ -15,4 +15,14 @@ Evaluation SimulatedEvaluator::Evaluate(const Placement& placement) {
   return step_.Run(placement).evaluation;
 }
 
+void SimulatedEvaluator::SetBase(const Placement& base) {
+  if (problem_.objective == Objective::kStep) step_.SetBase(base);
+}
+
+Evaluation SimulatedEvaluator::EvaluateNear(const Placement& placement) {
+  if (problem_.objective != Objective::kStep) return Evaluate(placement);
+  ++evaluations_;
+  return step_.RunNear(placement).evaluation;
+}
+
 }  // namespace dplace::sim

@@ -1,6 +1,7 @@
 #include "dplace/sim/step_sim.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "dplace/sim/constraints.h"
 
@@ -18,26 +19,33 @@ struct Later {
 
 }  // namespace
 
+// Checkpoints of one simulator take at most this much memory, and there are at most kCheckpoints.
+constexpr double kCheckpointBytes = 64.0 * 1024 * 1024;
+constexpr int64_t kCheckpoints = 32;
+
 StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   const auto n = static_cast<size_t>(problem.num_devices());
   const graph::Graph& g = problem.g();
-  ready_.resize(n);
-  busy_.resize(n);
-  dirty_.resize(n);
-  channel_free_.resize(n * n);
-  channel_queue_.resize(n * n);
-  channel_head_.resize(n * n);
+  const auto num_ops = static_cast<size_t>(g.num_ops());
+  s_.ready.resize(n);
+  s_.busy.resize(n);
+  s_.dirty.resize(n);
+  s_.channel_free.resize(n * n);
+  s_.channel_queue.resize(n * n);
+  s_.channel_head.resize(n * n);
+  s_.memory.resize(n);
+  s_.peak.resize(n);
+  s_.busy_s.resize(n);
+  s_.pending.resize(num_ops);
+  s_.start.resize(num_ops);
+  s_.local_remaining.resize(static_cast<size_t>(g.num_tensors()));
+  s_.out_pending.resize(static_cast<size_t>(g.num_tensors()));
   stamp_.resize(n);
   transfer_of_device_.resize(n);
-  memory_.resize(n);
-  peak_.resize(n);
-  busy_s_.resize(n);
-  pending_.resize(static_cast<size_t>(g.num_ops()));
-  start_.resize(static_cast<size_t>(g.num_ops()));
-  local_remaining_.resize(static_cast<size_t>(g.num_tensors()));
-  out_pending_.resize(static_cast<size_t>(g.num_tensors()));
+  timeline_params_.resize(n);
   size_t slots = 0;
   for (OpId i = 0; i < g.num_ops(); ++i) slots += g.Inputs(i).size();
+  s_.input_copy.resize(slots);
   // For each (tensor, consumer) pair of the consumer CSR: the pair's slot in the inputs CSR.
   const graph::TensorId* inputs_base = g.Inputs(0).data();
   for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
@@ -48,9 +56,9 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
     }
   }
   // Flat per-op copies of what the hot loop reads: the Op structs are large and strided.
-  param_bytes_.resize(static_cast<size_t>(g.num_ops()));
-  scratch_bytes_.resize(static_cast<size_t>(g.num_ops()));
-  start_bytes_.resize(static_cast<size_t>(g.num_ops()));
+  param_bytes_.resize(num_ops);
+  scratch_bytes_.resize(num_ops);
+  start_bytes_.resize(num_ops);
   for (OpId i = 0; i < g.num_ops(); ++i) {
     const graph::Op& o = g.op(i);
     param_bytes_[static_cast<size_t>(i)] = o.param_bytes;
@@ -59,43 +67,48 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
     for (int32_t k = 0; k < o.num_outputs; ++k) bytes += g.tensor(o.first_output + k).bytes;
     start_bytes_[static_cast<size_t>(i)] = bytes;
   }
-  input_copy_.resize(slots);
+  // A checkpoint's size, counting a transfer per input slot (the most a run can have).
+  const double state_bytes =
+      12.0 * static_cast<double>(num_ops) + 8.0 * static_cast<double>(g.num_tensors()) +
+      (4.0 + sizeof(Transfer)) * static_cast<double>(slots) + 64.0 * static_cast<double>(n * n + 1);
+  const int64_t checkpoints =
+      std::clamp<int64_t>(static_cast<int64_t>(kCheckpointBytes / state_bytes), 1, kCheckpoints);
+  checkpoint_interval_ = std::max<int64_t>(1, (g.num_ops() + checkpoints - 1) / checkpoints);
 }
 
 void StepSimulator::Push(double time, int32_t type, int32_t index) {
-  events_.push_back({time, seq_++, index * 2 + type});
-  std::push_heap(events_.begin(), events_.end(), Later{});
+  s_.events.push_back({time, s_.seq++, index * 2 + type});
+  std::push_heap(s_.events.begin(), s_.events.end(), Later{});
 }
 
 void StepSimulator::MarkReady(DeviceId d, double time, OpId op) {
-  auto& heap = ready_[static_cast<size_t>(d)];
+  auto& heap = s_.ready[static_cast<size_t>(d)];
   heap.emplace_back(time, op);
   std::push_heap(heap.begin(), heap.end(), std::greater<>{});
-  if (!dirty_[static_cast<size_t>(d)]) {
-    dirty_[static_cast<size_t>(d)] = 1;
-    dirty_list_.push_back(d);
+  if (!s_.dirty[static_cast<size_t>(d)]) {
+    s_.dirty[static_cast<size_t>(d)] = 1;
+    s_.dirty_list.push_back(d);
   }
 }
 
 void StepSimulator::Allocate(DeviceId d, double bytes, double time, Timeline* timeline) {
   if (bytes == 0) return;
-  double& m = memory_[static_cast<size_t>(d)];
+  double& m = s_.memory[static_cast<size_t>(d)];
   m += bytes;
-  peak_[static_cast<size_t>(d)] = std::max(peak_[static_cast<size_t>(d)], m);
-  if (timeline) timeline->memory.push_back({d, time, m});
+  s_.peak[static_cast<size_t>(d)] = std::max(s_.peak[static_cast<size_t>(d)], m);
+  if (timeline) timeline->memory.push_back({d, time, timeline_params_[static_cast<size_t>(d)] + m});
 }
 
 void StepSimulator::Free(DeviceId d, double bytes, double time, Timeline* timeline) {
   if (bytes == 0) return;
-  double& m = memory_[static_cast<size_t>(d)];
+  double& m = s_.memory[static_cast<size_t>(d)];
   m -= bytes;
-  if (timeline) timeline->memory.push_back({d, time, m});
+  if (timeline) timeline->memory.push_back({d, time, timeline_params_[static_cast<size_t>(d)] + m});
 }
 
-void StepSimulator::StartOp(DeviceId d, double time, OpId op, const Placement&,
-                            Timeline* timeline) {
-  busy_[static_cast<size_t>(d)] = 1;
-  start_[static_cast<size_t>(op)] = time;
+void StepSimulator::StartOp(DeviceId d, double time, OpId op, Timeline* timeline) {
+  s_.busy[static_cast<size_t>(d)] = 1;
+  s_.start[static_cast<size_t>(op)] = time;
   Allocate(d, start_bytes_[static_cast<size_t>(op)], time, timeline);
   Push(time + problem_.costs.OpTime(op, d), kOpEnd, op);
 }
@@ -110,31 +123,31 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
     const DeviceId dst = placement[static_cast<size_t>(c)];
     if (dst == src) {
       ++local;
-      if (--pending_[static_cast<size_t>(c)] == 0) MarkReady(src, time, c);
+      if (--s_.pending[static_cast<size_t>(c)] == 0) MarkReady(src, time, c);
       continue;
     }
     if (stamp_[static_cast<size_t>(dst)] == t) continue;
     stamp_[static_cast<size_t>(dst)] = t;
-    double& channel = channel_free_[static_cast<size_t>(src) * n + static_cast<size_t>(dst)];
+    const size_t channel_index = static_cast<size_t>(src) * n + static_cast<size_t>(dst);
+    double& channel = s_.channel_free[channel_index];
     const double start = std::max(time, channel);
     const double end = start + cost::TransferTime(tensor, problem_.c().LinkBetween(src, dst));
     channel = end;
-    const auto index = static_cast<int32_t>(transfers_.size());
-    transfers_.push_back({t, src, dst, start, end, 0});
+    const auto index = static_cast<int32_t>(s_.transfers.size());
+    s_.transfers.push_back({t, src, dst, start, end, 0});
     transfer_of_device_[static_cast<size_t>(dst)] = index;
     ++sent;
     // Only the transfer at the head of a channel has an event; the ones queued behind it start
     // when it ends (EndTransfer), which keeps the event heap as small as the number of channels.
-    const size_t channel_index = static_cast<size_t>(src) * n + static_cast<size_t>(dst);
-    auto& queue = channel_queue_[channel_index];
+    auto& queue = s_.channel_queue[channel_index];
     queue.push_back(index);
-    if (queue.size() == channel_head_[channel_index] + 1) {
+    if (queue.size() == s_.channel_head[channel_index] + 1) {
       Allocate(dst, tensor.bytes, start, timeline);
       Push(end, kTransferEnd, index);
     }
   }
-  local_remaining_[static_cast<size_t>(t)] = local;
-  out_pending_[static_cast<size_t>(t)] = sent;
+  s_.local_remaining[static_cast<size_t>(t)] = local;
+  s_.out_pending[static_cast<size_t>(t)] = sent;
   if (sent == 0) return;
   // Second pass: each remote consumer reads the copy on its device.
   auto consumers = g.Consumers(t);
@@ -143,33 +156,34 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
     const DeviceId dst = placement[static_cast<size_t>(consumers[k])];
     if (dst == src) continue;
     const int32_t index = transfer_of_device_[static_cast<size_t>(dst)];
-    ++transfers_[static_cast<size_t>(index)].remaining;
-    input_copy_[static_cast<size_t>(slots[k])] = index;
+    ++s_.transfers[static_cast<size_t>(index)].remaining;
+    s_.input_copy[static_cast<size_t>(slots[k])] = index;
   }
 }
 
 void StepSimulator::EndOp(OpId op, double time, const Placement& placement, Timeline* timeline) {
   const graph::Graph& g = problem_.g();
   const DeviceId d = placement[static_cast<size_t>(op)];
-  busy_[static_cast<size_t>(d)] = 0;
-  if (!dirty_[static_cast<size_t>(d)]) {
-    dirty_[static_cast<size_t>(d)] = 1;
-    dirty_list_.push_back(d);
+  s_.busy[static_cast<size_t>(d)] = 0;
+  if (!s_.dirty[static_cast<size_t>(d)]) {
+    s_.dirty[static_cast<size_t>(d)] = 1;
+    s_.dirty_list.push_back(d);
   }
-  busy_s_[static_cast<size_t>(d)] += time - start_[static_cast<size_t>(op)];
-  makespan_ = std::max(makespan_, time);
-  if (timeline) timeline->ops.push_back({op, d, start_[static_cast<size_t>(op)], time});
+  ++s_.ops_ended;
+  s_.busy_s[static_cast<size_t>(d)] += time - s_.start[static_cast<size_t>(op)];
+  s_.makespan = std::max(s_.makespan, time);
+  if (timeline) timeline->ops.push_back({op, d, s_.start[static_cast<size_t>(op)], time});
   Free(d, scratch_bytes_[static_cast<size_t>(op)], time, timeline);
   auto inputs = g.Inputs(op);
   const auto first_slot = static_cast<size_t>(inputs.data() - g.Inputs(0).data());
   for (size_t k = 0; k < inputs.size(); ++k) {
     const graph::TensorId t = inputs[k];
-    const int32_t copy = input_copy_[first_slot + k];
+    const int32_t copy = s_.input_copy[first_slot + k];
     if (copy >= 0) {
-      Transfer& tr = transfers_[static_cast<size_t>(copy)];
+      Transfer& tr = s_.transfers[static_cast<size_t>(copy)];
       if (--tr.remaining == 0) Free(d, g.tensor(t).bytes, time, timeline);
-    } else if (--local_remaining_[static_cast<size_t>(t)] == 0 &&
-               out_pending_[static_cast<size_t>(t)] == 0) {
+    } else if (--s_.local_remaining[static_cast<size_t>(t)] == 0 &&
+               s_.out_pending[static_cast<size_t>(t)] == 0) {
       Free(d, g.tensor(t).bytes, time, timeline);
     }
   }
@@ -180,82 +194,99 @@ void StepSimulator::EndOp(OpId op, double time, const Placement& placement, Time
 void StepSimulator::EndTransfer(int32_t index, double time, const Placement& placement,
                                 Timeline* timeline) {
   const graph::Graph& g = problem_.g();
-  const Transfer tr = transfers_[static_cast<size_t>(index)];
-  makespan_ = std::max(makespan_, time);
+  const Transfer tr = s_.transfers[static_cast<size_t>(index)];
+  s_.makespan = std::max(s_.makespan, time);
   const size_t channel_index =
       static_cast<size_t>(tr.src) * static_cast<size_t>(problem_.num_devices()) +
       static_cast<size_t>(tr.dst);
-  const size_t head = ++channel_head_[channel_index];
-  const auto& queue = channel_queue_[channel_index];
+  const size_t head = ++s_.channel_head[channel_index];
+  const auto& queue = s_.channel_queue[channel_index];
   if (head < queue.size()) {
     // The next transfer was requested while this one ran, so it starts now.
-    const Transfer& next = transfers_[static_cast<size_t>(queue[head])];
+    const Transfer& next = s_.transfers[static_cast<size_t>(queue[head])];
     Allocate(next.dst, g.tensor(next.tensor).bytes, time, timeline);
     Push(next.end, kTransferEnd, queue[head]);
   }
   if (timeline) timeline->transfers.push_back({tr.tensor, tr.src, tr.dst, tr.start, tr.end});
-  if (--out_pending_[static_cast<size_t>(tr.tensor)] == 0 &&
-      local_remaining_[static_cast<size_t>(tr.tensor)] == 0) {
+  if (--s_.out_pending[static_cast<size_t>(tr.tensor)] == 0 &&
+      s_.local_remaining[static_cast<size_t>(tr.tensor)] == 0) {
     Free(tr.src, g.tensor(tr.tensor).bytes, time, timeline);
   }
   for (OpId c : g.Consumers(tr.tensor)) {
     if (placement[static_cast<size_t>(c)] != tr.dst) continue;
-    if (--pending_[static_cast<size_t>(c)] == 0) MarkReady(tr.dst, time, c);
+    if (--s_.pending[static_cast<size_t>(c)] == 0) MarkReady(tr.dst, time, c);
   }
 }
 
-void StepSimulator::Simulate(const Placement& placement, Timeline* timeline) {
+void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   const graph::Graph& g = problem_.g();
-  events_.clear();
-  seq_ = 0;
-  transfers_.clear();
-  dirty_list_.clear();
-  makespan_ = 0;
-  for (auto& heap : ready_) heap.clear();
-  std::fill(busy_.begin(), busy_.end(), 0);
-  std::fill(dirty_.begin(), dirty_.end(), 0);
-  std::fill(channel_free_.begin(), channel_free_.end(), 0.0);
-  for (auto& queue : channel_queue_) queue.clear();
-  std::fill(channel_head_.begin(), channel_head_.end(), 0);
+  s_.now = 0;
+  s_.ops_ended = 0;
+  s_.events.clear();
+  s_.seq = 0;
+  s_.transfers.clear();
+  s_.dirty_list.clear();
+  s_.makespan = 0;
+  for (auto& heap : s_.ready) heap.clear();
+  std::fill(s_.busy.begin(), s_.busy.end(), 0);
+  std::fill(s_.dirty.begin(), s_.dirty.end(), 0);
+  std::fill(s_.channel_free.begin(), s_.channel_free.end(), 0.0);
+  for (auto& queue : s_.channel_queue) queue.clear();
+  std::fill(s_.channel_head.begin(), s_.channel_head.end(), 0);
   std::fill(stamp_.begin(), stamp_.end(), -1);
-  std::fill(memory_.begin(), memory_.end(), 0.0);
-  std::fill(busy_s_.begin(), busy_s_.end(), 0.0);
-  std::fill(input_copy_.begin(), input_copy_.end(), -1);
-  for (OpId i = 0; i < g.num_ops(); ++i) {
-    memory_[static_cast<size_t>(placement[static_cast<size_t>(i)])] +=
-        param_bytes_[static_cast<size_t>(i)];
-  }
-  peak_ = memory_;
+  std::fill(s_.memory.begin(), s_.memory.end(), 0.0);
+  std::fill(s_.peak.begin(), s_.peak.end(), 0.0);
+  std::fill(s_.busy_s.begin(), s_.busy_s.end(), 0.0);
+  std::fill(s_.input_copy.begin(), s_.input_copy.end(), -1);
   if (timeline) {
+    std::fill(timeline_params_.begin(), timeline_params_.end(), 0.0);
+    for (OpId i = 0; i < g.num_ops(); ++i) {
+      timeline_params_[static_cast<size_t>(placement[static_cast<size_t>(i)])] +=
+          param_bytes_[static_cast<size_t>(i)];
+    }
     for (DeviceId d = 0; d < problem_.num_devices(); ++d) {
-      timeline->memory.push_back({d, 0, memory_[static_cast<size_t>(d)]});
+      timeline->memory.push_back({d, 0, timeline_params_[static_cast<size_t>(d)]});
     }
   }
   for (OpId i = 0; i < g.num_ops(); ++i) {
-    pending_[static_cast<size_t>(i)] = static_cast<int32_t>(g.Inputs(i).size());
-    if (pending_[static_cast<size_t>(i)] == 0) MarkReady(placement[static_cast<size_t>(i)], 0, i);
+    s_.pending[static_cast<size_t>(i)] = static_cast<int32_t>(g.Inputs(i).size());
+    if (s_.pending[static_cast<size_t>(i)] == 0) {
+      MarkReady(placement[static_cast<size_t>(i)], 0, i);
+    }
   }
-  double now = 0;
+}
+
+void StepSimulator::Continue(const Placement& placement, Timeline* timeline, bool record) {
   while (true) {
+    if (record &&
+        s_.ops_ended >= static_cast<int64_t>(num_checkpoints_ + 1) * checkpoint_interval_) {
+      if (num_checkpoints_ == checkpoints_.size()) {
+        checkpoints_.push_back(s_);
+      } else {
+        checkpoints_[num_checkpoints_] = s_;  // reuses the old checkpoint's buffers
+      }
+      ++num_checkpoints_;
+    }
     // Start work on every device whose state changed, then advance to the next event time.
-    for (DeviceId d : dirty_list_) {
-      dirty_[static_cast<size_t>(d)] = 0;
-      auto& heap = ready_[static_cast<size_t>(d)];
-      if (busy_[static_cast<size_t>(d)] || heap.empty()) continue;
+    for (DeviceId d : s_.dirty_list) {
+      s_.dirty[static_cast<size_t>(d)] = 0;
+      auto& heap = s_.ready[static_cast<size_t>(d)];
+      if (s_.busy[static_cast<size_t>(d)] || heap.empty()) continue;
       std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
       const OpId op = heap.back().second;
       heap.pop_back();
-      StartOp(d, now, op, placement, timeline);
+      StartOp(d, s_.now, op, timeline);
     }
-    dirty_list_.clear();
-    if (events_.empty()) break;
-    now = events_.front().time;
-    while (!events_.empty() && events_.front().time == now) {
-      std::pop_heap(events_.begin(), events_.end(), Later{});
-      const Event e = events_.back();
-      events_.pop_back();
+    s_.dirty_list.clear();
+    if (s_.events.empty()) break;
+    const double now = s_.now = s_.events.front().time;
+    while (!s_.events.empty() && s_.events.front().time == now) {
+      std::pop_heap(s_.events.begin(), s_.events.end(), Later{});
+      const Event e = s_.events.back();
+      s_.events.pop_back();
       if ((e.code & 1) == kOpEnd) {
         EndOp(e.code >> 1, now, placement, timeline);
+        if (record) base_end_[static_cast<size_t>(e.code >> 1)] = now;
       } else {
         EndTransfer(e.code >> 1, now, placement, timeline);
       }
@@ -263,27 +294,84 @@ void StepSimulator::Simulate(const Placement& placement, Timeline* timeline) {
   }
 }
 
+int StepSimulator::RestoreFor(const Placement& placement) {
+  // The base run looks at an op's device first when the op's first producer ends (or at the start,
+  // for an op without inputs): the earliest such moment over the changed ops.
+  const graph::Graph& g = problem_.g();
+  double first_look = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < placement.size(); ++i) {
+    if (placement[i] == base_[i]) continue;
+    const auto inputs = g.Inputs(static_cast<OpId>(i));
+    if (inputs.empty()) first_look = 0;
+    for (graph::TensorId t : inputs) {
+      first_look = std::min(first_look, base_end_[static_cast<size_t>(g.tensor(t).producer)]);
+    }
+  }
+  // The last checkpoint taken before that moment: everything up to it happened in both runs.
+  const auto begin = checkpoints_.begin();
+  const auto after = std::partition_point(begin, begin + static_cast<ptrdiff_t>(num_checkpoints_),
+                                          [&](const State& c) { return c.now < first_look; });
+  if (after == begin) {
+    Reset(placement, nullptr);
+    return -1;
+  }
+  s_ = *(after - 1);
+  std::fill(stamp_.begin(), stamp_.end(), -1);  // tensors the abandoned run sent are sent again
+  return static_cast<int>(after - begin) - 1;
+}
+
+void StepSimulator::SetBase(const Placement& base) {
+  int kept = -1;
+  if (base_.size() == base.size()) {
+    kept = RestoreFor(base);
+  } else {
+    base_end_.assign(base.size(), 0.0);
+    Reset(base, nullptr);
+  }
+  num_checkpoints_ = static_cast<size_t>(kept + 1);
+  base_ = base;
+  Continue(base, nullptr, /*record=*/true);
+}
+
+StepResult StepSimulator::RunNear(const Placement& placement) {
+  if (base_.size() != placement.size()) return Run(placement);
+  RestoreFor(placement);
+  Continue(placement, nullptr, /*record=*/false);
+  return Report(placement);
+}
+
 double StepSimulator::Makespan(const Placement& placement) {
-  Simulate(placement, nullptr);
-  return makespan_;
+  Reset(placement, nullptr);
+  Continue(placement, nullptr, /*record=*/false);
+  return s_.makespan;
 }
 
 StepResult StepSimulator::Run(const Placement& placement, const StepOptions& options) {
+  Timeline timeline;
+  Reset(placement, options.record_timeline ? &timeline : nullptr);
+  Continue(placement, options.record_timeline ? &timeline : nullptr, /*record=*/false);
+  StepResult result = Report(placement);
+  result.timeline = std::move(timeline);
+  return result;
+}
+
+StepResult StepSimulator::Report(const Placement& placement) const {
   StepResult result;
-  Simulate(placement, options.record_timeline ? &result.timeline : nullptr);
   Evaluation& e = result.evaluation;
   e.objective = Objective::kStep;
-  e.value = makespan_;
+  e.value = s_.makespan;
   e.lower_bound = problem_.step_lower_bound;
   e.devices.resize(static_cast<size_t>(problem_.num_devices()));
   for (OpId i = 0; i < problem_.num_ops(); ++i) {
-    ++e.devices[static_cast<size_t>(placement[static_cast<size_t>(i)])].ops;
+    DeviceReport& r = e.devices[static_cast<size_t>(placement[static_cast<size_t>(i)])];
+    ++r.ops;
+    r.peak_memory_bytes += param_bytes_[static_cast<size_t>(i)];
   }
   for (DeviceId d = 0; d < problem_.num_devices(); ++d) {
     DeviceReport& r = e.devices[static_cast<size_t>(d)];
-    r.busy_s = busy_s_[static_cast<size_t>(d)];
+    r.busy_s = s_.busy_s[static_cast<size_t>(d)];
     r.load = r.busy_s;
-    r.peak_memory_bytes = peak_[static_cast<size_t>(d)];
+    r.peak_memory_bytes += s_.peak[static_cast<size_t>(d)];
     r.memory_capacity_bytes = problem_.c().device(d).memory_bytes;
   }
   e.reason = FindViolation(problem_, placement);

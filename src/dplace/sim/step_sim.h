@@ -37,8 +37,18 @@ class StepSimulator {
   // Simulates a placement that passed CheckShape. Constraint or memory violations make the result
   // infeasible with a reason; the makespan is computed all the same.
   StepResult Run(const Placement& placement, const StepOptions& options = {});
-  // Makespan only, without feasibility checks: the hot path of search.
+  // Makespan only, without feasibility checks.
   double Makespan(const Placement& placement);
+
+  // Incremental simulation, for search. SetBase simulates `base` and keeps checkpoints of the
+  // simulator's state along the way (about 32, fewer for huge graphs). RunNear(p) then returns
+  // exactly what Run(p) returns, but re-simulates only from the last checkpoint before the first
+  // moment an op placed differently from the base is looked at (the end of its earliest producer,
+  // in the base run); until then both runs are the same event for event. A move late in the step
+  // costs little; a move of a source op costs a full run. SetBase with a placement near the
+  // current base re-simulates from a checkpoint too.
+  void SetBase(const Placement& base);
+  StepResult RunNear(const Placement& placement);
 
  private:
   // 16 bytes, so the heap moves little memory. `seq` orders simultaneous events by creation (a run
@@ -54,11 +64,41 @@ class StepSimulator {
     double start, end;
     int32_t remaining;  // consumers on dst that have not ended
   };
+  // Everything a run changes: a checkpoint is a copy of it, taken between two event times.
+  struct State {
+    double now = 0;  // time of the last events handled
+    int64_t ops_ended = 0;
+    std::vector<Event> events;  // binary heap, earliest (time, seq) on top
+    uint32_t seq = 0;
+    std::vector<std::vector<std::pair<double, OpId>>> ready;  // per device, min-heaps
+    std::vector<char> busy, dirty;
+    std::vector<DeviceId> dirty_list;
+    std::vector<double> channel_free;  // [src * n + dst]
+    // Per channel [src * n + dst]: its transfers in request order; those before head have ended.
+    std::vector<std::vector<int32_t>> channel_queue;
+    std::vector<size_t> channel_head;
+    std::vector<int32_t> pending;                       // per op: inputs not yet present
+    std::vector<double> start;                          // per op
+    std::vector<int32_t> local_remaining, out_pending;  // per tensor
+    std::vector<int32_t> input_copy;  // per op input slot: transfer index, or -1 when local
+    std::vector<Transfer> transfers;
+    // Per device: bytes of outputs, copies and scratch held now and at most (parameters are
+    // resident all step and added when reporting), seconds of compute.
+    std::vector<double> memory, peak, busy_s;
+    double makespan = 0;
+  };
 
-  void Simulate(const Placement& placement, Timeline* timeline);
+  void Reset(const Placement& placement, Timeline* timeline);
+  // Runs events until none is left; with `record`, keeps a checkpoint every
+  // checkpoint_interval_ ended ops.
+  void Continue(const Placement& placement, Timeline* timeline, bool record);
+  // Makes the state that of the base run just before `placement` (which differs from the base)
+  // can make a difference: a checkpoint, or a fresh start. Returns the checkpoint's index, or -1.
+  int RestoreFor(const Placement& placement);
+  StepResult Report(const Placement& placement) const;
   void Push(double time, int32_t type, int32_t index);
   void MarkReady(DeviceId d, double time, OpId op);
-  void StartOp(DeviceId d, double time, OpId op, const Placement& placement, Timeline* timeline);
+  void StartOp(DeviceId d, double time, OpId op, Timeline* timeline);
   void EndOp(OpId op, double time, const Placement& placement, Timeline* timeline);
   void SendTensor(graph::TensorId t, DeviceId src, double time, const Placement& placement,
                   Timeline* timeline);
@@ -67,25 +107,17 @@ class StepSimulator {
   void Free(DeviceId d, double bytes, double time, Timeline* timeline);
 
   const Problem& problem_;
-  std::vector<Event> events_;  // binary heap, earliest (time, seq) on top
-  uint32_t seq_ = 0;
-  std::vector<std::vector<std::pair<double, OpId>>> ready_;  // per device, min-heaps
-  std::vector<char> busy_, dirty_;
-  std::vector<DeviceId> dirty_list_;
-  std::vector<double> channel_free_;  // [src * n + dst]
-  // Per channel [src * n + dst]: its transfers in request order; those before head have ended.
-  std::vector<std::vector<int32_t>> channel_queue_;
-  std::vector<size_t> channel_head_;
-  std::vector<int32_t> pending_;                        // per op: inputs not yet present
-  std::vector<double> start_;                           // per op
-  std::vector<int32_t> local_remaining_, out_pending_;  // per tensor
+  State s_;
   std::vector<int32_t> consumer_slot_;  // per consumer-CSR entry: its slot in the inputs CSR
-  std::vector<int32_t> input_copy_;     // per op input slot: transfer index, or -1 when local
   std::vector<int32_t> stamp_, transfer_of_device_;  // per device, scratch for SendTensor
-  std::vector<Transfer> transfers_;
-  std::vector<double> memory_, peak_, busy_s_;
   std::vector<double> param_bytes_, scratch_bytes_, start_bytes_;  // per op
-  double makespan_ = 0;
+  std::vector<double> timeline_params_;  // per device, parameters of the run with a timeline
+  // Incremental runs: the base placement, when each of its ops ended, checkpoints in time order.
+  Placement base_;
+  std::vector<double> base_end_;
+  std::vector<State> checkpoints_;  // the first num_checkpoints_ are the base run's
+  size_t num_checkpoints_ = 0;
+  int64_t checkpoint_interval_ = 1;
 };
 
 // Convenience: one simulation with a fresh simulator.

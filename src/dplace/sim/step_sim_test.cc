@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "dplace/base/rng.h"
 #include "dplace/graph/synthetic.h"
+#include "dplace/graph/training.h"
 #include "dplace/sim/test_problems.h"
 
 namespace dplace::sim {
@@ -141,6 +143,62 @@ TEST(StepSimTest, LowerBoundHoldsOnSyntheticGraphs) {
   double sum = 0;
   for (OpId i = 0; i < 500; ++i) sum += p.costs.OpTime(i, 0);
   EXPECT_NEAR(single, sum, 1e-9 * sum);
+}
+
+TEST(StepSimTest, IncrementalRunsEqualFullRuns) {
+  // A training step of a synthetic graph on four GPUs and a CPU, with memory tight enough that
+  // some placements overflow. A random walk of moves of one to five ops, some of them taken as the
+  // new base: every RunNear answer is Run's, bit for bit, memory and feasibility included.
+  auto forward = graph::MakeLayeredGraph({.num_ops = 300, .width = 6, .seed = 3});
+  auto g = std::make_shared<const graph::Graph>(
+      std::move(graph::ExpandTraining(forward, {.colocate = false})).value());
+  hw::ClusterBuilder cb("four");
+  for (int d = 0; d < 4; ++d) {
+    cb.AddDevice({.name = "gpu" + std::to_string(d),
+                  .kind = "gpu",
+                  .memory_bytes = 5.3e8,
+                  .peak_flops = 1e13,
+                  .memory_bandwidth_bytes_per_s = 1e12});
+  }
+  cb.AddDevice({.name = "cpu0", .kind = "cpu", .peak_flops = 1e11});
+  cb.SetDefaultLink({.bandwidth_bytes_per_s = 1e10, .latency_s = 1e-5});
+  auto cluster = std::make_shared<const hw::Cluster>(std::move(cb.Build()).value());
+  Problem p =
+      std::move(MakeProblem(g, cluster, Objective::kStep, cost::RooflineCostModel())).value();
+  const auto n = static_cast<size_t>(p.num_ops());
+  Rng rng(11);
+  Placement base(n);
+  for (auto& d : base) d = static_cast<DeviceId>(rng.Below(4));
+  StepSimulator incremental(p), full(p);
+  incremental.SetBase(base);
+  int feasible = 0, infeasible = 0;
+  for (int step = 0; step < 400; ++step) {
+    Placement moved = base;
+    const uint64_t count = 1 + rng.Below(5);
+    for (uint64_t k = 0; k < count; ++k) {
+      moved[rng.Below(n)] = static_cast<DeviceId>(rng.Below(5));
+    }
+    const Evaluation a = incremental.RunNear(moved).evaluation;
+    const Evaluation b = full.Run(moved).evaluation;
+    ASSERT_EQ(a.value, b.value) << "step " << step;
+    ASSERT_EQ(a.feasible, b.feasible) << "step " << step;
+    ASSERT_EQ(a.reason, b.reason) << "step " << step;
+    for (size_t d = 0; d < a.devices.size(); ++d) {
+      ASSERT_EQ(a.devices[d].ops, b.devices[d].ops);
+      ASSERT_EQ(a.devices[d].busy_s, b.devices[d].busy_s);
+      ASSERT_EQ(a.devices[d].peak_memory_bytes, b.devices[d].peak_memory_bytes);
+    }
+    (a.feasible ? feasible : infeasible)++;
+    if (rng.Below(4) == 0) {
+      base = moved;
+      incremental.SetBase(base);
+    }
+  }
+  // Both kinds of answer were compared.
+  EXPECT_GT(feasible, 0);
+  EXPECT_GT(infeasible, 0);
+  // The base itself, after all those moves.
+  EXPECT_EQ(incremental.RunNear(base).evaluation.value, full.Makespan(base));
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ class LocalSearchPlacer : public Placer {
     const BudgetClock clock(ctx);
     auto out_of_budget = [&] { return clock.Out(); };
     auto score = [&](const sim::Placement& placement) {
-      return ScoreOf(ctx.evaluator->Evaluate(placement));
+      return ScoreOf(ctx.evaluator->EvaluateNear(placement));
     };
     Rng rng(ctx.seed);
     const std::vector<Unit> units = MakeUnits(p);
@@ -46,6 +46,7 @@ class LocalSearchPlacer : public Placer {
         }
       }
       for (size_t u = 0; u < units.size(); ++u) Assign(units[u], unit_device[u], &placement);
+      ctx.evaluator->SetBase(placement);  // moves re-simulate from where they differ
       Score current = score(placement);
       bool improved = true;
       while (improved && !out_of_budget()) {
@@ -69,6 +70,7 @@ class LocalSearchPlacer : public Placer {
           }
           Assign(units[u], best_to, &placement);
           if (best_to != from) {
+            ctx.evaluator->SetBase(placement);
             unit_device[u] = best_to;
             current = best_move;
             improved = true;

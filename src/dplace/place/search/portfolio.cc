@@ -41,6 +41,11 @@ class PortfolioPlacer : public Placer {
           const double left = std::max(0.0, ctx.budget.time_limit_s - clock.Elapsed());
           sub.budget.time_limit_s = std::max(left / remaining_searches, 1e-3);
         }
+        if (ctx.budget.max_evaluations > 0) {
+          const int64_t left =
+              std::max<int64_t>(0, ctx.budget.max_evaluations - clock.Evaluations());
+          sub.budget.max_evaluations = std::max<int64_t>(1, left / remaining_searches);
+        }
         --remaining_searches;
       }
       auto placed = placer->Place(p, sub);
