@@ -26,6 +26,7 @@ asan-test: deps
 bench: build
 	./build/release/bench/sim_benchmark
 	./build/release/bench/paper_dp_benchmark
+	./build/release/bench/incremental_benchmark
 	./build/release/bench/large_graph_benchmark
 
 format:

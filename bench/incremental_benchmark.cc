@@ -1,0 +1,120 @@
+// Incremental re-simulation against full re-simulation (docs/step-placers.md), on the forward and
+// the training steps of bundled models on v100x8-nvlink, starting from HEFT's placement: the
+// evaluations per second of
+//  - Full: StepSimulator::Run of the moved placement;
+//  - Near: StepSimulator::RunNear against the unmoved base (mcmc's proposals, local_search's
+//  moves);
+//  - NearRebase: RunNear, and every 4th move taken as the new base (SetBase), as when accepted.
+// Each move puts one co-location unit (an op; in training, a forward op with its backward and
+// update ops) on another allowed device; the moves are drawn once per graph with a fixed seed.
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "dplace/base/rng.h"
+#include "dplace/graph/training.h"
+#include "dplace/io/load.h"
+#include "dplace/place/registry.h"
+#include "dplace/place/units.h"
+#include "dplace/sim/evaluator.h"
+
+namespace dplace {
+namespace {
+
+constexpr const char* kModels[] = {"resnet50", "inception_v3", "bert_encoder", "rnnlm", "nmt"};
+
+struct Fixture {
+  std::unique_ptr<sim::Problem> problem;
+  sim::Placement base;
+  std::vector<sim::Placement> moved;  // base with one unit on another device
+};
+
+const Fixture& Get(const benchmark::State& state) {
+  const auto model = static_cast<size_t>(state.range(0));
+  const bool training = state.range(1) != 0;
+  static std::map<std::pair<size_t, bool>, Fixture> cache;
+  Fixture& f = cache[{model, training}];
+  if (f.problem) return f;
+  const std::string path = std::string(DPLACE_SOURCE_DIR) + "/models/" + kModels[model] + ".onnx";
+  auto loaded = io::LoadGraph(path);
+  auto g = training ? std::make_shared<const graph::Graph>(
+                          graph::ExpandTraining(*loaded.value().graph).value())
+                    : loaded.value().graph;
+  f.problem = std::make_unique<sim::Problem>(
+      std::move(sim::MakeProblem(g, *io::LoadCluster("v100x8-nvlink"), sim::Objective::kStep,
+                                 cost::RooflineCostModel()))
+          .value());
+  sim::SimulatedEvaluator evaluator(*f.problem);
+  place::PlaceContext ctx{.evaluator = &evaluator, .seed = 1};
+  f.base = place::MakePlacer("heft").value()->Place(*f.problem, ctx).value();
+  const std::vector<place::Unit> units = place::MakeUnits(*f.problem);
+  Rng rng(5);
+  while (f.moved.size() < 256) {
+    const place::Unit& u = units[rng.Below(units.size())];
+    if (u.devices.size() < 2) continue;
+    const sim::DeviceId to = u.devices[rng.Below(u.devices.size())];
+    if (to == f.base[static_cast<size_t>(u.ops[0])]) continue;
+    f.moved.push_back(f.base);
+    place::Assign(u, to, &f.moved.back());
+  }
+  return f;
+}
+
+void Report(benchmark::State& state, const Fixture& f) {
+  state.SetItemsProcessed(state.iterations());
+  state.counters["ops"] = static_cast<double>(f.problem->num_ops());
+  state.SetLabel(std::string(kModels[state.range(0)]) + (state.range(1) ? "+train" : ""));
+}
+
+void BM_Full(benchmark::State& state) {
+  const Fixture& f = Get(state);
+  sim::StepSimulator simulator(*f.problem);
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(simulator.Run(f.moved[i++ % f.moved.size()]).evaluation.value);
+  }
+  Report(state, f);
+}
+
+void BM_Near(benchmark::State& state) {
+  const Fixture& f = Get(state);
+  sim::StepSimulator simulator(*f.problem);
+  simulator.SetBase(f.base);
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(simulator.RunNear(f.moved[i++ % f.moved.size()]).evaluation.value);
+  }
+  Report(state, f);
+}
+
+void BM_NearRebase(benchmark::State& state) {
+  const Fixture& f = Get(state);
+  sim::StepSimulator simulator(*f.problem);
+  simulator.SetBase(f.base);
+  size_t i = 0;
+  for (auto _ : state) {
+    const sim::Placement& p = f.moved[i++ % f.moved.size()];
+    benchmark::DoNotOptimize(simulator.RunNear(p).evaluation.value);
+    // Every 4th move is taken: it becomes the base, so later moves are two units away from it.
+    if (i % 4 == 0) simulator.SetBase(p);
+  }
+  Report(state, f);
+}
+
+void Models(benchmark::internal::Benchmark* b) {
+  for (int training = 0; training < 2; ++training) {
+    for (int m = 0; m < static_cast<int>(std::size(kModels)); ++m) b->Args({m, training});
+  }
+  b->ArgNames({"model", "training"})->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK(BM_Full)->Apply(Models);
+BENCHMARK(BM_Near)->Apply(Models);
+BENCHMARK(BM_NearRebase)->Apply(Models);
+
+}  // namespace
+}  // namespace dplace
+
+BENCHMARK_MAIN();
