@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "dplace/base/union_find.h"
 #include "dplace/graph/graph_builder.h"
@@ -31,6 +32,51 @@ std::vector<OpId> DepthFirstTopologicalOrder(const graph::Graph& g) {
     const auto succs = g.Successors(op);
     for (auto it = succs.rbegin(); it != succs.rend(); ++it) {
       if (--pending[static_cast<size_t>(*it)] == 0) stack.push_back(*it);
+    }
+  }
+  return order;
+}
+
+// A topological order that keeps ops of one key together when it can: among the ready ops it takes
+// one with the key of the op it took last, else the op that became ready last (depth-first).
+std::vector<OpId> KeyedTopologicalOrder(const graph::Graph& g, const std::vector<int32_t>& key) {
+  const auto n = static_cast<size_t>(g.num_ops());
+  std::vector<int32_t> pending(n);
+  std::vector<char> taken(n, 0);
+  std::vector<OpId> stack;  // ready ops, last ready on top; taken ones are skipped
+  std::vector<std::vector<OpId>> ready_by_key(
+      static_cast<size_t>(*std::max_element(key.begin(), key.end()) + 1));
+  auto make_ready = [&](OpId op) {
+    stack.push_back(op);
+    ready_by_key[static_cast<size_t>(key[static_cast<size_t>(op)])].push_back(op);
+  };
+  for (OpId op = g.num_ops() - 1; op >= 0; --op) {
+    pending[static_cast<size_t>(op)] = static_cast<int32_t>(g.Predecessors(op).size());
+    if (pending[static_cast<size_t>(op)] == 0) make_ready(op);
+  }
+  std::vector<OpId> order;
+  order.reserve(n);
+  int32_t current = -1;
+  while (order.size() < n) {
+    OpId op = -1;
+    if (current >= 0) {
+      auto& same = ready_by_key[static_cast<size_t>(current)];
+      while (!same.empty() && taken[static_cast<size_t>(same.back())]) same.pop_back();
+      if (!same.empty()) {
+        op = same.back();
+        same.pop_back();
+      }
+    }
+    while (op < 0) {
+      if (!taken[static_cast<size_t>(stack.back())]) op = stack.back();
+      stack.pop_back();
+    }
+    taken[static_cast<size_t>(op)] = 1;
+    current = key[static_cast<size_t>(op)];
+    order.push_back(op);
+    const auto succs = g.Successors(op);
+    for (auto it = succs.rbegin(); it != succs.rend(); ++it) {
+      if (--pending[static_cast<size_t>(*it)] == 0) make_ready(*it);
     }
   }
   return order;
@@ -71,8 +117,9 @@ struct Intervals {
   GroupSets sets;  // the co-location groups intervals joined
 };
 
-// Splits the depth-first order into intervals.
-Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& options) {
+// Splits a topological order into intervals.
+Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& options,
+                             const std::vector<OpId>& order) {
   const graph::Graph& g = p.g();
   const int n = g.num_ops();
   std::vector<double> work(static_cast<size_t>(n));
@@ -98,7 +145,7 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
   int interval_ops = 0;
   uint64_t interval_kinds = 0;
   graph::GroupId interval_group = graph::kNoGroup;  // a member of the interval's groups
-  for (OpId op : DepthFirstTopologicalOrder(g)) {
+  for (OpId op : order) {
     const double w = work[static_cast<size_t>(op)];
     const double bytes = sim::OpFootprintBytes(g, op);
     const uint64_t kinds = p.allowed_kinds[static_cast<size_t>(op)];
@@ -128,6 +175,33 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
   }
   out.count = current + 1;
   return out;
+}
+
+// Intervals of the depth-first order; then, when co-location groups span the graph (a training
+// step: a forward op with its backward and update ops), intervals of an order that keeps the ops
+// of one group set together — each op keyed by the first interval its group set reached — which
+// lets backward ops fill intervals group by group instead of breaking at every group boundary.
+// The split with fewer intervals wins.
+Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& options) {
+  const graph::Graph& g = p.g();
+  Intervals first = SplitIntoIntervals(p, options, DepthFirstTopologicalOrder(g));
+  if (g.groups().empty()) return first;
+  std::vector<int32_t> key_of_set(g.groups().size(), std::numeric_limits<int32_t>::max());
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    const graph::GroupId grp = g.op(op).colocation;
+    if (grp == graph::kNoGroup) continue;
+    int32_t& k = key_of_set[static_cast<size_t>(first.sets.Find(grp))];
+    k = std::min(k, first.of[static_cast<size_t>(op)]);
+  }
+  std::vector<int32_t> key(static_cast<size_t>(g.num_ops()));
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    const graph::GroupId grp = g.op(op).colocation;
+    key[static_cast<size_t>(op)] = grp == graph::kNoGroup
+                                       ? first.of[static_cast<size_t>(op)]
+                                       : key_of_set[static_cast<size_t>(first.sets.Find(grp))];
+  }
+  Intervals keyed = SplitIntoIntervals(p, options, KeyedTopologicalOrder(g, key));
+  return keyed.count < first.count ? std::move(keyed) : std::move(first);
 }
 
 }  // namespace

@@ -67,7 +67,9 @@ TEST(CoarsenTest, TrainingGraphKeepsItsGroupsTogether) {
   auto c = Coarsen(p, {.target_ops = 300});
   ASSERT_TRUE(c.ok()) << c.status().message();  // Build() checks the coarse graph is acyclic
   const sim::Problem& coarse = *c->problem;
-  EXPECT_LT(coarse.num_ops(), p.num_ops() / 2);
+  // 6,000 ops -> 1,006: the backward ops fill intervals group by group (keyed order); the
+  // depth-first order alone gave 2,269.
+  EXPECT_LT(coarse.num_ops(), p.num_ops() / 5);
   // Total work is kept on every device.
   double fine_total = 0, coarse_total = 0;
   for (graph::OpId op = 0; op < p.num_ops(); ++op) fine_total += p.costs.OpTime(op, 0);
