@@ -187,6 +187,10 @@ JSON
 "$DPLACE" place --graph testdata/pipedream-profiles/resnet50.graph.txt --cluster k80x4 \
   --objective throughput --placer dp --json >"$TMP/pd.json" && ok || fail "dp on a PipeDream profile"
 [[ $(json_get "$TMP/pd.json" "d['feasible'], d['placer']") == "(True, 'dp')" ]] && ok || fail "pd result"
+# METIS complains on stdout about small graphs split eight ways; --json must stay JSON.
+"$DPLACE" place --graph testdata/pipedream-profiles/alexnet.graph.txt --cluster v100x8-nvlink \
+  --objective step --placer metis --json >"$TMP/metis.json" && ok || fail "metis on alexnet"
+[[ $(json_get "$TMP/metis.json" "d['placer']") == "metis" ]] && ok || fail "metis: stdout is not JSON"
 
 # 4. determinism: the same seed gives the same plan.
 "$DPLACE" place --graph "$GRAPH" --placer random --seed 7 --out "$TMP/r1.json" >/dev/null
@@ -198,6 +202,13 @@ for i in 1 2; do
     --evaluations 3000 --time-limit 60 --out "$TMP/mcmc$i.json" >/dev/null || fail "mcmc run $i"
 done
 cmp -s "$TMP/mcmc1.json" "$TMP/mcmc2.json" && ok || fail "mcmc: same seed and evaluations, different plan"
+# Scotch maps with threads: its context must ask for determinism (GNMT-v2 showed three results).
+for i in 1 2 3; do
+  "$DPLACE" place --graph testdata/baechi-gnmt/gnmt_v2_fwd.json --cluster k80x4 --placer scotch \
+    --out "$TMP/scotch$i.json" >/dev/null || fail "scotch run $i"
+done
+cmp -s "$TMP/scotch1.json" "$TMP/scotch2.json" && cmp -s "$TMP/scotch1.json" "$TMP/scotch3.json" &&
+  ok || fail "scotch: same seed, different plan"
 
 # 5. bad input: one line naming file, place and problem; exit code 2; no output file.
 head -c 300 "$GRAPH" >"$TMP/truncated.json"

@@ -1,13 +1,40 @@
 #include "dplace/place/partition/metis_placer.h"
 
+#include <fcntl.h>
 #include <metis.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <numeric>
 
 #include "dplace/place/partition/unit_graph.h"
 
 namespace dplace::place {
 namespace {
+
+// Sends stdout to /dev/null while it lives (the process is single-threaded while it places).
+class QuietStdout {
+ public:
+  QuietStdout() {
+    std::fflush(stdout);
+    saved_ = dup(STDOUT_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (saved_ >= 0 && null >= 0) dup2(null, STDOUT_FILENO);
+    if (null >= 0) close(null);
+  }
+  ~QuietStdout() {
+    std::fflush(stdout);
+    if (saved_ >= 0) {
+      dup2(saved_, STDOUT_FILENO);
+      close(saved_);
+    }
+  }
+  QuietStdout(const QuietStdout&) = delete;
+  QuietStdout& operator=(const QuietStdout&) = delete;
+
+ private:
+  int saved_ = -1;
+};
 
 class MetisPlacer : public Placer {
  public:
@@ -34,9 +61,16 @@ class MetisPlacer : public Placer {
     METIS_SetDefaultOptions(options);
     options[METIS_OPTION_SEED] = static_cast<idx_t>(ctx.seed % 2147483647);
     options[METIS_OPTION_OBJTYPE] = METIS_OBJTYPE_CUT;
-    const int rc = METIS_PartGraphKway(&n, &constraints, xadj.data(), adjncy.data(), vwgt.data(),
-                                       nullptr, adjwgt.empty() ? nullptr : adjwgt.data(), &parts,
-                                       targets.data(), nullptr, options, &cut, out.data());
+    int rc;
+    {
+      // METIS prints its complaints ("Cannot bisect a graph with 0 vertices!", on small graphs
+      // whose host CPU's share is tiny) on stdout, where they would break --json; its return code
+      // says what we need.
+      const QuietStdout quiet;
+      rc = METIS_PartGraphKway(&n, &constraints, xadj.data(), adjncy.data(), vwgt.data(), nullptr,
+                               adjwgt.empty() ? nullptr : adjwgt.data(), &parts, targets.data(),
+                               nullptr, options, &cut, out.data());
+    }
     if (rc != METIS_OK)
       return Internal("metis: partitioning failed (code " + std::to_string(rc) + ")");
     part.assign(out.begin(), out.end());

@@ -37,17 +37,27 @@ class ScotchPlacer : public Placer {
     if (SCOTCH_graphInit(&graph) != 0) return Internal("scotch: graph init failed");
     SCOTCH_archInit(&arch);
     SCOTCH_stratInit(&strat);
-    SCOTCH_randomReset();
-    SCOTCH_randomSeed(static_cast<SCOTCH_Num>(ctx.seed % 2147483647));
+    // Scotch 7 maps with threads, in an order that varies from run to run unless its context
+    // asks for determinism; the context also carries the seed.
+    SCOTCH_Context context;
+    SCOTCH_Graph bound;
+    SCOTCH_contextInit(&context);
+    SCOTCH_graphInit(&bound);
+    SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
+    SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1);
+    SCOTCH_contextRandomSeed(&context, static_cast<SCOTCH_Num>(ctx.seed % 2147483647));
     int rc =
         SCOTCH_graphBuild(&graph, 0, n, verttab.data(), verttab.data() + 1, velotab.data(), nullptr,
                           static_cast<SCOTCH_Num>(edgetab.size()), edgetab.data(), edlotab.data());
     if (rc == 0) rc = SCOTCH_archCmpltw(&arch, k, arch_weights.data());
     if (rc == 0) rc = SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATQUALITY, k, 0.05);
-    if (rc == 0 && n > 0) rc = SCOTCH_graphMap(&graph, &arch, &strat, parttab.data());
+    if (rc == 0) rc = SCOTCH_contextBindGraph(&context, &graph, &bound);
+    if (rc == 0 && n > 0) rc = SCOTCH_graphMap(&bound, &arch, &strat, parttab.data());
     SCOTCH_stratExit(&strat);
     SCOTCH_archExit(&arch);
+    SCOTCH_graphExit(&bound);
     SCOTCH_graphExit(&graph);
+    SCOTCH_contextExit(&context);
     if (rc != 0) return Internal("scotch: mapping failed (code " + std::to_string(rc) + ")");
     return PartsToPlacement(p, ug, std::vector<int>(parttab.begin(), parttab.end()));
   }
