@@ -100,7 +100,9 @@ class McmcPlacer : public Placer {
           moved.push_back(next);
         }
       }
-      // Target: mostly the device of a unit u exchanges tensors with, else any device.
+      // Target: mostly the device of a unit u exchanges tensors with, else any device. A unit whose
+      // neighbours all share its device proposes nothing on the first branch: the draw starts over,
+      // so the chain spends its evaluations on the boundaries between devices.
       targets.clear();
       if (rng.Uniform() < kNeighbourTarget) {
         for (sim::OpId op : units[u].ops) {
