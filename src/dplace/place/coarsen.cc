@@ -14,33 +14,13 @@ namespace {
 
 using graph::OpId;
 
-// A topological order that visits a successor right after its producer when it can (Kahn's
-// algorithm with a stack), so that chains and branches come out contiguous.
-std::vector<OpId> DepthFirstTopologicalOrder(const graph::Graph& g) {
-  std::vector<int32_t> pending(static_cast<size_t>(g.num_ops()));
-  std::vector<OpId> stack;
-  for (OpId op = g.num_ops() - 1; op >= 0; --op) {
-    pending[static_cast<size_t>(op)] = static_cast<int32_t>(g.Predecessors(op).size());
-    if (pending[static_cast<size_t>(op)] == 0) stack.push_back(op);
-  }
-  std::vector<OpId> order;
-  order.reserve(static_cast<size_t>(g.num_ops()));
-  while (!stack.empty()) {
-    const OpId op = stack.back();
-    stack.pop_back();
-    order.push_back(op);
-    const auto succs = g.Successors(op);
-    for (auto it = succs.rbegin(); it != succs.rend(); ++it) {
-      if (--pending[static_cast<size_t>(*it)] == 0) stack.push_back(*it);
-    }
-  }
-  return order;
-}
-
 // A topological order that keeps ops of one key together when it can: among the ready ops it takes
-// one with the key of the op it took last, else the op that became ready last (depth-first).
+// one with the key of the op it took last, else the op that became ready last. With one key for
+// every op it is the depth-first order (Kahn's algorithm with a stack): a successor comes right
+// after its producer when it can, so chains and branches come out contiguous.
 std::vector<OpId> KeyedTopologicalOrder(const graph::Graph& g, const std::vector<int32_t>& key) {
   const auto n = static_cast<size_t>(g.num_ops());
+  if (n == 0) return {};
   std::vector<int32_t> pending(n);
   std::vector<char> taken(n, 0);
   std::vector<OpId> stack;  // ready ops, last ready on top; taken ones are skipped
@@ -184,7 +164,8 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
 // The split with fewer intervals wins.
 Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& options) {
   const graph::Graph& g = p.g();
-  Intervals first = SplitIntoIntervals(p, options, DepthFirstTopologicalOrder(g));
+  Intervals first = SplitIntoIntervals(
+      p, options, KeyedTopologicalOrder(g, std::vector<int32_t>(static_cast<size_t>(g.num_ops()))));
   if (g.groups().empty()) return first;
   std::vector<int32_t> key_of_set(g.groups().size(), std::numeric_limits<int32_t>::max());
   for (OpId op = 0; op < g.num_ops(); ++op) {
