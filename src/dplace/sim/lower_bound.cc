@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace dplace::sim {
@@ -39,6 +40,95 @@ double HeaviestGroup(const Problem& p) {
   return bound;
 }
 
+// A lower bound on the time any transfer of `tensor` takes: the lowest latency and the highest
+// bandwidth over every ordered pair of devices (measured transfer times are taken as given).
+// Infinite on a one-device machine, where nothing is ever sent.
+class CheapestTransfer {
+ public:
+  explicit CheapestTransfer(const hw::Cluster& c) {
+    for (DeviceId a = 0; a < c.num_devices(); ++a) {
+      for (DeviceId b = 0; b < c.num_devices(); ++b) {
+        if (a == b) continue;
+        latency_s_ = std::min(latency_s_, c.LinkBetween(a, b).latency_s);
+        bandwidth_ = std::max(bandwidth_, c.LinkBetween(a, b).bandwidth_bytes_per_s);
+      }
+    }
+    sends_ = c.num_devices() > 1;
+  }
+  double operator()(const graph::Tensor& tensor) const {
+    if (!sends_) return std::numeric_limits<double>::infinity();
+    return cost::TransferTime(tensor, hw::Link{bandwidth_, latency_s_});
+  }
+
+ private:
+  double latency_s_ = std::numeric_limits<double>::infinity();
+  double bandwidth_ = 0;
+  bool sends_ = false;
+};
+
+// Critical path that charges every join: an op starts after each producer either ended on another
+// device and its tensors crossed (at least the cheapest transfer each, one after another on the
+// channel), or ran before it on its own device, one at a time. For a set S of producers on the
+// op's device, the op starts no earlier than max(the latest arrival of the others, the makespan of
+// S on one machine with each producer released at its own earliest start); the best S holds the
+// producers whose remote arrival is latest (any other S can drop the ones that arrive no later
+// than the rest without getting worse), so trying each prefix of the producers sorted by arrival
+// finds it. Producers in the op's co-location group are always in S. Beyond kMaxJoin inputs only
+// the plain critical path is charged (still a bound; the work per op stays quadratic in its
+// inputs).
+double JoinCriticalPath(const Problem& p, const std::vector<double>& times) {
+  constexpr size_t kMaxJoin = 256;
+  const graph::Graph& g = p.g();
+  const CheapestTransfer cheapest(p.c());
+  struct Producer {
+    OpId op;
+    double arrival;  // earliest end plus the cheapest transfers of its tensors to the op
+  };
+  std::vector<double> start(times.size(), 0), finish(times.size(), 0);
+  std::vector<Producer> producers;
+  std::vector<std::pair<double, double>> local;  // (release, time) of the producers in S
+  double critical = 0;
+  for (OpId v : g.TopologicalOrder()) {
+    double earliest = 0;
+    for (OpId u : g.Predecessors(v)) earliest = std::max(earliest, finish[static_cast<size_t>(u)]);
+    const auto inputs = g.Inputs(v);
+    if (!inputs.empty() && inputs.size() <= kMaxJoin) {
+      producers.clear();
+      for (graph::TensorId t : inputs) {
+        const OpId u = g.tensor(t).producer;
+        auto it = std::find_if(producers.begin(), producers.end(),
+                               [u](const Producer& q) { return q.op == u; });
+        if (it == producers.end()) {
+          producers.push_back({u, finish[static_cast<size_t>(u)]});
+          it = producers.end() - 1;
+        }
+        const bool grouped =
+            g.op(u).colocation != graph::kNoGroup && g.op(u).colocation == g.op(v).colocation;
+        it->arrival =
+            grouped ? std::numeric_limits<double>::infinity() : it->arrival + cheapest(g.tensor(t));
+      }
+      std::sort(producers.begin(), producers.end(),
+                [](const Producer& a, const Producer& b) { return a.arrival > b.arrival; });
+      local.clear();
+      double best = producers[0].arrival;  // S empty
+      for (size_t j = 0; j < producers.size(); ++j) {
+        const auto u = static_cast<size_t>(producers[j].op);
+        local.insert(std::upper_bound(local.begin(), local.end(), std::make_pair(start[u], 0.0)),
+                     {start[u], times[u]});
+        double sequence = 0;  // one machine, in order of release: optimal for the makespan
+        for (const auto& [release, time] : local) sequence = std::max(sequence, release) + time;
+        const double remote = j + 1 < producers.size() ? producers[j + 1].arrival : 0;
+        best = std::min(best, std::max(remote, sequence));
+      }
+      earliest = std::max(earliest, best);
+    }
+    start[static_cast<size_t>(v)] = earliest;
+    finish[static_cast<size_t>(v)] = earliest + times[static_cast<size_t>(v)];
+    critical = std::max(critical, finish[static_cast<size_t>(v)]);
+  }
+  return critical;
+}
+
 double CriticalPath(const Problem& p, const std::vector<double>& times) {
   std::vector<double> finish(times.size(), 0);
   double critical = 0;
@@ -57,7 +147,7 @@ double StepLowerBound(const Problem& p) {
   const std::vector<double> fastest = FastestTimes(p);
   double total = 0;
   for (double t : fastest) total += t;
-  return std::max({CriticalPath(p, fastest), total / p.num_devices(), HeaviestGroup(p)});
+  return std::max({JoinCriticalPath(p, fastest), total / p.num_devices(), HeaviestGroup(p)});
 }
 
 double LatencyLowerBound(const Problem& p) { return CriticalPath(p, FastestTimes(p)); }

@@ -1,7 +1,9 @@
 // Lower bounds on the best value any placement can reach, so that every result can state its gap.
-// They ignore memory and treat communication as free; each is cheap (linear in the graph).
+// They ignore memory; each is cheap (about linear in the graph).
 //
-// Step:       max(critical path with every op at its fastest allowed time,
+// Step:       max(critical path with every op at its fastest allowed time, where an op with several
+//                 producers waits for the cheapest transfers of the ones on other devices or runs
+//                 after the ones on its own device, one at a time (docs/semantics.md),
 //                 total fastest work / number of devices,
 //                 the heaviest co-location group on its best single device).
 // Latency:    the critical path with every op at its fastest allowed time (CPU ops run in
