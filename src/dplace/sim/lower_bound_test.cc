@@ -18,34 +18,31 @@ using testing::Make;
 using testing::ThreeDevices;
 using testing::TimedOp;
 
-TEST(LowerBoundTest, JoinPaysForSerialisingOrForTransfers) {
-  // a (1 s) feeds b and c (2 s each), which feed d (1 s) with 10-byte tensors (10 s each across
-  // devices). The plain critical path is 1 + 2 + 1 = 4, but d either waits 10 s for a transfer or
-  // has b and c run one after the other on its device: 1 + 2 + 2 + 1 = 6, which is also what
-  // everything on one device takes.
-  graph::GraphBuilder builder("join");
+// a (1 s) feeds b and c (2 s each), which feed d (1 s) with tensors of `bytes` (as many seconds
+// across devices).
+Problem Diamond(double bytes) {
+  graph::GraphBuilder builder("diamond");
   const auto a = builder.AddOp(TimedOp("a", 1), {{0, -1}});
-  const auto b = builder.AddOp(TimedOp("b", 2), {{10, -1}});
-  const auto c = builder.AddOp(TimedOp("c", 2), {{10, -1}});
+  const auto b = builder.AddOp(TimedOp("b", 2), {{bytes, -1}});
+  const auto c = builder.AddOp(TimedOp("c", 2), {{bytes, -1}});
   const auto d = builder.AddOp(TimedOp("d", 1));
   builder.AddEdge(a, 0, b);
   builder.AddEdge(a, 0, c);
   builder.AddEdge(b, 0, d);
   builder.AddEdge(c, 0, d);
-  Problem p = Make(builder, ThreeDevices());
+  return Make(builder, ThreeDevices());
+}
+
+TEST(LowerBoundTest, JoinPaysForSerialisingOrForTransfers) {
+  // 10-s tensors: the plain critical path is 1 + 2 + 1 = 4, but d either waits 10 s for a transfer
+  // or has b and c run one after the other on its device: 1 + 2 + 2 + 1 = 6, which is also what
+  // everything on one device takes.
+  const Problem p = Diamond(10);
   EXPECT_DOUBLE_EQ(p.step_lower_bound, 6);
   EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0, 0}).evaluation.value, 6);
-  // With cheap tensors the split pays off and the bound is the critical path plus one transfer.
-  graph::GraphBuilder cheap("cheap join");
-  const auto a2 = cheap.AddOp(TimedOp("a", 1), {{0, -1}});
-  const auto b2 = cheap.AddOp(TimedOp("b", 2), {{0.5, -1}});
-  const auto c2 = cheap.AddOp(TimedOp("c", 2), {{0.5, -1}});
-  const auto d2 = cheap.AddOp(TimedOp("d", 1));
-  cheap.AddEdge(a2, 0, b2);
-  cheap.AddEdge(a2, 0, c2);
-  cheap.AddEdge(b2, 0, d2);
-  cheap.AddEdge(c2, 0, d2);
-  Problem q = Make(cheap, ThreeDevices());
+  // With 0.5-s tensors the split pays off: the bound is the critical path plus one transfer, and
+  // c on d1 reaches it.
+  const Problem q = Diamond(0.5);
   EXPECT_DOUBLE_EQ(q.step_lower_bound, 1 + 2 + 0.5 + 1);
   EXPECT_DOUBLE_EQ(SimulateStep(q, {0, 0, 1, 0}).evaluation.value, 4.5);
 }
