@@ -94,7 +94,7 @@ double JoinCriticalPath(const Problem& p, const std::vector<double>& times) {
     const auto inputs = g.Inputs(v);
     if (!inputs.empty() && inputs.size() <= kMaxJoin) {
       producers.clear();
-      for (graph::TensorId t : inputs) {
+      for (graph::TensorId t : inputs) {  // distinct tensors: one read twice crosses once
         const OpId u = g.tensor(t).producer;
         auto it = std::find_if(producers.begin(), producers.end(),
                                [u](const Producer& q) { return q.op == u; });

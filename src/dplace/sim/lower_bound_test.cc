@@ -47,10 +47,23 @@ TEST(LowerBoundTest, JoinPaysForSerialisingOrForTransfers) {
   EXPECT_DOUBLE_EQ(SimulateStep(q, {0, 0, 1, 0}).evaluation.value, 4.5);
 }
 
+TEST(LowerBoundTest, TensorReadTwiceCrossesOnce) {
+  // x and y (4 s each) feed z (1 s), which reads each 1-byte output twice. x on d1 and y, z on d0:
+  // x's output crosses once, [4, 5], and z runs [5, 6]; the bound must not charge two crossings.
+  graph::GraphBuilder builder("twice");
+  const auto x = builder.AddOp(TimedOp("x", 4), {{1, -1}});
+  const auto y = builder.AddOp(TimedOp("y", 4), {{1, -1}});
+  const auto z = builder.AddOp(TimedOp("z", 1));
+  for (auto producer : {x, x, y, y}) builder.AddEdge(producer, 0, z);
+  const Problem p = Make(builder, ThreeDevices());
+  EXPECT_DOUBLE_EQ(SimulateStep(p, {1, 0, 0}).evaluation.value, 6);
+  EXPECT_DOUBLE_EQ(p.step_lower_bound, 6);
+}
+
 TEST(LowerBoundTest, NoPlacementOfSmallRandomGraphsBeatsTheStepBound) {
-  // Random 7-op graphs with tensors of 0 to 5 s across devices and, in every other graph, a
-  // co-location group; every placement on d0, d1 and c0 (3^7) is simulated. Some graphs are
-  // placed exactly at the bound (so it is not trivially low).
+  // Random 7-op graphs with tensors of 0 to 5 s across devices, some read twice by one op, and, in
+  // every other graph, a co-location group; every placement on d0, d1 and c0 (3^7) is simulated.
+  // Some graphs are placed exactly at the bound (so it is not trivially low).
   Rng rng(5);
   const double sizes[] = {0, 0.5, 2, 5};
   int tight = 0;
@@ -65,6 +78,7 @@ TEST(LowerBoundTest, NoPlacementOfSmallRandomGraphsBeatsTheStepBound) {
     for (int i = 0; i < kOps; ++i) {
       for (int j = i + 1; j < kOps; ++j) {
         if (rng.Uniform() < 0.4) builder.AddEdge(i, 0, j);
+        if (rng.Uniform() < 0.1) builder.AddEdge(i, 0, j);  // read twice, sent once
       }
     }
     Problem p = Make(builder, ThreeDevices());
