@@ -78,18 +78,9 @@ void BM_Full(benchmark::State& state) {
   Report(state, f);
 }
 
-void BM_Near(benchmark::State& state) {
-  const Fixture& f = Get(state);
-  sim::StepSimulator simulator(*f.problem);
-  simulator.SetBase(f.base);
-  size_t i = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(simulator.RunNear(f.moved[i++ % f.moved.size()]).evaluation.value);
-  }
-  Report(state, f);
-}
-
-void BM_NearRebase(benchmark::State& state) {
+// Incremental runs against the base; with `rebase_every` > 0, every such move is taken and becomes
+// the base, so later moves are two units away from it.
+void RunNear(benchmark::State& state, size_t rebase_every) {
   const Fixture& f = Get(state);
   sim::StepSimulator simulator(*f.problem);
   simulator.SetBase(f.base);
@@ -97,11 +88,13 @@ void BM_NearRebase(benchmark::State& state) {
   for (auto _ : state) {
     const sim::Placement& p = f.moved[i++ % f.moved.size()];
     benchmark::DoNotOptimize(simulator.RunNear(p).evaluation.value);
-    // Every 4th move is taken: it becomes the base, so later moves are two units away from it.
-    if (i % 4 == 0) simulator.SetBase(p);
+    if (rebase_every > 0 && i % rebase_every == 0) simulator.SetBase(p);
   }
   Report(state, f);
 }
+
+void BM_Near(benchmark::State& state) { RunNear(state, 0); }
+void BM_NearRebase(benchmark::State& state) { RunNear(state, 4); }
 
 void Models(benchmark::internal::Benchmark* b) {
   for (int training = 0; training < 2; ++training) {

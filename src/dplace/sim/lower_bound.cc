@@ -75,8 +75,8 @@ class CheapestTransfer {
 // than the rest without getting worse), so trying each prefix of the producers sorted by arrival
 // finds it. Producers in the op's co-location group are always in S. Beyond kMaxJoin inputs only
 // the plain critical path is charged (still a bound; the work per op stays quadratic in its
-// inputs).
-double JoinCriticalPath(const Problem& p, const std::vector<double>& times) {
+// inputs). Without `charge_joins`, the plain critical path everywhere.
+double CriticalPath(const Problem& p, const std::vector<double>& times, bool charge_joins) {
   constexpr size_t kMaxJoin = 256;
   const graph::Graph& g = p.g();
   const CheapestTransfer cheapest(p.c());
@@ -92,7 +92,7 @@ double JoinCriticalPath(const Problem& p, const std::vector<double>& times) {
     double earliest = 0;
     for (OpId u : g.Predecessors(v)) earliest = std::max(earliest, finish[static_cast<size_t>(u)]);
     const auto inputs = g.Inputs(v);
-    if (!inputs.empty() && inputs.size() <= kMaxJoin) {
+    if (charge_joins && !inputs.empty() && inputs.size() <= kMaxJoin) {
       producers.clear();
       for (graph::TensorId t : inputs) {  // distinct tensors: one read twice crosses once
         const OpId u = g.tensor(t).producer;
@@ -129,28 +129,19 @@ double JoinCriticalPath(const Problem& p, const std::vector<double>& times) {
   return critical;
 }
 
-double CriticalPath(const Problem& p, const std::vector<double>& times) {
-  std::vector<double> finish(times.size(), 0);
-  double critical = 0;
-  for (OpId v : p.g().TopologicalOrder()) {
-    double start = 0;
-    for (OpId u : p.g().Predecessors(v)) start = std::max(start, finish[static_cast<size_t>(u)]);
-    finish[static_cast<size_t>(v)] = start + times[static_cast<size_t>(v)];
-    critical = std::max(critical, finish[static_cast<size_t>(v)]);
-  }
-  return critical;
-}
-
 }  // namespace
 
 double StepLowerBound(const Problem& p) {
   const std::vector<double> fastest = FastestTimes(p);
   double total = 0;
   for (double t : fastest) total += t;
-  return std::max({JoinCriticalPath(p, fastest), total / p.num_devices(), HeaviestGroup(p)});
+  return std::max(
+      {CriticalPath(p, fastest, /*charge_joins=*/true), total / p.num_devices(), HeaviestGroup(p)});
 }
 
-double LatencyLowerBound(const Problem& p) { return CriticalPath(p, FastestTimes(p)); }
+double LatencyLowerBound(const Problem& p) {
+  return CriticalPath(p, FastestTimes(p), /*charge_joins=*/false);
+}
 
 double ThroughputLowerBound(const Problem& p) {
   const std::vector<double> fastest = FastestTimes(p);
