@@ -5,6 +5,7 @@
 #include "dplace/place/baseline/baseline.h"
 #include "dplace/place/exact/exact.h"
 #include "dplace/place/schedule/list_scheduler.h"
+#include "dplace/place/search/contiguous.h"
 #include "dplace/place/search/local_search.h"
 #include "dplace/place/search/mcmc.h"
 #include "dplace/place/search/portfolio.h"
@@ -57,6 +58,9 @@ constexpr PlacerEntry kPlacers[] = {
      [] { return MakeListSchedulerPlacer(ListPolicy::kEtf); }, false, false},
     {"m_sct", "Baechi's m-SCT: m-ETF with favourite children from an LP relaxation",
      [] { return MakeListSchedulerPlacer(ListPolicy::kSct); }, false, false},
+    {"contiguous",
+     "contiguous runs, one per accelerator, cut where the fewest bytes cross and memory allows",
+     MakeContiguousPlacer, false, false},
     {"mcmc", "Metropolis search over unit and run moves from the best heuristic (FlexFlow-style)",
      MakeMcmcPlacer, false, false},
     {"portfolio", "the best of a set of placers in one budget, with the gap to the lower bound",

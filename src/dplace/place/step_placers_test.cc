@@ -116,6 +116,47 @@ TEST(ExpertRuleTest, ContiguousHalvesAndTheHostForCpuOnlyOps) {
   EXPECT_EQ(r.placement, (sim::Placement{0, 0, 0, 0, 1, 1, 1, 2}));
 }
 
+// A chain of six 1-s ops holding 10 parameter bytes each, with outputs of `bytes[i]` (op i to op
+// i + 1); op 5 CPU-only when `cpu_tail`.
+sim::Problem WeightedChain(const std::vector<double>& bytes, double memory, bool cpu_tail = false) {
+  graph::GraphBuilder b("chain");
+  graph::OpId prev = -1;
+  for (size_t i = 0; i < 6; ++i) {
+    graph::Op op = TimedOp("op" + std::to_string(i), 1);
+    op.param_bytes = 10;
+    if (cpu_tail && i == 5) op.device_kinds = {"cpu"};
+    const graph::OpId id = b.AddOp(std::move(op), {{i < 5 ? bytes[i] : 0, -1}});
+    if (prev >= 0) b.AddEdge(prev, 0, id);
+    prev = id;
+  }
+  return Make(b, ThreeDevices(memory));
+}
+
+TEST(ContiguousTest, CutsWhereTheFewestBytesCrossThatMemoryAllows) {
+  // Footprints 12, 11.5, 10.5, 11, 12, 10 (parameters + output). A GPU of 46 bytes holds ops 0-3
+  // at most, so the chain needs two runs; the runs that fit cut after op 1 (1.5 bytes cross),
+  // op 2 (0.5) or op 3 (1): after op 2, for 6 s of compute and 0.5 s of transfer.
+  const sim::Problem p = WeightedChain({2, 1.5, 0.5, 1, 2}, 46);
+  const Placed r = PlaceBy("contiguous", p);
+  EXPECT_EQ(r.placement, (sim::Placement{0, 0, 0, 1, 1, 1}));
+  EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
+  EXPECT_NEAR(r.evaluation.value, 6.5, 1e-9);
+  EXPECT_EQ(r.note, "2 contiguous runs");
+  // With room for everything the chain stays on one device.
+  const Placed one = PlaceBy("contiguous", WeightedChain({2, 1.5, 0.5, 1, 2}, 1000));
+  EXPECT_EQ(one.placement, (sim::Placement{0, 0, 0, 0, 0, 0}));
+  EXPECT_NEAR(one.evaluation.value, 6, 1e-9);
+}
+
+TEST(ContiguousTest, HostForCpuOnlyOpsAndNoRunOverADisallowedDevice) {
+  // Op 5 may only run on the CPU; the other five need two GPUs (36 bytes each): the cut after
+  // op 2 is the cheapest that fits (0.5 bytes).
+  const sim::Problem p = WeightedChain({2, 1.5, 0.5, 1, 2}, 36, /*cpu_tail=*/true);
+  const Placed r = PlaceBy("contiguous", p);
+  EXPECT_EQ(r.placement, (sim::Placement{0, 0, 0, 1, 1, 2}));
+  EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
+}
+
 TEST(McmcTest, NeverWorseThanItsStart) {
   // mcmc starts from the best heuristic and keeps the best placement it visits.
   const sim::Problem p = TwoChains();

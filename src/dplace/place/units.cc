@@ -1,5 +1,6 @@
 #include "dplace/place/units.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
@@ -85,6 +86,18 @@ ScopeGroups MakeScopeGroups(const sim::Problem& p, const std::vector<Unit>& unit
     groups.members.push_back(std::move(members));
   }
   return groups;
+}
+
+std::vector<sim::DeviceId> FastestFirst(const sim::Problem& p, const Unit& unit) {
+  const auto time = [&](sim::DeviceId d) {
+    double t = 0;
+    for (sim::OpId op : unit.ops) t += p.costs.OpTime(op, d);
+    return t;
+  };
+  std::vector<sim::DeviceId> devices = unit.devices;
+  std::stable_sort(devices.begin(), devices.end(),
+                   [&](sim::DeviceId a, sim::DeviceId b) { return time(a) < time(b); });
+  return devices;
 }
 
 sim::DeviceId FirstFit(const sim::Problem& p, const Unit& unit,

@@ -34,6 +34,9 @@ inline void Assign(const Unit& unit, sim::DeviceId d, sim::Placement* placement)
   for (sim::OpId op : unit.ops) (*placement)[static_cast<size_t>(op)] = d;
 }
 
+// The devices `unit` may run on, fastest for it (its ops' summed time) first.
+std::vector<sim::DeviceId> FastestFirst(const sim::Problem& problem, const Unit& unit);
+
 // Device for `unit` among `candidates` (in order): the first with room for its footprint given
 // `used` bytes per device; if none has room, the candidate with the most room left. `used` is
 // updated. Falls back to any device when the unit allows none (the evaluation reports it).

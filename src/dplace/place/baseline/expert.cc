@@ -44,20 +44,14 @@ sim::Placement ExpertRule(const sim::Problem& p) {
     if (on_accelerator(u)) total += unit_time(u, accelerators.front()) * speed.front();
   }
   // `total` is now in "fractions of the first accelerator's whole graph", comparable across
-  // devices. A unit's allowed devices, fastest for it first.
-  const auto by_time = [&](const Unit& u) {
-    std::vector<sim::DeviceId> devices = u.devices;
-    std::sort(devices.begin(), devices.end(),
-              [&](sim::DeviceId a, sim::DeviceId b) { return unit_time(u, a) < unit_time(u, b); });
-    return devices;
-  };
+  // devices.
   sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
   std::vector<double> used(static_cast<size_t>(p.num_devices()), 0);
   size_t current = 0;
   double done = 0, target = total * speed[0] / total_speed;
   for (const Unit& u : units) {
     if (!on_accelerator(u)) {
-      Assign(u, FirstFit(p, u, by_time(u), &used), &placement);
+      Assign(u, FirstFit(p, u, FastestFirst(p, u), &used), &placement);
       continue;
     }
     sim::DeviceId d = accelerators[current];
@@ -71,7 +65,7 @@ sim::Placement ExpertRule(const sim::Problem& p) {
     }
     if (std::find(u.devices.begin(), u.devices.end(), d) == u.devices.end() ||
         used[static_cast<size_t>(d)] + u.footprint_bytes > p.c().device(d).memory_bytes) {
-      d = FirstFit(p, u, by_time(u), &used);  // every accelerator full: the host
+      d = FirstFit(p, u, FastestFirst(p, u), &used);  // every accelerator full: the host
     } else {
       used[static_cast<size_t>(d)] += u.footprint_bytes;
     }

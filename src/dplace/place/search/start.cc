@@ -6,7 +6,7 @@ namespace dplace::place {
 
 Start BestHeuristic(const sim::Problem& p, const PlaceContext& ctx) {
   Start best;
-  for (const char* name : {"single", "expert", "m_topo", "heft", "m_etf"}) {
+  for (const char* name : {"single", "expert", "m_topo", "heft", "m_etf", "contiguous"}) {
     auto placer = MakePlacer(name);
     if (!placer.ok()) continue;
     PlaceContext sub{.evaluator = ctx.evaluator, .seed = ctx.seed};
