@@ -5,6 +5,7 @@
 #include "dplace/place/baseline/baseline.h"
 #include "dplace/place/exact/exact.h"
 #include "dplace/place/schedule/list_scheduler.h"
+#include "dplace/place/search/chains.h"
 #include "dplace/place/search/contiguous.h"
 #include "dplace/place/search/local_search.h"
 #include "dplace/place/search/mcmc.h"
@@ -61,6 +62,8 @@ constexpr PlacerEntry kPlacers[] = {
     {"contiguous",
      "contiguous runs, one per accelerator, cut where the fewest bytes cross and memory allows",
      MakeContiguousPlacer, false, false},
+    {"chains", "linear clusters (longest paths) moved whole to where the simulated step is shortest",
+     MakeChainsPlacer, false, false},
     {"mcmc", "Metropolis search over unit and run moves from the best heuristic (FlexFlow-style)",
      MakeMcmcPlacer, false, false},
     {"portfolio", "the best of a set of placers in one budget, with the gap to the lower bound",

@@ -7,6 +7,7 @@
 
 #include "dplace/place/registry.h"
 #include "dplace/place/schedule/list_scheduler.h"
+#include "dplace/place/search/chains.h"
 #include "dplace/place/units.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/test_problems.h"
@@ -155,6 +156,47 @@ TEST(ContiguousTest, HostForCpuOnlyOpsAndNoRunOverADisallowedDevice) {
   const Placed r = PlaceBy("contiguous", p);
   EXPECT_EQ(r.placement, (sim::Placement{0, 0, 0, 1, 1, 2}));
   EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
+}
+
+TEST(ChainsTest, LongestPathFirstThenWhatIsLeft) {
+  // a -> b -> c -> d (1 s each) and a -> e -> f (0.5 s each), 1-byte tensors (1 s over any link):
+  // the longest path a..d (7 s with its transfers) is the first cluster, e -> f the second.
+  graph::GraphBuilder b("fork");
+  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}});
+  const auto x = b.AddOp(TimedOp("b", 1), {{1, -1}});
+  const auto c = b.AddOp(TimedOp("c", 1), {{1, -1}});
+  const auto d = b.AddOp(TimedOp("d", 1));
+  const auto e = b.AddOp(TimedOp("e", 0.5), {{1, -1}});
+  const auto f = b.AddOp(TimedOp("f", 0.5));
+  b.AddEdge(a, 0, x);
+  b.AddEdge(x, 0, c);
+  b.AddEdge(c, 0, d);
+  b.AddEdge(a, 0, e);
+  b.AddEdge(e, 0, f);
+  EXPECT_EQ(LinearClusters(Make(b, ThreeDevices())), (std::vector<int>{0, 0, 0, 0, 1, 1}));
+}
+
+TEST(ChainsTest, TheRecurrentChainGetsADeviceOfItsOwn) {
+  // An unrolled recurrence: h_t = f(h_{t-1}, x_t), every op 1 s, tensors of 0.01 bytes. On one
+  // device the inputs x_t, ready at once, run first (8 s). With the chain x_0, h_0..h_3 (the
+  // longest path) moved to a device of its own, the other inputs run beside it: about 5 s.
+  graph::GraphBuilder b("recurrence");
+  std::vector<graph::OpId> xs;
+  for (int t = 0; t < 4; ++t)
+    xs.push_back(b.AddOp(TimedOp("x" + std::to_string(t), 1), {{0.01, -1}}));
+  graph::OpId h = -1;
+  for (int t = 0; t < 4; ++t) {
+    const graph::OpId next = b.AddOp(TimedOp("h" + std::to_string(t), 1), {{0.01, -1}});
+    b.AddEdge(xs[static_cast<size_t>(t)], 0, next);
+    if (h >= 0) b.AddEdge(h, 0, next);
+    h = next;
+  }
+  const sim::Problem p = Make(b, ThreeDevices());
+  EXPECT_NEAR(PlaceBy("single", p).evaluation.value, 8, 1e-9);
+  const Placed r = PlaceBy("chains", p);
+  EXPECT_LT(r.evaluation.value, 5.1);
+  EXPECT_EQ(r.placement[4], r.placement[7]) << "the chain h_0..h_3 shares a device";
+  EXPECT_NE(r.placement[1], r.placement[5]) << "x_1 runs beside the chain";
 }
 
 TEST(McmcTest, NeverWorseThanItsStart) {

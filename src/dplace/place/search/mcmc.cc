@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "dplace/base/rng.h"
+#include "dplace/place/search/chains.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/search/start.h"
 #include "dplace/place/units.h"
@@ -63,7 +64,12 @@ class McmcPlacer : public Placer {
     ctx.evaluator->SetBase(current);  // proposals re-simulate from where they differ
 
     Rng rng(ctx.seed);
-    const ScopeGroups scopes = MakeScopeGroups(p, units);
+    ScopeGroups scopes = MakeScopeGroups(p, units);
+    for (auto& chain : ChainGroups(p, units)) {
+      if (chain.size() < 2) continue;
+      for (size_t v : chain) scopes.of_unit[v].push_back(static_cast<int>(scopes.members.size()));
+      scopes.members.emplace_back(chain.begin(), chain.end());
+    }
     std::vector<size_t> moved;
     std::vector<sim::DeviceId> targets;
     int64_t accepted = 0, proposed = 0, idle = 0;
