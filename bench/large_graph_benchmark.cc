@@ -19,8 +19,9 @@
 namespace dplace {
 namespace {
 
-constexpr const char* kPlacers[] = {"single", "metis", "scotch", "expert",       "heft",
-                                    "m_topo", "m_etf", "m_sct",  "local_search", "mcmc"};
+constexpr const char* kPlacers[] = {"single",     "metis",  "scotch",       "expert",
+                                    "heft",       "m_topo", "m_etf",        "m_sct",
+                                    "contiguous", "chains", "local_search", "mcmc"};
 constexpr double kTimeLimitS = 20;
 
 std::unique_ptr<sim::Problem> MakeProblemOn(std::shared_ptr<const graph::Graph> g) {
@@ -53,7 +54,7 @@ const sim::Problem& Gnmt() {
 
 void Place(benchmark::State& state, const sim::Problem& problem, int coarsen_ops) {
   const std::string name = kPlacers[state.range(0)];
-  const bool search = name == "local_search" || name == "mcmc";
+  const bool search = name == "chains" || name == "local_search" || name == "mcmc";
   double value = 0;
   std::string note;
   for (auto _ : state) {

@@ -66,7 +66,9 @@ class McmcPlacer : public Placer {
     Rng rng(ctx.seed);
     ScopeGroups scopes = MakeScopeGroups(p, units);
     for (auto& chain : ChainGroups(p, units)) {
-      if (chain.size() < 2) continue;
+      // A cluster of most units (co-location can merge a training step's clusters into one) would
+      // make its proposals moves of nearly everything.
+      if (chain.size() < 2 || 2 * chain.size() > units.size()) continue;
       for (size_t v : chain) scopes.of_unit[v].push_back(static_cast<int>(scopes.members.size()));
       scopes.members.emplace_back(chain.begin(), chain.end());
     }

@@ -1,12 +1,13 @@
 // `mcmc`: FlexFlow-style Metropolis search on the evaluator (simulated annealing). It starts from
-// the best of the fast heuristics (single, expert, m_topo, heft, m_etf) and proposes moves of
-// co-location units: one unit, a run of up to eight units that follow one another on the same
-// device, or a whole name scope of the unit (ScopeGroups), to the device of a neighbouring unit or
-// any allowed device. A worse placement is accepted with probability exp(-relative worsening / T),
-// T falling geometrically from 1e-4 to 1e-6 over the budget; infeasible proposals are accepted
-// only from an infeasible state. Proposals are simulated incrementally (Evaluator::EvaluateNear).
-// Budget: --time-limit (runs until it is spent) and evaluations (without a time limit, 200 per
-// unit, at most 20,000); a run that stops on evaluations gives the same result for a seed.
+// the best of the heuristics (search/start.h) and proposes moves of co-location units: one unit, a
+// run of up to eight units that follow one another on the same device, or a whole group of the
+// unit (a name scope, ScopeGroups, or its linear cluster, ChainGroups, unless that holds more than
+// half the units), to the device of a neighbouring unit or any allowed device. A worse placement is
+// accepted with probability exp(-relative worsening / T), T falling geometrically from 1e-4 to 1e-6
+// over the budget; infeasible proposals are accepted only from an infeasible state. Proposals are
+// simulated incrementally (Evaluator::EvaluateNear). Budget: --time-limit (runs until it is spent)
+// and evaluations (without a time limit, 200 per unit, at most 20,000); a run that stops on
+// evaluations gives the same result for a seed.
 #pragma once
 
 #include <memory>

@@ -10,7 +10,8 @@ namespace dplace::place {
 namespace {
 
 bool IsSearch(std::string_view name) {
-  return name == "local_search" || name == "mcmc" || name == "ilp" || name == "ilp_contiguous";
+  return name == "chains" || name == "local_search" || name == "mcmc" || name == "ilp" ||
+         name == "ilp_contiguous";
 }
 
 class PortfolioPlacer : public Placer {
@@ -78,7 +79,7 @@ class PortfolioPlacer : public Placer {
 std::vector<std::string> DefaultPortfolio() {
   std::vector<std::string> names;
   for (const char* n : {"single", "expert", "metis", "scotch", "heft", "m_topo", "m_etf", "m_sct",
-                        "local_search", "mcmc"}) {
+                        "contiguous", "chains", "local_search", "mcmc"}) {
     if (MakePlacer(n).ok()) names.emplace_back(n);
   }
   return names;

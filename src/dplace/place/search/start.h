@@ -1,5 +1,6 @@
-// Where the searches start: the best placement of the fast heuristics (single, expert, m_topo,
-// heft, m_etf), each run once with the caller's evaluator and seed.
+// Where the searches start: the best placement of the heuristics (single, expert, m_topo, heft,
+// m_etf, contiguous, chains), each run once with the caller's evaluator and seed; `chains`, itself
+// a search, with a quarter of the caller's time limit (its own evaluation budget without one).
 #pragma once
 
 #include <string>
