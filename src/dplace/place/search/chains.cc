@@ -1,9 +1,9 @@
 #include "dplace/place/search/chains.h"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 
+#include "dplace/base/union_find.h"
 #include "dplace/place/registry.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
@@ -38,14 +38,6 @@ std::vector<double> MeanTransferTimes(const sim::Problem& p) {
   return times;
 }
 
-int Find(std::vector<int>& parent, int x) {
-  while (parent[static_cast<size_t>(x)] != x) {
-    parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
-    x = parent[static_cast<size_t>(x)];
-  }
-  return x;
-}
-
 // One group per linear cluster after merging by co-location: its units and its compute time.
 struct Group {
   std::vector<size_t> units;
@@ -55,18 +47,16 @@ struct Group {
 std::vector<Group> ClusterGroups(const sim::Problem& p, const std::vector<Unit>& units) {
   const std::vector<int> cluster = LinearClusters(p);
   const int clusters = cluster.empty() ? 0 : *std::max_element(cluster.begin(), cluster.end()) + 1;
-  std::vector<int> parent(static_cast<size_t>(clusters));
-  std::iota(parent.begin(), parent.end(), 0);
+  UnionFind sets(static_cast<size_t>(clusters));
   for (const Unit& u : units) {
-    const int first = Find(parent, cluster[static_cast<size_t>(u.ops.front())]);
-    for (sim::OpId op : u.ops)
-      parent[static_cast<size_t>(Find(parent, cluster[static_cast<size_t>(op)]))] = first;
+    const int first = cluster[static_cast<size_t>(u.ops.front())];
+    for (sim::OpId op : u.ops) sets.Join(first, cluster[static_cast<size_t>(op)]);
   }
   std::vector<int> group_of(static_cast<size_t>(clusters), -1);
   std::vector<Group> groups;
   for (size_t u = 0; u < units.size(); ++u) {
     const auto root =
-        static_cast<size_t>(Find(parent, cluster[static_cast<size_t>(units[u].ops.front())]));
+        static_cast<size_t>(sets.Find(cluster[static_cast<size_t>(units[u].ops.front())]));
     if (group_of[root] < 0) {
       group_of[root] = static_cast<int>(groups.size());
       groups.emplace_back();
