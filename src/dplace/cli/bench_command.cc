@@ -54,7 +54,8 @@ void StepPlacers(Suite* suite) {
   suite->objective = "step";
   suite->compare = true;
   suite->placers.assign(std::begin(kClassic), std::end(kClassic));
-  suite->placers.insert(suite->placers.end(), {"contiguous", "chains", "local_search", "mcmc"});
+  suite->placers.insert(suite->placers.end(),
+                        {"contiguous", "chains", "local_search", "mcmc", "portfolio"});
 }
 
 StatusOr<std::vector<std::string>> FilesIn(const std::string& dir, std::string_view suffix) {

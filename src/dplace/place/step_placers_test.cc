@@ -26,12 +26,13 @@ struct Placed {
 };
 
 Placed PlaceBy(const std::string& name, const sim::Problem& p, int64_t max_evaluations = 0,
-               std::vector<std::string> portfolio = {}) {
+               std::vector<std::string> portfolio = {}, const sim::Placement* start = nullptr) {
   sim::SimulatedEvaluator evaluator(p);
   PlaceContext ctx{.evaluator = &evaluator,
                    .seed = 7,
                    .budget = {.max_evaluations = max_evaluations},
                    .given_plan = nullptr,
+                   .start = start,
                    .portfolio = std::move(portfolio)};
   auto placer = MakePlacer(name);
   EXPECT_TRUE(placer.ok());
@@ -206,6 +207,27 @@ TEST(McmcTest, NeverWorseThanItsStart) {
   const Placed r = PlaceBy("mcmc", p, 500);
   EXPECT_LE(r.evaluation.value, start.evaluation.value + 1e-12);
   EXPECT_NE(r.note.find("proposals"), std::string::npos) << r.note;
+}
+
+TEST(McmcTest, StartsWhereTheCallerSays) {
+  // With a start and no evaluation to spare beyond judging it, mcmc and local_search return the
+  // start itself (one GPU: 8 s), not the best heuristic (4 s).
+  const sim::Problem p = TwoChains();
+  const sim::Placement one_gpu(8, 0);
+  for (const char* name : {"mcmc", "local_search"}) {
+    const Placed r = PlaceBy(name, p, 1, {}, &one_gpu);
+    EXPECT_EQ(r.placement, one_gpu) << name;
+  }
+  EXPECT_NE(PlaceBy("mcmc", p, 1, {}, &one_gpu).note.find("from the given start"),
+            std::string::npos);
+  EXPECT_NEAR(PlaceBy("mcmc", p, 1).evaluation.value, 4, 1e-9);
+}
+
+TEST(McmcTest, ImprovesOnTheGivenStart) {
+  // From one GPU (8 s), a few hundred proposals find the two chains a GPU each (4 s).
+  const sim::Problem p = TwoChains();
+  const sim::Placement one_gpu(8, 0);
+  EXPECT_NEAR(PlaceBy("mcmc", p, 400, {}, &one_gpu).evaluation.value, 4, 1e-9);
 }
 
 TEST(ScopeGroupsTest, ModulesAndEveryCallOfAModule) {

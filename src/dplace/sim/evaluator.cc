@@ -25,4 +25,16 @@ Evaluation SimulatedEvaluator::EvaluateNear(const Placement& placement) {
   return step_.RunNear(placement).evaluation;
 }
 
+Evaluation SimulatedEvaluator::EvaluateNear(const Placement& placement, double give_up_above) {
+  if (problem_.objective != Objective::kStep) return Evaluate(placement);
+  ++evaluations_;
+  return step_.RunNear(placement, give_up_above).evaluation;
+}
+
+std::vector<OpId> SimulatedEvaluator::CriticalPath(const Placement& placement) {
+  if (problem_.objective != Objective::kStep) return {};
+  ++evaluations_;
+  return step_.CriticalPath(placement);
+}
+
 }  // namespace dplace::sim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "dplace/sim/latency.h"
 #include "dplace/sim/max_load.h"
@@ -21,7 +22,16 @@ class Evaluator {
   // default SetBase does nothing and EvaluateNear evaluates in full.
   virtual void SetBase(const Placement& /*base*/) {}
   virtual Evaluation EvaluateNear(const Placement& placement) { return Evaluate(placement); }
-  // Number of Evaluate and EvaluateNear calls so far.
+  // EvaluateNear for a search that rejects every placement worse than `give_up_above`: the step
+  // simulator may stop early on one and return an infeasible evaluation with a value above it
+  // (StepSimulator::RunNear). Otherwise the same as EvaluateNear.
+  virtual Evaluation EvaluateNear(const Placement& placement, double /*give_up_above*/) {
+    return EvaluateNear(placement);
+  }
+  // The ops the step time waits for (StepSimulator::CriticalPath), for searches that aim their
+  // moves; empty for the other objectives. Counts as one evaluation.
+  virtual std::vector<OpId> CriticalPath(const Placement& /*placement*/) { return {}; }
+  // Number of Evaluate, EvaluateNear and CriticalPath calls so far.
   virtual int64_t evaluations() const = 0;
 };
 
@@ -34,6 +44,8 @@ class SimulatedEvaluator : public Evaluator {
   // (StepSimulator::RunNear); the other objectives are cheap enough to evaluate in full.
   void SetBase(const Placement& base) override;
   Evaluation EvaluateNear(const Placement& placement) override;
+  Evaluation EvaluateNear(const Placement& placement, double give_up_above) override;
+  std::vector<OpId> CriticalPath(const Placement& placement) override;
   int64_t evaluations() const override { return evaluations_; }
 
  private:

@@ -67,6 +67,15 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
     for (int32_t k = 0; k < o.num_outputs; ++k) bytes += g.tensor(o.first_output + k).bytes;
     start_bytes_[static_cast<size_t>(i)] = bytes;
   }
+  auto allowed = [&problem](OpId op, DeviceId d) { return problem.Allowed(op, d); };
+  tail_.assign(num_ops, 0.0);
+  const auto& order = g.TopologicalOrder();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    double after = 0;
+    for (OpId s : g.Successors(*it)) after = std::max(after, tail_[static_cast<size_t>(s)]);
+    tail_[static_cast<size_t>(*it)] =
+        problem.costs.MinOpTime(*it, problem.num_devices(), allowed) + after;
+  }
   // A checkpoint's size, counting a transfer per input slot (the most a run can have).
   const double state_bytes =
       12.0 * static_cast<double>(num_ops) + 8.0 * static_cast<double>(g.num_tensors()) +
@@ -256,7 +265,8 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   }
 }
 
-void StepSimulator::Continue(const Placement& placement, Timeline* timeline, bool record) {
+double StepSimulator::Continue(const Placement& placement, Timeline* timeline, bool record,
+                               double give_up_above) {
   while (true) {
     if (record &&
         s_.ops_ended >= static_cast<int64_t>(num_checkpoints_ + 1) * checkpoint_interval_) {
@@ -275,10 +285,14 @@ void StepSimulator::Continue(const Placement& placement, Timeline* timeline, boo
       std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
       const OpId op = heap.back().second;
       heap.pop_back();
+      // The margin covers the rounding of the tail's sum, so giving up is never wrong.
+      if (s_.now + tail_[static_cast<size_t>(op)] > give_up_above * (1 + 1e-9)) {
+        return s_.now + tail_[static_cast<size_t>(op)];
+      }
       StartOp(d, s_.now, op, timeline);
     }
     s_.dirty_list.clear();
-    if (s_.events.empty()) break;
+    if (s_.events.empty()) return 0;
     const double now = s_.now = s_.events.front().time;
     while (!s_.events.empty() && s_.events.front().time == now) {
       std::pop_heap(s_.events.begin(), s_.events.end(), Later{});
@@ -334,10 +348,89 @@ void StepSimulator::SetBase(const Placement& base) {
 }
 
 StepResult StepSimulator::RunNear(const Placement& placement) {
-  if (base_.size() != placement.size()) return Run(placement);
-  RestoreFor(placement);
+  return RunNear(placement, std::numeric_limits<double>::infinity());
+}
+
+StepResult StepSimulator::RunNear(const Placement& placement, double give_up_above) {
+  if (base_.size() != placement.size())
+    Reset(placement, nullptr);
+  else
+    RestoreFor(placement);
+  const double above = Continue(placement, nullptr, /*record=*/false, give_up_above);
+  if (above == 0) return Report(placement);
+  StepResult result;
+  Evaluation& e = result.evaluation;
+  e.objective = Objective::kStep;
+  e.value = above;
+  e.lower_bound = problem_.step_lower_bound;
+  e.feasible = false;
+  e.reason = "the step takes more than " + std::to_string(give_up_above) + " s";
+  return result;
+}
+
+std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
+  Reset(placement, nullptr);
   Continue(placement, nullptr, /*record=*/false);
-  return Report(placement);
+  const graph::Graph& g = problem_.g();
+  auto end_of = [&](OpId op) {  // computed as StartOp computes the op's end event
+    return s_.start[static_cast<size_t>(op)] +
+           problem_.costs.OpTime(op, placement[static_cast<size_t>(op)]);
+  };
+  // Per device, its ops by end time: the op that kept a device busy ended when the next started.
+  std::vector<std::vector<std::pair<double, OpId>>> ended(
+      static_cast<size_t>(problem_.num_devices()));
+  OpId last = -1;
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    ended[static_cast<size_t>(placement[static_cast<size_t>(op)])].emplace_back(end_of(op), op);
+    if (last < 0 || end_of(op) > end_of(last)) last = op;
+  }
+  for (auto& list : ended) std::sort(list.begin(), list.end());
+  const auto n = static_cast<size_t>(problem_.num_devices());
+  std::vector<OpId> path;
+  std::vector<char> on_path(static_cast<size_t>(g.num_ops()));
+  for (OpId op = last; op >= 0 && !on_path[static_cast<size_t>(op)];) {  // zero-time ops can tie
+    on_path[static_cast<size_t>(op)] = 1;
+    path.push_back(op);
+    const double start = s_.start[static_cast<size_t>(op)];
+    if (start <= 0) break;
+    // The input that arrived last, if it arrived as the op started.
+    auto inputs = g.Inputs(op);
+    const auto first_slot = static_cast<size_t>(inputs.data() - g.Inputs(0).data());
+    OpId next = -1;
+    for (size_t k = 0; k < inputs.size() && next < 0; ++k) {
+      int32_t copy = s_.input_copy[first_slot + k];
+      if (copy < 0) {
+        const OpId producer = g.tensor(inputs[k]).producer;
+        if (end_of(producer) == start) next = producer;
+        continue;
+      }
+      if (s_.transfers[static_cast<size_t>(copy)].end != start) continue;
+      // Back along the channel while a transfer waited for the one ahead of it.
+      while (true) {
+        const Transfer& tr = s_.transfers[static_cast<size_t>(copy)];
+        const OpId producer = g.tensor(tr.tensor).producer;
+        if (end_of(producer) == tr.start) {
+          next = producer;
+          break;
+        }
+        const auto& queue =
+            s_.channel_queue[static_cast<size_t>(tr.src) * n + static_cast<size_t>(tr.dst)];
+        const auto it = std::lower_bound(queue.begin(), queue.end(), copy);
+        if (it == queue.begin()) {
+          next = producer;
+          break;
+        }
+        copy = *(it - 1);
+      }
+    }
+    if (next < 0) {  // the device was busy: the op that ended as this one started
+      const auto& list = ended[static_cast<size_t>(placement[static_cast<size_t>(op)])];
+      const auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(start, OpId{-1}));
+      if (it != list.end() && it->first == start && it->second != op) next = it->second;
+    }
+    op = next;
+  }
+  return path;
 }
 
 double StepSimulator::Makespan(const Placement& placement) {

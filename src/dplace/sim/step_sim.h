@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "dplace/sim/evaluation.h"
@@ -49,6 +50,18 @@ class StepSimulator {
   // current base re-simulates from a checkpoint too.
   void SetBase(const Placement& base);
   StepResult RunNear(const Placement& placement);
+  // RunNear that gives up as soon as the step is sure to take longer than `give_up_above`: when
+  // an op starts so late that the ops after it, each at its fastest, end after that. A run given
+  // up on returns an infeasible evaluation whose value is that lower bound (and no devices).
+  // Searches pass the worst step time they would still accept.
+  StepResult RunNear(const Placement& placement, double give_up_above);
+
+  // The ops of `placement`'s critical path, the last to end first: from the op that ends last,
+  // back through what each op waited for, which is its input that arrived last (its producer, or
+  // the transfer and what that waited for: the producer or the transfer ahead of it on its
+  // channel), else the op before it on its device. Simulates the placement in full; the base of
+  // RunNear is kept.
+  std::vector<OpId> CriticalPath(const Placement& placement);
 
  private:
   // 16 bytes, so the heap moves little memory. `seq` orders simultaneous events by creation (a run
@@ -91,7 +104,10 @@ class StepSimulator {
   void Reset(const Placement& placement, Timeline* timeline);
   // Runs events until none is left; with `record`, keeps a checkpoint every
   // checkpoint_interval_ ended ops.
-  void Continue(const Placement& placement, Timeline* timeline, bool record);
+  // With a finite `give_up_above`, stops when an op starts at a time t with t + tail_[op] above
+  // it, and returns that bound (else 0).
+  double Continue(const Placement& placement, Timeline* timeline, bool record,
+                  double give_up_above = std::numeric_limits<double>::infinity());
   // Makes the state that of the base run just before `placement` (which differs from the base)
   // can make a difference: a checkpoint, or a fresh start. Returns the checkpoint's index, or -1.
   int RestoreFor(const Placement& placement);
@@ -112,6 +128,8 @@ class StepSimulator {
   std::vector<int32_t> stamp_, transfer_of_device_;  // per device, scratch for SendTensor
   std::vector<double> param_bytes_, scratch_bytes_, start_bytes_;  // per op
   std::vector<double> timeline_params_;  // per device, parameters of the run with a timeline
+  // Per op: the longest path from its start to the end of the step, every op at its fastest.
+  std::vector<double> tail_;
   // Incremental runs: the base placement, when each of its ops ended, checkpoints in time order.
   Placement base_;
   std::vector<double> base_end_;

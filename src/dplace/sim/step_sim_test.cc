@@ -171,7 +171,9 @@ TEST(StepSimTest, IncrementalRunsEqualFullRuns) {
   for (auto& d : base) d = static_cast<DeviceId>(rng.Below(4));
   StepSimulator incremental(p), full(p);
   incremental.SetBase(base);
-  int feasible = 0, infeasible = 0;
+  // Runs that may give up above the base's step time, as a search that takes only improvements.
+  double cutoff = full.Makespan(base);
+  int feasible = 0, infeasible = 0, given_up = 0;
   for (int step = 0; step < 400; ++step) {
     Placement moved = base;
     const uint64_t count = 1 + rng.Below(5);
@@ -189,16 +191,64 @@ TEST(StepSimTest, IncrementalRunsEqualFullRuns) {
       ASSERT_EQ(a.devices[d].peak_memory_bytes, b.devices[d].peak_memory_bytes);
     }
     (a.feasible ? feasible : infeasible)++;
+    // Given up on: infeasible, with a value above the cut-off that bounds the real one.
+    const Evaluation c = incremental.RunNear(moved, cutoff).evaluation;
+    if (c.value != b.value || c.feasible != b.feasible) {
+      ASSERT_GT(b.value, cutoff) << "step " << step;
+      ASSERT_FALSE(c.feasible) << "step " << step;
+      ASSERT_GT(c.value, cutoff) << "step " << step;
+      ASSERT_LE(c.value, b.value * (1 + 1e-12)) << "step " << step;
+      ++given_up;
+    }
     if (rng.Below(4) == 0) {
       base = moved;
       incremental.SetBase(base);
+      cutoff = full.Makespan(base);
     }
   }
-  // Both kinds of answer were compared.
+  // Both kinds of answer were compared, and some runs were given up on.
   EXPECT_GT(feasible, 0);
   EXPECT_GT(infeasible, 0);
+  EXPECT_GT(given_up, 0);
   // The base itself, after all those moves.
   EXPECT_EQ(incremental.RunNear(base).evaluation.value, full.Makespan(base));
+}
+
+TEST(StepSimTest, CriticalPathFollowsWhatEachOpWaitedFor) {
+  // y (4 s, d1) holds d1 while a (1 s, d0) sends its 1-byte tensor to b (1 s transfer): b is ready
+  // at 2 but waits for the device until 4, runs [4, 6], then c [6, 7]. The step waits for c, b,
+  // then y (the device), not for a.
+  graph::GraphBuilder b("waits");
+  const auto y = b.AddOp(TimedOp("y", 4, 4));
+  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}});
+  const auto x = b.AddOp(TimedOp("b", 2), {{1, -1}});
+  const auto c = b.AddOp(TimedOp("c", 1));
+  b.AddEdge(a, 0, x);
+  b.AddEdge(x, 0, c);
+  Problem p = Make(b, ThreeDevices());
+  StepSimulator sim(p);
+  EXPECT_EQ(sim.CriticalPath({1, 0, 1, 1}), (std::vector<OpId>{c, x, y}));
+  // With y on the CPU (4 s too), b starts when the transfer ends: c, b, then a through it.
+  EXPECT_EQ(sim.CriticalPath({2, 0, 1, 1}), (std::vector<OpId>{c, x, a}));
+}
+
+TEST(StepSimTest, CriticalPathFollowsTheChannelQueue) {
+  // As in ChannelCarriesOneTransferAtATime: y's input waited on the channel behind x's, which
+  // waited for a; y started when its copy arrived: y, then a.
+  graph::GraphBuilder b("contention");
+  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}, {1, -1}});
+  const auto x = b.AddOp(TimedOp("x", 1));
+  const auto y = b.AddOp(TimedOp("y", 1));
+  b.AddEdge(a, 0, x);
+  b.AddEdge(a, 1, y);
+  Problem p = Make(b, ThreeDevices());
+  StepSimulator sim(p);
+  EXPECT_EQ(sim.CriticalPath({0, 1, 1}), (std::vector<OpId>{y, a}));
+  // The path does not disturb incremental runs: a base set before still answers exactly.
+  sim.SetBase({0, 1, 1});
+  EXPECT_EQ(sim.CriticalPath({0, 0, 0}), (std::vector<OpId>{y, x, a}));
+  EXPECT_DOUBLE_EQ(sim.RunNear({0, 1, 0}).evaluation.value,
+                   SimulateStep(p, {0, 1, 0}).evaluation.value);
 }
 
 }  // namespace

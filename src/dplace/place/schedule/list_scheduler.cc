@@ -374,6 +374,13 @@ std::vector<sim::OpId> GreedyFavourites(const sim::Problem& p, const MeanCosts& 
 // Producer -> consumer pairs above which m-SCT chooses favourites greedily: Baechi's GNMT-v2
 // (5,225 pairs) solves in under a second, a 2,000-op coarse graph of 13,000 pairs took minutes.
 constexpr size_t kMaxLpPairs = 8000;
+// How long the LP of `pairs` producer -> consumer pairs takes, roughly: (pairs / 4,000)^2 s fits
+// the training steps of the bundled models on one core (1,471 pairs: 0.14 s, 3,312: 0.88 s, 3,886:
+// 0.86 s, 7,820: 3.8 s). Under a time limit the LP runs only when this fits its share.
+double LpSeconds(size_t pairs) {
+  const double x = static_cast<double>(pairs) / 4000;
+  return x * x;
+}
 
 class ListSchedulerPlacer : public Placer {
  public:
@@ -406,9 +413,9 @@ class ListSchedulerPlacer : public Placer {
         const MeanCosts means = Means(p);
         size_t pairs = 0;
         for (sim::OpId op = 0; op < p.num_ops(); ++op) pairs += p.g().Successors(op).size();
-        if (pairs > kMaxLpPairs) {
+        if (pairs > kMaxLpPairs || (ctx.budget.time_limit_s > 0 && LpSeconds(pairs) > limit)) {
           ctx.note = "favourite children chosen greedily (LP of " + std::to_string(pairs) +
-                     " pairs too large)";
+                     (pairs > kMaxLpPairs ? " pairs too large)" : " pairs too slow for the limit)");
           return Etf(p, means, GreedyFavourites(p, means));
         }
         std::vector<sim::OpId> favourite = Favourites(p, means, limit);

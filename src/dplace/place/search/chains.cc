@@ -127,7 +127,7 @@ class ChainsPlacer : public Placer {
                                          [&](size_t u) { return unit_device[u] == to; });
           if (!allowed || there) continue;
           for (size_t u : g.units) Assign(units[u], to, &current);
-          const Score s = ScoreOf(ctx.evaluator->EvaluateNear(current));
+          const Score s = ScoreOf(ctx.evaluator->EvaluateNear(current, ToBeat(best)));
           if (s < best) {
             best = s;
             best_to = to;

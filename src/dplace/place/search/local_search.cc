@@ -20,8 +20,9 @@ class LocalSearchPlacer : public Placer {
   StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
     const BudgetClock clock(ctx);
     auto out_of_budget = [&] { return clock.Out(); };
-    auto score = [&](const sim::Placement& placement) {
-      return ScoreOf(ctx.evaluator->EvaluateNear(placement));
+    // Moves must beat `than`: the simulation may give up on one once it is sure not to.
+    auto score = [&](const sim::Placement& placement, const Score& than) {
+      return ScoreOf(ctx.evaluator->EvaluateNear(placement, ToBeat(than)));
     };
     Rng rng(ctx.seed);
     const std::vector<Unit> units = MakeUnits(p);
@@ -34,7 +35,7 @@ class LocalSearchPlacer : public Placer {
         const auto& allowed = units[u].devices;
         unit_device[u] = allowed.empty() ? 0 : allowed[rng.Below(allowed.size())];
       }
-      if (restart == 0 && ctx.given_plan != nullptr &&
+      if (restart == 0 && ctx.given_plan != nullptr && ctx.start == nullptr &&
           ctx.given_plan->size() == static_cast<size_t>(p.num_ops())) {
         for (size_t u = 0; u < units.size(); ++u) {
           unit_device[u] = (*ctx.given_plan)[static_cast<size_t>(units[u].ops.front())];
@@ -47,7 +48,7 @@ class LocalSearchPlacer : public Placer {
       }
       for (size_t u = 0; u < units.size(); ++u) Assign(units[u], unit_device[u], &placement);
       ctx.evaluator->SetBase(placement);  // moves re-simulate from where they differ
-      Score current = score(placement);
+      Score current = ScoreOf(ctx.evaluator->EvaluateNear(placement));
       bool improved = true;
       while (improved && !out_of_budget()) {
         improved = false;
@@ -62,7 +63,7 @@ class LocalSearchPlacer : public Placer {
           for (sim::DeviceId to : units[u].devices) {
             if (to == from) continue;
             Assign(units[u], to, &placement);
-            const Score s = score(placement);
+            const Score s = score(placement, best_move);
             if (s < best_move) {
               best_move = s;
               best_to = to;

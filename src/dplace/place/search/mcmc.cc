@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "dplace/base/rng.h"
 #include "dplace/place/search/chains.h"
@@ -31,6 +32,9 @@ constexpr int64_t kRebaseEvery = 16;
 // progress, and swapping u with a neighbour on the target device, changed nothing beyond the noise
 // of 2 s runs (about 0.5% between two runs of one configuration).
 constexpr double kScopeMove = 0.3, kRunMove = 0.3, kNeighbourTarget = 0.95;
+// Share of proposals that move a unit on the critical path of the current placement (recomputed
+// at each re-base): only those can shorten the step at once.
+constexpr double kCriticalUnit = 0.5;
 
 class McmcPlacer : public Placer {
  public:
@@ -62,6 +66,18 @@ class McmcPlacer : public Placer {
     sim::Placement best = current;
     Score best_score = current_score;
     ctx.evaluator->SetBase(current);  // proposals re-simulate from where they differ
+    std::vector<size_t> critical;
+    std::vector<char> is_critical(units.size());
+    auto find_critical = [&] {
+      for (size_t v : critical) is_critical[v] = 0;
+      critical.clear();
+      for (sim::OpId op : ctx.evaluator->CriticalPath(current)) {
+        const auto v = static_cast<size_t>(unit_of_op[static_cast<size_t>(op)]);
+        if (!is_critical[v]) critical.push_back(v);
+        is_critical[v] = 1;
+      }
+    };
+    find_critical();
 
     Rng rng(ctx.seed);
     ScopeGroups scopes = MakeScopeGroups(p, units);
@@ -81,7 +97,9 @@ class McmcPlacer : public Placer {
       // Propose: one unit, a run of units that follow one another on its device, or a whole name
       // scope it belongs to (a module, or every call of one: a layer of an unrolled RNN).
       moved.clear();
-      size_t u = rng.Below(units.size());
+      const size_t u = !critical.empty() && rng.Uniform() < kCriticalUnit
+                           ? critical[rng.Below(critical.size())]
+                           : rng.Below(units.size());
       const sim::DeviceId from = unit_device[u];
       const auto& scopes_of_u = scopes.of_unit[u];
       const double kind = rng.Uniform();
@@ -142,20 +160,26 @@ class McmcPlacer : public Placer {
       idle = 0;
       const sim::DeviceId to = targets[rng.Below(targets.size())];
       for (size_t v : moved) Assign(units[v], to, &current);
-      const Score s = ScoreOf(ctx.evaluator->EvaluateNear(current));
+      // Metropolis: a relative worsening w is accepted with probability exp(-w / temperature),
+      // that is when the step time is below current * (1 + temperature * -ln r) for a uniform r
+      // drawn first, so the simulation can give up on a proposal once it is sure to exceed that.
+      const double accept_below =
+          current_score.feasible
+              ? current_score.value * (1 + temperature * -std::log(std::max(rng.Uniform(), 1e-300)))
+              : std::numeric_limits<double>::infinity();
+      const Score s = ScoreOf(ctx.evaluator->EvaluateNear(current, accept_below));
       ++proposed;
-      bool accept = s < current_score;
-      if (!accept && s.feasible == current_score.feasible && std::isfinite(s.value)) {
-        const double worse = (s.value - current_score.value) / std::max(current_score.value, 1e-30);
-        accept = rng.Uniform() < std::exp(-worse / temperature);
-      } else if (!accept && !current_score.feasible) {
-        accept = true;  // wander until feasible
-      }
+      // An infeasible chain wanders until it is feasible.
+      const bool accept =
+          !current_score.feasible || s < current_score || (s.feasible && s.value < accept_below);
       if (accept) {
         ++accepted;
         for (size_t v : moved) unit_device[v] = to;
         current_score = s;
-        if (accepted % kRebaseEvery == 0) ctx.evaluator->SetBase(current);
+        if (accepted % kRebaseEvery == 0) {
+          ctx.evaluator->SetBase(current);
+          find_critical();
+        }
         if (s < best_score) {
           best_score = s;
           best = current;

@@ -14,6 +14,14 @@ bool IsSearch(std::string_view name) {
          name == "ilp_contiguous";
 }
 
+// The searches run in this order, each from the best placement so far (those that take a start),
+// and share the time left in proportion to their weights: mcmc, which keeps improving with time,
+// gets most of it, and local_search, last, polishes what it found.
+int SearchRank(std::string_view name) {
+  return name == "chains" ? 0 : name == "mcmc" ? 2 : name == "local_search" ? 3 : 1;
+}
+double SearchWeight(std::string_view name) { return name == "mcmc" ? 4 : 1; }
+
 class PortfolioPlacer : public Placer {
  public:
   std::string_view name() const override { return "portfolio"; }
@@ -23,31 +31,41 @@ class PortfolioPlacer : public Placer {
     const BudgetClock clock(ctx);
     std::vector<std::string> names = ctx.portfolio.empty() ? DefaultPortfolio() : ctx.portfolio;
     // One-shot heuristics first, then the searches.
-    std::stable_partition(names.begin(), names.end(),
-                          [](const std::string& n) { return !IsSearch(n); });
-    const auto searches =
-        std::count_if(names.begin(), names.end(), [](const std::string& n) { return IsSearch(n); });
+    std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+      const int ra = IsSearch(a) ? 1 + SearchRank(a) : 0, rb = IsSearch(b) ? 1 + SearchRank(b) : 0;
+      return ra < rb;
+    });
+    double weights_left = 0;
+    for (const std::string& n : names) weights_left += IsSearch(n) ? SearchWeight(n) : 0;
     sim::Placement best;
     Score best_score;
     std::string winner;
     double bound = p.LowerBound();
-    int remaining_searches = static_cast<int>(searches);
     for (const std::string& n : names) {
       if (n == "portfolio") continue;
       DPLACE_ASSIGN_OR_RETURN(auto placer, MakePlacer(n));
-      PlaceContext sub{
-          .evaluator = ctx.evaluator, .seed = ctx.seed, .budget = {}, .given_plan = ctx.given_plan};
-      if (IsSearch(n)) {
+      PlaceContext sub{.evaluator = ctx.evaluator,
+                       .seed = ctx.seed,
+                       .budget = {},
+                       .given_plan = ctx.given_plan,
+                       .start = best.empty() ? nullptr : &best};
+      if (!IsSearch(n) && ctx.budget.time_limit_s > 0) {
+        // One-shot heuristics are fast, but m_sct's LP can take seconds: a quarter of what is left.
+        sub.budget.time_limit_s =
+            std::max(0.25 * (ctx.budget.time_limit_s - clock.Elapsed()), 1e-3);
+      } else if (IsSearch(n)) {
+        const double share = SearchWeight(n) / weights_left;
         if (ctx.budget.time_limit_s > 0) {
           const double left = std::max(0.0, ctx.budget.time_limit_s - clock.Elapsed());
-          sub.budget.time_limit_s = std::max(left / remaining_searches, 1e-3);
+          sub.budget.time_limit_s = std::max(left * share, 1e-3);
         }
         if (ctx.budget.max_evaluations > 0) {
           const int64_t left =
               std::max<int64_t>(0, ctx.budget.max_evaluations - clock.Evaluations());
-          sub.budget.max_evaluations = std::max<int64_t>(1, left / remaining_searches);
+          sub.budget.max_evaluations =
+              std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(left) * share));
         }
-        --remaining_searches;
+        weights_left -= SearchWeight(n);
       }
       auto placed = placer->Place(p, sub);
       if (!placed.ok()) {

@@ -7,6 +7,9 @@
 namespace dplace::place {
 
 Start BestHeuristic(const sim::Problem& p, const PlaceContext& ctx) {
+  if (ctx.start != nullptr && ctx.start->size() == static_cast<size_t>(p.num_ops())) {
+    return {*ctx.start, ScoreOf(ctx.evaluator->Evaluate(*ctx.start)), "the given start"};
+  }
   Start best;
   for (const char* name : {"single", "expert", "m_topo", "heft", "m_etf", "contiguous", "chains"}) {
     auto placer = MakePlacer(name);

@@ -1,6 +1,7 @@
-// Where the searches start: the best placement of the heuristics (single, expert, m_topo, heft,
-// m_etf, contiguous, chains), each run once with the caller's evaluator and seed; `chains`, itself
-// a search, with a quarter of the caller's time limit (its own evaluation budget without one).
+// Where the searches start: the caller's PlaceContext::start when it has one, else the best
+// placement of the heuristics (single, expert, m_topo, heft, m_etf, contiguous, chains), each run
+// once with the caller's evaluator and seed; `chains`, itself a search, with a quarter of the
+// caller's time limit (its own evaluation budget without one).
 #pragma once
 
 #include <string>
