@@ -15,6 +15,17 @@ using testing::Make;
 using testing::ThreeDevices;
 using testing::TimedOp;
 
+// a (1 s) has outputs t0 -> x and t1 -> y (1 s each), 1 byte each: ops a = 0, x = 1, y = 2.
+Problem Contention() {
+  graph::GraphBuilder b("contention");
+  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}, {1, -1}});
+  const auto x = b.AddOp(TimedOp("x", 1));
+  const auto y = b.AddOp(TimedOp("y", 1));
+  b.AddEdge(a, 0, x);
+  b.AddEdge(a, 1, y);
+  return Make(b, ThreeDevices());
+}
+
 TEST(StepSimTest, ChainAcrossTwoDevices) {
   // a (1 s on d0) -> b (2 s on d1); the 1.5-byte tensor takes 1.5 s: 1 + 1.5 + 2 = 4.5.
   graph::GraphBuilder b("chain");
@@ -36,13 +47,7 @@ TEST(StepSimTest, ChainAcrossTwoDevices) {
 TEST(StepSimTest, ChannelCarriesOneTransferAtATime) {
   // a (1 s, d0) has outputs t0 -> x and t1 -> y, 1 s each, both x, y (1 s) on d1.
   // t0 occupies d0->d1 over [1, 2], t1 waits: [2, 3]. x runs [2, 3], y [3, 4]. Makespan 4.
-  graph::GraphBuilder b("contention");
-  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}, {1, -1}});
-  const auto x = b.AddOp(TimedOp("x", 1));
-  const auto y = b.AddOp(TimedOp("y", 1));
-  b.AddEdge(a, 0, x);
-  b.AddEdge(a, 1, y);
-  Problem p = Make(b, ThreeDevices());
+  Problem p = Contention();
   StepResult r = SimulateStep(p, {0, 1, 1}, {.record_timeline = true});
   EXPECT_DOUBLE_EQ(r.evaluation.value, 4);
   ASSERT_EQ(r.timeline.transfers.size(), 2u);
@@ -235,13 +240,8 @@ TEST(StepSimTest, CriticalPathFollowsWhatEachOpWaitedFor) {
 TEST(StepSimTest, CriticalPathFollowsTheChannelQueue) {
   // As in ChannelCarriesOneTransferAtATime: y's input waited on the channel behind x's, which
   // waited for a; y started when its copy arrived: y, then a.
-  graph::GraphBuilder b("contention");
-  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}, {1, -1}});
-  const auto x = b.AddOp(TimedOp("x", 1));
-  const auto y = b.AddOp(TimedOp("y", 1));
-  b.AddEdge(a, 0, x);
-  b.AddEdge(a, 1, y);
-  Problem p = Make(b, ThreeDevices());
+  Problem p = Contention();
+  const OpId a = 0, x = 1, y = 2;
   StepSimulator sim(p);
   EXPECT_EQ(sim.CriticalPath({0, 1, 1}), (std::vector<OpId>{y, a}));
   // The path does not disturb incremental runs: a base set before still answers exactly.
