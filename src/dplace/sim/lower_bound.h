@@ -4,11 +4,14 @@
 // Step:       max(critical path with every op at its fastest allowed time, where an op with several
 //                 producers waits for the cheapest transfers of the ones on other devices or runs
 //                 after the ones on its own device, one at a time (docs/semantics.md),
-//                 total fastest work / number of devices,
+//                 the work bound: the load of the most loaded device is at least any weighted mean
+//                 of the loads, so at least sum over ops of min over devices of weight × time
+//                 (equal weights: total fastest work / number of devices; better weights count a
+//                 slow device as a fraction of one),
 //                 the heaviest co-location group on its best single device).
 // Latency:    the critical path with every op at its fastest allowed time (CPU ops run in
 //             parallel, so total work is no bound).
-// Throughput: max(total fastest work / number of devices, the slowest single op at its best,
+// Throughput: max(the work bound, the slowest single op at its best,
 //                 the heaviest co-location group on its best single device).
 #pragma once
 

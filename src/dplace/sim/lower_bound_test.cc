@@ -60,6 +60,20 @@ TEST(LowerBoundTest, TensorReadTwiceCrossesOnce) {
   EXPECT_DOUBLE_EQ(p.step_lower_bound, 6);
 }
 
+TEST(LowerBoundTest, WorkBoundCountsASlowDeviceAsAFraction) {
+  // Four independent ops of 3 s on a GPU and 9 s on the CPU: with loads T, the GPUs do T / 3 ops
+  // each and the CPU T / 9, so 2T / 3 + T / 9 = 4 ops and T = 36 / 7 s (the best placement, two
+  // ops per GPU, takes 6 s). Equal weights would give 12 s / 3 devices = 4 s.
+  for (Objective objective : {Objective::kStep, Objective::kThroughput}) {
+    graph::GraphBuilder builder("four");
+    for (int i = 0; i < 4; ++i) builder.AddOp(TimedOp("op" + std::to_string(i), 3, 9));
+    Problem p = Make(builder, ThreeDevices(), objective);
+    const double bound = objective == Objective::kStep ? StepLowerBound(p) : ThroughputLowerBound(p);
+    EXPECT_LE(bound, 36.0 / 7 * (1 + 1e-12));
+    EXPECT_GT(bound, 36.0 / 7 * 0.99);
+  }
+}
+
 TEST(LowerBoundTest, NoPlacementOfSmallRandomGraphsBeatsTheStepBound) {
   // Random 7-op graphs with tensors of 0 to 5 s across devices, some read twice by one op, and, in
   // every other graph, a co-location group; every placement on d0, d1 and c0 (3^7) is simulated.

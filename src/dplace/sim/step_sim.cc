@@ -36,6 +36,8 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   s_.memory.resize(n);
   s_.peak.resize(n);
   s_.busy_s.resize(n);
+  s_.work_started.resize(n);
+  work_.resize(n);
   s_.pending.resize(num_ops);
   s_.start.resize(num_ops);
   s_.local_remaining.resize(static_cast<size_t>(g.num_tensors()));
@@ -118,6 +120,7 @@ void StepSimulator::Free(DeviceId d, double bytes, double time, Timeline* timeli
 void StepSimulator::StartOp(DeviceId d, double time, OpId op, Timeline* timeline) {
   s_.busy[static_cast<size_t>(d)] = 1;
   s_.start[static_cast<size_t>(op)] = time;
+  s_.work_started[static_cast<size_t>(d)] += problem_.costs.OpTime(op, d);
   Allocate(d, start_bytes_[static_cast<size_t>(op)], time, timeline);
   Push(time + problem_.costs.OpTime(op, d), kOpEnd, op);
 }
@@ -246,6 +249,8 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   std::fill(s_.memory.begin(), s_.memory.end(), 0.0);
   std::fill(s_.peak.begin(), s_.peak.end(), 0.0);
   std::fill(s_.busy_s.begin(), s_.busy_s.end(), 0.0);
+  std::fill(s_.work_started.begin(), s_.work_started.end(), 0.0);
+  CountWork(placement);
   std::fill(s_.input_copy.begin(), s_.input_copy.end(), -1);
   if (timeline) {
     std::fill(timeline_params_.begin(), timeline_params_.end(), 0.0);
@@ -285,10 +290,11 @@ double StepSimulator::Continue(const Placement& placement, Timeline* timeline, b
       std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
       const OpId op = heap.back().second;
       heap.pop_back();
-      // The margin covers the rounding of the tail's sum, so giving up is never wrong.
-      if (s_.now + tail_[static_cast<size_t>(op)] > give_up_above * (1 + 1e-9)) {
-        return s_.now + tail_[static_cast<size_t>(op)];
-      }
+      // The margin covers the rounding of the sums, so giving up is never wrong.
+      const double bound =
+          s_.now + std::max(tail_[static_cast<size_t>(op)],
+                            work_[static_cast<size_t>(d)] - s_.work_started[static_cast<size_t>(d)]);
+      if (bound > give_up_above * (1 + 1e-9)) return bound;
       StartOp(d, s_.now, op, timeline);
     }
     s_.dirty_list.clear();
@@ -305,6 +311,14 @@ double StepSimulator::Continue(const Placement& placement, Timeline* timeline, b
         EndTransfer(e.code >> 1, now, placement, timeline);
       }
     }
+  }
+}
+
+void StepSimulator::CountWork(const Placement& placement) {
+  std::fill(work_.begin(), work_.end(), 0.0);
+  for (size_t i = 0; i < placement.size(); ++i) {
+    work_[static_cast<size_t>(placement[i])] +=
+        problem_.costs.OpTime(static_cast<OpId>(i), placement[i]);
   }
 }
 
@@ -331,6 +345,7 @@ int StepSimulator::RestoreFor(const Placement& placement) {
   }
   s_ = *(after - 1);
   std::fill(stamp_.begin(), stamp_.end(), -1);  // tensors the abandoned run sent are sent again
+  CountWork(placement);
   return static_cast<int>(after - begin) - 1;
 }
 

@@ -51,8 +51,9 @@ class StepSimulator {
   void SetBase(const Placement& base);
   StepResult RunNear(const Placement& placement);
   // RunNear that gives up as soon as the step is sure to take longer than `give_up_above`: when
-  // an op starts so late that the ops after it, each at its fastest, end after that. A run given
-  // up on returns an infeasible evaluation whose value is that lower bound (and no devices).
+  // an op starts so late that the ops after it, each at its fastest, end after that, or that its
+  // device's ops not yet started, one after another, end after that. A run given up on returns an
+  // infeasible evaluation whose value is that lower bound (and no devices).
   // Searches pass the worst step time they would still accept.
   StepResult RunNear(const Placement& placement, double give_up_above);
 
@@ -98,14 +99,16 @@ class StepSimulator {
     // Per device: bytes of outputs, copies and scratch held now and at most (parameters are
     // resident all step and added when reporting), seconds of compute.
     std::vector<double> memory, peak, busy_s;
+    // Per device: seconds of compute of the ops started (for giving up early).
+    std::vector<double> work_started;
     double makespan = 0;
   };
 
   void Reset(const Placement& placement, Timeline* timeline);
   // Runs events until none is left; with `record`, keeps a checkpoint every
   // checkpoint_interval_ ended ops.
-  // With a finite `give_up_above`, stops when an op starts at a time t with t + tail_[op] above
-  // it, and returns that bound (else 0).
+  // With a finite `give_up_above`, stops when an op starts on device d at a time t with
+  // t + tail_[op] or t + (work_[d] - s_.work_started[d]) above it, and returns that bound (else 0).
   double Continue(const Placement& placement, Timeline* timeline, bool record,
                   double give_up_above = std::numeric_limits<double>::infinity());
   // Makes the state that of the base run just before `placement` (which differs from the base)
@@ -130,6 +133,9 @@ class StepSimulator {
   std::vector<double> timeline_params_;  // per device, parameters of the run with a timeline
   // Per op: the longest path from its start to the end of the step, every op at its fastest.
   std::vector<double> tail_;
+  // Per device: seconds of compute of the ops the placement being simulated puts there.
+  std::vector<double> work_;
+  void CountWork(const Placement& placement);
   // Incremental runs: the base placement, when each of its ops ended, checkpoints in time order.
   Placement base_;
   std::vector<double> base_end_;
