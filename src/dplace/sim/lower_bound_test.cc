@@ -68,7 +68,8 @@ TEST(LowerBoundTest, WorkBoundCountsASlowDeviceAsAFraction) {
     graph::GraphBuilder builder("four");
     for (int i = 0; i < 4; ++i) builder.AddOp(TimedOp("op" + std::to_string(i), 3, 9));
     Problem p = Make(builder, ThreeDevices(), objective);
-    const double bound = objective == Objective::kStep ? StepLowerBound(p) : ThroughputLowerBound(p);
+    const double bound =
+        objective == Objective::kStep ? StepLowerBound(p) : ThroughputLowerBound(p);
     EXPECT_LE(bound, 36.0 / 7 * (1 + 1e-12));
     EXPECT_GT(bound, 36.0 / 7 * 0.99);
   }

@@ -291,9 +291,9 @@ double StepSimulator::Continue(const Placement& placement, Timeline* timeline, b
       const OpId op = heap.back().second;
       heap.pop_back();
       // The margin covers the rounding of the sums, so giving up is never wrong.
-      const double bound =
-          s_.now + std::max(tail_[static_cast<size_t>(op)],
-                            work_[static_cast<size_t>(d)] - s_.work_started[static_cast<size_t>(d)]);
+      const double bound = s_.now + std::max(tail_[static_cast<size_t>(op)],
+                                             work_[static_cast<size_t>(d)] -
+                                                 s_.work_started[static_cast<size_t>(d)]);
       if (bound > give_up_above * (1 + 1e-9)) return bound;
       StartOp(d, s_.now, op, timeline);
     }
