@@ -23,7 +23,7 @@ std::vector<double> FastestTimes(const Problem& p) {
 // weights give the total fastest work over the number of devices; weights that favour the devices
 // the cheapest assignment loads most (exponentiated supergradient steps) raise it towards the
 // fractional optimum, which counts a CPU ten times slower than a GPU as a tenth of a device.
-double WorkBound(const Problem& p) {
+double WorkBound(const Problem& p, const std::vector<double>& fastest_time) {
   const auto n = static_cast<size_t>(p.num_ops());
   const auto devices = static_cast<size_t>(p.num_devices());
   if (n == 0 || devices == 0) return 0;
@@ -64,9 +64,9 @@ double WorkBound(const Problem& p) {
   std::vector<double> fastest(devices, 0.0), own(devices, 0.0);
   for (size_t i = 0; i < n; ++i) {
     const double* t = &time[i * devices];
-    const double best = *std::min_element(t, t + devices);
+    const double best = fastest_time[i];  // 0 for an op allowed nowhere, skipped below
     for (size_t d = 0; d < devices; ++d) {
-      if (t[d] == kNever || best == kNever) continue;
+      if (t[d] == kNever) continue;
       fastest[d] += best;
       own[d] += t[d];
     }
@@ -201,8 +201,9 @@ double CriticalPath(const Problem& p, const std::vector<double>& times, bool cha
 }  // namespace
 
 double StepLowerBound(const Problem& p) {
+  const std::vector<double> fastest = FastestTimes(p);
   return std::max(
-      {CriticalPath(p, FastestTimes(p), /*charge_joins=*/true), WorkBound(p), HeaviestGroup(p)});
+      {CriticalPath(p, fastest, /*charge_joins=*/true), WorkBound(p, fastest), HeaviestGroup(p)});
 }
 
 double LatencyLowerBound(const Problem& p) {
@@ -212,7 +213,7 @@ double LatencyLowerBound(const Problem& p) {
 double ThroughputLowerBound(const Problem& p) {
   const std::vector<double> fastest = FastestTimes(p);
   const double largest = fastest.empty() ? 0 : *std::max_element(fastest.begin(), fastest.end());
-  return std::max({WorkBound(p), largest, HeaviestGroup(p)});
+  return std::max({WorkBound(p, fastest), largest, HeaviestGroup(p)});
 }
 
 }  // namespace dplace::sim

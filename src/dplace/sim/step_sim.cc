@@ -120,9 +120,10 @@ void StepSimulator::Free(DeviceId d, double bytes, double time, Timeline* timeli
 void StepSimulator::StartOp(DeviceId d, double time, OpId op, Timeline* timeline) {
   s_.busy[static_cast<size_t>(d)] = 1;
   s_.start[static_cast<size_t>(op)] = time;
-  s_.work_started[static_cast<size_t>(d)] += problem_.costs.OpTime(op, d);
+  const double duration = problem_.costs.OpTime(op, d);
+  s_.work_started[static_cast<size_t>(d)] += duration;
   Allocate(d, start_bytes_[static_cast<size_t>(op)], time, timeline);
-  Push(time + problem_.costs.OpTime(op, d), kOpEnd, op);
+  Push(time + duration, kOpEnd, op);
 }
 
 void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
@@ -250,7 +251,6 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   std::fill(s_.peak.begin(), s_.peak.end(), 0.0);
   std::fill(s_.busy_s.begin(), s_.busy_s.end(), 0.0);
   std::fill(s_.work_started.begin(), s_.work_started.end(), 0.0);
-  CountWork(placement);
   std::fill(s_.input_copy.begin(), s_.input_copy.end(), -1);
   if (timeline) {
     std::fill(timeline_params_.begin(), timeline_params_.end(), 0.0);
@@ -345,7 +345,6 @@ int StepSimulator::RestoreFor(const Placement& placement) {
   }
   s_ = *(after - 1);
   std::fill(stamp_.begin(), stamp_.end(), -1);  // tensors the abandoned run sent are sent again
-  CountWork(placement);
   return static_cast<int>(after - begin) - 1;
 }
 
@@ -371,6 +370,8 @@ StepResult StepSimulator::RunNear(const Placement& placement, double give_up_abo
     Reset(placement, nullptr);
   else
     RestoreFor(placement);
+  // Only a run that may give up reads each device's total compute.
+  if (give_up_above < std::numeric_limits<double>::infinity()) CountWork(placement);
   const double above = Continue(placement, nullptr, /*record=*/false, give_up_above);
   if (above == 0) return Report(placement);
   StepResult result;

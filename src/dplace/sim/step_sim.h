@@ -133,7 +133,8 @@ class StepSimulator {
   std::vector<double> timeline_params_;  // per device, parameters of the run with a timeline
   // Per op: the longest path from its start to the end of the step, every op at its fastest.
   std::vector<double> tail_;
-  // Per device: seconds of compute of the ops the placement being simulated puts there.
+  // Per device: seconds of compute of the ops the placement being simulated puts there (set by
+  // RunNear with a cut-off; the only runs that read it).
   std::vector<double> work_;
   void CountWork(const Placement& placement);
   // Incremental runs: the base placement, when each of its ops ended, checkpoints in time order.
