@@ -230,6 +230,22 @@ TEST(McmcTest, ImprovesOnTheGivenStart) {
   EXPECT_NEAR(PlaceBy("mcmc", p, 400, {}, &one_gpu).evaluation.value, 4, 1e-9);
 }
 
+TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
+  // The second chain evaluates on an evaluator of its own; its evaluations count against the
+  // caller's budget and come back to the caller's evaluator (about 150 each, not 300 each).
+  const sim::Problem p = TwoChains();
+  const sim::Placement one_gpu(8, 0);
+  sim::SimulatedEvaluator evaluator(p);
+  PlaceContext ctx{
+      .evaluator = &evaluator, .seed = 3, .budget = {.max_evaluations = 300}, .start = &one_gpu};
+  auto placer = MakePlacer("mcmc");
+  ASSERT_TRUE(placer.ok());
+  ASSERT_TRUE((*placer)->Place(p, ctx).ok());
+  EXPECT_GE(evaluator.evaluations(), 300);
+  EXPECT_LE(evaluator.evaluations(), 310);
+  EXPECT_NE(ctx.note.find("2 chains"), std::string::npos) << ctx.note;
+}
+
 TEST(ScopeGroupsTest, ModulesAndEveryCallOfAModule) {
   // An unrolled two-layer RNN's names: "cells.0_1" is the second call of module "cells.0".
   graph::GraphBuilder b("rnn");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "dplace/sim/latency.h"
@@ -33,6 +34,10 @@ class Evaluator {
   virtual std::vector<OpId> CriticalPath(const Placement& /*placement*/) { return {}; }
   // Number of Evaluate, EvaluateNear and CriticalPath calls so far.
   virtual int64_t evaluations() const = 0;
+  // A new evaluator of the same problem with no base, for a search's second thread (one evaluator
+  // is never used by two threads at once), and the way back for the evaluations made with it.
+  virtual std::unique_ptr<Evaluator> Fork() const = 0;
+  virtual void CountEvaluations(int64_t n) = 0;
 };
 
 class SimulatedEvaluator : public Evaluator {
@@ -47,6 +52,10 @@ class SimulatedEvaluator : public Evaluator {
   Evaluation EvaluateNear(const Placement& placement, double give_up_above) override;
   std::vector<OpId> CriticalPath(const Placement& placement) override;
   int64_t evaluations() const override { return evaluations_; }
+  std::unique_ptr<Evaluator> Fork() const override {
+    return std::make_unique<SimulatedEvaluator>(problem_);
+  }
+  void CountEvaluations(int64_t n) override { evaluations_ += n; }
 
  private:
   const Problem& problem_;
