@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -135,66 +137,95 @@ class CheapestTransfer {
   bool sends_ = false;
 };
 
-// Critical path that charges every join: an op starts after each producer either ended on another
-// device and its tensors crossed (at least the cheapest transfer each, one after another on the
-// channel), or ran before it on its own device, one at a time. For a set S of producers on the
-// op's device, the op starts no earlier than max(the latest arrival of the others, the makespan of
-// S on one machine with each producer released at its own earliest start); the best S holds the
-// producers whose remote arrival is latest (any other S can drop the ones that arrive no later
-// than the rest without getting worse), so trying each prefix of the producers sorted by arrival
-// finds it. Producers in the op's co-location group are always in S. Beyond kMaxJoin inputs only
-// the plain critical path is charged (still a bound; the work per op stays quadratic in its
-// inputs). Without `charge_joins`, the plain critical path everywhere.
-double CriticalPath(const Problem& p, const std::vector<double>& times, bool charge_joins) {
+// The ops next to v on one side (producers, or consumers for the path read backwards), each with
+// the cheapest time in which everything it exchanges with v can cross (one tensor after another on
+// one channel); infinite for an op in v's co-location group, which never sends.
+struct Neighbour {
+  OpId op;
+  double transfer;
+};
+using Neighbours = std::vector<std::vector<Neighbour>>;
+
+// Earliest start of every op, visiting `order` (a topological order of the side's direction), when
+// each op starts after each neighbour either ended on another device and its tensors crossed, or
+// ran before it on its own device, one at a time. For a set S of neighbours on the op's device,
+// the op starts no earlier than max(the latest arrival of the others, the makespan of S on one
+// machine with each neighbour released at its own earliest start); the best S holds the neighbours
+// whose remote arrival is latest (any other S can drop the ones that arrive no later than the rest
+// without getting worse), so trying each prefix of the neighbours sorted by arrival finds it.
+// Beyond kMaxJoin neighbours only the plain path is charged (still a bound; the work per op stays
+// quadratic in its neighbours). Without `charge`, the plain path everywhere.
+std::vector<double> EarliestStarts(const Neighbours& before, std::span<const OpId> order,
+                                   const std::vector<double>& times, bool charge) {
   constexpr size_t kMaxJoin = 256;
-  const graph::Graph& g = p.g();
-  const CheapestTransfer cheapest(p.c());
-  struct Producer {
-    OpId op;
-    double arrival;  // earliest end plus the cheapest transfers of its tensors to the op
-  };
-  std::vector<double> start(times.size(), 0), finish(times.size(), 0);
-  std::vector<Producer> producers;
-  std::vector<std::pair<double, double>> local;  // (release, time) of the producers in S
-  double critical = 0;
-  for (OpId v : g.TopologicalOrder()) {
+  std::vector<double> start(times.size(), 0);
+  std::vector<std::pair<double, OpId>> arrivals;  // (arrival if sent, neighbour)
+  std::vector<std::pair<double, double>> local;   // (release, time) of the neighbours in S
+  for (OpId v : order) {
+    const auto& ins = before[static_cast<size_t>(v)];
     double earliest = 0;
-    for (OpId u : g.Predecessors(v)) earliest = std::max(earliest, finish[static_cast<size_t>(u)]);
-    const auto inputs = g.Inputs(v);
-    if (charge_joins && !inputs.empty() && inputs.size() <= kMaxJoin) {
-      producers.clear();
-      for (graph::TensorId t : inputs) {  // distinct tensors: one read twice crosses once
-        const OpId u = g.tensor(t).producer;
-        auto it = std::find_if(producers.begin(), producers.end(),
-                               [u](const Producer& q) { return q.op == u; });
-        if (it == producers.end()) {
-          producers.push_back({u, finish[static_cast<size_t>(u)]});
-          it = producers.end() - 1;
-        }
-        const bool grouped =
-            g.op(u).colocation != graph::kNoGroup && g.op(u).colocation == g.op(v).colocation;
-        it->arrival =
-            grouped ? std::numeric_limits<double>::infinity() : it->arrival + cheapest(g.tensor(t));
+    for (const Neighbour& u : ins) {
+      earliest =
+          std::max(earliest, start[static_cast<size_t>(u.op)] + times[static_cast<size_t>(u.op)]);
+    }
+    if (charge && !ins.empty() && ins.size() <= kMaxJoin) {
+      arrivals.clear();
+      for (const Neighbour& u : ins) {
+        const auto i = static_cast<size_t>(u.op);
+        arrivals.push_back({start[i] + times[i] + u.transfer, u.op});
       }
-      std::sort(producers.begin(), producers.end(),
-                [](const Producer& a, const Producer& b) { return a.arrival > b.arrival; });
+      std::sort(arrivals.begin(), arrivals.end(), std::greater<>());
       local.clear();
-      double best = producers[0].arrival;  // S empty
-      for (size_t j = 0; j < producers.size(); ++j) {
-        const auto u = static_cast<size_t>(producers[j].op);
+      double best = arrivals[0].first;  // S empty
+      for (size_t j = 0; j < arrivals.size(); ++j) {
+        const auto u = static_cast<size_t>(arrivals[j].second);
         local.insert(std::upper_bound(local.begin(), local.end(), std::make_pair(start[u], 0.0)),
                      {start[u], times[u]});
         double sequence = 0;  // one machine, in order of release: optimal for the makespan
         for (const auto& [release, time] : local) sequence = std::max(sequence, release) + time;
-        const double remote = j + 1 < producers.size() ? producers[j + 1].arrival : 0;
+        const double remote = j + 1 < arrivals.size() ? arrivals[j + 1].first : 0;
         best = std::min(best, std::max(remote, sequence));
       }
       earliest = std::max(earliest, best);
     }
     start[static_cast<size_t>(v)] = earliest;
-    finish[static_cast<size_t>(v)] = earliest + times[static_cast<size_t>(v)];
-    critical = std::max(critical, finish[static_cast<size_t>(v)]);
   }
+  return start;
+}
+
+// Critical path that charges every join and every fork. Read forwards, an op waits for its
+// producers (EarliestStarts); read backwards, the step lasts after an op starts at least the op,
+// then for each consumer either the crossing of what it reads and the rest of its path, or its
+// turn on the op's device among the consumers that stay (the same rule on the reversed graph). An
+// op's earliest start plus its time plus the shortest rest after it is a bound for every op.
+double CriticalPath(const Problem& p, const std::vector<double>& times, bool charge) {
+  const graph::Graph& g = p.g();
+  const auto n = static_cast<size_t>(p.num_ops());
+  const CheapestTransfer cheapest(p.c());
+  Neighbours producers(n), consumers(n);
+  // Inputs are ascending tensor ids and a producer's outputs are consecutive ids, so the tensors
+  // one pair exchanges arrive one after another: only the last entry can be the same pair.
+  auto add = [](std::vector<Neighbour>& list, OpId op, double transfer) {
+    if (list.empty() || list.back().op != op) list.push_back({op, 0.0});
+    list.back().transfer += transfer;
+  };
+  for (OpId v = 0; v < p.num_ops(); ++v) {
+    for (graph::TensorId t : g.Inputs(v)) {  // distinct tensors: one read twice crosses once
+      const OpId u = g.tensor(t).producer;
+      const bool grouped =
+          g.op(u).colocation != graph::kNoGroup && g.op(u).colocation == g.op(v).colocation;
+      const double transfer =
+          grouped ? std::numeric_limits<double>::infinity() : cheapest(g.tensor(t));
+      add(producers[static_cast<size_t>(v)], u, transfer);
+      add(consumers[static_cast<size_t>(u)], v, transfer);
+    }
+  }
+  const std::vector<OpId>& order = g.TopologicalOrder();
+  const std::vector<OpId> backwards(order.rbegin(), order.rend());
+  const std::vector<double> head = EarliestStarts(producers, order, times, charge);
+  const std::vector<double> tail = EarliestStarts(consumers, backwards, times, charge);
+  double critical = 0;
+  for (size_t v = 0; v < n; ++v) critical = std::max(critical, head[v] + times[v] + tail[v]);
   return critical;
 }
 
@@ -203,11 +234,11 @@ double CriticalPath(const Problem& p, const std::vector<double>& times, bool cha
 double StepLowerBound(const Problem& p) {
   const std::vector<double> fastest = FastestTimes(p);
   return std::max(
-      {CriticalPath(p, fastest, /*charge_joins=*/true), WorkBound(p, fastest), HeaviestGroup(p)});
+      {CriticalPath(p, fastest, /*charge=*/true), WorkBound(p, fastest), HeaviestGroup(p)});
 }
 
 double LatencyLowerBound(const Problem& p) {
-  return CriticalPath(p, FastestTimes(p), /*charge_joins=*/false);
+  return CriticalPath(p, FastestTimes(p), /*charge=*/false);
 }
 
 double ThroughputLowerBound(const Problem& p) {

@@ -1,5 +1,5 @@
-// Lower bounds: a join worked out by hand, and exhaustive checks that no placement of small random
-// graphs beats the step bound.
+// Lower bounds: a join and a fork worked out by hand, and exhaustive checks that no placement of
+// small random graphs beats the step bound.
 #include "dplace/sim/lower_bound.h"
 
 #include <gtest/gtest.h>
@@ -47,6 +47,27 @@ TEST(LowerBoundTest, JoinPaysForSerialisingOrForTransfers) {
   EXPECT_DOUBLE_EQ(SimulateStep(q, {0, 0, 1, 0}).evaluation.value, 4.5);
 }
 
+TEST(LowerBoundTest, ForkPaysForSerialisingOrForTransfers) {
+  // a (1 s) feeds b and c (2 s each) a tensor of `bytes`: the plain critical path is 3, but b and c
+  // either run one after the other on a's device (5) or one waits for the tensor to cross.
+  auto fork = [](double bytes) {
+    graph::GraphBuilder builder("fork");
+    const auto a = builder.AddOp(TimedOp("a", 1), {{bytes, -1}});
+    const auto b = builder.AddOp(TimedOp("b", 2));
+    const auto c = builder.AddOp(TimedOp("c", 2));
+    builder.AddEdge(a, 0, b);
+    builder.AddEdge(a, 0, c);
+    return Make(builder, ThreeDevices());
+  };
+  const Problem p = fork(10);
+  EXPECT_DOUBLE_EQ(p.step_lower_bound, 5);
+  EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0}).evaluation.value, 5);
+  // A 0.5-s tensor: c on another device ends at 1 + 0.5 + 2, which the bound reaches.
+  const Problem q = fork(0.5);
+  EXPECT_DOUBLE_EQ(q.step_lower_bound, 3.5);
+  EXPECT_DOUBLE_EQ(SimulateStep(q, {0, 0, 1}).evaluation.value, 3.5);
+}
+
 TEST(LowerBoundTest, TensorReadTwiceCrossesOnce) {
   // x and y (4 s each) feed z (1 s), which reads each 1-byte output twice. x on d1 and y, z on d0:
   // x's output crosses once, [4, 5], and z runs [5, 6]; the bound must not charge two crossings.
@@ -82,7 +103,7 @@ TEST(LowerBoundTest, NoPlacementOfSmallRandomGraphsBeatsTheStepBound) {
   Rng rng(5);
   const double sizes[] = {0, 0.5, 2, 5};
   int tight = 0;
-  for (int trial = 0; trial < 12; ++trial) {
+  for (int trial = 0; trial < 60; ++trial) {
     constexpr int kOps = 7;
     graph::GraphBuilder builder("random");
     for (int i = 0; i < kOps; ++i) {
