@@ -230,6 +230,15 @@ class Chain {
   bool stuck_ = false;
 };
 
+// The chain with the best placement (the first of equals).
+size_t Leader(const std::vector<Chain>& chains) {
+  size_t leader = 0;
+  for (size_t i = 1; i < chains.size(); ++i) {
+    if (chains[i].best_score() < chains[leader].best_score()) leader = i;
+  }
+  return leader;
+}
+
 class McmcPlacer : public Placer {
  public:
   std::string_view name() const override { return "mcmc"; }
@@ -298,28 +307,24 @@ class McmcPlacer : public Placer {
       } else {
         for (int i = 0; i < kChains; ++i) run(i);
       }
-      // The chains meet: each continues from the best placement any has found, unless it is there.
-      size_t leader = 0;
-      for (size_t i = 1; i < chains.size(); ++i) {
-        if (chains[i].best_score() < chains[leader].best_score()) leader = i;
-      }
+      // The chains meet: one whose current placement is worse than the best either has found
+      // continues from that best.
+      const size_t leader = Leader(chains);
       for (size_t i = 0; i < chains.size(); ++i) {
         if (i != leader && chains[leader].best_score() < chains[i].current_score()) {
           chains[i].Restart(chains[leader].best(), chains[leader].best_score());
         }
       }
     }
-    size_t leader = 0;
     int64_t proposed = 0, accepted = 0;
-    for (size_t i = 0; i < chains.size(); ++i) {
-      if (chains[i].best_score() < chains[leader].best_score()) leader = i;
-      proposed += chains[i].proposed();
-      accepted += chains[i].accepted();
+    for (const Chain& c : chains) {
+      proposed += c.proposed();
+      accepted += c.accepted();
     }
     for (const auto& fork : forks) ctx.evaluator->CountEvaluations(fork->evaluations());
     ctx.note = "from " + start.placer + "; " + std::to_string(kChains) + " chains, " +
                std::to_string(proposed) + " proposals, " + std::to_string(accepted) + " accepted";
-    return chains[leader].best();
+    return chains[Leader(chains)].best();
   }
 };
 
