@@ -221,9 +221,13 @@ double CriticalPath(const Problem& p, const std::vector<double>& times, bool cha
     }
   }
   const std::vector<OpId>& order = g.TopologicalOrder();
-  const std::vector<OpId> backwards(order.rbegin(), order.rend());
   const std::vector<double> head = EarliestStarts(producers, order, times, charge);
-  const std::vector<double> tail = EarliestStarts(consumers, backwards, times, charge);
+  // Uncharged, the rest after an op adds nothing the forward pass has not seen.
+  std::vector<double> tail(n, 0);
+  if (charge) {
+    const std::vector<OpId> backwards(order.rbegin(), order.rend());
+    tail = EarliestStarts(consumers, backwards, times, charge);
+  }
   double critical = 0;
   for (size_t v = 0; v < n; ++v) critical = std::max(critical, head[v] + times[v] + tail[v]);
   return critical;
