@@ -159,6 +159,29 @@ TEST(ContiguousTest, HostForCpuOnlyOpsAndNoRunOverADisallowedDevice) {
   EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
 }
 
+TEST(ContiguousTest, MovesTheCutToWhereTheSimulatedStepIsShortest) {
+  // a (1 s) feeds x (2 s) and b (2 s), which both feed c (1 s); a and x output 1 byte, b 0.5.
+  // Parameters of 10 bytes each and GPUs of 35 bytes: two runs. Cutting after a moves the fewest
+  // bytes (a's 1) but leaves x and b in turn on the second GPU: 1 + 1 + 2 + 2 + 1 = 7 s. Cutting
+  // after x moves 2 bytes while x and b run side by side: a, x on the first GPU (0-3 s), a's
+  // output over (1-2 s), b (2-4 s), x's output over (3-4 s), c (4-5 s): 5 s.
+  graph::GraphBuilder b("diamond");
+  auto op = [&](const char* name, double seconds, double out_bytes) {
+    graph::Op o = TimedOp(name, seconds);
+    o.param_bytes = 10;
+    return b.AddOp(std::move(o), {{out_bytes, -1}});
+  };
+  const auto a = op("a", 1, 1), x = op("x", 2, 1), y = op("b", 2, 0.5), c = op("c", 1, 0);
+  b.AddEdge(a, 0, x);
+  b.AddEdge(a, 0, y);
+  b.AddEdge(x, 0, c);
+  b.AddEdge(y, 0, c);
+  const Placed r = PlaceBy("contiguous", Make(b, ThreeDevices(35)));
+  EXPECT_EQ(r.placement, (sim::Placement{0, 0, 1, 1}));
+  EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
+  EXPECT_NEAR(r.evaluation.value, 5, 1e-9);
+}
+
 TEST(ChainsTest, LongestPathFirstThenWhatIsLeft) {
   // a -> b -> c -> d (1 s each) and a -> e -> f (0.5 s each), 1-byte tensors (1 s over any link):
   // the longest path a..d (7 s with its transfers) is the first cluster, e -> f the second.

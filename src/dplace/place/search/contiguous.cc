@@ -11,6 +11,13 @@ namespace dplace::place {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// The programs cut where the fewest bytes cross, under a static estimate of memory; their cuts are
+// then refined by simulation, best first, moving each cut along the sequence (first to every
+// (units / kCoarsePositions)-th position), in at most kRefinePasses passes per cut and
+// kRefineEvaluations evaluations in all.
+constexpr size_t kCoarsePositions = 32;
+constexpr int kRefinePasses = 3;
+constexpr int64_t kRefineEvaluations = 1000;
 
 // Accelerators (devices not of kind "cpu"; every device when there are none), in a chain from the
 // first that always steps to the unvisited one behind the fastest link.
@@ -42,6 +49,12 @@ std::vector<sim::DeviceId> AcceleratorChain(const sim::Problem& p) {
 bool Allows(const Unit& u, sim::DeviceId d) {
   return std::find(u.devices.begin(), u.devices.end(), d) != u.devices.end();
 }
+
+// A cut of the sequence of units into runs: where runs 2, 3, ... start, and its simulated score.
+struct Cut {
+  std::vector<size_t> starts;
+  Score score;
+};
 
 // The cut program over the accelerator units `seq` (unit indices in topological order).
 class CutProgram {
@@ -76,7 +89,7 @@ class CutProgram {
 
   // For runs j = 1..chain size: the fewest crossing bytes that cut the whole sequence into j runs
   // on the first j accelerators of the chain, each within memory (footprints × `scale`); infinite
-  // when no such cut exists. Then Split(j) gives the placement of the units for j runs.
+  // when no such cut exists. Then Cuts(j) gives where its runs start.
   void Solve(const sim::Problem& p, double scale) {
     const size_t n = seq_.size(), k = chain_.size();
     std::vector<double> prefix(n + 1, 0);
@@ -110,13 +123,20 @@ class CutProgram {
 
   bool Possible(size_t runs) const { return cost_[runs][seq_.size()] < kInf; }
 
-  void Split(size_t runs, sim::Placement* placement) const {
+  // The cut of the whole sequence into `runs` runs: the starts of runs 2, 3, ...
+  std::vector<size_t> Cuts(size_t runs) const {
+    std::vector<size_t> cuts(runs - 1);
     size_t b = seq_.size();
-    for (size_t j = runs; j >= 1; --j) {
-      const auto a = static_cast<size_t>(start_[j][b]);
-      for (size_t i = a; i < b; ++i)
-        Assign(units_[static_cast<size_t>(seq_[i])], chain_[j - 1], placement);
-      b = a;
+    for (size_t j = runs; j >= 2; --j) b = cuts[j - 2] = static_cast<size_t>(start_[j][b]);
+    return cuts;
+  }
+
+  // Places run j (the units from cuts[j - 2] to the next cut) on the chain's j-th accelerator.
+  void Place(const std::vector<size_t>& cuts, sim::Placement* placement) const {
+    size_t run = 0;
+    for (size_t i = 0; i < seq_.size(); ++i) {
+      while (run < cuts.size() && i >= cuts[run]) ++run;
+      Assign(units_[static_cast<size_t>(seq_[i])], chain_[run], placement);
     }
   }
 
@@ -128,6 +148,44 @@ class CutProgram {
   std::vector<std::vector<double>> cost_;
   std::vector<std::vector<int>> start_;
 };
+
+// Moves each cut of `cut` in turn to where the simulated step is shortest (every `stride`-th
+// position between its neighbours, then every position around the best of those), in passes until
+// none moves; `candidate` ends as the placement of the refined cut.
+// Stops when `evaluator` has made `until` evaluations.
+void Refine(const CutProgram& program, size_t units, sim::Evaluator* evaluator, int64_t until,
+            Cut* cut, sim::Placement* candidate) {
+  std::vector<size_t>& starts = cut->starts;
+  const size_t stride = std::max<size_t>(1, units / kCoarsePositions);
+  for (int pass = 0; pass < kRefinePasses; ++pass) {
+    bool moved = false;
+    for (size_t c = 0; c < starts.size(); ++c) {
+      const size_t lo = c == 0 ? 1 : starts[c - 1] + 1;
+      const size_t hi = c + 1 == starts.size() ? units - 1 : starts[c + 1] - 1;
+      program.Place(starts, candidate);
+      evaluator->SetBase(*candidate);
+      const size_t from = starts[c];
+      size_t best_at = from;
+      auto try_at = [&](size_t at) {
+        if (at == from || at < lo || at > hi || evaluator->evaluations() >= until) return;
+        starts[c] = at;
+        program.Place(starts, candidate);
+        const Score s = ScoreOf(evaluator->EvaluateNear(*candidate, ToBeat(cut->score)));
+        if (s < cut->score) {
+          cut->score = s;
+          best_at = at;
+        }
+      };
+      for (size_t at = lo; at <= hi; at += stride) try_at(at);
+      const size_t centre = best_at;
+      for (size_t at = centre - std::min(centre, stride); at <= centre + stride; ++at) try_at(at);
+      starts[c] = best_at;
+      moved |= best_at != from;
+    }
+    if (!moved) break;
+  }
+  program.Place(starts, candidate);
+}
 
 class ContiguousPlacer : public Placer {
  public:
@@ -166,18 +224,36 @@ class ContiguousPlacer : public Placer {
     sim::Placement best = placement;
     Score best_score = ScoreOf(one);
     size_t best_runs = 1;
+    // Every cut the programs find (and an even cut where they find none), scored by simulation.
+    std::vector<Cut> cuts;
     for (double scale : scales) {
       program.Solve(p, scale);
-      for (size_t runs = 1; runs <= chain.size(); ++runs) {
-        if (!program.Possible(runs)) continue;
-        sim::Placement candidate = placement;
-        program.Split(runs, &candidate);
-        const Score s = ScoreOf(ctx.evaluator->Evaluate(candidate));
-        if (s < best_score) {
-          best_score = s;
-          best = std::move(candidate);
-          best_runs = runs;
-        }
+      for (size_t runs = 2; runs <= chain.size(); ++runs) {
+        if (program.Possible(runs)) cuts.push_back({program.Cuts(runs)});
+      }
+    }
+    for (size_t runs = 2; runs <= chain.size() && runs <= seq.size(); ++runs) {
+      const bool found = std::any_of(cuts.begin(), cuts.end(),
+                                     [&](const Cut& c) { return c.starts.size() + 1 == runs; });
+      if (found) continue;
+      Cut even;
+      for (size_t r = 1; r < runs; ++r) even.starts.push_back(r * seq.size() / runs);
+      cuts.push_back(std::move(even));
+    }
+    sim::Placement candidate = placement;
+    for (Cut& c : cuts) {
+      program.Place(c.starts, &candidate);
+      c.score = ScoreOf(ctx.evaluator->Evaluate(candidate));
+    }
+    std::stable_sort(cuts.begin(), cuts.end(),
+                     [](const Cut& a, const Cut& b) { return a.score < b.score; });
+    const int64_t until = ctx.evaluator->evaluations() + kRefineEvaluations;
+    for (Cut& c : cuts) {
+      Refine(program, seq.size(), ctx.evaluator, until, &c, &candidate);
+      if (c.score < best_score) {
+        best_score = c.score;
+        best = candidate;
+        best_runs = c.starts.size() + 1;
       }
     }
     ctx.note = std::to_string(best_runs) + (best_runs == 1 ? " run" : " contiguous runs");
