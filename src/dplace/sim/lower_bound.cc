@@ -146,21 +146,80 @@ struct Neighbour {
 };
 using Neighbours = std::vector<std::vector<Neighbour>>;
 
+// What a neighbour u of v costs v's device if u runs there: a branch is a chain of ops, so either
+// the segment that leads into u (the ops before it along the path that sets its earliest start,
+// while each of them feeds only the next; at most kMaxSegment) runs there too, one op after
+// another, or some edge of that segment crosses devices and u cannot start before that crossing and
+// the ops after it: the earliest such start over the segment's edges is `cut_release`. The segments
+// of v's neighbours share no op, so their jobs add up on v's device.
+struct Segment {
+  std::vector<std::pair<double, double>> jobs;  // (release, time), u first
+  double cut_release = std::numeric_limits<double>::infinity();
+};
+
+constexpr size_t kMaxSegment = 32;
+// Neighbours whose two choices (segment or cut) are tried in every combination; the rest count
+// only their own op at its own earliest start, which bounds both choices from below.
+constexpr size_t kMaxChoices = 5;
+
+Segment SegmentInto(OpId u, const Neighbours& before, const std::vector<int>& sends_to,
+                    const std::vector<char>& is_neighbour, const std::vector<double>& start,
+                    const std::vector<double>& times) {
+  Segment s;
+  const auto i = static_cast<size_t>(u);
+  s.jobs.push_back({start[i], times[i]});
+  double rest = 0;  // time of the segment's ops from w up to u (u excluded)
+  for (OpId w = u; s.jobs.size() < kMaxSegment;) {
+    const Neighbour* next = nullptr;
+    for (const Neighbour& x : before[static_cast<size_t>(w)]) {
+      const auto j = static_cast<size_t>(x.op);
+      if (std::isinf(x.transfer)) continue;  // co-located: never crosses
+      if (next == nullptr || start[j] + times[j] > start[static_cast<size_t>(next->op)] +
+                                                       times[static_cast<size_t>(next->op)]) {
+        next = &x;
+      }
+    }
+    if (next == nullptr) break;
+    const auto j = static_cast<size_t>(next->op);
+    // It feeds another op too (or v itself, through a co-located edge): the segment ends below it.
+    if (sends_to[j] != 1 || is_neighbour[j]) break;
+    s.cut_release = std::min(s.cut_release, start[j] + times[j] + next->transfer + rest);
+    s.jobs.push_back({start[j], times[j]});
+    rest += times[j];
+    w = next->op;
+  }
+  return s;
+}
+
+// Makespan on one machine of `jobs`, each from its release: in order of release, which is optimal.
+double Sequence(std::vector<std::pair<double, double>>& jobs) {
+  std::sort(jobs.begin(), jobs.end());
+  double end = 0;
+  for (const auto& [release, time] : jobs) end = std::max(end, release) + time;
+  return end;
+}
+
 // Earliest start of every op, visiting `order` (a topological order of the side's direction), when
 // each op starts after each neighbour either ended on another device and its tensors crossed, or
-// ran before it on its own device, one at a time. For a set S of neighbours on the op's device,
-// the op starts no earlier than max(the latest arrival of the others, the makespan of S on one
-// machine with each neighbour released at its own earliest start); the best S holds the neighbours
-// whose remote arrival is latest (any other S can drop the ones that arrive no later than the rest
-// without getting worse), so trying each prefix of the neighbours sorted by arrival finds it.
-// Beyond kMaxJoin neighbours only the plain path is charged (still a bound; the work per op stays
-// quadratic in its neighbours). Without `charge`, the plain path everywhere.
-std::vector<double> EarliestStarts(const Neighbours& before, std::span<const OpId> order,
-                                   const std::vector<double>& times, bool charge) {
+// ran before it on its own device with its segment (Segment), one op at a time. For a set S of
+// neighbours on the op's device, the op starts no earlier than max(the latest arrival of the
+// others, the makespan on one machine of what S brings); the best S holds the neighbours whose
+// remote arrival is latest (any other S can drop the ones that arrive no later than the rest
+// without getting worse), so trying each prefix of the neighbours sorted by arrival finds it, and
+// within S each choice of segment or cut for the first kMaxChoices. Beyond kMaxJoin neighbours
+// only the plain path is charged (still a bound; the work per op stays quadratic in its
+// neighbours). `sends_to[u]`: how many ops u sends to on this side (co-located ones excepted).
+// Without `charge`, the plain path everywhere.
+std::vector<double> EarliestStarts(const Neighbours& before, const std::vector<int>& sends_to,
+                                   std::span<const OpId> order, const std::vector<double>& times,
+                                   bool charge) {
   constexpr size_t kMaxJoin = 256;
   std::vector<double> start(times.size(), 0);
-  std::vector<std::pair<double, OpId>> arrivals;  // (arrival if sent, neighbour)
-  std::vector<std::pair<double, double>> local;   // (release, time) of the neighbours in S
+  std::vector<std::pair<double, size_t>> arrivals;  // (arrival if sent, index in ins)
+  std::vector<Segment> segments;
+  std::vector<std::pair<double, double>> fixed, jobs;
+  std::vector<size_t> choosing;  // members of S with two choices
+  std::vector<char> is_neighbour(times.size(), 0);
   for (OpId v : order) {
     const auto& ins = before[static_cast<size_t>(v)];
     double earliest = 0;
@@ -170,19 +229,40 @@ std::vector<double> EarliestStarts(const Neighbours& before, std::span<const OpI
     }
     if (charge && !ins.empty() && ins.size() <= kMaxJoin) {
       arrivals.clear();
-      for (const Neighbour& u : ins) {
-        const auto i = static_cast<size_t>(u.op);
-        arrivals.push_back({start[i] + times[i] + u.transfer, u.op});
+      segments.clear();
+      for (const Neighbour& u : ins) is_neighbour[static_cast<size_t>(u.op)] = 1;
+      for (size_t k = 0; k < ins.size(); ++k) {
+        const auto i = static_cast<size_t>(ins[k].op);
+        arrivals.push_back({start[i] + times[i] + ins[k].transfer, k});
+        segments.push_back(SegmentInto(ins[k].op, before, sends_to, is_neighbour, start, times));
       }
+      for (const Neighbour& u : ins) is_neighbour[static_cast<size_t>(u.op)] = 0;
       std::sort(arrivals.begin(), arrivals.end(), std::greater<>());
-      local.clear();
+      fixed.clear();
+      choosing.clear();
       double best = arrivals[0].first;  // S empty
       for (size_t j = 0; j < arrivals.size(); ++j) {
-        const auto u = static_cast<size_t>(arrivals[j].second);
-        local.insert(std::upper_bound(local.begin(), local.end(), std::make_pair(start[u], 0.0)),
-                     {start[u], times[u]});
-        double sequence = 0;  // one machine, in order of release: optimal for the makespan
-        for (const auto& [release, time] : local) sequence = std::max(sequence, release) + time;
+        const Segment& s = segments[arrivals[j].second];
+        if (std::isinf(s.cut_release)) {
+          fixed.insert(fixed.end(), s.jobs.begin(), s.jobs.end());
+        } else if (choosing.size() < kMaxChoices) {
+          choosing.push_back(arrivals[j].second);
+        } else {
+          fixed.push_back(s.jobs.front());
+        }
+        double sequence = std::numeric_limits<double>::infinity();
+        for (size_t mask = 0; mask < (size_t{1} << choosing.size()); ++mask) {
+          jobs = fixed;
+          for (size_t c = 0; c < choosing.size(); ++c) {
+            const Segment& sc = segments[choosing[c]];
+            if (mask >> c & 1) {
+              jobs.push_back({sc.cut_release, sc.jobs.front().second});
+            } else {
+              jobs.insert(jobs.end(), sc.jobs.begin(), sc.jobs.end());
+            }
+          }
+          sequence = std::min(sequence, Sequence(jobs));
+        }
         const double remote = j + 1 < arrivals.size() ? arrivals[j + 1].first : 0;
         best = std::min(best, std::max(remote, sequence));
       }
@@ -220,13 +300,22 @@ double CriticalPath(const Problem& p, const std::vector<double>& times, bool cha
       add(consumers[static_cast<size_t>(u)], v, transfer);
     }
   }
+  // How many ops each op sends to, and receives from, co-located ones excepted.
+  std::vector<int> sends(n, 0), receives(n, 0);
+  for (size_t v = 0; v < n; ++v) {
+    for (const Neighbour& u : producers[v]) {
+      if (std::isinf(u.transfer)) continue;
+      ++sends[static_cast<size_t>(u.op)];
+      ++receives[v];
+    }
+  }
   const std::vector<OpId>& order = g.TopologicalOrder();
-  const std::vector<double> head = EarliestStarts(producers, order, times, charge);
+  const std::vector<double> head = EarliestStarts(producers, sends, order, times, charge);
   // Uncharged, the rest after an op adds nothing the forward pass has not seen.
   std::vector<double> tail(n, 0);
   if (charge) {
     const std::vector<OpId> backwards(order.rbegin(), order.rend());
-    tail = EarliestStarts(consumers, backwards, times, charge);
+    tail = EarliestStarts(consumers, receives, backwards, times, charge);
   }
   double critical = 0;
   for (size_t v = 0; v < n; ++v) critical = std::max(critical, head[v] + times[v] + tail[v]);
