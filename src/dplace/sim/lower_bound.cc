@@ -151,16 +151,25 @@ using Neighbours = std::vector<std::vector<Neighbour>>;
 // while each of them feeds only the next; at most kMaxSegment) runs there too, one op after
 // another, or some edge of that segment crosses devices and u cannot start before that crossing and
 // the ops after it: the earliest such start over the segment's edges is `cut_release`. The segments
-// of v's neighbours share no op, so their jobs add up on v's device.
+// of v's neighbours share no op, so their jobs add up on v's device. The op above the segment (its
+// entry: a fork, say) either runs on v's device, and then a u on another device waits for a
+// crossing on the way from the entry to it, or it does not, and then the segment on v's device
+// waits for the entry's tensors to cross.
 struct Segment {
   std::vector<std::pair<double, double>> jobs;  // (release, time), u first
   double cut_release = std::numeric_limits<double>::infinity();
+  OpId entry = -1;
+  double entry_arrival = 0;  // the entry's end plus the cheapest crossing into the segment
+  double rest = 0;           // time of the segment's ops before u
 };
 
 constexpr size_t kMaxSegment = 32;
 // Neighbours whose two choices (segment or cut) are tried in every combination; the rest count
 // only their own op at its own earliest start, which bounds both choices from below.
 constexpr size_t kMaxChoices = 5;
+// Entries whose two cases (on v's device or not) are tried in every combination; the rest are
+// charged neither way.
+constexpr size_t kMaxEntries = 2;
 
 Segment SegmentInto(OpId u, const Neighbours& before, const std::vector<int>& sends_to,
                     const std::vector<char>& is_neighbour, const std::vector<double>& start,
@@ -182,12 +191,17 @@ Segment SegmentInto(OpId u, const Neighbours& before, const std::vector<int>& se
     if (next == nullptr) break;
     const auto j = static_cast<size_t>(next->op);
     // It feeds another op too (or v itself, through a co-located edge): the segment ends below it.
-    if (sends_to[j] != 1 || is_neighbour[j]) break;
+    if (sends_to[j] != 1 || is_neighbour[j]) {
+      s.entry = next->op;
+      s.entry_arrival = start[j] + times[j] + next->transfer;
+      break;
+    }
     s.cut_release = std::min(s.cut_release, start[j] + times[j] + next->transfer + rest);
     s.jobs.push_back({start[j], times[j]});
     rest += times[j];
     w = next->op;
   }
+  s.rest = rest;
   return s;
 }
 
@@ -217,7 +231,10 @@ std::vector<double> EarliestStarts(const Neighbours& before, const std::vector<i
   std::vector<double> start(times.size(), 0);
   std::vector<std::pair<double, size_t>> arrivals;  // (arrival if sent, index in ins)
   std::vector<Segment> segments;
+  std::vector<OpId> entries;
+  std::vector<std::vector<std::pair<double, double>>> local;  // per neighbour: its jobs if it stays
   std::vector<std::pair<double, double>> fixed, jobs;
+  std::vector<char> stays;       // per neighbour: whether this case lets it share v's device
   std::vector<size_t> choosing;  // members of S with two choices
   std::vector<char> is_neighbour(times.size(), 0);
   for (OpId v : order) {
@@ -228,43 +245,86 @@ std::vector<double> EarliestStarts(const Neighbours& before, const std::vector<i
           std::max(earliest, start[static_cast<size_t>(u.op)] + times[static_cast<size_t>(u.op)]);
     }
     if (charge && !ins.empty() && ins.size() <= kMaxJoin) {
-      arrivals.clear();
       segments.clear();
       for (const Neighbour& u : ins) is_neighbour[static_cast<size_t>(u.op)] = 1;
-      for (size_t k = 0; k < ins.size(); ++k) {
-        const auto i = static_cast<size_t>(ins[k].op);
-        arrivals.push_back({start[i] + times[i] + ins[k].transfer, k});
-        segments.push_back(SegmentInto(ins[k].op, before, sends_to, is_neighbour, start, times));
-      }
+      for (const Neighbour& u : ins)
+        segments.push_back(SegmentInto(u.op, before, sends_to, is_neighbour, start, times));
       for (const Neighbour& u : ins) is_neighbour[static_cast<size_t>(u.op)] = 0;
-      std::sort(arrivals.begin(), arrivals.end(), std::greater<>());
-      fixed.clear();
-      choosing.clear();
-      double best = arrivals[0].first;  // S empty
-      for (size_t j = 0; j < arrivals.size(); ++j) {
-        const Segment& s = segments[arrivals[j].second];
-        if (std::isinf(s.cut_release)) {
-          fixed.insert(fixed.end(), s.jobs.begin(), s.jobs.end());
-        } else if (choosing.size() < kMaxChoices) {
-          choosing.push_back(arrivals[j].second);
-        } else {
-          fixed.push_back(s.jobs.front());
+      entries.clear();
+      for (const Segment& seg : segments) {
+        if (seg.entry >= 0 && entries.size() < kMaxEntries &&
+            std::find(entries.begin(), entries.end(), seg.entry) == entries.end()) {
+          entries.push_back(seg.entry);
         }
-        double sequence = std::numeric_limits<double>::infinity();
-        for (size_t mask = 0; mask < (size_t{1} << choosing.size()); ++mask) {
-          jobs = fixed;
-          for (size_t c = 0; c < choosing.size(); ++c) {
-            const Segment& sc = segments[choosing[c]];
-            if (mask >> c & 1) {
-              jobs.push_back({sc.cut_release, sc.jobs.front().second});
+      }
+      double best = std::numeric_limits<double>::infinity();
+      for (size_t on = 0; on < (size_t{1} << entries.size()); ++on) {
+        // This case's arrival of each neighbour if sent, and its segment's jobs.
+        arrivals.clear();
+        local.resize(ins.size());
+        stays.resize(ins.size());
+        for (size_t k = 0; k < ins.size(); ++k) {
+          const Segment& seg = segments[k];
+          const auto i = static_cast<size_t>(ins[k].op);
+          double arrival = start[i] + times[i] + ins[k].transfer;
+          local[k] = seg.jobs;
+          const auto e = std::find(entries.begin(), entries.end(), seg.entry);
+          if (seg.entry >= 0 && e != entries.end()) {
+            if (on >> (e - entries.begin()) & 1) {
+              const double crossed = std::min(seg.cut_release, seg.entry_arrival + seg.rest);
+              arrival = std::max(arrival, crossed + times[i] + ins[k].transfer);
             } else {
-              jobs.insert(jobs.end(), sc.jobs.begin(), sc.jobs.end());
+              local[k].back().first = std::max(local[k].back().first, seg.entry_arrival);
+              for (size_t q = local[k].size() - 1; q-- > 0;) {
+                local[k][q].first =
+                    std::max(local[k][q].first, local[k][q + 1].first + local[k][q + 1].second);
+              }
             }
           }
-          sequence = std::min(sequence, Sequence(jobs));
+          // An entry that is itself a neighbour is where the case puts it: on v's device (it
+          // never arrives), or not (it never stays).
+          stays[k] = 1;
+          const auto as_entry = std::find(entries.begin(), entries.end(), ins[k].op);
+          if (as_entry != entries.end()) {
+            if (on >> (as_entry - entries.begin()) & 1) {
+              arrival = std::numeric_limits<double>::infinity();
+            } else {
+              stays[k] = 0;
+            }
+          }
+          arrivals.push_back({arrival, k});
         }
-        const double remote = j + 1 < arrivals.size() ? arrivals[j + 1].first : 0;
-        best = std::min(best, std::max(remote, sequence));
+        std::sort(arrivals.begin(), arrivals.end(), std::greater<>());
+        fixed.clear();
+        choosing.clear();
+        double value = arrivals[0].first;  // S empty
+        for (size_t j = 0; j < arrivals.size(); ++j) {
+          const size_t k = arrivals[j].second;
+          if (!stays[k]) break;  // this S and every larger one would keep it
+          if (std::isinf(segments[k].cut_release)) {
+            fixed.insert(fixed.end(), local[k].begin(), local[k].end());
+          } else if (choosing.size() < kMaxChoices) {
+            choosing.push_back(k);
+          } else {
+            fixed.push_back(segments[k].jobs.front());
+          }
+          double sequence = std::numeric_limits<double>::infinity();
+          for (size_t mask = 0; mask < (size_t{1} << choosing.size()); ++mask) {
+            jobs = fixed;
+            for (size_t c = 0; c < choosing.size(); ++c) {
+              const size_t q = choosing[c];
+              if (mask >> c & 1) {
+                jobs.push_back({segments[q].cut_release, segments[q].jobs.front().second});
+              } else {
+                jobs.insert(jobs.end(), local[q].begin(), local[q].end());
+              }
+            }
+            sequence = std::min(sequence, Sequence(jobs));
+          }
+          const double remote = j + 1 < arrivals.size() ? arrivals[j + 1].first : 0;
+          value = std::min(value, std::max(remote, sequence));
+        }
+        best = std::min(best, value);
       }
       earliest = std::max(earliest, best);
     }

@@ -3,7 +3,10 @@
 //
 // Step:       max(critical path with every op at its fastest allowed time, where an op with several
 //                 producers waits for the cheapest transfers of the ones on other devices or runs
-//                 after the ones on its own device, one at a time (docs/semantics.md),
+//                 after the ones on its own device, one at a time, each with the chain of ops that
+//                 leads into it unless a crossing inside that chain delays it, and a branch sent
+//                 from a device that also holds its fork crosses twice; forks alike on the path
+//                 read backwards (docs/semantics.md),
 //                 the work bound: the load of the most loaded device is at least any weighted mean
 //                 of the loads, so at least sum over ops of min over devices of weight × time
 //                 (equal weights: total fastest work / number of devices; better weights count a

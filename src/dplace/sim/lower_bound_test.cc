@@ -92,6 +92,28 @@ TEST(LowerBoundTest, ABranchOnTheJoinsDeviceBringsItsWholeChain) {
   EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0, 0, 0, 0}).evaluation.value, 6);
 }
 
+TEST(LowerBoundTest, ABranchSentAwayCrossesOutAndBack) {
+  // a (1 s) feeds b and c (2 s each) 1-s tensors and d (1 s) a 10-s one; b and c feed d 1-s
+  // tensors. Charging one crossing per sent branch gives 5 s (c sent, arriving at 1 + 2 + 1 = 4,
+  // while a and b run on d's device), but a on another device than d costs its 10-s tensor, and
+  // a on d's device makes a c sent elsewhere cross twice (arriving at 1 + 1 + 2 + 1 = 5): 6 s, what
+  // one device takes.
+  graph::GraphBuilder builder("skip");
+  const auto a = builder.AddOp(TimedOp("a", 1), {{1, -1}, {10, -1}});
+  const auto b = builder.AddOp(TimedOp("b", 2), {{1, -1}});
+  const auto c = builder.AddOp(TimedOp("c", 2), {{1, -1}});
+  const auto d = builder.AddOp(TimedOp("d", 1));
+  builder.AddEdge(a, 0, b);
+  builder.AddEdge(a, 0, c);
+  builder.AddEdge(a, 1, d);
+  builder.AddEdge(b, 0, d);
+  builder.AddEdge(c, 0, d);
+  const Problem p = Make(builder, ThreeDevices());
+  EXPECT_DOUBLE_EQ(p.step_lower_bound, 6);
+  EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0, 0}).evaluation.value, 6);
+  EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 1, 0}).evaluation.value, 6);
+}
+
 TEST(LowerBoundTest, TensorReadTwiceCrossesOnce) {
   // x and y (4 s each) feed z (1 s), which reads each 1-byte output twice. x on d1 and y, z on d0:
   // x's output crosses once, [4, 5], and z runs [5, 6]; the bound must not charge two crossings.
