@@ -213,6 +213,88 @@ double Sequence(std::vector<std::pair<double, double>>& jobs) {
   return end;
 }
 
+// Scratch space of EarliestStarts, kept between ops.
+struct JoinWork {
+  std::vector<std::pair<double, size_t>> arrivals;  // (arrival if sent, index in the neighbours)
+  std::vector<std::vector<std::pair<double, double>>> local;  // per neighbour: jobs if it stays
+  std::vector<char> stays;  // per neighbour: whether the case lets it share v's device
+  std::vector<std::pair<double, double>> fixed, jobs;
+  std::vector<size_t> choosing;  // members of S with two choices
+};
+
+// The earliest start of v (neighbours `ins`, their `segments`) when bit i of `on` says whether
+// entries[i] runs on v's device: the best S, and within it the best choice of segment or cut.
+double StartInCase(const std::vector<Neighbour>& ins, const std::vector<Segment>& segments,
+                   const std::vector<OpId>& entries, size_t on, const std::vector<double>& start,
+                   const std::vector<double>& times, JoinWork* w) {
+  // This case's arrival of each neighbour if sent, and its segment's jobs.
+  w->arrivals.clear();
+  w->local.resize(ins.size());
+  w->stays.resize(ins.size());
+  for (size_t k = 0; k < ins.size(); ++k) {
+    const Segment& seg = segments[k];
+    const auto i = static_cast<size_t>(ins[k].op);
+    double arrival = start[i] + times[i] + ins[k].transfer;
+    w->local[k] = seg.jobs;
+    const auto e = std::find(entries.begin(), entries.end(), seg.entry);
+    if (seg.entry >= 0 && e != entries.end()) {
+      if (on >> (e - entries.begin()) & 1) {
+        const double crossed = std::min(seg.cut_release, seg.entry_arrival + seg.rest);
+        arrival = std::max(arrival, crossed + times[i] + ins[k].transfer);
+      } else {
+        w->local[k].back().first = std::max(w->local[k].back().first, seg.entry_arrival);
+        for (size_t q = w->local[k].size() - 1; q-- > 0;) {
+          w->local[k][q].first =
+              std::max(w->local[k][q].first, w->local[k][q + 1].first + w->local[k][q + 1].second);
+        }
+      }
+    }
+    // An entry that is itself a neighbour is where the case puts it: on v's device (it
+    // never arrives), or not (it never stays).
+    w->stays[k] = 1;
+    const auto as_entry = std::find(entries.begin(), entries.end(), ins[k].op);
+    if (as_entry != entries.end()) {
+      if (on >> (as_entry - entries.begin()) & 1) {
+        arrival = std::numeric_limits<double>::infinity();
+      } else {
+        w->stays[k] = 0;
+      }
+    }
+    w->arrivals.push_back({arrival, k});
+  }
+  std::sort(w->arrivals.begin(), w->arrivals.end(), std::greater<>());
+  w->fixed.clear();
+  w->choosing.clear();
+  double value = w->arrivals[0].first;  // S empty
+  for (size_t j = 0; j < w->arrivals.size(); ++j) {
+    const size_t k = w->arrivals[j].second;
+    if (!w->stays[k]) break;  // this S and every larger one would keep it
+    if (std::isinf(segments[k].cut_release)) {
+      w->fixed.insert(w->fixed.end(), w->local[k].begin(), w->local[k].end());
+    } else if (w->choosing.size() < kMaxChoices) {
+      w->choosing.push_back(k);
+    } else {
+      w->fixed.push_back(segments[k].jobs.front());
+    }
+    double sequence = std::numeric_limits<double>::infinity();
+    for (size_t mask = 0; mask < (size_t{1} << w->choosing.size()); ++mask) {
+      w->jobs = w->fixed;
+      for (size_t c = 0; c < w->choosing.size(); ++c) {
+        const size_t q = w->choosing[c];
+        if (mask >> c & 1) {
+          w->jobs.push_back({segments[q].cut_release, segments[q].jobs.front().second});
+        } else {
+          w->jobs.insert(w->jobs.end(), w->local[q].begin(), w->local[q].end());
+        }
+      }
+      sequence = std::min(sequence, Sequence(w->jobs));
+    }
+    const double remote = j + 1 < w->arrivals.size() ? w->arrivals[j + 1].first : 0;
+    value = std::min(value, std::max(remote, sequence));
+  }
+  return value;
+}
+
 // Earliest start of every op, visiting `order` (a topological order of the side's direction), when
 // each op starts after each neighbour either ended on another device and its tensors crossed, or
 // ran before it on its own device with its segment (Segment), one op at a time. For a set S of
@@ -229,13 +311,9 @@ std::vector<double> EarliestStarts(const Neighbours& before, const std::vector<i
                                    bool charge) {
   constexpr size_t kMaxJoin = 256;
   std::vector<double> start(times.size(), 0);
-  std::vector<std::pair<double, size_t>> arrivals;  // (arrival if sent, index in ins)
   std::vector<Segment> segments;
   std::vector<OpId> entries;
-  std::vector<std::vector<std::pair<double, double>>> local;  // per neighbour: its jobs if it stays
-  std::vector<std::pair<double, double>> fixed, jobs;
-  std::vector<char> stays;       // per neighbour: whether this case lets it share v's device
-  std::vector<size_t> choosing;  // members of S with two choices
+  JoinWork work;
   std::vector<char> is_neighbour(times.size(), 0);
   for (OpId v : order) {
     const auto& ins = before[static_cast<size_t>(v)];
@@ -258,74 +336,8 @@ std::vector<double> EarliestStarts(const Neighbours& before, const std::vector<i
         }
       }
       double best = std::numeric_limits<double>::infinity();
-      for (size_t on = 0; on < (size_t{1} << entries.size()); ++on) {
-        // This case's arrival of each neighbour if sent, and its segment's jobs.
-        arrivals.clear();
-        local.resize(ins.size());
-        stays.resize(ins.size());
-        for (size_t k = 0; k < ins.size(); ++k) {
-          const Segment& seg = segments[k];
-          const auto i = static_cast<size_t>(ins[k].op);
-          double arrival = start[i] + times[i] + ins[k].transfer;
-          local[k] = seg.jobs;
-          const auto e = std::find(entries.begin(), entries.end(), seg.entry);
-          if (seg.entry >= 0 && e != entries.end()) {
-            if (on >> (e - entries.begin()) & 1) {
-              const double crossed = std::min(seg.cut_release, seg.entry_arrival + seg.rest);
-              arrival = std::max(arrival, crossed + times[i] + ins[k].transfer);
-            } else {
-              local[k].back().first = std::max(local[k].back().first, seg.entry_arrival);
-              for (size_t q = local[k].size() - 1; q-- > 0;) {
-                local[k][q].first =
-                    std::max(local[k][q].first, local[k][q + 1].first + local[k][q + 1].second);
-              }
-            }
-          }
-          // An entry that is itself a neighbour is where the case puts it: on v's device (it
-          // never arrives), or not (it never stays).
-          stays[k] = 1;
-          const auto as_entry = std::find(entries.begin(), entries.end(), ins[k].op);
-          if (as_entry != entries.end()) {
-            if (on >> (as_entry - entries.begin()) & 1) {
-              arrival = std::numeric_limits<double>::infinity();
-            } else {
-              stays[k] = 0;
-            }
-          }
-          arrivals.push_back({arrival, k});
-        }
-        std::sort(arrivals.begin(), arrivals.end(), std::greater<>());
-        fixed.clear();
-        choosing.clear();
-        double value = arrivals[0].first;  // S empty
-        for (size_t j = 0; j < arrivals.size(); ++j) {
-          const size_t k = arrivals[j].second;
-          if (!stays[k]) break;  // this S and every larger one would keep it
-          if (std::isinf(segments[k].cut_release)) {
-            fixed.insert(fixed.end(), local[k].begin(), local[k].end());
-          } else if (choosing.size() < kMaxChoices) {
-            choosing.push_back(k);
-          } else {
-            fixed.push_back(segments[k].jobs.front());
-          }
-          double sequence = std::numeric_limits<double>::infinity();
-          for (size_t mask = 0; mask < (size_t{1} << choosing.size()); ++mask) {
-            jobs = fixed;
-            for (size_t c = 0; c < choosing.size(); ++c) {
-              const size_t q = choosing[c];
-              if (mask >> c & 1) {
-                jobs.push_back({segments[q].cut_release, segments[q].jobs.front().second});
-              } else {
-                jobs.insert(jobs.end(), local[q].begin(), local[q].end());
-              }
-            }
-            sequence = std::min(sequence, Sequence(jobs));
-          }
-          const double remote = j + 1 < arrivals.size() ? arrivals[j + 1].first : 0;
-          value = std::min(value, std::max(remote, sequence));
-        }
-        best = std::min(best, value);
-      }
+      for (size_t on = 0; on < (size_t{1} << entries.size()); ++on)
+        best = std::min(best, StartInCase(ins, segments, entries, on, start, times, &work));
       earliest = std::max(earliest, best);
     }
     start[static_cast<size_t>(v)] = earliest;

@@ -151,8 +151,8 @@ class CutProgram {
 
 // Moves each cut of `cut` in turn to where the simulated step is shortest (every `stride`-th
 // position between its neighbours, then every position around the best of those), in passes until
-// none moves; `candidate` ends as the placement of the refined cut.
-// Stops when `evaluator` has made `until` evaluations.
+// none moves or `evaluator` has made `until` evaluations; `candidate` ends as the placement of the
+// refined cut.
 void Refine(const CutProgram& program, size_t units, sim::Evaluator* evaluator, int64_t until,
             Cut* cut, sim::Placement* candidate) {
   std::vector<size_t>& starts = cut->starts;
