@@ -27,8 +27,8 @@ struct PlaceContext {
   uint64_t seed = 1;                    // same seed, same placement
   Budget budget;
   const sim::Placement* given_plan = nullptr;  // e.g. from --plan; used by `expert`
-  // Where local_search and mcmc start instead of the best heuristic (the portfolio hands each
-  // search the best placement of the members before it).
+  // Where chains, local_search and mcmc start instead of their own heuristics (the portfolio
+  // hands each search the best placement of the members before it).
   const sim::Placement* start = nullptr;
   std::vector<std::string> portfolio;  // members of `portfolio` (--portfolio); empty: default
   // Set by the placer for the user: what it proved or why it stopped ("optimal", "time limit").

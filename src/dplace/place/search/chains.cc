@@ -86,21 +86,26 @@ class ChainsPlacer : public Placer {
             ? 0
             : std::clamp<int64_t>(20 * static_cast<int64_t>(units.size()), 2000, 20000);
 
-    // Start: the better of one device and the cheapest contiguous runs.
+    // Start: the caller's, else the better of one device and the cheapest contiguous runs.
     sim::Placement current;
     Score current_score;
-    std::string start;
-    for (const char* name : {"single", "contiguous"}) {
-      auto placer = MakePlacer(name);
-      if (!placer.ok()) continue;
-      PlaceContext sub{.evaluator = ctx.evaluator, .seed = ctx.seed};
-      auto placed = (*placer)->Place(p, sub);
-      if (!placed.ok()) return placed.status();
-      const Score s = ScoreOf(ctx.evaluator->Evaluate(*placed));
-      if (current.empty() || s < current_score) {
-        current = std::move(*placed);
-        current_score = s;
-        start = name;
+    std::string start = "the given start";
+    if (ctx.start != nullptr && ctx.start->size() == static_cast<size_t>(p.num_ops())) {
+      current = *ctx.start;
+      current_score = ScoreOf(ctx.evaluator->Evaluate(current));
+    } else {
+      for (const char* name : {"single", "contiguous"}) {
+        auto placer = MakePlacer(name);
+        if (!placer.ok()) continue;
+        PlaceContext sub{.evaluator = ctx.evaluator, .seed = ctx.seed};
+        auto placed = (*placer)->Place(p, sub);
+        if (!placed.ok()) return placed.status();
+        const Score s = ScoreOf(ctx.evaluator->Evaluate(*placed));
+        if (current.empty() || s < current_score) {
+          current = std::move(*placed);
+          current_score = s;
+          start = name;
+        }
       }
     }
     std::vector<sim::DeviceId> unit_device(units.size());

@@ -1,7 +1,9 @@
 // Where the searches start: the caller's PlaceContext::start when it has one, else the best
 // placement of the heuristics (single, expert, m_topo, heft, m_etf, contiguous, chains), each run
 // once with the caller's evaluator and seed; `chains`, itself a search, with a quarter of the
-// caller's time limit (its own evaluation budget without one).
+// caller's time limit (its own evaluation budget without one), from the better of the `single`
+// and `contiguous` placements just made (where it would start on its own, without placing them
+// again).
 #pragma once
 
 #include <string>
