@@ -8,6 +8,7 @@
 #include "dplace/place/registry.h"
 #include "dplace/place/schedule/list_scheduler.h"
 #include "dplace/place/search/chains.h"
+#include "dplace/place/search/start.h"
 #include "dplace/place/units.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/test_problems.h"
@@ -232,6 +233,18 @@ TEST(ChainsTest, StartsWhereTheCallerSays) {
   EXPECT_EQ(r.placement, one_gpu);
   EXPECT_NE(r.note.find("from the given start"), std::string::npos) << r.note;
   EXPECT_NEAR(PlaceBy("chains", p).evaluation.value, 4, 1e-9);
+}
+
+TEST(ChainsTest, ItsOwnStartIsTheBetterOfSingleAndContiguousOnceBothAreOffered) {
+  ChainsStart start;
+  const sim::Placement one(3, 0), other(3, 1);
+  start.Offer("contiguous", other, Score{true, 2});
+  EXPECT_EQ(start.start(), nullptr);
+  start.Offer("heft", one, Score{true, 1});  // not a start of chains
+  EXPECT_EQ(start.start(), nullptr);
+  start.Offer("single", one, Score{true, 3});
+  ASSERT_NE(start.start(), nullptr);
+  EXPECT_EQ(*start.start(), other);
 }
 
 TEST(McmcTest, NeverWorseThanItsStart) {

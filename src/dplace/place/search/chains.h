@@ -5,8 +5,8 @@
 // that is one cluster runs with no transfer inside it, and on a device of its own nothing delays
 // it, which is what the recurrent chain of an unrolled RNN needs. The clusters, largest compute
 // first, then move whole: each to the device where the step is shortest, in passes until none
-// improves or the budget is spent, from PlaceContext::start when the caller gives one (the
-// portfolio's best so far), else from the better of `single` and `contiguous`. Proposals are
+// improves or the budget is spent, from PlaceContext::start when the caller gives one, else from
+// the better of `single` and `contiguous` (ChainsStart, search/start.h). Proposals are
 // simulated incrementally. Budget: --time-limit and evaluations (without either, 20 per unit, at
 // least 2,000 and at most 20,000). Deterministic.
 #pragma once
