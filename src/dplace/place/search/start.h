@@ -24,9 +24,10 @@ Start BestHeuristic(const sim::Problem& p, const PlaceContext& ctx);
 
 // Where `chains` starts on its own: the better of the `single` and `contiguous` placements. A
 // caller that makes both anyway offers them here and hands `chains` start() as its
-// PlaceContext::start, so that chains does not make them again. Its whole-cluster moves do better
-// from there than from the best placement of all the heuristics (nmt's training step on hetero, 2-s
-// portfolio: 16.8 ms against 20.5–20.8 ms).
+// PlaceContext::start, so that chains does not make them again. BestHeuristic and the portfolio
+// run chains from there and again from the best heuristic: neither start is the better one
+// everywhere (2-s portfolio: nmt's training step on hetero 17.2 ms from this one against
+// 20.5–20.8 from the best heuristic; nasnetamobile on k80x4 286–290 ms against 274–280).
 class ChainsStart {
  public:
   void Offer(std::string_view placer, const sim::Placement& placement, const Score& score);
