@@ -237,7 +237,7 @@ TEST(ChainsTest, StartsWhereTheCallerSays) {
 
 TEST(ChainsTest, ItsOwnStartIsTheBetterOfSingleAndContiguousOnceBothAreOffered) {
   ChainsStart start;
-  const sim::Placement one(3, 0), other(3, 1);
+  const sim::Placement one(3, 0), other(3, 1), third(3, 2);
   start.Offer("contiguous", other, Score{true, 2});
   EXPECT_EQ(start.start(), nullptr);
   start.Offer("heft", one, Score{true, 1});  // not a start of chains
@@ -245,6 +245,19 @@ TEST(ChainsTest, ItsOwnStartIsTheBetterOfSingleAndContiguousOnceBothAreOffered) 
   start.Offer("single", one, Score{true, 3});
   ASSERT_NE(start.start(), nullptr);
   EXPECT_EQ(*start.start(), other);
+  ASSERT_NE(start.best(), nullptr);
+  EXPECT_EQ(*start.best(), one) << "heft's placement, the best offered";
+}
+
+TEST(ChainsTest, NoSecondStartWhenTheBestHeuristicIsItsOwn) {
+  ChainsStart start;
+  const sim::Placement one(3, 0), other(3, 1);
+  start.Offer("single", one, Score{true, 3});
+  start.Offer("heft", other, Score{true, 4});
+  start.Offer("contiguous", other, Score{true, 2});
+  ASSERT_NE(start.start(), nullptr);
+  EXPECT_EQ(*start.start(), other);
+  EXPECT_EQ(start.best(), nullptr);
 }
 
 TEST(McmcTest, NeverWorseThanItsStart) {

@@ -59,23 +59,20 @@ class PortfolioPlacer : public Placer {
     }
     double weights_left = 0;
     for (const Run& r : runs) weights_left += r.weight;
-    sim::Placement best, best_one_shot;
-    Score best_score, best_one_shot_score;
+    sim::Placement best;
+    Score best_score;
     ChainsStart chains_start;
     std::string winner;
     double bound = p.LowerBound();
     for (const Run& run : runs) {
       const std::string& n = run.name;
       const sim::Placement* start = run.own_start   ? chains_start.start()
-                                    : n == "chains" ? &best_one_shot
+                                    : n == "chains" ? chains_start.best()
+                                    : best.empty()  ? nullptr
                                                     : &best;
-      if (start != nullptr && start->empty()) start = nullptr;
       weights_left -= run.weight;
-      // The best one-shot member may be where chains started on its own.
-      if (n == "chains" && !run.own_start &&
-          (start == nullptr ||
-           (chains_start.start() != nullptr && *start == *chains_start.start())))
-        continue;
+      // Chains from the best one-shot member, unless that is where it started on its own.
+      if (n == "chains" && !run.own_start && start == nullptr) continue;
       DPLACE_ASSIGN_OR_RETURN(auto placer, MakePlacer(n));
       PlaceContext sub{.evaluator = ctx.evaluator,
                        .seed = ctx.seed,
@@ -106,11 +103,7 @@ class PortfolioPlacer : public Placer {
       }
       bound = std::max(bound, sub.lower_bound);
       const Score s = ScoreOf(ctx.evaluator->Evaluate(*placed));
-      chains_start.Offer(n, *placed, s);
-      if (!IsSearch(n) && (best_one_shot.empty() || s < best_one_shot_score)) {
-        best_one_shot = *placed;
-        best_one_shot_score = s;
-      }
+      if (!IsSearch(n)) chains_start.Offer(n, *placed, s);
       if (best.empty() || s < best_score) {
         best = *placed;
         best_score = s;

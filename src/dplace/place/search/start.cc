@@ -29,14 +29,11 @@ Start BestHeuristic(const sim::Problem& p, const PlaceContext& ctx) {
   // evaluation budget.
   auto placer = MakePlacer("chains");
   if (!placer.ok()) return best;
-  const Start best_one_shot = best;
   const auto started = std::chrono::steady_clock::now();
-  for (const sim::Placement* start : {chains_start.start(), &best_one_shot.placement}) {
+  for (const bool own : {true, false}) {
+    const sim::Placement* start = own ? chains_start.start() : chains_start.best();
+    if (!own && start == nullptr) continue;
     PlaceContext sub{.evaluator = ctx.evaluator, .seed = ctx.seed, .start = start};
-    if (start == &best_one_shot.placement) {
-      if (start->empty() || (chains_start.start() != nullptr && *start == *chains_start.start()))
-        continue;
-    }
     if (ctx.budget.time_limit_s > 0) {
       const double spent =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -53,10 +50,17 @@ Start BestHeuristic(const sim::Problem& p, const PlaceContext& ctx) {
 
 void ChainsStart::Offer(std::string_view placer, const sim::Placement& placement,
                         const Score& score) {
-  if (placer != "single" && placer != "contiguous") return;
-  ++offered_;
   if (best_.placement.empty() || score < best_.score)
     best_ = {placement, score, std::string(placer)};
+  if (placer != "single" && placer != "contiguous") return;
+  ++offered_;
+  if (own_.placement.empty() || score < own_.score) own_ = {placement, score, std::string(placer)};
+}
+
+const sim::Placement* ChainsStart::best() const {
+  if (best_.placement.empty() || (start() != nullptr && best_.placement == own_.placement))
+    return nullptr;
+  return &best_.placement;
 }
 
 }  // namespace dplace::place

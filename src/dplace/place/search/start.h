@@ -22,20 +22,23 @@ struct Start {
 
 Start BestHeuristic(const sim::Problem& p, const PlaceContext& ctx);
 
-// Where `chains` starts on its own: the better of the `single` and `contiguous` placements. A
-// caller that makes both anyway offers them here and hands `chains` start() as its
-// PlaceContext::start, so that chains does not make them again. BestHeuristic and the portfolio
-// run chains from there and again from the best heuristic: neither start is the better one
-// everywhere (2-s portfolio: nmt's training step on hetero 17.2 ms from this one against
-// 20.5–20.8 from the best heuristic; nasnetamobile on k80x4 286–290 ms against 274–280).
+// The two starts of `chains` for a caller that has run the one-shot heuristics: where it starts on
+// its own, the better of the `single` and `contiguous` placements (handed over, so that chains does
+// not make them again), and the best heuristic of all. BestHeuristic and the portfolio run chains
+// from both: neither is the better one everywhere (2-s portfolio: nmt's training step on hetero
+// 17.2 ms from its own start against 20.5–20.8 from the best heuristic; nasnetamobile on k80x4
+// 286–290 ms against 274–280).
 class ChainsStart {
  public:
+  // Each one-shot heuristic's placement, as it is made.
   void Offer(std::string_view placer, const sim::Placement& placement, const Score& score);
-  // Null until both have been offered.
-  const sim::Placement* start() const { return offered_ == 2 ? &best_.placement : nullptr; }
+  // Chains' own start; null until both single and contiguous have been offered.
+  const sim::Placement* start() const { return offered_ == 2 ? &own_.placement : nullptr; }
+  // The best placement offered; null when none was, or when it is start().
+  const sim::Placement* best() const;
 
  private:
-  Start best_;
+  Start own_, best_;
   int offered_ = 0;
 };
 
