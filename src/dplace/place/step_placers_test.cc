@@ -306,6 +306,35 @@ TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   EXPECT_NE(ctx.note.find("2 chains"), std::string::npos) << ctx.note;
 }
 
+TEST(SearchTest, StopsAtTheLowerBound) {
+  // Two chains on two GPUs (4 s) is the lower bound, the longest chain: once there, mcmc and
+  // local_search stop short of their 100,000 evaluations, and the portfolio runs no member after
+  // the one that got there.
+  const sim::Problem p = TwoChains();
+  ASSERT_NEAR(p.LowerBound(), 4, 1e-9);
+  const sim::Placement one_gpu(8, 0);
+  for (const char* name : {"mcmc", "local_search"}) {
+    sim::SimulatedEvaluator evaluator(p);
+    PlaceContext ctx{.evaluator = &evaluator,
+                     .seed = 3,
+                     .budget = {.max_evaluations = 100000},
+                     .start = &one_gpu};
+    auto placer = MakePlacer(name);
+    ASSERT_TRUE(placer.ok());
+    auto placed = (*placer)->Place(p, ctx);
+    ASSERT_TRUE(placed.ok());
+    EXPECT_NEAR(evaluator.Evaluate(*placed).value, 4, 1e-9) << name;
+    EXPECT_LT(evaluator.evaluations(), 10000) << name;
+  }
+  EXPECT_NE(PlaceBy("mcmc", p, 100000, {}, &one_gpu).note.find("at the lower bound"),
+            std::string::npos);
+  const Placed r = PlaceBy("portfolio", p, 100000, {"single", "heft", "mcmc"});
+  EXPECT_NE(r.note.find("best of 3: heft, 0.0% gap to the lower bound (the members after it did "
+                        "not run)"),
+            std::string::npos)
+      << r.note;
+}
+
 TEST(ScopeGroupsTest, ModulesAndEveryCallOfAModule) {
   // An unrolled two-layer RNN's names: "cells.0_1" is the second call of module "cells.0".
   graph::GraphBuilder b("rnn");

@@ -28,7 +28,8 @@ class LocalSearchPlacer : public Placer {
     const std::vector<Unit> units = MakeUnits(p);
     sim::Placement best_placement;
     Score best;
-    for (int restart = 0; restart < options_.restarts && !out_of_budget(); ++restart) {
+    for (int restart = 0; restart < options_.restarts && !out_of_budget() && !AtLowerBound(p, best);
+         ++restart) {
       sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
       std::vector<sim::DeviceId> unit_device(units.size(), 0);
       for (size_t u = 0; u < units.size(); ++u) {
@@ -50,7 +51,7 @@ class LocalSearchPlacer : public Placer {
       ctx.evaluator->SetBase(placement);  // moves re-simulate from where they differ
       Score current = ScoreOf(ctx.evaluator->EvaluateNear(placement));
       bool improved = true;
-      while (improved && !out_of_budget()) {
+      while (improved && !out_of_budget() && !AtLowerBound(p, current)) {
         improved = false;
         std::vector<size_t> order(units.size());
         std::iota(order.begin(), order.end(), 0);

@@ -292,7 +292,8 @@ class McmcPlacer : public Placer {
           [&](int64_t n) { return spent(i, n) >= 1; });
     };
     const bool threads = std::thread::hardware_concurrency() > 1;
-    for (;;) {
+    // A chain at the lower bound has found an optimum: nothing is left to search for.
+    while (!AtLowerBound(p, chains[Leader(chains)].best_score())) {
       bool done = true;
       for (int i = 0; i < kChains; ++i) {
         const Chain& c = chains[static_cast<size_t>(i)];
@@ -323,7 +324,8 @@ class McmcPlacer : public Placer {
     }
     for (const auto& fork : forks) ctx.evaluator->CountEvaluations(fork->evaluations());
     ctx.note = "from " + start.placer + "; " + std::to_string(kChains) + " chains, " +
-               std::to_string(proposed) + " proposals, " + std::to_string(accepted) + " accepted";
+               std::to_string(proposed) + " proposals, " + std::to_string(accepted) + " accepted" +
+               (AtLowerBound(p, chains[Leader(chains)].best_score()) ? "; at the lower bound" : "");
     return chains[Leader(chains)].best();
   }
 };

@@ -63,8 +63,13 @@ class PortfolioPlacer : public Placer {
     Score best_score;
     ChainsStart chains_start;
     std::string winner;
+    bool optimal = false;  // a member reached the lower bound; those after it did not run
     double bound = p.LowerBound();
     for (const Run& run : runs) {
+      if (AtLowerBound(p, best_score)) {  // an optimum: the members left cannot beat it
+        optimal = true;
+        break;
+      }
       const std::string& n = run.name;
       const sim::Placement* start = run.own_start   ? chains_start.start()
                                     : n == "chains" ? chains_start.best()
@@ -118,7 +123,8 @@ class PortfolioPlacer : public Placer {
       std::snprintf(gap, sizeof gap, ", %.1f%% gap to the lower bound",
                     100 * std::max(0.0, (best_score.value - bound) / best_score.value));
     }
-    ctx.note = "best of " + std::to_string(names.size()) + ": " + winner + gap;
+    ctx.note = "best of " + std::to_string(names.size()) + ": " + winner + gap +
+               (optimal ? " (the members after it did not run)" : "");
     return best;
   }
 };

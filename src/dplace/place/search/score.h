@@ -25,6 +25,12 @@ inline double ToBeat(const Score& s) {
   return s.feasible ? s.value : std::numeric_limits<double>::infinity();
 }
 
+// Whether `s` is as good as any placement can be: feasible and at the problem's lower bound
+// (within rounding). A search stops there; its budget could buy nothing better.
+inline bool AtLowerBound(const sim::Problem& p, const Score& s) {
+  return s.feasible && p.LowerBound() > 0 && s.value <= p.LowerBound() * (1 + 1e-9);
+}
+
 class BudgetClock {
  public:
   explicit BudgetClock(const PlaceContext& ctx)
