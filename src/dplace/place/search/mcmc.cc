@@ -323,10 +323,11 @@ class McmcPlacer : public Placer {
       accepted += c.accepted();
     }
     for (const auto& fork : forks) ctx.evaluator->CountEvaluations(fork->evaluations());
+    const Chain& leader = chains[Leader(chains)];
     ctx.note = "from " + start.placer + "; " + std::to_string(kChains) + " chains, " +
                std::to_string(proposed) + " proposals, " + std::to_string(accepted) + " accepted" +
-               (AtLowerBound(p, chains[Leader(chains)].best_score()) ? "; at the lower bound" : "");
-    return chains[Leader(chains)].best();
+               (AtLowerBound(p, leader.best_score()) ? "; at the lower bound" : "");
+    return leader.best();
   }
 };
 
