@@ -4,12 +4,22 @@
 
 #include "dplace/base/units.h"
 #include "dplace/cli/commands.h"
+#include "dplace/graph/training.h"
 #include "dplace/place/registry.h"
 
 namespace dplace::cli {
 
 Status RunInfo(const InfoFlags& flags) {
-  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, LoadGraphFile(flags.graph));
+  GraphFlags forward_flags = flags.graph;
+  forward_flags.training = false;
+  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, LoadGraphFile(forward_flags));
+  const double saved_bytes = graph::SavedActivationBytes(*loaded.graph);
+  if (flags.graph.training) {
+    auto expanded =
+        graph::ExpandTraining(*loaded.graph, {.colocate = !flags.graph.free_gradients});
+    if (!expanded.ok()) return expanded.status().WithContext(flags.graph.path);
+    loaded.graph = std::make_shared<const graph::Graph>(std::move(expanded).value());
+  }
   const graph::Graph& g = *loaded.graph;
   if (flags.json) {
     PrintJson({{"name", g.name()},
@@ -17,7 +27,8 @@ Status RunInfo(const InfoFlags& flags) {
                {"edges", g.edges().size()},
                {"flops", g.TotalFlops()},
                {"param_bytes", g.TotalParamBytes()},
-               {"output_bytes", g.TotalOutputBytes()}});
+               {"output_bytes", g.TotalOutputBytes()},
+               {"saved_activation_bytes", saved_bytes}});
     return OkStatus();
   }
   std::map<std::string, int> by_kind;
@@ -31,7 +42,8 @@ Status RunInfo(const InfoFlags& flags) {
   std::cout << "\n  edges: " << g.edges().size() << "\n  co-location groups: " << g.groups().size()
             << "\n  FLOPs: " << g.TotalFlops()
             << "\n  parameters: " << FormatBytes(g.TotalParamBytes())
-            << "\n  activations (outputs): " << FormatBytes(g.TotalOutputBytes()) << "\n";
+            << "\n  activations (outputs): " << FormatBytes(g.TotalOutputBytes())
+            << "\n  activations kept for backward (training): " << FormatBytes(saved_bytes) << "\n";
   std::vector<std::pair<double, std::string>> top;
   for (const auto& [type, flops] : flops_by_type) top.emplace_back(flops, type);
   std::sort(top.rbegin(), top.rend());

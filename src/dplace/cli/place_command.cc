@@ -104,7 +104,9 @@ Status RunPlace(const PlaceFlags& flags) {
   for (const auto& [kind, file] : exports) {
     Json j;
     if (kind == "device_map") {
-      j = io::DeviceMapJson(problem, winner.placement);
+      io::DeviceMap map = io::MakeDeviceMap(problem, winner.placement);
+      for (const std::string& line : map.split_modules) std::cerr << "note: " << line << "\n";
+      j = std::move(map.map);
     } else {
       DPLACE_ASSIGN_OR_RETURN(j, io::StagesJson(problem, winner.placement));
     }

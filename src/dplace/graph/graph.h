@@ -41,6 +41,13 @@ struct Op {
   int64_t source_id = -1;     // the op's id in the file it came from (the paper's node id), or -1
   TensorId first_output = 0;  // set by the builder: outputs are [first_output, +num_outputs)
   int32_t num_outputs = 0;
+  // What a training step's backward pass keeps of this op's first output (PyTorch's autograd:
+  // ReLU, Sigmoid, Softmax keep their result; most ops do not). Importers that know no better
+  // leave it true. The inputs it keeps are marked on the edges (Edge::saved).
+  bool saves_output = true;
+  // Names of the parameters the op holds, as the model names them (ONNX initializers exported
+  // from PyTorch are state_dict keys: "layer1.0.conv1.weight"); empty when the format has none.
+  std::vector<std::string> parameters;
 
   // Measured time on `device_kind`, or nullopt.
   std::optional<double> MeasuredTime(std::string_view device_kind) const;
@@ -55,12 +62,21 @@ struct Tensor {
   // Measured time to move this tensor between two devices (seconds), e.g. the paper's edge cost;
   // negative when not given (the cost model then uses the link's latency and bandwidth).
   double transfer_time_s = -1;
+  // A view (PyTorch's reshape, transpose, ...) aliases another tensor's memory: it allocates
+  // nothing on its producer's device, and its base (`view_of`, an input of the producer, or -1
+  // when the base is outside the graph: a parameter or a model input) stays allocated while the
+  // view lives. A copy sent to another device is a real tensor of `bytes`.
+  bool view = false;
+  TensorId view_of = -1;
 };
 
 struct Edge {
   OpId from = 0;
   int32_t output = 0;
   OpId to = 0;
+  // Whether `to`'s backward pass keeps this tensor (training expansion); importers that know no
+  // better leave it true.
+  bool saved = true;
 };
 
 class Graph {

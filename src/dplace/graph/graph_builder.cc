@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <queue>
+#include <set>
+#include <tuple>
 
 namespace dplace::graph {
 namespace {
@@ -37,7 +39,13 @@ OpId GraphBuilder::AddOp(Op op, std::vector<TensorSpec> outputs) {
   op.first_output = static_cast<TensorId>(tensors_.size());
   op.num_outputs = static_cast<int32_t>(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
-    tensors_.push_back({id, static_cast<int32_t>(i), outputs[i].bytes, outputs[i].transfer_time_s});
+    tensors_.push_back({.producer = id,
+                        .index = static_cast<int32_t>(i),
+                        .bytes = outputs[i].bytes,
+                        .transfer_time_s = outputs[i].transfer_time_s,
+                        .view = outputs[i].view});
+    view_bases_.emplace_back(outputs[i].view ? outputs[i].view_of_op : -1,
+                             outputs[i].view_of_output);
   }
   ops_.push_back(std::move(op));
   return id;
@@ -94,6 +102,16 @@ Status GraphBuilder::Verify() const {
     }
     if (e.from == e.to) return InvalidInput("edge from op '" + from.name + "' to itself");
   }
+  std::set<std::tuple<OpId, int32_t, OpId>> fed;  // (base op, output, producer) of every view
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const auto [base_op, base_output] = view_bases_[t];
+    if (base_op >= 0) fed.emplace(base_op, base_output, tensors_[t].producer);
+  }
+  for (const Edge& e : edges_) fed.erase({e.from, e.output, e.to});
+  if (!fed.empty()) {
+    return InvalidInput("op '" + ops_[static_cast<size_t>(std::get<2>(*fed.begin()))].name +
+                        "': its view's base is not one of its inputs");
+  }
   return OkStatus();
 }
 
@@ -128,6 +146,11 @@ Status GraphBuilder::CheckAcyclic(const Graph& g) const {
 
 StatusOr<Graph> GraphBuilder::Build() {
   DPLACE_RETURN_IF_ERROR(Verify());
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const auto [base_op, base_output] = view_bases_[t];
+    if (base_op >= 0) tensors_[t].view_of = ops_[static_cast<size_t>(base_op)].first_output + base_output;
+  }
+  view_bases_.clear();
   Graph g;
   g.name_ = std::move(name_);
   g.ops_ = std::move(ops_);

@@ -16,6 +16,11 @@ namespace dplace::graph {
 struct TensorSpec {
   double bytes = 0;
   double transfer_time_s = -1;  // negative: not given
+  // A view (Tensor::view): of output `view_of_output` of op `view_of_op`, which must feed the
+  // producer; `view_of_op` < 0 for a view of something outside the graph.
+  bool view = false;
+  OpId view_of_op = -1;
+  int32_t view_of_output = 0;
 };
 
 class GraphBuilder {
@@ -30,8 +35,11 @@ class GraphBuilder {
   // Returns the id of the co-location group with this name, creating it on first use.
   GroupId Group(const std::string& name);
 
-  // Edge from output `output` of `from` to `to`. Endpoints are checked in Build().
-  void AddEdge(OpId from, int32_t output, OpId to) { edges_.push_back({from, output, to}); }
+  // Edge from output `output` of `from` to `to`; `saved`: `to`'s backward keeps the tensor
+  // (Edge::saved). Endpoints are checked in Build().
+  void AddEdge(OpId from, int32_t output, OpId to, bool saved = true) {
+    edges_.push_back({from, output, to, saved});
+  }
 
   int num_ops() const { return static_cast<int>(ops_.size()); }
 
@@ -45,6 +53,7 @@ class GraphBuilder {
   std::string name_;
   std::vector<Op> ops_;
   std::vector<Tensor> tensors_;
+  std::vector<std::pair<OpId, int32_t>> view_bases_;  // per tensor: TensorSpec's view_of_*
   std::vector<Edge> edges_;
   std::vector<std::string> groups_;
   std::unordered_map<std::string, GroupId> group_by_name_;

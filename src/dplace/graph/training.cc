@@ -30,11 +30,17 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     group_of[static_cast<size_t>(f)] = op.colocation;
     std::vector<TensorSpec> outputs;
     for (TensorId t = g.FirstOutput(f); t < g.FirstOutput(f + 1); ++t) {
-      outputs.push_back({g.tensor(t).bytes, g.tensor(t).transfer_time_s});
+      const Tensor& tensor = g.tensor(t);
+      const bool based = tensor.view_of >= 0;
+      outputs.push_back({.bytes = tensor.bytes,
+                         .transfer_time_s = tensor.transfer_time_s,
+                         .view = tensor.view,
+                         .view_of_op = based ? g.tensor(tensor.view_of).producer : -1,
+                         .view_of_output = based ? g.tensor(tensor.view_of).index : 0});
     }
     b.AddOp(std::move(op), std::move(outputs));
   }
-  for (const Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to);
+  for (const Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);
   // Backward ops: output k is the gradient of the op's k-th distinct input tensor; a last output
   // carries the weight gradient to the update op.
   std::vector<OpId> grad_of(static_cast<size_t>(n));
@@ -51,6 +57,7 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     op.bytes_accessed = factor * fwd.bytes_accessed;
     op.param_bytes = fwd.param_bytes;  // the weight gradient, held for the step
     op.scratch_bytes = fwd.scratch_bytes;
+    op.saves_output = false;
     for (const auto& [kind, seconds] : fwd.time_s) op.time_s.emplace_back(kind, factor * seconds);
     op.device_kinds = fwd.device_kinds;
     op.colocation = options.colocate ? group_of[static_cast<size_t>(f)] : kNoGroup;
@@ -61,12 +68,13 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     }
     if (has_params) outputs.push_back({fwd.param_bytes, -1});
     grad_of[static_cast<size_t>(f)] = b.AddOp(std::move(op), std::move(outputs));
-    // The op's own output is kept for its backward op (and orders the two).
-    b.AddEdge(f, 0, grad_of[static_cast<size_t>(f)]);
+    // The op's own output, where its backward keeps it; an op nothing consumes (the loss) gets
+    // no gradient from a consumer, and the edge orders its backward op after it.
+    if (fwd.saves_output || g.Successors(f).empty()) b.AddEdge(f, 0, grad_of[static_cast<size_t>(f)]);
   }
   for (const Edge& e : g.edges()) {
     const TensorId t = g.FirstOutput(e.from) + e.output;
-    b.AddEdge(e.from, e.output, grad_of[static_cast<size_t>(e.to)]);  // activation kept
+    if (e.saved) b.AddEdge(e.from, e.output, grad_of[static_cast<size_t>(e.to)]);  // activation kept
     b.AddEdge(grad_of[static_cast<size_t>(e.to)], grad_output[static_cast<size_t>(e.to)][t],
               grad_of[static_cast<size_t>(e.from)]);  // its gradient, in reverse
   }
@@ -88,6 +96,33 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
               static_cast<int32_t>(grad_output[static_cast<size_t>(f)].size()), update);
   }
   return b.Build();
+}
+
+}  // namespace dplace::graph
+
+namespace dplace::graph {
+
+double SavedActivationBytes(const Graph& forward) {
+  auto root = [&forward](TensorId t) {
+    while (t >= 0 && forward.tensor(t).view) t = forward.tensor(t).view_of;
+    return t;
+  };
+  std::vector<char> kept(static_cast<size_t>(forward.num_tensors()), 0);
+  for (const Edge& e : forward.edges()) {
+    if (!e.saved) continue;
+    const TensorId t = root(forward.FirstOutput(e.from) + e.output);
+    if (t >= 0) kept[static_cast<size_t>(t)] = 1;
+  }
+  for (OpId op = 0; op < forward.num_ops(); ++op) {
+    if (!forward.op(op).saves_output || forward.Successors(op).empty()) continue;
+    const TensorId t = root(forward.FirstOutput(op));
+    if (t >= 0) kept[static_cast<size_t>(t)] = 1;
+  }
+  double bytes = 0;
+  for (TensorId t = 0; t < forward.num_tensors(); ++t) {
+    if (kept[static_cast<size_t>(t)]) bytes += forward.tensor(t).bytes;
+  }
+  return bytes;
 }
 
 }  // namespace dplace::graph

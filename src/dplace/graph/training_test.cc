@@ -1,5 +1,7 @@
 #include "dplace/graph/training.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "dplace/graph/graph_builder.h"
@@ -19,6 +21,41 @@ Graph Forward() {
   b.AddEdge(y, 0, z);
   b.AddEdge(x, 0, z);
   return std::move(b.Build()).value();
+}
+
+// What the backward pass keeps, as the importer marks it: x = MatMul (weights) -> r = Relu (keeps
+// its output) -> v = Reshape (a view of r) -> m = Mul(v, x) (keeps both) -> s = Add (keeps nothing).
+TEST(TrainingTest, KeepsWhatTheBackwardPassNeeds) {
+  GraphBuilder b("keep");
+  const OpId x = b.AddOp({.name = "x", .type = "MatMul", .param_bytes = 400, .saves_output = false},
+                         {{8}});
+  const OpId r = b.AddOp({.name = "r", .type = "Relu"}, {{16}});
+  const OpId v = b.AddOp({.name = "v", .type = "Reshape", .saves_output = false},
+                         {{.bytes = 16, .view = true, .view_of_op = r}});
+  const OpId m = b.AddOp({.name = "m", .type = "Mul", .saves_output = false}, {{32}});
+  const OpId s = b.AddOp({.name = "s", .type = "Add", .saves_output = false}, {{64}});
+  b.AddEdge(x, 0, r, /*saved=*/false);
+  b.AddEdge(r, 0, v, false);
+  b.AddEdge(v, 0, m, true);
+  b.AddEdge(x, 0, m, true);
+  b.AddEdge(m, 0, s, false);
+  const Graph g = std::move(b.Build()).value();
+  // Kept: x's output (8) and r's (16; v is r's storage, counted once); not m's or s's.
+  EXPECT_DOUBLE_EQ(SavedActivationBytes(g), 8 + 16);
+  auto t = ExpandTraining(g);
+  ASSERT_TRUE(t.ok());
+  auto feeds = [&](const char* from, const char* to) {
+    const auto preds = t->Predecessors(*t->FindOp(to));
+    return std::count(preds.begin(), preds.end(), *t->FindOp(from)) > 0;
+  };
+  EXPECT_TRUE(feeds("r", "r/grad"));   // its own output, kept
+  EXPECT_FALSE(feeds("x", "r/grad"));  // relu's input, not kept
+  EXPECT_TRUE(feeds("v", "m/grad"));
+  EXPECT_TRUE(feeds("x", "m/grad"));
+  EXPECT_FALSE(feeds("m", "m/grad"));
+  EXPECT_FALSE(feeds("m", "s/grad"));
+  EXPECT_TRUE(feeds("s", "s/grad"));  // the last op: orders its backward after it
+  EXPECT_TRUE(t->tensor(t->FirstOutput(*t->FindOp("v"))).view);
 }
 
 TEST(TrainingTest, AddsBackwardAndUpdateOpsWithReversedGradients) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "dplace/graph/graph_builder.h"
+#include "dplace/io/onnx_autograd.h"
 #include "dplace/io/onnx_shapes.h"
 
 namespace dplace::io {
@@ -152,8 +153,19 @@ class Importer {
     std::set<std::string> names, held;
     std::map<std::string, int> unknown_types;
     int unknown_dims = 0;
+    const std::set<std::pair<int, int>> unsaved = DecomposedFunctionInputs();
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& node = g.node(i);
+      auto requires_grad = [&](int slot) { return RequiresGrad(node.input(slot)); };
+      bool differentiable = false;
+      for (int s = 0; s < node.input_size(); ++s) differentiable = differentiable || requires_grad(s);
+      differentiable = differentiable && OnnxOpIsDifferentiable(node.op_type());
+      if (differentiable) {
+        for (const std::string& out : node.output()) requires_grad_.insert(out);
+      }
+      const OnnxSaved saved = OnnxSavedFor(node.op_type());
+      const bool view = OnnxOpIsView(node.op_type()) && node.input_size() > 0;
+      const auto base = view ? producer.find(node.input(0)) : producer.end();
       graph::Op op;
       op.name = node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name();
       while (!names.insert(op.name).second) op.name += "#" + std::to_string(i);
@@ -167,7 +179,10 @@ class Importer {
         if (t == nullptr) continue;
         in_bytes += Bytes(*t);
         // A parameter read by several nodes (an unrolled RNN's weights) is held by the first.
-        if (parameters_.count(in) && held.insert(in).second) op.param_bytes += Bytes(*t);
+        if (parameters_.count(in) && held.insert(in).second) {
+          op.param_bytes += Bytes(*t);
+          op.parameters.push_back(in);
+        }
       }
       std::vector<graph::TensorSpec> outputs;
       double out_bytes = 0, out_elements = 0;
@@ -176,6 +191,10 @@ class Importer {
         TensorInfo t;
         if (const TensorInfo* found = Find(out); found != nullptr && found->has_shape) {
           t = *found;
+        } else if (const TensorInfo* scale = Find(node.input_size() > 1 ? node.input(1) : "");
+                   node.op_type() == "BatchNormalization" && o > 0 && scale != nullptr) {
+          // Training mode's running and batch statistics (opsets 9-13 leave them unshaped).
+          t = *scale;
         } else if (!out.empty() && node.op_type() != "Constant") {
           // An op ONNX does not know: its outputs are taken to be shaped like its first input.
           const bool known =
@@ -193,7 +212,11 @@ class Importer {
         }
         for (int64_t d : t.dims) unknown_dims += d < 0;
         shapes.outputs.push_back(t.dims);
-        outputs.push_back({.bytes = out.empty() ? 0 : Bytes(t)});
+        const bool in_graph = base != producer.end();
+        outputs.push_back({.bytes = out.empty() ? 0 : Bytes(t),
+                           .view = view,
+                           .view_of_op = in_graph ? base->second.first : -1,
+                           .view_of_output = in_graph ? base->second.second : 0});
         out_bytes += out.empty() ? 0 : Bytes(t);
         out_elements += out.empty() ? 0 : Bytes(t) / ElementBytes(t.elem_type);
       }
@@ -204,15 +227,21 @@ class Importer {
       }
       op.flops = flops;
       op.bytes_accessed = in_bytes + out_bytes;
+      op.saves_output = differentiable && saved.output;
       const graph::OpId id = b.AddOp(std::move(op), std::move(outputs));
       for (int o = 0; o < node.output_size(); ++o) {
         if (!node.output(o).empty()) producer[node.output(o)] = {id, o};
       }
-      for (const auto* inputs : {&node.input(), &branches.outer_inputs}) {
-        for (const std::string& in : *inputs) {
-          auto it = producer.find(in);
-          if (it != producer.end()) b.AddEdge(it->second.first, it->second.second, id);
-        }
+      for (int s = 0; s < node.input_size(); ++s) {
+        auto it = producer.find(node.input(s));
+        if (it == producer.end()) continue;
+        const bool keep = differentiable && !unsaved.count({i, s}) &&
+                          saved.Input(s, node.input_size(), requires_grad);
+        b.AddEdge(it->second.first, it->second.second, id, keep);
+      }
+      for (const std::string& in : branches.outer_inputs) {
+        auto it = producer.find(in);
+        if (it != producer.end()) b.AddEdge(it->second.first, it->second.second, id);
       }
     }
     OnnxGraph out;
@@ -225,6 +254,59 @@ class Importer {
     if (unknown_dims > 0) {
       out.warnings.push_back(std::to_string(unknown_dims) +
                              " tensor dimensions could not be inferred and were taken as 1");
+    }
+    return out;
+  }
+
+  // A value requires a gradient when it is a parameter or computed from one (RequiresGrad's set
+  // grows as Build() walks the nodes in order).
+  bool RequiresGrad(const std::string& name) const {
+    return parameters_.count(name) > 0 || requires_grad_.count(name) > 0;
+  }
+
+  // (node, input slot) pairs the table would keep but PyTorch does not, inside functions that
+  // torch.onnx decomposes (docs/onnx.md):
+  //   GELU   Div(x, c) -> Erf -> Add(., 1) -> Mul(x, .) -> Mul(., 0.5): PyTorch keeps only x, so
+  //          Erf keeps nothing and the Mul keeps x, not Erf's branch;
+  //   LayerNorm  d = Sub(x, ReduceMean(x)); Pow(d, 2) -> ... -> Sqrt -> Div(d, std) -> Mul(., w):
+  //          PyTorch keeps x (here d) and two small statistics, so Pow keeps nothing and the
+  //          scale Mul keeps nothing.
+  std::set<std::pair<int, int>> DecomposedFunctionInputs() const {
+    const onnx::GraphProto& g = model_.graph();
+    std::unordered_map<std::string, int> made_by;
+    for (int i = 0; i < g.node_size(); ++i) {
+      for (const std::string& out : g.node(i).output()) made_by[out] = i;
+    }
+    auto maker = [&](const std::string& name) -> const onnx::NodeProto* {
+      auto it = made_by.find(name);
+      return it == made_by.end() ? nullptr : &g.node(it->second);
+    };
+    auto is = [](const onnx::NodeProto* n, const char* type) {
+      return n != nullptr && n->op_type() == type;
+    };
+    std::set<std::pair<int, int>> out;
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& node = g.node(i);
+      if (node.op_type() != "Mul" || node.input_size() != 2) continue;
+      for (int s = 0; s < 2; ++s) {
+        const onnx::NodeProto* add = maker(node.input(s));
+        const onnx::NodeProto* erf = is(add, "Add") ? maker(add->input(0)) : nullptr;
+        if (is(add, "Add") && !is(erf, "Erf")) erf = maker(add->input(1));
+        const onnx::NodeProto* div = is(erf, "Erf") ? maker(erf->input(0)) : nullptr;
+        if (is(div, "Div") && div->input(0) == node.input(1 - s)) {  // GELU
+          out.insert({made_by[erf->output(0)], 0});
+          out.insert({i, s});
+        }
+        const onnx::NodeProto* norm = maker(node.input(s));
+        if (is(norm, "Div") && parameters_.count(node.input(1 - s)) &&
+            is(maker(norm->input(0)), "Sub")) {  // LayerNorm's scale
+          out.insert({i, s});
+          for (int j = 0; j < g.node_size(); ++j) {
+            if (g.node(j).op_type() == "Pow" && g.node(j).input(0) == norm->input(0))
+              out.insert({j, 0});
+          }
+        }
+      }
     }
     return out;
   }
@@ -312,6 +394,7 @@ class Importer {
   std::string name_;
   std::unordered_map<std::string, TensorInfo> tensors_;
   std::set<std::string> parameters_;
+  std::set<std::string> requires_grad_;
   std::unordered_map<std::string, std::vector<std::pair<int, int>>> consumers_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -20,38 +21,148 @@ std::string ModulePath(const std::string& op_name) {
     start = end + 1;
   }
   scopes.pop_back();  // the op itself
-  std::string path;
+  // torch.onnx names a scope by the module's attribute path from the last scope that is not an
+  // nn.Sequential or nn.ModuleList, so a scope may extend the one before it ("features" then
+  // "features.1", "block" then "block.0" then "block.0.0"): it replaces that one.
+  std::vector<std::string> path;
   for (const std::string& s : scopes) {
     if (s.empty()) continue;
-    // A scope may repeat its parent's path ("layer1" then "layer1.0"): keep the longer one.
-    path = path.empty() || s.starts_with(path + ".") ? s : path + "." + s;
+    if (!path.empty() && s.starts_with(path.back() + ".")) {
+      path.back() = s;
+    } else {
+      path.push_back(s);
+    }
   }
-  return path;
+  std::string out;
+  for (const std::string& s : path) out += (out.empty() ? "" : ".") + s;
+  return out;
+}
+
+namespace {
+
+std::string Parent(const std::string& path) {
+  const size_t dot = path.rfind('.');
+  return dot == std::string::npos ? "" : path.substr(0, dot);
+}
+
+// The module tree of a placed graph: per module, the weight (FLOPs + 1) its own ops and
+// parameters put on each device, its children, and the parameters it holds directly.
+struct ModuleTree {
+  struct Node {
+    std::map<sim::DeviceId, double> own;       // ops whose innermost module this is
+    std::map<std::string, sim::DeviceId> parameters;  // its own parameters -> device
+    std::set<std::string> children;
+    std::set<sim::DeviceId> devices;  // of the whole subtree
+  };
+  std::map<std::string, Node> nodes;
+
+  Node& Add(const std::string& path) {
+    auto [it, inserted] = nodes.try_emplace(path);
+    if (inserted && !path.empty()) Add(Parent(path)).children.insert(path);
+    return nodes[path];
+  }
+  const std::set<sim::DeviceId>& Devices(const std::string& path) {
+    Node& n = nodes[path];
+    if (!n.devices.empty()) return n.devices;
+    for (const auto& [d, w] : n.own) n.devices.insert(d);
+    for (const auto& [name, d] : n.parameters) n.devices.insert(d);
+    for (const std::string& c : n.children) {
+      const auto& sub = Devices(c);
+      n.devices.insert(sub.begin(), sub.end());
+    }
+    return n.devices;
+  }
+};
+
+// A parameter's module: its name less the last segment ("layer1.0.conv1.weight" -> "layer1.0.conv1"),
+// or nullopt for names torch.onnx made up for folded constants ("onnx::Conv_497").
+std::optional<std::string> ParameterModule(const std::string& name) {
+  if (name.empty() || name.find("::") != std::string::npos || name.find('/') != std::string::npos)
+    return std::nullopt;
+  return Parent(name);
+}
+
+}  // namespace
+
+DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) {
+  const hw::Cluster& c = p.c();
+  const graph::Graph& g = p.g();
+  ModuleTree tree;
+  tree.Add("");
+  // An op's module: its first named parameter's (exact state_dict paths), else its scope;
+  // backward and update ops ("X/grad", "X/update") count with their forward op X.
+  std::vector<std::string> module(static_cast<size_t>(p.num_ops()));
+  std::map<std::string, sim::OpId> forward_op;
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    const graph::Op& o = g.op(op);
+    std::string& m = module[static_cast<size_t>(op)];
+    m = ModulePath(o.name);
+    for (const std::string& param : o.parameters) {
+      if (auto owner = ParameterModule(param)) {
+        m = *owner;
+        break;
+      }
+    }
+    if (o.kind == graph::OpKind::kForward) forward_op[o.name] = op;
+  }
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    const graph::Op& o = g.op(op);
+    if (o.kind == graph::OpKind::kForward) continue;
+    auto it = forward_op.find(o.name.substr(0, o.name.rfind('/')));
+    if (it != forward_op.end()) module[static_cast<size_t>(op)] = module[static_cast<size_t>(it->second)];
+  }
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    const graph::Op& o = g.op(op);
+    const sim::DeviceId d = placement[static_cast<size_t>(op)];
+    tree.Add(module[static_cast<size_t>(op)]).own[d] += o.flops + 1;
+    for (const std::string& param : o.parameters) {
+      if (auto owner = ParameterModule(param)) tree.Add(*owner).parameters[param] = d;
+    }
+  }
+  auto device_name = [&c](sim::DeviceId d) -> Json {
+    const hw::Device& dev = c.device(d);
+    if (dev.kind == "gpu") {
+      int index = 0;
+      for (sim::DeviceId e = 0; e < d; ++e) index += c.device(e).kind == "gpu";
+      return index;
+    }
+    return dev.kind == "cpu" ? Json(std::string("cpu")) : Json(dev.name);
+  };
+  DeviceMap out{Json::object(), {}};
+  // The coarsest modules that sit on one device; a module split over devices gives its children
+  // and its own parameters; a module split by its own ops goes where most of its work runs.
+  auto visit = [&](auto&& self, const std::string& path) -> void {
+    ModuleTree::Node& node = tree.nodes[path];
+    const auto& devices = tree.Devices(path);
+    if (devices.size() <= 1) {
+      if (!devices.empty()) out.map[path] = device_name(*devices.begin());
+      return;
+    }
+    std::set<sim::DeviceId> own_devices;
+    for (const auto& [d, w] : node.own) own_devices.insert(d);
+    if (node.children.empty() || own_devices.size() > 1) {
+      const auto heaviest = std::max_element(node.own.begin(), node.own.end(),
+                                             [](auto& a, auto& b) { return a.second < b.second; });
+      std::string where;
+      for (sim::DeviceId d : devices) where += (where.empty() ? "" : ", ") + c.device(d).name;
+      if (node.children.empty()) {
+        out.split_modules.push_back("module '" + path + "' is split over " + where +
+                                    ": mapped whole to " + c.device(heaviest->first).name);
+        out.map[path] = device_name(heaviest->first);
+        return;
+      }
+      out.split_modules.push_back("module '" + (path.empty() ? "(root)" : path) +
+                                  "' runs its own ops on " + where + ": its submodules are mapped");
+    }
+    for (const std::string& child : node.children) self(self, child);
+    for (const auto& [param, d] : node.parameters) out.map[param] = device_name(d);
+  };
+  visit(visit, "");
+  return out;
 }
 
 Json DeviceMapJson(const sim::Problem& p, const sim::Placement& placement) {
-  const hw::Cluster& c = p.c();
-  std::map<std::string, std::map<sim::DeviceId, double>> weight;  // module -> device -> FLOPs
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
-    const std::string module = ModulePath(p.g().op(op).name);
-    if (module.empty()) continue;
-    // Every op counts a little, so that modules of FLOP-free ops still get a device.
-    weight[module][placement[static_cast<size_t>(op)]] += p.g().op(op).flops + 1;
-  }
-  Json out = Json::object();
-  for (const auto& [module, devices] : weight) {
-    const auto best = std::max_element(devices.begin(), devices.end(),
-                                       [](auto& a, auto& b) { return a.second < b.second; });
-    const hw::Device& d = c.device(best->first);
-    if (d.kind == "gpu") {
-      int index = 0;
-      for (sim::DeviceId e = 0; e < best->first; ++e) index += c.device(e).kind == "gpu";
-      out[module] = index;
-    } else {
-      out[module] = d.kind == "cpu" ? std::string("cpu") : d.name;
-    }
-  }
-  return out;
+  return MakeDeviceMap(p, placement).map;
 }
 
 StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement) {

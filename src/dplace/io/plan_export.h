@@ -1,9 +1,14 @@
 // Plans in the terms other frameworks speak (docs/onnx.md):
-//   device_map  module path -> device, as Hugging Face accelerate's `device_map` takes it: the
-//               module path comes from the op's scoped name ("/layer1/layer1.0/conv1/Conv" ->
-//               "layer1.0.conv1"; backward and update ops count with their forward op); each module
-//               goes where most of its ops' FLOPs run; GPUs are written as their index among the
-//               GPUs (accelerate's convention), CPUs as "cpu", other devices by name.
+//   device_map  module path -> device, as Hugging Face accelerate's `device_map` takes it: flat
+//               (no key beside its ancestor), the coarsest modules that sit whole on one device,
+//               so that every state_dict key has one key as its prefix. An op's module is that of
+//               its parameters (ONNX initializers exported from PyTorch are state_dict keys),
+//               else its scope ("/features/features.1/block/block.0/Conv" -> "features.1.block.0");
+//               backward and update ops count with their forward op. A module split over devices
+//               is mapped by its submodules and its own parameters (by name); a leaf module split
+//               by its own ops goes where most of its FLOPs run and is reported. GPUs are written
+//               as their index among the GPUs (accelerate's convention), CPUs as "cpu", other
+//               devices by name; "" is the whole model.
 //   stages      for a contiguous split: the stages in pipeline order (a device each; a topological
 //               order of the devices under the forward edges), each with its entry (first forward
 //               op fed from another stage, else its first forward op), last forward op and op
@@ -11,6 +16,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "dplace/base/json_node.h"
 #include "dplace/sim/problem.h"
@@ -20,6 +26,12 @@ namespace dplace::io {
 // "layer1.0.conv1" from "/layer1/layer1.0/conv1/Conv" (also "/...Conv/grad"); "" when unscoped.
 std::string ModulePath(const std::string& op_name);
 
+struct DeviceMap {
+  Json map;                                 // {module path or parameter name: device}
+  std::vector<std::string> split_modules;   // one line per module split over devices
+};
+DeviceMap MakeDeviceMap(const sim::Problem& problem, const sim::Placement& placement);
+// MakeDeviceMap(...).map.
 Json DeviceMapJson(const sim::Problem& problem, const sim::Placement& placement);
 
 // InvalidInput when the placement is not a pipeline of contiguous stages.

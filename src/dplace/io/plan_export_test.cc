@@ -13,6 +13,11 @@ TEST(PlanExportTest, ModulePathFromScopedNames) {
   EXPECT_EQ(ModulePath("/layer1/layer1.0/conv1/Conv/grad"), "layer1.0.conv1");
   EXPECT_EQ(ModulePath("/layers.3/q/MatMul"), "layers.3.q");
   EXPECT_EQ(ModulePath("/encoder/layers.0/self_attn/Slice"), "encoder.layers.0.self_attn");
+  // Nested nn.Sequential: each scope extends the one before it (torch.onnx's naming).
+  EXPECT_EQ(ModulePath("/features/features.1/block/block.0/block.0.0/Conv"),
+            "features.1.block.0.0");
+  EXPECT_EQ(ModulePath("/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul"),
+            "encoder.layers.encoder_layer_0.mlp.0");
   EXPECT_EQ(ModulePath("/Flatten"), "");
   EXPECT_EQ(ModulePath("Identity_3"), "");
 }
@@ -40,7 +45,35 @@ TEST(PlanExportTest, DeviceMapByModule) {
   const Json j = DeviceMapJson(p, {0, 2, 1});
   EXPECT_EQ(j["a.x"], 0);
   EXPECT_EQ(j["a.y"], "cpu");
-  EXPECT_EQ(j["b.z"], 1);
+  EXPECT_EQ(j["b"], 1);  // the coarsest module on one device, not b.z beside it
+  EXPECT_EQ(j.size(), 3u);
+  EXPECT_EQ(DeviceMapJson(p, {1, 1, 1}), Json({{"", 1}}));  // the whole model
+}
+
+// Parameters name their module exactly (scopes may not: "/blk/Conv" holds "blk.0.weight");
+// a root parameter is listed by name; a leaf module split by its own ops is reported.
+TEST(PlanExportTest, DeviceMapFromParameterNamesIsFlatAndCovering) {
+  graph::GraphBuilder b("params");
+  const auto conv = b.AddOp({.name = "/blk/Conv", .flops = 100, .parameters = {"blk.0.weight"}});
+  const auto mul = b.AddOp({.name = "/Mul", .flops = 1, .parameters = {"scale"}});
+  const auto mm = b.AddOp({.name = "/head/MatMul", .flops = 100, .parameters = {"head.weight"}});
+  const auto add = b.AddOp({.name = "/head/Add", .flops = 1, .parameters = {"head.bias"}});
+  b.AddEdge(conv, 0, mul);
+  b.AddEdge(mul, 0, mm);
+  b.AddEdge(mm, 0, add);
+  hw::ClusterBuilder c("m");
+  c.AddDevice({.name = "gpu0", .kind = "gpu"});
+  c.AddDevice({.name = "gpu1", .kind = "gpu"});
+  auto g = std::make_shared<const graph::Graph>(std::move(b.Build()).value());
+  auto cluster = std::make_shared<const hw::Cluster>(std::move(c.Build()).value());
+  const sim::Problem p =
+      std::move(sim::MakeProblem(g, cluster, sim::Objective::kStep, cost::RooflineCostModel()))
+          .value();
+  const DeviceMap map = MakeDeviceMap(p, {0, 1, 1, 0});
+  // blk, not blk.0: the coarsest module on one device; the root's parameter by its name.
+  EXPECT_EQ(map.map, Json({{"blk", 0}, {"scale", 1}, {"head", 1}}));
+  ASSERT_EQ(map.split_modules.size(), 1u);
+  EXPECT_NE(map.split_modules[0].find("module 'head' is split over gpu0, gpu1"), std::string::npos);
 }
 
 TEST(PlanExportTest, StagesOfAContiguousSplit) {

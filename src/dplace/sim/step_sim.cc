@@ -1,6 +1,7 @@
 #include "dplace/sim/step_sim.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "dplace/sim/constraints.h"
@@ -57,6 +58,24 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
       consumer_slot_.push_back(static_cast<int32_t>((inputs.data() - inputs_base) + k));
     }
   }
+  // Views: no bytes of their own on their producer's device, and the producer's input slot that
+  // holds their base is released when the view is.
+  const auto num_tensors = static_cast<size_t>(g.num_tensors());
+  local_bytes_.resize(num_tensors);
+  view_slot_.assign(num_tensors, -1);
+  deferred_.assign(slots, 0);
+  slot_tensor_.assign(inputs_base, inputs_base + slots);
+  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+    const graph::Tensor& tensor = g.tensor(t);
+    local_bytes_[static_cast<size_t>(t)] = tensor.view ? 0 : tensor.bytes;
+    if (tensor.view_of < 0) continue;
+    auto inputs = g.Inputs(tensor.producer);
+    const auto k = std::lower_bound(inputs.begin(), inputs.end(), tensor.view_of) - inputs.begin();
+    const auto slot = static_cast<int32_t>((inputs.data() - inputs_base) + k);
+    if (deferred_[static_cast<size_t>(slot)]) continue;  // a second view of one base: released once
+    view_slot_[static_cast<size_t>(t)] = slot;
+    deferred_[static_cast<size_t>(slot)] = 1;
+  }
   // Flat per-op copies of what the hot loop reads: the Op structs are large and strided.
   param_bytes_.resize(num_ops);
   scratch_bytes_.resize(num_ops);
@@ -66,7 +85,7 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
     param_bytes_[static_cast<size_t>(i)] = o.param_bytes;
     scratch_bytes_[static_cast<size_t>(i)] = o.scratch_bytes;
     double bytes = o.scratch_bytes;
-    for (int32_t k = 0; k < o.num_outputs; ++k) bytes += g.tensor(o.first_output + k).bytes;
+    for (int32_t k = 0; k < o.num_outputs; ++k) bytes += local_bytes_[static_cast<size_t>(o.first_output + k)];
     start_bytes_[static_cast<size_t>(i)] = bytes;
   }
   auto allowed = [&problem](OpId op, DeviceId d) { return problem.Allowed(op, d); };
@@ -190,18 +209,29 @@ void StepSimulator::EndOp(OpId op, double time, const Placement& placement, Time
   auto inputs = g.Inputs(op);
   const auto first_slot = static_cast<size_t>(inputs.data() - g.Inputs(0).data());
   for (size_t k = 0; k < inputs.size(); ++k) {
-    const graph::TensorId t = inputs[k];
-    const int32_t copy = s_.input_copy[first_slot + k];
-    if (copy >= 0) {
-      Transfer& tr = s_.transfers[static_cast<size_t>(copy)];
-      if (--tr.remaining == 0) Free(d, g.tensor(t).bytes, time, timeline);
-    } else if (--s_.local_remaining[static_cast<size_t>(t)] == 0 &&
-               s_.out_pending[static_cast<size_t>(t)] == 0) {
-      Free(d, g.tensor(t).bytes, time, timeline);
-    }
+    // The base of a view output is released when the view is (FreeLocal).
+    if (!deferred_[first_slot + k]) ReleaseInput(first_slot + k, d, time, timeline);
   }
   const graph::TensorId first = g.FirstOutput(op), last = g.FirstOutput(op + 1);
   for (graph::TensorId t = first; t < last; ++t) SendTensor(t, d, time, placement, timeline);
+}
+
+void StepSimulator::ReleaseInput(size_t slot, DeviceId d, double time, Timeline* timeline) {
+  const graph::TensorId t = slot_tensor_[slot];
+  const int32_t copy = s_.input_copy[slot];
+  if (copy >= 0) {
+    Transfer& tr = s_.transfers[static_cast<size_t>(copy)];
+    if (--tr.remaining == 0) Free(d, problem_.g().tensor(t).bytes, time, timeline);
+  } else if (--s_.local_remaining[static_cast<size_t>(t)] == 0 &&
+             s_.out_pending[static_cast<size_t>(t)] == 0) {
+    FreeLocal(t, d, time, timeline);
+  }
+}
+
+void StepSimulator::FreeLocal(graph::TensorId t, DeviceId d, double time, Timeline* timeline) {
+  Free(d, local_bytes_[static_cast<size_t>(t)], time, timeline);
+  const int32_t base_slot = view_slot_[static_cast<size_t>(t)];
+  if (base_slot >= 0) ReleaseInput(static_cast<size_t>(base_slot), d, time, timeline);
 }
 
 void StepSimulator::EndTransfer(int32_t index, double time, const Placement& placement,
@@ -223,7 +253,7 @@ void StepSimulator::EndTransfer(int32_t index, double time, const Placement& pla
   if (timeline) timeline->transfers.push_back({tr.tensor, tr.src, tr.dst, tr.start, tr.end});
   if (--s_.out_pending[static_cast<size_t>(tr.tensor)] == 0 &&
       s_.local_remaining[static_cast<size_t>(tr.tensor)] == 0) {
-    Free(tr.src, g.tensor(tr.tensor).bytes, time, timeline);
+    FreeLocal(tr.tensor, tr.src, time, timeline);
   }
   for (OpId c : g.Consumers(tr.tensor)) {
     if (placement[static_cast<size_t>(c)] != tr.dst) continue;
@@ -483,7 +513,9 @@ StepResult StepSimulator::Report(const Placement& placement) const {
     r.peak_memory_bytes += s_.peak[static_cast<size_t>(d)];
     r.memory_capacity_bytes = problem_.c().device(d).memory_bytes;
   }
-  e.reason = FindViolation(problem_, placement);
+  e.reason = std::isfinite(e.value)
+                 ? FindViolation(problem_, placement)
+                 : "the step time is not finite: op or transfer times overflow a double";
   if (e.reason.empty()) e.reason = FindMemoryViolation(problem_, e.devices);
   e.feasible = e.reason.empty();
   return result;

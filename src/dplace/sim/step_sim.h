@@ -119,6 +119,11 @@ class StepSimulator {
   void MarkReady(DeviceId d, double time, OpId op);
   void StartOp(DeviceId d, double time, OpId op, Timeline* timeline);
   void EndOp(OpId op, double time, const Placement& placement, Timeline* timeline);
+  // An op on `d` is done with input `slot`: frees the copy or the local tensor when it was the
+  // last to need it.
+  void ReleaseInput(size_t slot, DeviceId d, double time, Timeline* timeline);
+  // Frees tensor `t` on its producer's device `d`, and releases a view's base.
+  void FreeLocal(graph::TensorId t, DeviceId d, double time, Timeline* timeline);
   void SendTensor(graph::TensorId t, DeviceId src, double time, const Placement& placement,
                   Timeline* timeline);
   void EndTransfer(int32_t index, double time, const Placement& placement, Timeline* timeline);
@@ -130,6 +135,10 @@ class StepSimulator {
   std::vector<int32_t> consumer_slot_;  // per consumer-CSR entry: its slot in the inputs CSR
   std::vector<int32_t> stamp_, transfer_of_device_;  // per device, scratch for SendTensor
   std::vector<double> param_bytes_, scratch_bytes_, start_bytes_;  // per op
+  std::vector<double> local_bytes_;   // per tensor: bytes on its producer's device (views: 0)
+  std::vector<int32_t> view_slot_;    // per tensor: the input slot of a view's base, or -1
+  std::vector<char> deferred_;        // per input slot: released with a view, not at op end
+  std::vector<graph::TensorId> slot_tensor_;  // per input slot: its tensor
   std::vector<double> timeline_params_;  // per device, parameters of the run with a timeline
   // Per op: the longest path from its start to the end of the step, every op at its fastest.
   std::vector<double> tail_;

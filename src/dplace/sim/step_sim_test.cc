@@ -102,6 +102,26 @@ TEST(StepSimTest, LocalMemoryPeak) {
   EXPECT_DOUBLE_EQ(r.timeline.memory.back().bytes, 110);
 }
 
+TEST(StepSimTest, AViewAllocatesNothingAndKeepsItsBase) {
+  // a (100 B) -> v (a view of it) -> c (10 B), all on d0. a: 100. v: +0. c starts: 110 (peak);
+  // c ends: v is done, and with it a's output: 10 left (c's output, no consumer). Were v a copy,
+  // the peak would be 200 as v started.
+  graph::GraphBuilder b("view");
+  const auto ia = b.AddOp(TimedOp("a", 1), {{100, -1}});
+  const auto iv = b.AddOp(TimedOp("v", 1), {{.bytes = 100, .view = true, .view_of_op = ia}});
+  const auto ic = b.AddOp(TimedOp("c", 1), {{10, -1}});
+  b.AddEdge(ia, 0, iv);
+  b.AddEdge(iv, 0, ic);
+  Problem p = Make(b, ThreeDevices());
+  StepResult r = SimulateStep(p, {0, 0, 0}, {.record_timeline = true});
+  EXPECT_DOUBLE_EQ(r.evaluation.devices[0].peak_memory_bytes, 110);
+  EXPECT_DOUBLE_EQ(r.timeline.memory.back().bytes, 10);
+  // v's copy sent to d1 is a real tensor there; a's output lives on d0 until the transfer ends.
+  StepResult sent = SimulateStep(p, {0, 0, 1}, {.record_timeline = true});
+  EXPECT_DOUBLE_EQ(sent.evaluation.devices[0].peak_memory_bytes, 100);
+  EXPECT_DOUBLE_EQ(sent.evaluation.devices[1].peak_memory_bytes, 110);
+}
+
 TEST(StepSimTest, RemoteCopyMemoryAndInfeasibility) {
   // a (d0) -> b (d1), 50-byte tensor. d0: 50 until the transfer ends. d1: the copy (50) from the
   // transfer start until b ends. Capacity 40: infeasible, reported on d0, over by 10 B.

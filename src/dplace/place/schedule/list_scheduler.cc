@@ -192,7 +192,8 @@ sim::Placement Heft(const sim::Problem& p) {
     double pick_finish = kInf;
     for (sim::DeviceId d : s.Candidates(op)) {
       const double f = s.EarliestFinish(op, d);
-      if (f < pick_finish) pick_finish = f, pick = d;
+      // The first candidate is taken even when every finish is infinite (huge costs overflow).
+      if (f < pick_finish || pick < 0) pick_finish = f, pick = d;
     }
     s.Place(op, pick);
     ready.Done(best);
@@ -229,7 +230,9 @@ sim::Placement Etf(const sim::Problem& p, const MeanCosts& means,
       for (sim::DeviceId d : candidates) {
         const double start = s.EarliestStart(op, d);
         const double finish = start + p.costs.OpTime(op, d);
-        bool better = start < best_start || (start == best_start && finish < best_finish);
+        // The first pair is taken even when every start is infinite (huge costs overflow).
+        bool better = best_device < 0 || start < best_start ||
+                      (start == best_start && finish < best_finish);
         if (start == best_start && finish == best_finish && best_device >= 0) {
           const double a = rank[static_cast<size_t>(op)], b = rank[static_cast<size_t>(r[best])];
           better = a > b || (a == b && op < r[best]);
