@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "dplace/base/file_util.h"
+#include "dplace/graph/precision.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/paper_json.h"
 #include "dplace/io/plan_json.h"
@@ -25,6 +26,17 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphFlags& flags) {
     if (!expanded.ok()) return expanded.status().WithContext(flags.path);
     loaded.graph = std::make_shared<const graph::Graph>(std::move(expanded).value());
   }
+  if (!flags.dtype.empty()) {
+    const auto precision = graph::ParsePrecision(flags.dtype);
+    if (!precision) {
+      return InvalidInput("--dtype: '" + flags.dtype + "' is not fp32, fp16, bf16 or amp");
+    }
+    if (*precision != loaded.precision) {
+      loaded.graph = std::make_shared<const graph::Graph>(
+          graph::ApplyPrecision(*loaded.graph, loaded.precision, *precision));
+      loaded.precision = *precision;
+    }
+  }
   return loaded;
 }
 
@@ -38,6 +50,9 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemFlags& flags) {
   if (cluster == nullptr) {
     return InvalidInput(flags.graph.path + ": this graph format does not describe a machine; " +
                         "pass --cluster (a preset such as k80x4, or a dplace-cluster/1 file)");
+  }
+  if (graph::UsesHalfPeak(out.loaded.precision)) {
+    cluster = std::make_shared<const hw::Cluster>(cluster->AtHalfPrecision());
   }
   sim::Objective objective = out.loaded.format == io::GraphFormat::kPaper
                                  ? sim::Objective::kThroughput

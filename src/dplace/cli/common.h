@@ -17,10 +17,11 @@ struct GraphFlags {
   std::string path;
   bool training = false;        // expand into a training step (graph/training.h)
   bool free_gradients = false;  // ... without co-locating backward and update ops
+  std::string dtype;            // fp32 | fp16 | bf16 | amp; empty: the graph's own precision
 };
 
-// Loads the graph, prints the importer's warnings on stderr ("warning: <file>: ..."), and expands
-// it for training when asked.
+// Loads the graph, prints the importer's warnings on stderr ("warning: <file>: ..."), expands
+// it for training when asked, and rescales it to --dtype (LoadedGraph::precision then says which).
 StatusOr<io::LoadedGraph> LoadGraphFile(const GraphFlags& flags);
 
 struct ProblemFlags {

@@ -23,6 +23,10 @@ void AddGraphFlags(CLI::App* cmd, dplace::cli::GraphFlags* flags) {
                 "ops, co-located with their forward op)");
   cmd->add_flag("--free-gradients", flags->free_gradients,
                 "with --training: backward and update ops may go to any device");
+  cmd->add_option("--dtype", flags->dtype,
+                  "precision of the step: fp32, fp16, bf16 or amp (half-precision activations, "
+                  "fp32 master weights); tensor and parameter bytes and the devices' peak "
+                  "FLOP/s follow it; default: the graph's own (an ONNX model's float type)");
 }
 
 void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {

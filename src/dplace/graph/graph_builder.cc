@@ -33,6 +33,16 @@ void BuildCsr(int rows, std::vector<std::pair<int32_t, V>> pairs, std::vector<in
 
 }  // namespace
 
+TensorSpec SpecOf(const Graph& g, TensorId t) {
+  const Tensor& tensor = g.tensor(t);
+  const bool based = tensor.view_of >= 0;
+  return {.bytes = tensor.bytes,
+          .transfer_time_s = tensor.transfer_time_s,
+          .view = tensor.view,
+          .view_of_op = based ? g.tensor(tensor.view_of).producer : -1,
+          .view_of_output = based ? g.tensor(tensor.view_of).index : 0};
+}
+
 OpId GraphBuilder::AddOp(Op op, std::vector<TensorSpec> outputs) {
   if (outputs.empty()) outputs.push_back({});
   const auto id = static_cast<OpId>(ops_.size());

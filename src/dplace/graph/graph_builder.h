@@ -23,6 +23,9 @@ struct TensorSpec {
   int32_t view_of_output = 0;
 };
 
+// The spec that makes a copy of tensor `t` of `g` (in a builder that adds g's ops in g's order).
+TensorSpec SpecOf(const Graph& g, TensorId t);
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(std::string name) : name_(std::move(name)) {}

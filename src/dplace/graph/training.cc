@@ -29,15 +29,7 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     if (options.colocate && op.colocation == kNoGroup) op.colocation = b.Group("train:" + op.name);
     group_of[static_cast<size_t>(f)] = op.colocation;
     std::vector<TensorSpec> outputs;
-    for (TensorId t = g.FirstOutput(f); t < g.FirstOutput(f + 1); ++t) {
-      const Tensor& tensor = g.tensor(t);
-      const bool based = tensor.view_of >= 0;
-      outputs.push_back({.bytes = tensor.bytes,
-                         .transfer_time_s = tensor.transfer_time_s,
-                         .view = tensor.view,
-                         .view_of_op = based ? g.tensor(tensor.view_of).producer : -1,
-                         .view_of_output = based ? g.tensor(tensor.view_of).index : 0});
-    }
+    for (TensorId t = g.FirstOutput(f); t < g.FirstOutput(f + 1); ++t) outputs.push_back(SpecOf(g, t));
     b.AddOp(std::move(op), std::move(outputs));
   }
   for (const Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);

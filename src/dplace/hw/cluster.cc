@@ -13,6 +13,14 @@ std::optional<DeviceId> Cluster::FindDevice(std::string_view name) const {
   return std::nullopt;
 }
 
+Cluster Cluster::AtHalfPrecision() const {
+  Cluster half = *this;
+  for (Device& d : half.devices_) {
+    if (d.peak_flops_half > 0) d.peak_flops = d.peak_flops_half;
+  }
+  return half;
+}
+
 DeviceId ClusterBuilder::AddDevice(Device device) {
   devices_.push_back(std::move(device));
   return static_cast<DeviceId>(devices_.size() - 1);
@@ -34,9 +42,10 @@ StatusOr<Cluster> ClusterBuilder::Build() {
     if (!names.insert(d.name).second) return InvalidInput("duplicate device name '" + d.name + "'");
     if (d.kind.empty()) return InvalidInput("device '" + d.name + "' has no kind");
     if (std::isnan(d.memory_bytes) || d.memory_bytes < 0 || !std::isfinite(d.peak_flops) ||
+        !std::isfinite(d.peak_flops_half) || d.peak_flops_half < 0 ||
         d.peak_flops < 0 || !std::isfinite(d.memory_bandwidth_bytes_per_s) ||
         d.memory_bandwidth_bytes_per_s < 0) {
-      return InvalidInput("device '" + d.name + "': memory, peak_flops and memory_bandwidth " +
+      return InvalidInput("device '" + d.name + "': memory, peak_flops, peak_flops_half and memory_bandwidth " +
                           "must be non-negative numbers");
     }
   }

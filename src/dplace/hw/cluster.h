@@ -24,7 +24,8 @@ struct Device {
   std::string name;
   std::string kind;                  // "gpu", "cpu", "accel", ... free text
   double memory_bytes = kUnlimited;  // capacity; infinity = unlimited
-  double peak_flops = 0;             // FLOP/s; 0 = unknown (roofline then uses bandwidth only)
+  double peak_flops = 0;             // FP32 FLOP/s; 0 = unknown (roofline then uses bandwidth only)
+  double peak_flops_half = 0;        // FP16/BF16 FLOP/s (tensor cores); 0 = as peak_flops
   double memory_bandwidth_bytes_per_s = 0;  // 0 = unknown
 };
 
@@ -44,6 +45,9 @@ class Cluster {
     return links_[static_cast<size_t>(src) * devices_.size() + static_cast<size_t>(dst)];
   }
   std::optional<DeviceId> FindDevice(std::string_view name) const;
+  // This machine as a half-precision step sees it: each device's peak_flops_half (where given)
+  // as its peak_flops.
+  Cluster AtHalfPrecision() const;
   // Distinct device kinds in order of first appearance; KindIndex maps a device to its position.
   const std::vector<std::string>& kinds() const { return kinds_; }
   int KindIndex(DeviceId d) const { return kind_index_[static_cast<size_t>(d)]; }

@@ -55,6 +55,9 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
     if (auto peak = node.OptionalField("peak_flops")) {
       DPLACE_ASSIGN_OR_RETURN(d.peak_flops, peak->NonNegativeNumber());
     }
+    if (auto peak = node.OptionalField("peak_flops_half")) {
+      DPLACE_ASSIGN_OR_RETURN(d.peak_flops_half, peak->NonNegativeNumber());
+    }
     if (auto bw = node.OptionalField("memory_bandwidth")) {
       DPLACE_ASSIGN_OR_RETURN(d.memory_bandwidth_bytes_per_s, bw->BytesPerSecond());
     }

@@ -35,6 +35,7 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
     out.graph = std::make_shared<const graph::Graph>(std::move(onnx.graph));
     out.format = GraphFormat::kOnnx;
     out.warnings = std::move(onnx.warnings);
+    out.precision = onnx.precision;
     return out;
   }
   if (IsPipeDreamProfile(text)) {

@@ -14,6 +14,7 @@
 
 #include "dplace/base/status.h"
 #include "dplace/graph/graph.h"
+#include "dplace/graph/precision.h"
 #include "dplace/hw/cluster.h"
 #include "dplace/sim/problem.h"
 
@@ -26,6 +27,8 @@ struct LoadedGraph {
   std::shared_ptr<const hw::Cluster> cluster;  // set when the file defines the machine (paper)
   GraphFormat format = GraphFormat::kDplace;
   std::vector<std::string> warnings;  // for the user, one line each (e.g. ONNX op types)
+  // The precision the graph's bytes are in: the ONNX model's float type, else fp32.
+  graph::Precision precision = graph::Precision::kFp32;
 };
 
 StatusOr<LoadedGraph> LoadGraph(const std::string& path);

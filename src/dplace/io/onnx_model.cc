@@ -246,6 +246,19 @@ class Importer {
     }
     OnnxGraph out;
     DPLACE_ASSIGN_OR_RETURN(out.graph, b.Build());
+    std::map<int, double> float_bytes;  // elem type -> bytes of the tensors of that type
+    for (const auto& [name, t] : tensors_) {
+      if (t.elem_type == onnx::TensorProto::FLOAT || t.elem_type == onnx::TensorProto::FLOAT16 ||
+          t.elem_type == onnx::TensorProto::BFLOAT16) {
+        float_bytes[t.elem_type] += Bytes(t);
+      }
+    }
+    const auto most = std::max_element(float_bytes.begin(), float_bytes.end(),
+                                       [](auto& x, auto& y) { return x.second < y.second; });
+    if (most != float_bytes.end() && most->first == onnx::TensorProto::FLOAT16)
+      out.precision = graph::Precision::kFp16;
+    if (most != float_bytes.end() && most->first == onnx::TensorProto::BFLOAT16)
+      out.precision = graph::Precision::kBf16;
     for (const auto& [type, count] : unknown_types) {
       out.warnings.push_back("op type '" + type + "' (" + std::to_string(count) +
                              " nodes) has no FLOPs formula: estimated as one FLOP per output "

@@ -20,12 +20,15 @@
 
 #include "dplace/base/status.h"
 #include "dplace/graph/graph.h"
+#include "dplace/graph/precision.h"
 
 namespace dplace::io {
 
 struct OnnxGraph {
   graph::Graph graph;
   std::vector<std::string> warnings;
+  // The precision of the model's floating-point tensors (the most bytes among fp32, fp16, bf16).
+  graph::Precision precision = graph::Precision::kFp32;
 };
 
 // `bytes` is the file's content; `name` names the graph.
