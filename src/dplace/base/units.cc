@@ -127,6 +127,12 @@ std::string FormatBytes(double bytes) {
   return buf;
 }
 
+std::string FormatPercent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g%%", 100 * fraction);
+  return buf;
+}
+
 std::string FormatSeconds(double seconds) {
   char buf[32];
   const double a = std::fabs(seconds);

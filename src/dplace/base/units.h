@@ -23,5 +23,7 @@ StatusOr<double> ParseSeconds(std::string_view text);
 // Human rendering for tables and messages: 1.50 GiB, 12.3 ms, 25.0 GB/s.
 std::string FormatBytes(double bytes);
 std::string FormatSeconds(double seconds);
+// 0.0123 -> "1.23%".
+std::string FormatPercent(double fraction);
 
 }  // namespace dplace

@@ -23,6 +23,9 @@ struct PlaceFlags {
   std::string out_format = "plan";  // plan | paper-split
   std::string trace;
   std::vector<std::string> exports;  // KIND=FILE, KIND: device_map | stages
+  // Plans within this fraction of the best value count as equal: the one on fewer devices, then
+  // with fewer bytes crossing, is the one written (place/deploy.h).
+  double tolerance = 0.01;
   bool json = false;
 };
 Status RunPlace(const PlaceFlags& flags);

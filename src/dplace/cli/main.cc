@@ -72,6 +72,11 @@ int main(int argc, char** argv) {
                         "members of the `portfolio` placer, comma-separated (default: every step "
                         "placer)");
   place_cmd->add_option("--seed", place.seed, "random seed")->capture_default_str();
+  place_cmd
+      ->add_option("--tolerance", place.tolerance,
+                   "plans within this fraction of the best value count as equal: the one on "
+                   "fewer devices, then with fewer bytes crossing, is written")
+      ->capture_default_str();
   place_cmd->add_option("--time-limit", place.time_limit_s, "seconds per placer (0: none)");
   place_cmd->add_option("--evaluations", place.evaluations, kEvaluationsHelp);
   place_cmd->add_option("--coarsen", place.coarsen_ops, kCoarsenHelp)->capture_default_str();

@@ -1,12 +1,17 @@
 #include <iostream>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "dplace/base/file_util.h"
+#include "dplace/base/units.h"
 #include "dplace/cli/commands.h"
 #include "dplace/io/plan_export.h"
+#include "dplace/place/deploy.h"
 #include "dplace/place/registry.h"
 #include "dplace/place/search/score.h"
 #include "dplace/report/table.h"
+#include "dplace/sim/evaluator.h"
 
 namespace dplace::cli {
 namespace {
@@ -46,6 +51,68 @@ int BestIndex(const std::vector<report::PlacerResult>& results) {
     }
   }
   return best;
+}
+
+// The plan to deploy (place/deploy.h): among the feasible results within `tolerance` of the best,
+// the one on the fewest devices, then with the fewest bytes crossing, then the smallest value.
+// Each candidate is first tidied (ops without work follow their neighbours) where the tidied plan
+// is still within the tolerance; where one device of some kind is, it joins as "one <kind>".
+// `lines` gets what the user should read about the choice.
+int DeployIndex(const sim::Problem& problem, double tolerance,
+                std::vector<report::PlacerResult>* results, std::vector<std::string>* lines) {
+  const int best = BestIndex(*results);
+  const sim::Evaluation& top = (*results)[static_cast<size_t>(best)].evaluation;
+  if (!top.feasible) return best;
+  const double limit = top.value * (1 + tolerance);
+  sim::SimulatedEvaluator evaluator(problem);
+  auto percent = [&](double value) {
+    return dplace::FormatPercent(top.value > 0 ? value / top.value - 1 : 0);
+  };
+  // One device of each kind, where every op may run there.
+  std::set<std::string> kinds_seen;
+  for (sim::DeviceId d = 0; d < problem.num_devices(); ++d) {
+    const std::string& kind = problem.c().device(d).kind;
+    if (!kinds_seen.insert(kind).second) continue;
+    sim::Placement one(static_cast<size_t>(problem.num_ops()), d);
+    sim::Evaluation e = evaluator.Evaluate(one);
+    if (!e.feasible || e.value > limit) continue;
+    lines->push_back("one device is within " + percent(e.value) + " of the best: use one " + kind);
+    if (place::DevicesUsed(problem, (*results)[static_cast<size_t>(best)].placement) > 1) {
+      results->push_back({.placer = "one " + kind,
+                          .placement = std::move(one),
+                          .evaluation = std::move(e),
+                          .note = "one device within the tolerance of the best"});
+    }
+    break;
+  }
+  int chosen = best;
+  auto rank = [&](const report::PlacerResult& r) {
+    return std::make_tuple(place::DevicesUsed(problem, r.placement),
+                           place::BytesCrossing(problem, r.placement), r.evaluation.value);
+  };
+  for (size_t i = 0; i < results->size(); ++i) {
+    report::PlacerResult& r = (*results)[i];
+    if (!r.evaluation.feasible || r.evaluation.value > limit) continue;
+    sim::Placement tidy = place::FollowNeighbours(problem, r.placement);
+    if (tidy != r.placement) {
+      sim::Evaluation e = evaluator.Evaluate(tidy);
+      if (e.feasible && e.value <= limit && rank({.placement = tidy, .evaluation = e}) < rank(r)) {
+        e.lower_bound = r.evaluation.lower_bound;
+        r.placement = std::move(tidy);
+        r.evaluation = std::move(e);
+        r.note += std::string(r.note.empty() ? "" : "; ") + "ops without work follow their neighbours";
+      }
+    }
+    if (rank(r) < rank((*results)[static_cast<size_t>(chosen)])) chosen = static_cast<int>(i);
+  }
+  if (chosen != best) {
+    const report::PlacerResult& c = (*results)[static_cast<size_t>(chosen)];
+    lines->push_back("written: " + c.placer + ", on " +
+                     std::to_string(place::DevicesUsed(problem, c.placement)) + " devices, " +
+                     percent(c.evaluation.value) + " from the best (--tolerance " +
+                     dplace::FormatPercent(tolerance) + ")");
+  }
+  return chosen;
 }
 
 }  // namespace
@@ -93,7 +160,11 @@ Status RunPlace(const PlaceFlags& flags) {
     results.push_back(std::move(r));
   }
   ShareBestLowerBound(&results);
-  const int best = BestIndex(results);
+  if (!(flags.tolerance >= 0 && flags.tolerance <= 1)) {
+    return InvalidInput("--tolerance: must be between 0 and 1");
+  }
+  std::vector<std::string> deploy_lines;
+  const int best = DeployIndex(problem, flags.tolerance, &results, &deploy_lines);
   const report::PlacerResult& winner = results[static_cast<size_t>(best)];
   if (!flags.out.empty()) {
     DPLACE_RETURN_IF_ERROR(WritePlanFile(flags.out, flags.out_format, problem, winner));
@@ -129,6 +200,7 @@ Status RunPlace(const PlaceFlags& flags) {
             << report::ComparisonTable(problem, results, best) << "\nbest: " << winner.placer
             << "\n"
             << report::DeviceTable(problem, winner.evaluation);
+  for (const std::string& line : deploy_lines) std::cout << line << "\n";
   if (!flags.out.empty()) std::cout << "plan written to " << flags.out << "\n";
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";
   for (const auto& [kind, file] : exports) std::cout << kind << " written to " << file << "\n";
