@@ -105,6 +105,19 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
     }
     if (o.kind == graph::OpKind::kForward) forward_op[o.name] = op;
   }
+  // torch.onnx names the second and later calls of one module "relu_1", "relu_2": they are calls
+  // of "relu" where that module is called by its own name too.
+  const std::set<std::string> seen(module.begin(), module.end());
+  for (std::string& m : module) {
+    const size_t underscore = m.rfind('_');
+    if (underscore == std::string::npos || underscore + 1 == m.size() ||
+        m.find('.', underscore) != std::string::npos ||
+        !std::all_of(m.begin() + static_cast<std::ptrdiff_t>(underscore) + 1, m.end(),
+                     [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      continue;
+    }
+    if (seen.count(m.substr(0, underscore))) m.resize(underscore);
+  }
   for (sim::OpId op = 0; op < p.num_ops(); ++op) {
     const graph::Op& o = g.op(op);
     if (o.kind == graph::OpKind::kForward) continue;
@@ -138,21 +151,19 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
       if (!devices.empty()) out.map[path] = device_name(*devices.begin());
       return;
     }
-    std::set<sim::DeviceId> own_devices;
-    for (const auto& [d, w] : node.own) own_devices.insert(d);
-    if (node.children.empty() || own_devices.size() > 1) {
-      const auto heaviest = std::max_element(node.own.begin(), node.own.end(),
+    // A leaf module split by its own ops (a module called twice, or an op and its bias add) goes
+    // where most of its work runs; a parent's own stateless ops (a residual add) need no key.
+    if (node.children.empty()) {
+      std::map<sim::DeviceId, double> weight = node.own;
+      for (const auto& [param, d] : node.parameters) weight[d] += 1;
+      const auto heaviest = std::max_element(weight.begin(), weight.end(),
                                              [](auto& a, auto& b) { return a.second < b.second; });
       std::string where;
       for (sim::DeviceId d : devices) where += (where.empty() ? "" : ", ") + c.device(d).name;
-      if (node.children.empty()) {
-        out.split_modules.push_back("module '" + path + "' is split over " + where +
-                                    ": mapped whole to " + c.device(heaviest->first).name);
-        out.map[path] = device_name(heaviest->first);
-        return;
-      }
-      out.split_modules.push_back("module '" + (path.empty() ? "(root)" : path) +
-                                  "' runs its own ops on " + where + ": its submodules are mapped");
+      out.split_modules.push_back("module '" + path + "' is split over " + where +
+                                  ": mapped whole to " + c.device(heaviest->first).name);
+      out.map[path] = device_name(heaviest->first);
+      return;
     }
     for (const std::string& child : node.children) self(self, child);
     for (const auto& [param, d] : node.parameters) out.map[param] = device_name(d);

@@ -102,16 +102,20 @@ class Schedule {
     return fit;
   }
 
-  // When `op`'s inputs are all on `d`, if `op` ran there.
+  // When `op`'s inputs are all on `d`, if `op` ran there: a producer elsewhere sends its tensors
+  // one after another once it ends (as the simulator's channel carries them).
   double DataReady(sim::OpId op, sim::DeviceId d) const {
     const graph::Graph& g = p_.g();
-    double ready = 0;
-    for (graph::TensorId t : g.Inputs(op)) {
-      const sim::OpId from = g.tensor(t).producer;
+    double ready = 0, arrive = 0;
+    sim::OpId from = -1;
+    for (graph::TensorId t : g.Inputs(op)) {  // ascending ids: a producer's tensors are adjacent
+      const graph::Tensor& tensor = g.tensor(t);
+      if (tensor.producer != from) {
+        from = tensor.producer;
+        arrive = finish_[static_cast<size_t>(from)];
+      }
       const sim::DeviceId src = DeviceOf(from);
-      const double arrive =
-          finish_[static_cast<size_t>(from)] +
-          (src == d ? 0 : cost::TransferTime(g.tensor(t), p_.c().LinkBetween(src, d)));
+      if (src != d) arrive += cost::TransferTime(tensor, p_.c().LinkBetween(src, d));
       ready = std::max(ready, arrive);
     }
     return ready;
@@ -123,8 +127,9 @@ class Schedule {
     return EarliestStart(op, d) + p_.costs.OpTime(op, d);
   }
 
-  void Place(sim::OpId op, sim::DeviceId d) {
-    const double start = EarliestStart(op, d);
+  // Places `op` on `d`, starting as early as it can but not before `not_before`.
+  void Place(sim::OpId op, sim::DeviceId d, double not_before = 0) {
+    const double start = std::max(not_before, EarliestStart(op, d));
     finish_[static_cast<size_t>(op)] = start + p_.costs.OpTime(op, d);
     free_at_[static_cast<size_t>(d)] = finish_[static_cast<size_t>(op)];
     placement_[static_cast<size_t>(op)] = d;
@@ -134,6 +139,9 @@ class Schedule {
       used_[static_cast<size_t>(d)] += units_[static_cast<size_t>(u)].footprint_bytes;
     }
   }
+
+  double FreeAt(sim::DeviceId d) const { return free_at_[static_cast<size_t>(d)]; }
+  double Finish(sim::OpId op) const { return finish_[static_cast<size_t>(op)]; }
 
   double Room(sim::DeviceId d) const {
     return p_.c().device(d).memory_bytes - used_[static_cast<size_t>(d)];
@@ -201,47 +209,141 @@ sim::Placement Heft(const sim::Problem& p) {
   return std::move(s.placement());
 }
 
-// m-ETF and m-SCT: the ready (op, device) pair with the earliest start (ties: earlier finish,
-// higher rank, lower op id). With favourite children, a child whose favourite parent is placed
-// goes to that parent's device when it is a candidate.
-sim::Placement Etf(const sim::Problem& p, const MeanCosts& means,
-                   const std::vector<sim::OpId>& favourite) {
+// m-ETF and m-SCT as Baechi (SoCC 2020) schedules them: an event-driven list scheduler. At time t
+// an op is ready when all its producers have ended; each free device proposes the ready op it
+// could start earliest (ties: the op that became ready first) if that op can start by t; of the
+// proposals the earliest start wins (ties: the op that became ready first, then the lower device).
+// Then t moves to the next moment a device frees up or a ready op could start. An op's data is on
+// a device when each producer elsewhere has ended and sent it its tensors (one after another, as
+// the simulator's channel carries them).
+// m-SCT adds favourite children (Hanen and Munier): a device whose last op's favourite child is
+// ready and could start there no later than anywhere else is kept for it. It runs an urgent op
+// instead (one that could start on every device by now), the favourite child when it can start,
+// or nothing until then.
+sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourite) {
+  const graph::Graph& g = p.g();
+  const int k = p.num_devices();
+  const auto n = static_cast<size_t>(p.num_ops());
   Schedule s(p);
-  const std::vector<double> rank = UpwardRanks(p, means);
-  std::vector<sim::OpId> favourite_parent(static_cast<size_t>(p.num_ops()), -1);
-  for (size_t op = 0; op < favourite.size(); ++op) {
-    if (favourite[op] >= 0)
-      favourite_parent[static_cast<size_t>(favourite[op])] = static_cast<sim::OpId>(op);
+  std::vector<int> waiting(n);
+  std::vector<sim::OpId> ready;  // in the order they became ready
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    waiting[static_cast<size_t>(op)] = static_cast<int>(g.Predecessors(op).size());
+    if (waiting[static_cast<size_t>(op)] == 0) ready.push_back(op);
   }
-  ReadySet ready(p.g());
-  while (!ready.ready().empty()) {
-    auto& r = ready.ready();
-    size_t best = 0;
-    sim::DeviceId best_device = -1;
-    double best_start = kInf, best_finish = kInf;
-    for (size_t i = 0; i < r.size(); ++i) {
-      const sim::OpId op = r[i];
-      std::vector<sim::DeviceId> candidates = s.Candidates(op);
-      const sim::OpId parent = favourite_parent[static_cast<size_t>(op)];
-      if (parent >= 0 && candidates.size() > 1 &&
-          std::count(candidates.begin(), candidates.end(), s.DeviceOf(parent)) > 0) {
-        candidates = {s.DeviceOf(parent)};
-      }
-      for (sim::DeviceId d : candidates) {
-        const double start = s.EarliestStart(op, d);
-        const double finish = start + p.costs.OpTime(op, d);
-        // The first pair is taken even when every start is infinite (huge costs overflow).
-        bool better = best_device < 0 || start < best_start ||
-                      (start == best_start && finish < best_finish);
-        if (start == best_start && finish == best_finish && best_device >= 0) {
-          const double a = rank[static_cast<size_t>(op)], b = rank[static_cast<size_t>(r[best])];
-          better = a > b || (a == b && op < r[best]);
-        }
-        if (better) best = i, best_device = d, best_start = start, best_finish = finish;
+  std::vector<char> is_ready(n, 0);
+  for (sim::OpId op : ready) is_ready[static_cast<size_t>(op)] = 1;
+  std::priority_queue<std::pair<double, sim::OpId>, std::vector<std::pair<double, sim::OpId>>,
+                      std::greater<>>
+      running;
+  std::vector<sim::OpId> last(static_cast<size_t>(k), -1);
+  double t = 0;
+  size_t placed = 0;
+  // Per ready op (same order as `ready`): its candidate devices and start time on each.
+  std::vector<std::vector<sim::DeviceId>> candidates;
+  std::vector<std::vector<double>> start;
+  auto refresh = [&] {
+    candidates.resize(ready.size());
+    start.resize(ready.size());
+    for (size_t i = 0; i < ready.size(); ++i) {
+      candidates[i] = s.Candidates(ready[i]);
+      start[i].assign(static_cast<size_t>(k), kInf);
+      for (sim::DeviceId d : candidates[i]) {
+        start[i][static_cast<size_t>(d)] = std::max(t, s.EarliestStart(ready[i], d));
       }
     }
-    s.Place(r[best], best_device);
-    ready.Done(best);
+  };
+  auto earliest = [&](size_t i) {  // over the op's candidates
+    return *std::min_element(start[i].begin(), start[i].end());
+  };
+  auto urgent = [&](size_t i) {  // when it could start on every candidate
+    double u = 0;
+    for (sim::DeviceId d : candidates[i]) u = std::max(u, start[i][static_cast<size_t>(d)]);
+    return u;
+  };
+  // The favourite child device d is kept for, as an index into `ready`, or -1.
+  auto reserved_for = [&](sim::DeviceId d) -> int {
+    const sim::OpId previous = last[static_cast<size_t>(d)];
+    if (favourite.empty() || previous < 0) return -1;
+    const sim::OpId f = favourite[static_cast<size_t>(previous)];
+    if (f < 0 || !is_ready[static_cast<size_t>(f)]) return -1;
+    const auto i = static_cast<size_t>(std::find(ready.begin(), ready.end(), f) - ready.begin());
+    const double here = start[i][static_cast<size_t>(d)];
+    return here < kInf && here <= earliest(i) ? static_cast<int>(i) : -1;
+  };
+  while (placed < n) {
+    while (!running.empty() && running.top().first <= t) {
+      const sim::OpId op = running.top().second;
+      running.pop();
+      for (sim::OpId c : g.Successors(op)) {
+        if (--waiting[static_cast<size_t>(c)] == 0) {
+          ready.push_back(c);
+          is_ready[static_cast<size_t>(c)] = 1;
+        }
+      }
+    }
+    refresh();
+    while (true) {
+      int pick = -1;
+      sim::DeviceId pick_device = -1;
+      for (sim::DeviceId d = 0; d < k; ++d) {
+        if (s.FreeAt(d) > t) continue;
+        int proposal = -1;
+        if (const int f = reserved_for(d); f >= 0) {
+          int u = -1;
+          for (size_t i = 0; i < ready.size(); ++i) {
+            if (start[i][static_cast<size_t>(d)] == kInf) continue;
+            if (u < 0 || urgent(i) < urgent(static_cast<size_t>(u))) u = static_cast<int>(i);
+          }
+          if (u >= 0 && urgent(static_cast<size_t>(u)) <= t) {
+            proposal = u;
+          } else if (start[static_cast<size_t>(f)][static_cast<size_t>(d)] <= t) {
+            proposal = f;
+          }
+        } else {
+          for (size_t i = 0; i < ready.size(); ++i) {
+            const double ts = start[i][static_cast<size_t>(d)];
+            if (ts <= t && (proposal < 0 || ts < start[static_cast<size_t>(proposal)][static_cast<size_t>(d)])) {
+              proposal = static_cast<int>(i);
+            }
+          }
+        }
+        // Every proposal starts at t: the op that became ready first wins, then the lower device.
+        if (proposal >= 0 && (pick < 0 || proposal < pick)) pick = proposal, pick_device = d;
+      }
+      if (pick < 0) break;
+      const sim::OpId op = ready[static_cast<size_t>(pick)];
+      s.Place(op, pick_device, t);
+      running.emplace(s.Finish(op), op);
+      last[static_cast<size_t>(pick_device)] = op;
+      is_ready[static_cast<size_t>(op)] = 0;
+      ready.erase(ready.begin() + pick);
+      ++placed;
+      refresh();
+    }
+    if (placed == n) break;
+    if (!running.empty() && running.top().first <= t) continue;  // ops of no time just ended
+    // The next moment something can change: an op ends, or a ready op could start somewhere.
+    double next = running.empty() ? kInf : running.top().first;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      for (sim::DeviceId d : candidates[i]) {
+        const double ts = start[i][static_cast<size_t>(d)];
+        if (ts > t) next = std::min(next, ts);
+      }
+    }
+    if (next == kInf) {
+      // Only infinite start times are left (overflowing costs): place the rest in order.
+      if (ready.empty()) break;
+      const sim::OpId op = ready.front();
+      s.Place(op, candidates[0].front(), t);
+      running.emplace(t, op);
+      last[static_cast<size_t>(candidates[0].front())] = op;
+      is_ready[static_cast<size_t>(op)] = 0;
+      ready.erase(ready.begin());
+      ++placed;
+      continue;
+    }
+    t = next;
   }
   return std::move(s.placement());
 }
@@ -304,10 +406,9 @@ std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, dou
     const double time = m.op_s[static_cast<size_t>(op)];
     lp.AddRow({w, start[static_cast<size_t>(op)]}, {1, -1}, 'G', time);
     for (sim::OpId c : g.Successors(op)) {
-      double transfer = 0;  // the largest tensor op sends c
+      double transfer = 0;  // op's tensors to c, sent one after another
       for (graph::TensorId t : g.Inputs(c)) {
-        if (g.tensor(t).producer == op)
-          transfer = std::max(transfer, m.tensor_s[static_cast<size_t>(t)]);
+        if (g.tensor(t).producer == op) transfer += m.tensor_s[static_cast<size_t>(t)];
       }
       const int x = lp.AddColumn(0, 1, 0, false);
       pairs.push_back({op, c, x});
@@ -327,18 +428,19 @@ std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, dou
   options.time_limit_s = time_limit_s;
   auto solved = SolveWithCbc(lp, options);
   if (!solved.ok() || solved->values.empty()) return {};
+  // Baechi's rounding: a pair is favourite when its x is at most the threshold 0.5; walking the
+  // pairs in order, a later favourite replaces an earlier one, so that each op keeps at most one
+  // favourite child and each child one favourite parent.
   std::vector<sim::OpId> favourite(static_cast<size_t>(p.num_ops()), -1);
-  std::vector<double> best(static_cast<size_t>(p.num_ops()), 0.5);
-  std::vector<char> has_parent(static_cast<size_t>(p.num_ops()), 0);
+  std::vector<sim::OpId> parent(static_cast<size_t>(p.num_ops()), -1);
   for (const Pair& e : pairs) {
-    const double x = solved->values[static_cast<size_t>(e.column)];
-    if (x < best[static_cast<size_t>(e.from)] && !has_parent[static_cast<size_t>(e.to)]) {
-      if (favourite[static_cast<size_t>(e.from)] >= 0)
-        has_parent[static_cast<size_t>(favourite[static_cast<size_t>(e.from)])] = 0;
-      best[static_cast<size_t>(e.from)] = x;
-      favourite[static_cast<size_t>(e.from)] = e.to;
-      has_parent[static_cast<size_t>(e.to)] = 1;
-    }
+    if (solved->values[static_cast<size_t>(e.column)] > 0.5) continue;
+    const sim::OpId old_child = favourite[static_cast<size_t>(e.from)];
+    if (old_child >= 0) parent[static_cast<size_t>(old_child)] = -1;
+    const sim::OpId old_parent = parent[static_cast<size_t>(e.to)];
+    if (old_parent >= 0) favourite[static_cast<size_t>(old_parent)] = -1;
+    favourite[static_cast<size_t>(e.from)] = e.to;
+    parent[static_cast<size_t>(e.to)] = e.from;
   }
   return favourite;
 #else
@@ -410,7 +512,7 @@ class ListSchedulerPlacer : public Placer {
       case ListPolicy::kTopo:
         return Topo(p);
       case ListPolicy::kEtf:
-        return Etf(p, Means(p), {});
+        return Etf(p, {});
       case ListPolicy::kSct: {
         const double limit = ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s / 2 : 30;
         const MeanCosts means = Means(p);
@@ -419,11 +521,11 @@ class ListSchedulerPlacer : public Placer {
         if (pairs > kMaxLpPairs || (ctx.budget.time_limit_s > 0 && LpSeconds(pairs) > limit)) {
           ctx.note = "favourite children chosen greedily (LP of " + std::to_string(pairs) +
                      (pairs > kMaxLpPairs ? " pairs too large)" : " pairs too slow for the limit)");
-          return Etf(p, means, GreedyFavourites(p, means));
+          return Etf(p, GreedyFavourites(p, means));
         }
         std::vector<sim::OpId> favourite = Favourites(p, means, limit);
         if (favourite.empty()) ctx.note = "favourite-child LP not solved: plain m-ETF";
-        return Etf(p, means, favourite);
+        return Etf(p, favourite);
       }
     }
     return Internal("unknown list policy");
