@@ -42,6 +42,7 @@ Status RunSimulate(const SimulateFlags& flags);
 
 struct InfoFlags {
   GraphFlags graph;
+  std::string cluster;  // with it: whether the step fits one device of each kind (sim/fit.h)
   bool json = false;
 };
 Status RunInfo(const InfoFlags& flags);

@@ -5,12 +5,14 @@
 #include <iostream>
 
 #include "dplace/base/file_util.h"
+#include "dplace/base/units.h"
 #include "dplace/graph/precision.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/paper_json.h"
 #include "dplace/io/plan_json.h"
 #include "dplace/place/coarsen.h"
 #include "dplace/place/registry.h"
+#include "dplace/sim/fit.h"
 #include "dplace/report/chrome_trace.h"
 #include "dplace/sim/step_sim.h"
 
@@ -92,6 +94,54 @@ Status WriteTraceFile(const std::string& path, const sim::Problem& problem,
                       const sim::Placement& placement) {
   sim::StepResult step = sim::SimulateStep(problem, placement, {.record_timeline = true});
   return WriteFileAtomically(path, report::ChromeTrace(problem, step.timeline).dump() + "\n");
+}
+
+std::vector<std::string> FitLines(const sim::Problem& problem, int64_t batch,
+                                  const sim::Placement* chosen, double chosen_s) {
+  std::vector<std::string> lines;
+  const std::vector<sim::KindFit> fits = sim::FitOnOneDevice(problem, batch);
+  for (const sim::KindFit& f : fits) {
+    std::string line = "one " + f.kind + " (of " + std::to_string(f.count) + "): ";
+    if (!f.runs) {
+      lines.push_back(line + "cannot run every op");
+      continue;
+    }
+    const sim::MemoryNeed& m = f.need;
+    line += std::string(f.fits ? "fits" : "does not fit") + ", needs " + FormatBytes(m.Total()) +
+            " of " + FormatBytes(f.capacity_bytes) + " (weights " + FormatBytes(m.weights_bytes) +
+            ", gradients " + FormatBytes(m.gradients_bytes) + ", optimiser state " +
+            FormatBytes(m.optimizer_bytes) + ", activations " + FormatBytes(m.activations_bytes) +
+            "), step " + FormatSeconds(f.step_s);
+    if (f.max_batch >= 0) line += "; largest batch that fits " + std::to_string(f.max_batch);
+    lines.push_back(line);
+  }
+  const sim::KindFit* accelerator = nullptr;  // the first kind that is not a CPU
+  for (const sim::KindFit& f : fits) {
+    if (f.kind != "cpu" && accelerator == nullptr) accelerator = &f;
+  }
+  if (accelerator == nullptr) return lines;
+  if (auto dp = sim::DataParallelStep(problem, *accelerator, batch)) {
+    std::string line = "data parallel on " + std::to_string(dp->devices) + " " +
+                       accelerator->kind + ": " + FormatSeconds(dp->step_s) + " step + " +
+                       FormatSeconds(dp->allreduce_s) + " all-reduce per " +
+                       std::to_string(dp->devices) + " x " + std::to_string(batch) +
+                       " samples = " + FormatSeconds(dp->per_sample_s) + " per sample";
+    if (chosen != nullptr) {
+      line += "; the plan: " + FormatSeconds(chosen_s / static_cast<double>(batch)) + " per sample";
+    }
+    lines.push_back(line);
+  }
+  if (chosen != nullptr && !accelerator->fits) {
+    for (size_t op = 0; op < chosen->size(); ++op) {
+      if (problem.c().device((*chosen)[op]).kind != "cpu") continue;
+      lines.push_back("the plan runs ops on " + problem.c().device((*chosen)[op]).name +
+                      ": the step does not fit on one " + accelerator->kind + ": needs " +
+                      FormatBytes(accelerator->need.Total()) + ", has " +
+                      FormatBytes(accelerator->capacity_bytes));
+      break;
+    }
+  }
+  return lines;
 }
 
 StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Problem& problem,

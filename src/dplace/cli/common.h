@@ -61,6 +61,13 @@ StatusOr<report::PlacerResult> RunPlacer(const std::string& name, const sim::Pro
 // A bound a placer proved holds for every placement of the problem: give each result the best one.
 void ShareBestLowerBound(std::vector<report::PlacerResult>* results);
 
+// Lines on whether the step fits one device of each kind (sim/fit.h) and what data parallelism
+// would give; with a chosen placement, its time per sample beside it and, where it leaves the
+// accelerators (puts ops on a CPU) while the step does not fit one accelerator, the line that says
+// so. `batch` 0: unknown.
+std::vector<std::string> FitLines(const sim::Problem& problem, int64_t batch,
+                                  const sim::Placement* chosen = nullptr, double chosen_s = 0);
+
 // Prints a JSON value to stdout (pretty, one object).
 void PrintJson(const Json& j);
 

@@ -53,6 +53,17 @@ Status RunInfo(const InfoFlags& flags) {
       std::cout << "    " << top[i].second << ": " << top[i].first << "\n";
     }
   }
+  if (!flags.cluster.empty()) {
+    DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp,
+                            LoadProblem({.graph = flags.graph, .cluster = flags.cluster,
+                                         .objective = "step"}));
+    std::cout << "on " << lp.problem->c().name() << " (" << graph::PrecisionName(lp.loaded.precision)
+              << (lp.loaded.batch > 0 ? ", batch " + std::to_string(lp.loaded.batch) : "")
+              << "):\n";
+    for (const std::string& line : FitLines(*lp.problem, lp.loaded.batch)) {
+      std::cout << "  " << line << "\n";
+    }
+  }
   if (loaded.cluster) {
     std::cout << "machine (from the file): " << loaded.cluster->num_devices() << " devices:";
     for (const hw::Device& d : loaded.cluster->devices()) std::cout << " " << d.name;

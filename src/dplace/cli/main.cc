@@ -104,6 +104,9 @@ int main(int argc, char** argv) {
   dplace::cli::InfoFlags info;
   CLI::App* info_cmd = app.add_subcommand("info", "describe a graph");
   AddGraphFlags(info_cmd, &info.graph);
+  info_cmd->add_option("--cluster", info.cluster,
+                       "machine (preset or file): say whether the step fits one device of each "
+                       "kind, the largest batch that does, and what data parallelism gives");
   info_cmd->add_flag("--json", info.json, "print JSON on stdout");
 
   dplace::cli::BenchFlags bench;

@@ -56,7 +56,8 @@ int BestIndex(const std::vector<report::PlacerResult>& results) {
 // The plan to deploy (place/deploy.h): among the feasible results within `tolerance` of the best,
 // the one on the fewest devices, then with the fewest bytes crossing, then the smallest value.
 // Each candidate is first tidied (ops without work follow their neighbours) where the tidied plan
-// is still within the tolerance; where one device of some kind is, it joins as "one <kind>".
+// is still within the tolerance. Where one device of some kind is within it, `lines` says so (the
+// `single` placer, when it ran, is then a candidate on one device).
 // `lines` gets what the user should read about the choice.
 int DeployIndex(const sim::Problem& problem, double tolerance,
                 std::vector<report::PlacerResult>* results, std::vector<std::string>* lines) {
@@ -76,13 +77,8 @@ int DeployIndex(const sim::Problem& problem, double tolerance,
     sim::Placement one(static_cast<size_t>(problem.num_ops()), d);
     sim::Evaluation e = evaluator.Evaluate(one);
     if (!e.feasible || e.value > limit) continue;
+    if (place::DevicesUsed(problem, (*results)[static_cast<size_t>(best)].placement) <= 1) break;
     lines->push_back("one device is within " + percent(e.value) + " of the best: use one " + kind);
-    if (place::DevicesUsed(problem, (*results)[static_cast<size_t>(best)].placement) > 1) {
-      results->push_back({.placer = "one " + kind,
-                          .placement = std::move(one),
-                          .evaluation = std::move(e),
-                          .note = "one device within the tolerance of the best"});
-    }
     break;
   }
   int chosen = best;
@@ -201,6 +197,12 @@ Status RunPlace(const PlaceFlags& flags) {
             << "\n"
             << report::DeviceTable(problem, winner.evaluation);
   for (const std::string& line : deploy_lines) std::cout << line << "\n";
+  if (problem.objective == sim::Objective::kStep) {
+    for (const std::string& line :
+         FitLines(problem, lp.loaded.batch, &winner.placement, winner.evaluation.value)) {
+      std::cout << line << "\n";
+    }
+  }
   if (!flags.out.empty()) std::cout << "plan written to " << flags.out << "\n";
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";
   for (const auto& [kind, file] : exports) std::cout << kind << " written to " << file << "\n";

@@ -36,6 +36,7 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
     out.format = GraphFormat::kOnnx;
     out.warnings = std::move(onnx.warnings);
     out.precision = onnx.precision;
+    out.batch = onnx.batch;
     return out;
   }
   if (IsPipeDreamProfile(text)) {

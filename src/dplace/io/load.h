@@ -29,6 +29,9 @@ struct LoadedGraph {
   std::vector<std::string> warnings;  // for the user, one line each (e.g. ONNX op types)
   // The precision the graph's bytes are in: the ONNX model's float type, else fp32.
   graph::Precision precision = graph::Precision::kFp32;
+  // The batch size, where the format says it (an ONNX model: its first data input's first
+  // dimension); 0 when unknown.
+  int64_t batch = 0;
 };
 
 StatusOr<LoadedGraph> LoadGraph(const std::string& path);

@@ -72,9 +72,10 @@ double Bytes(const TensorInfo& t) {
 // Ops through which a parameter stays a parameter (weights are often transposed or reshaped
 // before use), and the consumers that read data in their first input.
 const std::set<std::string, std::less<>> kPassThrough = {
-    "Identity", "Transpose", "Reshape", "Cast", "Squeeze", "Unsqueeze", "Split", "Slice"};
+    "Identity", "Transpose", "Reshape", "Cast", "Squeeze", "Unsqueeze", "Split", "Slice", "Expand"};
 const std::set<std::string, std::less<>> kGather = {"Gather", "GatherElements", "GatherND"};
-const std::set<std::string, std::less<>> kBinary = {"Add", "Mul", "Sub", "Div", "Pow"};
+// Ops whose operands may be weights in any slot (a bias added, a class token concatenated).
+const std::set<std::string, std::less<>> kBinary = {"Add", "Mul", "Sub", "Div", "Pow", "Concat"};
 
 class Importer {
  public:
@@ -112,6 +113,7 @@ class Importer {
                             "' has no shape: its shapes cannot be "
                             "inferred; export with fixed sizes");
       }
+      if (batch_ == 0 && !t.dims.empty()) batch_ = t.dims[0];
     }
     DPLACE_RETURN_IF_ERROR(InferOnnxShapes(model_));
     for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
@@ -246,6 +248,7 @@ class Importer {
     }
     OnnxGraph out;
     DPLACE_ASSIGN_OR_RETURN(out.graph, b.Build());
+    out.batch = batch_;
     std::map<int, double> float_bytes;  // elem type -> bytes of the tensors of that type
     for (const auto& [name, t] : tensors_) {
       if (t.elem_type == onnx::TensorProto::FLOAT || t.elem_type == onnx::TensorProto::FLOAT16 ||
@@ -408,6 +411,7 @@ class Importer {
   std::unordered_map<std::string, TensorInfo> tensors_;
   std::set<std::string> parameters_;
   std::set<std::string> requires_grad_;
+  int64_t batch_ = 0;
   std::unordered_map<std::string, std::vector<std::pair<int, int>>> consumers_;
 };
 

@@ -29,6 +29,7 @@ struct OnnxGraph {
   std::vector<std::string> warnings;
   // The precision of the model's floating-point tensors (the most bytes among fp32, fp16, bf16).
   graph::Precision precision = graph::Precision::kFp32;
+  int64_t batch = 0;  // the first dimension of the first data input (0 when it has none)
 };
 
 // `bytes` is the file's content; `name` names the graph.

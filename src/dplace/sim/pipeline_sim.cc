@@ -122,7 +122,8 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   std::vector<std::vector<std::pair<int, bool>>> order(static_cast<size_t>(num_stages));
   for (int s = 0; s < num_stages; ++s)
     order[static_cast<size_t>(s)] = StageOrder(schedule, s, num_stages, microbatches, training);
-  std::map<std::tuple<int, int, bool>, double> end;  // (stage, micro-batch, backward) -> end time
+  // (stage, micro-batch, backward) -> start and end times.
+  std::map<std::tuple<int, int, bool>, double> start, end;
   std::vector<size_t> next(static_cast<size_t>(num_stages), 0);
   std::vector<double> free_at(static_cast<size_t>(num_stages), 0);
   size_t remaining = 0;
@@ -155,6 +156,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
       if (!inputs_known) continue;
       PipelineStage& stage = r.stages[static_cast<size_t>(s)];
       const double duration = backward ? stage.backward_s : stage.forward_s;
+      start[{s, m, backward}] = ready;
       end[{s, m, backward}] = ready + duration;
       free_at[static_cast<size_t>(s)] = ready + duration;
       stage.busy_s += duration;
@@ -180,10 +182,10 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
     // In flight: activations of m are held from the start of F(m) to the end of B(m) (or F(m)).
     std::vector<std::pair<double, int>> changes;
     for (int m = 0; m < microbatches; ++m) {
-      const double f_end = end[{s, m, false}];
-      const double f_start = f_end - stage.forward_s;
-      changes.emplace_back(f_start, 1);
-      changes.emplace_back(training ? end[{s, m, true}] : f_end, -1);
+      // The recorded instants, not the end less the duration: a start that rounds below the end
+      // it waited for would count one micro-batch too many.
+      changes.emplace_back(start[{s, m, false}], 1);
+      changes.emplace_back(end[{s, m, training}], -1);
     }
     std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first < b.first : a.second < b.second;  // frees first

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "dplace/sim/test_problems.h"
 
 namespace dplace::sim {
@@ -10,17 +12,17 @@ namespace {
 
 // Stage d0: f0 (forward, 1 s) and b0 (backward, 2 s); stage d1: f1 (1 s), b1 (2 s).
 // f0 -> f1 -> b1 -> b0, f0 -> b0. Every tensor holds 5 bytes and moves in 0 s.
-Problem TwoStages() {
+Problem TwoStages(double scale = 1) {
   graph::GraphBuilder b("two_stages");
   auto op = [](const std::string& name, double s, graph::OpKind kind) {
     graph::Op o = testing::TimedOp(name, s);
     o.kind = kind;
     return o;
   };
-  const auto f0 = b.AddOp(op("f0", 1, graph::OpKind::kForward), {{5, 0}});
-  const auto f1 = b.AddOp(op("f1", 1, graph::OpKind::kForward), {{5, 0}});
-  const auto b1 = b.AddOp(op("b1", 2, graph::OpKind::kBackward), {{5, 0}});
-  const auto b0 = b.AddOp(op("b0", 2, graph::OpKind::kBackward), {{5, 0}});
+  const auto f0 = b.AddOp(op("f0", scale, graph::OpKind::kForward), {{5, 0}});
+  const auto f1 = b.AddOp(op("f1", scale, graph::OpKind::kForward), {{5, 0}});
+  const auto b1 = b.AddOp(op("b1", 2 * scale, graph::OpKind::kBackward), {{5, 0}});
+  const auto b0 = b.AddOp(op("b0", 2 * scale, graph::OpKind::kBackward), {{5, 0}});
   b.AddEdge(f0, 0, f1);
   b.AddEdge(f1, 0, b1);
   b.AddEdge(b1, 0, b0);
@@ -53,6 +55,30 @@ TEST(PipelineSimTest, OneForwardOneBackward) {
   EXPECT_EQ(r->stages[1].peak_in_flight, 1);
   EXPECT_EQ(r->stages[0].peak_in_flight, 2);
   EXPECT_TRUE(r->feasible);
+}
+
+TEST(PipelineSimTest, OneForwardOneBackwardCountsWhatItsTraceShows) {
+  // As above with 0.033-s forwards, 0.066-s backwards and 5 micro-batches. d1 runs F_m then B_m,
+  // one micro-batch at a time; d0 holds at most 2 (1F1B's warm-up depth on the first of two
+  // stages): each of its forwards after the warm-up starts at the very instant a backward ends,
+  // which frees that micro-batch first. None of these instants is exact in binary: a forward's
+  // start recomputed as its end less its duration fell before that backward's end and counted 3.
+  Problem p = TwoStages(0.033);
+  auto r = SimulatePipeline(p, {0, 1, 1, 0}, PipelineSchedule::k1F1B, 5);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stages[0].peak_in_flight, 2);
+  EXPECT_EQ(r->stages[1].peak_in_flight, 1);
+  EXPECT_DOUBLE_EQ(r->stages[0].peak_memory_bytes, 10);
+  // The trace agrees: on d0, no forward starts before the backward two micro-batches back ends.
+  std::map<std::pair<int, bool>, const PipelineTask*> d0;
+  for (const PipelineTask& t : r->tasks) {
+    if (t.device == 0) d0[{t.microbatch, t.backward}] = &t;
+  }
+  for (int m = 2; m < 5; ++m) {
+    const PipelineTask* forward = d0[std::make_pair(m, false)];
+    const PipelineTask* backward = d0[std::make_pair(m - 2, true)];
+    EXPECT_GE(forward->start_s, backward->end_s);
+  }
 }
 
 // a (1 s) -> c (3 s), 30-byte outputs, on two devices of `memory` bytes each.
