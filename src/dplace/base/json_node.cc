@@ -1,10 +1,13 @@
 #include "dplace/base/json_node.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "dplace/base/spelling.h"
 #include "dplace/base/units.h"
 
 namespace dplace {
@@ -32,8 +35,30 @@ std::pair<size_t, size_t> LineColumn(std::string_view text, size_t offset) {
 }  // namespace
 
 StatusOr<Json> ParseJson(std::string_view text) {
+  // A key given twice in one object would silently keep the last value: it is an error.
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  auto check = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) keys.emplace_back();
+    if (event == Json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == Json::parse_event_t::key && !keys.empty() && duplicate.empty() &&
+        !keys.back().insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
   try {
-    return Json::parse(text.begin(), text.end());
+    Json j = Json::parse(text.begin(), text.end(), check);
+    if (!duplicate.empty()) {
+      const std::string quoted = "\"" + duplicate + "\"";
+      const size_t first = text.find(quoted);
+      const size_t second = first == std::string_view::npos ? first : text.find(quoted, first + 1);
+      const auto [line, column] =
+          LineColumn(text, second == std::string_view::npos ? 0 : second);
+      return InvalidInput("line " + std::to_string(line) + ", column " + std::to_string(column) +
+                          ": key '" + duplicate + "' is given twice in one object");
+    }
+    return j;
   } catch (const Json::parse_error& e) {
     // nlohmann reports the byte just past the offending one; point at it, not after it.
     const size_t offset = e.byte > 0 ? e.byte - 1 : 0;
@@ -45,6 +70,21 @@ StatusOr<Json> ParseJson(std::string_view text) {
     if (offset >= text.size()) what = "unexpected end of file (truncated?); " + what;
     return InvalidInput("line " + std::to_string(line) + ", column " + std::to_string(column) +
                         ": invalid JSON: " + what);
+  } catch (const Json::exception& e) {
+    // A number outside a double's range ("number overflow parsing '1e999'"): point at it.
+    std::string what = e.what();
+    if (const size_t close = what.find("] "); close != std::string::npos) {
+      what = what.substr(close + 2);
+    }
+    size_t offset = 0;
+    if (const size_t quote = what.find('\''); quote != std::string::npos) {
+      const std::string token = what.substr(quote + 1, what.rfind('\'') - quote - 1);
+      offset = token.empty() ? 0 : text.find(token);
+      if (offset == std::string_view::npos) offset = 0;
+    }
+    const auto [line, column] = LineColumn(text, offset);
+    return InvalidInput("line " + std::to_string(line) + ", column " + std::to_string(column) +
+                        ": invalid JSON: " + what + " (a number must fit a double)");
   }
 }
 
@@ -58,6 +98,16 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   ss << in.rdbuf();
   if (in.bad()) return InvalidInput("read error");
   return ss.str();
+}
+
+Status JsonNode::OnlyKeys(const std::vector<std::string>& known) const {
+  if (!value_->is_object()) return OkStatus();
+  for (const auto& [key, value] : value_->items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      return Error("unknown key '" + key + "'" + DidYouMean(key, known));
+    }
+  }
+  return OkStatus();
 }
 
 bool JsonNode::Has(std::string_view key) const {

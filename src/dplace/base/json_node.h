@@ -54,6 +54,10 @@ class JsonNode {
   StatusOr<double> BytesPerSecond() const;
   StatusOr<double> Seconds() const;
 
+  // OkStatus when this is not an object or every key is in `known`; else the error
+  // "<path>: unknown key 'peak_flop' (did you mean 'peak_flops'?)".
+  Status OnlyKeys(const std::vector<std::string>& known) const;
+
   // InvalidInput("<path>: <message>").
   Status Error(const std::string& message) const;
 

@@ -8,6 +8,7 @@ namespace dplace::io {
 namespace {
 
 StatusOr<hw::Link> ReadLink(const JsonNode& node) {
+  DPLACE_RETURN_IF_ERROR(node.OnlyKeys({"bandwidth", "latency", "between", "group"}));
   hw::Link link;
   DPLACE_ASSIGN_OR_RETURN(JsonNode bw, node.Field("bandwidth"));
   DPLACE_ASSIGN_OR_RETURN(link.bandwidth_bytes_per_s, bw.BytesPerSecond());
@@ -34,6 +35,8 @@ StatusOr<std::vector<hw::DeviceId>> DeviceList(
 }  // namespace
 
 StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
+  DPLACE_RETURN_IF_ERROR(
+      root.OnlyKeys({"format", "name", "source", "devices", "links", "default_link"}));
   std::string name = "cluster";
   if (auto n = root.OptionalField("name")) {
     DPLACE_ASSIGN_OR_RETURN(name, n->String());
@@ -44,6 +47,8 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
   DPLACE_ASSIGN_OR_RETURN(auto device_nodes, devices.Elements());
   if (device_nodes.empty()) return devices.Error("lists no device");
   for (const JsonNode& node : device_nodes) {
+    DPLACE_RETURN_IF_ERROR(node.OnlyKeys({"name", "kind", "count", "memory", "peak_flops",
+                                          "peak_flops_half", "memory_bandwidth"}));
     hw::Device d;
     DPLACE_ASSIGN_OR_RETURN(JsonNode name_node, node.Field("name"));
     DPLACE_ASSIGN_OR_RETURN(d.name, name_node.String());

@@ -21,6 +21,10 @@ Status ReadOptionalCost(const JsonNode& node, const char* key, double* out) {
 StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder,
                            std::vector<graph::TensorSpec>* outputs) {
   graph::Op op;
+  DPLACE_RETURN_IF_ERROR(node.OnlyKeys({"name", "type", "kind", "time_s", "flops", "bytes_accessed",
+                                        "param_bytes", "scratch_bytes", "outputs",
+                                        "transfer_time_s", "colocation", "device_kinds",
+                                        "source_id"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode name, node.Field("name"));
   DPLACE_ASSIGN_OR_RETURN(op.name, name.String());
   if (op.name.empty()) return name.Error("must not be empty");
@@ -78,6 +82,7 @@ StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder,
 }  // namespace
 
 StatusOr<graph::Graph> ReadDplaceGraph(const JsonNode& root) {
+  DPLACE_RETURN_IF_ERROR(root.OnlyKeys({"format", "name", "source", "ops", "edges"}));
   std::string name = "graph";
   if (auto n = root.OptionalField("name")) {
     DPLACE_ASSIGN_OR_RETURN(name, n->String());
@@ -96,6 +101,7 @@ StatusOr<graph::Graph> ReadDplaceGraph(const JsonNode& root) {
   if (auto edges = root.OptionalField("edges")) {
     DPLACE_ASSIGN_OR_RETURN(auto edge_nodes, edges->Elements());
     for (const JsonNode& e : edge_nodes) {
+      DPLACE_RETURN_IF_ERROR(e.OnlyKeys({"from", "to", "output"}));
       graph::OpId endpoints[2];
       const char* keys[2] = {"from", "to"};
       for (int k = 0; k < 2; ++k) {

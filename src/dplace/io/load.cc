@@ -74,6 +74,21 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
       "input JSON, Baechi's profile JSON or a PipeDream graph.txt profile");
 }
 
+// Runs an importer, turning what nlohmann's accessors throw on ill-typed input (a reader that
+// slipped past JsonNode) into bad input instead of an internal error.
+template <typename F>
+auto Guarded(F&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const Json::exception& e) {
+    std::string what = e.what();
+    if (const size_t close = what.find("] "); close != std::string::npos) {
+      what = what.substr(close + 2);
+    }
+    return InvalidInput("malformed JSON value: " + what);
+  }
+}
+
 }  // namespace
 
 std::string FileStem(const std::string& path) {
@@ -81,7 +96,7 @@ std::string FileStem(const std::string& path) {
 }
 
 StatusOr<LoadedGraph> LoadGraph(const std::string& path) {
-  auto loaded = LoadGraphUnprefixed(path);
+  auto loaded = Guarded([&] { return LoadGraphUnprefixed(path); });
   if (!loaded.ok()) return loaded.status().WithContext(path);
   return loaded;
 }
@@ -111,7 +126,7 @@ StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec
     }
     return ReadCluster(JsonNode(j, kRoot));
   };
-  auto cluster = parse();
+  auto cluster = Guarded(parse);
   if (!cluster.ok()) return cluster.status().WithContext(label);
   return std::make_shared<const hw::Cluster>(std::move(cluster).value());
 }
@@ -125,7 +140,7 @@ StatusOr<sim::Placement> LoadPlan(const std::string& path, const graph::Graph& g
     if (IsPaperSplit(j)) return ReadPaperSplit(root, g, c);
     return InvalidInput("not a plan: expected dplace-plan/1 JSON or the paper's split JSON");
   };
-  auto placement = parse();
+  auto placement = Guarded(parse);
   if (!placement.ok()) return placement.status().WithContext(path);
   return placement;
 }

@@ -65,7 +65,10 @@ StatusOr<GraphWithMachine> ReadPiperInput(const JsonNode& root, const std::strin
     DPLACE_ASSIGN_OR_RETURN(auto options, degree1.Elements());
     const JsonNode* vanilla = nullptr;
     for (const JsonNode& o : options) {
-      if (o.json().is_object() && o.json().value("id", "") == "vanilla") vanilla = &o;
+      const Json& j = o.json();
+      if (j.is_object() && j.contains("id") && j["id"].is_string() && j["id"] == "vanilla") {
+        vanilla = &o;
+      }
     }
     if (vanilla == nullptr) return degree1.Error("has no \"vanilla\" option");
     DPLACE_ASSIGN_OR_RETURN(JsonNode time, vanilla->Field("timePerSample"));
