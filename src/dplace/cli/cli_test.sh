@@ -260,6 +260,33 @@ expect_bad_input report_folder "--report: $TMP/nodir/r.html: folder" bench --sui
   --report "$TMP/nodir/r.html"
 expect_bad_input bad_baechi "edges[0].dst: no node with id 9" place --graph "$TMP/baechi.json" \
   --cluster k80x4
+# Typos get a suggestion; JSON that would be read wrongly is refused where it is wrong.
+expect_bad_input flag_typo "'--time-limt' is not a flag of place (did you mean '--time-limit'?)" \
+  place --graph "$GRAPH" --time-limt 3
+expect_bad_input command_typo "did you mean 'place'?" plce
+expect_bad_input placer_typo "unknown placer 'mcmcc' (did you mean 'mcmc'?)" place --graph "$GRAPH" \
+  --placer mcmcc
+/usr/bin/python3 -c "
+import json; j = json.load(open('clusters/k80x4.json')); j['devices'][0]['peak_flop'] = 1e12
+json.dump(j, open('$TMP/typo_cluster.json', 'w'))"
+expect_bad_input cluster_key_typo "devices[0]: unknown key 'peak_flop' (did you mean 'peak_flops'?)" \
+  place --graph "$TMP/toy.json" --cluster "$TMP/typo_cluster.json"
+echo '{"format": "dplace-graph/1", "ops": [{"name": "a", "flops": 1e999}]}' >"$TMP/overflow.json"
+expect_bad_input number_overflow "line 1, column" info --graph "$TMP/overflow.json"
+echo '{"format": "dplace-graph/1", "ops": [{"name": "a", "flops": 1, "flops": 2}]}' >"$TMP/twice.json"
+expect_bad_input duplicate_key "key 'flops' is given twice" info --graph "$TMP/twice.json"
+[[ $("$DPLACE" --version) == "dplace "* ]] && ok || fail "--version"
+# Costs so large that every finish time overflows: a result, never a crash.
+cat >"$TMP/huge.json" <<'JSON'
+{"format": "dplace-graph/1", "ops": [{"name": "a", "time_s": {"gpu": 1e308}, "device_kinds": ["gpu"]},
+ {"name": "b", "time_s": {"gpu": 1e308}, "device_kinds": ["gpu"]}], "edges": [{"from": "a", "to": "b"}]}
+JSON
+for placer in heft m_etf m_sct mcmc; do
+  "$DPLACE" place --graph "$TMP/huge.json" --cluster k80x4 --placer $placer --time-limit 1 --json \
+    >"$TMP/huge_out.json" 2>"$TMP/err"
+  [[ $? -eq 0 && $(json_get "$TMP/huge_out.json" "d['feasible']") == False ]] && ok \
+    || fail "huge costs with $placer: $(cat "$TMP/err")"
+done
 for f in o1 o2 o3 o4; do
   [[ -e $TMP/$f.json ]] && fail "partial output $f.json was written" || ok
 done

@@ -7,7 +7,10 @@
 // Exit codes: 0 success (an infeasible placement is a result, not an error), 2 bad input,
 // 1 internal failure.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+
+#include "dplace/base/spelling.h"
 
 #include "dplace/cli/commands.h"
 
@@ -56,9 +59,37 @@ const char* kEvaluationsHelp =
     "evaluations per search placer (0: its default); a search that stops on evaluations, not on "
     "--time-limit, gives the same placement for the same seed";
 
+// "did you mean" for the first argument that is neither a known subcommand (in first place) nor a
+// flag of the subcommand given.
+std::string Suggestion(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+  if (argc < 2) return "";
+  const std::string first = argv[1];
+  if (first.starts_with("-")) return "";
+  if (std::find(commands.begin(), commands.end(), first) == commands.end()) {
+    const std::string hint = dplace::DidYouMean(first, commands);
+    return hint.empty() ? "" : "; '" + first + "' is not a subcommand" + hint;
+  }
+  std::vector<std::string> flags;
+  for (const CLI::Option* o : app.get_subcommand(first)->get_options()) {
+    for (const std::string& name : o->get_lnames()) flags.push_back("--" + name);
+  }
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (!arg.starts_with("--")) continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(flags.begin(), flags.end(), arg) == flags.end()) {
+      return "; '" + arg + "' is not a flag of " + first + dplace::DidYouMean(arg, flags);
+    }
+  }
+  return "";
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"dplace: device placement for deep-learning graphs"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "dplace " DPLACE_VERSION);
 
   dplace::cli::PlaceFlags place;
   CLI::App* place_cmd = app.add_subcommand("place", "place a graph with one or more placers");
@@ -134,7 +165,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "error: " << e.what() << " (see dplace --help)" << std::endl;
+    std::cerr << "error: " << e.what() << Suggestion(app, argc, argv) << " (see dplace --help)"
+              << std::endl;
     return 2;
   }
   try {

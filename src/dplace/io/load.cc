@@ -1,5 +1,7 @@
 #include "dplace/io/load.h"
 
+#include "dplace/base/spelling.h"
+
 #include <filesystem>
 
 #include "dplace/base/json_node.h"
@@ -112,8 +114,8 @@ StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec
     if (!file.ok()) {
       std::string names;
       for (const std::string& n : PresetNames()) names += (names.empty() ? "" : ", ") + n;
-      return InvalidInput(spec + ": " + file.status().message() +
-                          " (and no preset has that name; " + "presets: " + names + ")");
+      return InvalidInput(spec + ": " + file.status().message() + " (and no preset has that name" +
+                          DidYouMean(spec, PresetNames()) + "; presets: " + names + ")");
     }
     text = std::move(*file);
   }

@@ -1,5 +1,7 @@
 #include "dplace/place/registry.h"
 
+#include "dplace/base/spelling.h"
+
 #include <string>
 
 #include "dplace/place/baseline/baseline.h"
@@ -80,8 +82,13 @@ StatusOr<std::unique_ptr<Placer>> MakePlacer(std::string_view name) {
     if (e.name == name) return e.make();
   }
   std::string names;
-  for (const PlacerEntry& e : kPlacers) names += (names.empty() ? "" : ", ") + std::string(e.name);
-  return InvalidInput("unknown placer '" + std::string(name) + "' (known: " + names + ", all)");
+  std::vector<std::string> candidates = {"all"};
+  for (const PlacerEntry& e : kPlacers) {
+    names += (names.empty() ? "" : ", ") + std::string(e.name);
+    candidates.emplace_back(e.name);
+  }
+  return InvalidInput("unknown placer '" + std::string(name) + "'" + DidYouMean(name, candidates) +
+                      " (known: " + names + ", all)");
 }
 
 }  // namespace dplace::place
