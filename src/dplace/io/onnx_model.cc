@@ -10,6 +10,7 @@
 #include "dplace/graph/graph_builder.h"
 #include "dplace/io/onnx_autograd.h"
 #include "dplace/io/onnx_shapes.h"
+#include "dplace/io/onnx_validate.h"
 
 namespace dplace::io {
 namespace {
@@ -115,6 +116,7 @@ class Importer {
       }
       if (batch_ == 0 && !t.dims.empty()) batch_ = t.dims[0];
     }
+    DPLACE_RETURN_IF_ERROR(ValidateOnnxModel(model_));
     DPLACE_RETURN_IF_ERROR(InferOnnxShapes(model_));
     for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
       for (const auto& v : *list) {

@@ -118,6 +118,62 @@ TEST(OnnxTest, SymbolicInputShapeIsAnError) {
       << r.status().message();
 }
 
+// Models on which libonnx 1.12's shape inference crashes (SIGSEGV, SIGFPE) or that make no sense:
+// each is one line naming the node, never a signal.
+TEST(OnnxTest, MalformedNodesAreErrorsNotCrashes) {
+  auto expect_error = [](const onnx::ModelProto& m, const std::string& expected) {
+    auto r = Read(m);
+    ASSERT_FALSE(r.ok()) << expected;
+    EXPECT_NE(r.status().message().find(expected), std::string::npos) << r.status().message();
+  };
+  auto with_attribute = [](const char* name, std::vector<int64_t> values) {
+    onnx::ModelProto m = SmallModel();
+    auto* attr = m.mutable_graph()->mutable_node(0)->add_attribute();
+    attr->set_name(name);
+    if (std::string(name) == "group") {
+      attr->set_type(onnx::AttributeProto::INT);
+      attr->set_i(values[0]);
+    } else {
+      attr->set_type(onnx::AttributeProto::INTS);
+      for (int64_t v : values) attr->add_ints(v);
+    }
+    return m;
+  };
+  expect_error(with_attribute("strides", {0, 0}), "strides must be at least 1, not 0");
+  expect_error(with_attribute("group", {0}), "group must be at least 1, not 0");
+  expect_error(with_attribute("pads", {-1, 0, 0, 0}), "pads must not be negative");
+  {
+    onnx::ModelProto m = SmallModel();
+    m.mutable_opset_import(0)->set_version(17);
+    AddNode(m.mutable_graph(), "Shape", {""}, {"s"});
+    expect_error(m, "(Shape): its required input 0 ('data') is missing");
+  }
+  {
+    onnx::ModelProto m = SmallModel();
+    m.mutable_graph()->mutable_initializer(0)->clear_dims();
+    m.mutable_graph()->mutable_initializer(0)->add_dims(8);
+    m.mutable_graph()->mutable_node(0)->set_op_type("ConvTranspose");
+    expect_error(m, "(ConvTranspose): its weight has rank 1");
+  }
+  {
+    onnx::ModelProto m = SmallModel();
+    m.mutable_opset_import(0)->set_version(1);
+    AddValue(m.mutable_graph()->add_input(), "seq", {5});
+    AddNode(m.mutable_graph(), "LSTM", {"seq", "w", "w"}, {"h"});
+    expect_error(m, "(LSTM): input 0 has rank 1, needs 3");
+  }
+  {
+    onnx::ModelProto m = SmallModel();
+    AddNode(m.mutable_graph(), "Relu", {"c"}, {"r"});
+    expect_error(m, "its output 'r' is already produced elsewhere");
+  }
+  for (int64_t version : {0, 10000}) {
+    onnx::ModelProto m = SmallModel();
+    m.mutable_opset_import(0)->set_version(version);
+    expect_error(m, "opset " + std::to_string(version) + " of the default domain");
+  }
+}
+
 TEST(OnnxTest, RandomAndTruncatedBytesAreErrors) {
   EXPECT_FALSE(ReadOnnxModel("\x13\x37 not a model at all \xff\xfe", "x").ok());
   std::ifstream in(ModelPath("resnet50"), std::ios::binary);
