@@ -20,6 +20,16 @@ StatusOr<double> ParseBytesPerSecond(std::string_view text);
 // "10us" -> 1e-5, "1ms" -> 1e-3, "2s" -> 2, "5ns" -> 5e-9; "µs" is accepted for "us".
 StatusOr<double> ParseSeconds(std::string_view text);
 
+// Bounds on what a user may give (docs/formats.md): beyond them a number is a mistake, and sums of
+// such numbers would overflow. Rates (bytes/s, FLOP/s) are 0 (unknown) or within
+// [kMinRate, kMaxRate].
+inline constexpr double kMaxSeconds = 1e6;  // an op, a transfer, a latency: under 12 days
+inline constexpr double kMaxBytes = 1e18;   // an exabyte
+inline constexpr double kMaxFlops = 1e21;   // one op's FLOPs
+inline constexpr double kMinRate = 1;
+inline constexpr double kMaxRate = 1e21;
+inline constexpr int kMaxDevices = 1024;    // devices in one cluster
+
 // Human rendering for tables and messages: 1.50 GiB, 12.3 ms, 25.0 GB/s.
 std::string FormatBytes(double bytes);
 std::string FormatSeconds(double seconds);

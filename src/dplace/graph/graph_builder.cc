@@ -2,18 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <queue>
 #include <set>
 #include <tuple>
 
+#include "dplace/base/units.h"
+
 namespace dplace::graph {
 namespace {
 
-bool BadCost(double v) { return !std::isfinite(v) || v < 0; }
+bool BadCost(double v, double max) { return !std::isfinite(v) || v < 0 || v > max; }
 
-std::string DescribeCost(double v) {
+std::string DescribeCost(double v, double max) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return "infinite";
+  if (v > max) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%g (above the bound %g)", v, max);
+    return buf;
+  }
   return std::to_string(v) + " (negative)";
 }
 
@@ -75,28 +83,30 @@ Status GraphBuilder::Verify() const {
     if (op.name.empty()) return InvalidInput("op #" + std::to_string(i) + " has an empty name");
     auto [it, inserted] = seen.emplace(op.name, static_cast<OpId>(i));
     if (!inserted) return InvalidInput("duplicate op name '" + op.name + "'");
-    const std::pair<const char*, double> costs[] = {{"flops", op.flops},
-                                                    {"bytes_accessed", op.bytes_accessed},
-                                                    {"param_bytes", op.param_bytes},
-                                                    {"scratch_bytes", op.scratch_bytes}};
-    for (const auto& [field, v] : costs) {
-      if (BadCost(v))
-        return InvalidInput("op '" + op.name + "': " + field + " is " + DescribeCost(v));
+    const std::tuple<const char*, double, double> costs[] = {
+        {"flops", op.flops, kMaxFlops},
+        {"bytes_accessed", op.bytes_accessed, kMaxBytes},
+        {"param_bytes", op.param_bytes, kMaxBytes},
+        {"scratch_bytes", op.scratch_bytes, kMaxBytes}};
+    for (const auto& [field, v, max] : costs) {
+      if (BadCost(v, max))
+        return InvalidInput("op '" + op.name + "': " + field + " is " + DescribeCost(v, max));
     }
     for (const auto& [kind, t] : op.time_s) {
-      if (BadCost(t)) {
-        return InvalidInput("op '" + op.name + "': time on '" + kind + "' is " + DescribeCost(t));
+      if (BadCost(t, kMaxSeconds)) {
+        return InvalidInput("op '" + op.name + "': time on '" + kind + "' is " +
+                            DescribeCost(t, kMaxSeconds));
       }
     }
     for (int32_t k = 0; k < op.num_outputs; ++k) {
       const Tensor& t = tensors_[static_cast<size_t>(op.first_output + k)];
-      if (BadCost(t.bytes)) {
+      if (BadCost(t.bytes, kMaxBytes)) {
         return InvalidInput("op '" + op.name + "': output " + std::to_string(k) + " size is " +
-                            DescribeCost(t.bytes));
+                            DescribeCost(t.bytes, kMaxBytes));
       }
-      if (std::isnan(t.transfer_time_s) || std::isinf(t.transfer_time_s)) {
+      if (!std::isfinite(t.transfer_time_s) || t.transfer_time_s > kMaxSeconds) {
         return InvalidInput("op '" + op.name + "': output " + std::to_string(k) +
-                            " transfer time is " + DescribeCost(t.transfer_time_s));
+                            " transfer time is " + DescribeCost(t.transfer_time_s, kMaxSeconds));
       }
     }
   }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "dplace/base/units.h"
+
 namespace dplace::hw {
 
 std::optional<DeviceId> Cluster::FindDevice(std::string_view name) const {
@@ -36,6 +38,10 @@ void ClusterBuilder::SetGroupLink(const std::vector<DeviceId>& group, Link link)
 
 StatusOr<Cluster> ClusterBuilder::Build() {
   if (devices_.empty()) return InvalidInput("cluster has no devices");
+  if (devices_.size() > static_cast<size_t>(kMaxDevices)) {
+    return InvalidInput("cluster has " + std::to_string(devices_.size()) + " devices; at most " +
+                        std::to_string(kMaxDevices) + " are supported");
+  }
   std::unordered_set<std::string> names;
   for (const Device& d : devices_) {
     if (d.name.empty()) return InvalidInput("a device has an empty name");

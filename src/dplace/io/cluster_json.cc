@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "dplace/base/units.h"
 #include "dplace/io/presets.h"
 
 namespace dplace::io {
@@ -12,9 +13,12 @@ StatusOr<hw::Link> ReadLink(const JsonNode& node) {
   hw::Link link;
   DPLACE_ASSIGN_OR_RETURN(JsonNode bw, node.Field("bandwidth"));
   DPLACE_ASSIGN_OR_RETURN(link.bandwidth_bytes_per_s, bw.BytesPerSecond());
-  if (link.bandwidth_bytes_per_s <= 0) return bw.Error("must be positive");
+  if (link.bandwidth_bytes_per_s < kMinRate || link.bandwidth_bytes_per_s > kMaxRate) {
+    return bw.Error("must be between 1 B/s and 1e21 B/s");
+  }
   if (auto lat = node.OptionalField("latency")) {
     DPLACE_ASSIGN_OR_RETURN(link.latency_s, lat->Seconds());
+    if (link.latency_s > kMaxSeconds) return lat->Error("must be at most 1e6 s");
   }
   return link;
 }
@@ -57,21 +61,32 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
     if (auto mem = node.OptionalField("memory")) {
       DPLACE_ASSIGN_OR_RETURN(d.memory_bytes, mem->Bytes());
     }
+    // A rate is 0 (unknown) or a number a machine could have.
+    auto rate = [](const JsonNode& field, double value) {
+      return value == 0 || (value >= kMinRate && value <= kMaxRate)
+                 ? OkStatus()
+                 : field.Error("must be 0 (unknown) or between 1 and 1e21 per second");
+    };
     if (auto peak = node.OptionalField("peak_flops")) {
       DPLACE_ASSIGN_OR_RETURN(d.peak_flops, peak->NonNegativeNumber());
+      DPLACE_RETURN_IF_ERROR(rate(*peak, d.peak_flops));
     }
     if (auto peak = node.OptionalField("peak_flops_half")) {
       DPLACE_ASSIGN_OR_RETURN(d.peak_flops_half, peak->NonNegativeNumber());
+      DPLACE_RETURN_IF_ERROR(rate(*peak, d.peak_flops_half));
     }
     if (auto bw = node.OptionalField("memory_bandwidth")) {
       DPLACE_ASSIGN_OR_RETURN(d.memory_bandwidth_bytes_per_s, bw->BytesPerSecond());
+      DPLACE_RETURN_IF_ERROR(rate(*bw, d.memory_bandwidth_bytes_per_s));
     }
     int64_t count = 1;
     const bool expand = node.Has("count");
     if (expand) {
       DPLACE_ASSIGN_OR_RETURN(JsonNode c, node.Field("count"));
       DPLACE_ASSIGN_OR_RETURN(count, c.Integer());
-      if (count < 1 || count > 4096) return c.Error("must be between 1 and 4096");
+      if (count < 1 || count > kMaxDevices) {
+        return c.Error("must be between 1 and " + std::to_string(kMaxDevices));
+      }
     }
     for (int64_t i = 0; i < count; ++i) {
       hw::Device copy = d;

@@ -31,9 +31,9 @@ sim::Problem Chain() {
   b.AddEdge(x, 0, y);
   b.AddEdge(y, 0, z);
   hw::ClusterBuilder c("m");
-  c.AddDevice({.name = "gpu0", .kind = "gpu"});
-  c.AddDevice({.name = "gpu1", .kind = "gpu"});
-  c.AddDevice({.name = "cpu0", .kind = "cpu"});
+  c.AddDevice({.name = "gpu0", .kind = "gpu", .peak_flops = 1e12});
+  c.AddDevice({.name = "gpu1", .kind = "gpu", .peak_flops = 1e12});
+  c.AddDevice({.name = "cpu0", .kind = "cpu", .peak_flops = 1e11});
   auto g = std::make_shared<const graph::Graph>(std::move(b.Build()).value());
   auto cluster = std::make_shared<const hw::Cluster>(std::move(c.Build()).value());
   return std::move(sim::MakeProblem(g, cluster, sim::Objective::kStep, cost::RooflineCostModel()))
@@ -62,8 +62,8 @@ TEST(PlanExportTest, DeviceMapFromParameterNamesIsFlatAndCovering) {
   b.AddEdge(mul, 0, mm);
   b.AddEdge(mm, 0, add);
   hw::ClusterBuilder c("m");
-  c.AddDevice({.name = "gpu0", .kind = "gpu"});
-  c.AddDevice({.name = "gpu1", .kind = "gpu"});
+  c.AddDevice({.name = "gpu0", .kind = "gpu", .peak_flops = 1e12});
+  c.AddDevice({.name = "gpu1", .kind = "gpu", .peak_flops = 1e12});
   auto g = std::make_shared<const graph::Graph>(std::move(b.Build()).value());
   auto cluster = std::make_shared<const hw::Cluster>(std::move(c.Build()).value());
   const sim::Problem p =

@@ -66,6 +66,24 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
       mask = (kinds.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << kinds.size()) - 1);
     }
     p.allowed_kinds[static_cast<size_t>(i)] = mask;
+    // A graph paired with a machine: an op whose time there can be neither read nor estimated
+    // would take no time at all.
+    for (size_t k = 0; k < kinds.size() && missing == MissingDevice::kBadInput; ++k) {
+      if (!((mask >> k) & 1u) || op.MeasuredTime(kinds[k])) continue;
+      const bool estimable = op.flops > 0 || op.bytes_accessed > 0;
+      if (!estimable && !op.time_s.empty()) {
+        return InvalidInput("op '" + op.name + "' has measured times for other device kinds but "
+                            "not for '" + kinds[k] + "', and no FLOPs or bytes to estimate one");
+      }
+      if (!estimable) continue;
+      for (const hw::Device& d : cluster->devices()) {
+        if (d.kind == kinds[k] && d.peak_flops == 0 && d.memory_bandwidth_bytes_per_s == 0) {
+          return InvalidInput("device '" + d.name + "' has neither peak_flops nor "
+                              "memory_bandwidth, and op '" + op.name + "' has no measured time "
+                              "for kind '" + kinds[k] + "': its time would be 0");
+        }
+      }
+    }
   }
   p.costs = std::move(costs);
   p.graph = std::move(graph);
