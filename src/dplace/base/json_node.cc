@@ -94,7 +94,16 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) return InvalidInput("is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return InvalidInput("cannot open file for reading");
-  std::ostringstream ss;
+  // One read into a buffer of the file's size (model exports with weights run to gigabytes).
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > 0) {
+    std::string bytes(static_cast<size_t>(size), '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(size));
+    if (in.bad()) return InvalidInput("read error");
+    bytes.resize(static_cast<size_t>(in.gcount()));
+    return bytes;
+  }
+  std::ostringstream ss;  // a pipe or a special file: its size is not known in advance
   ss << in.rdbuf();
   if (in.bad()) return InvalidInput("read error");
   return ss.str();

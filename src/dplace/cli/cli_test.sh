@@ -247,8 +247,19 @@ expect_bad_input bad_objective "--objective: 'fast'" place --graph "$GRAPH" --ob
 expect_bad_input bad_placer "unknown placer 'magic'" place --graph "$GRAPH" --placer magic
 expect_bad_input portfolio_bad_member "--portfolio: unknown placer 'nope'" place --graph "$GRAPH" \
   --placer portfolio --portfolio single,nope
-expect_bad_input unwritable "$TMP/nodir/out.json: cannot open for writing" place --graph "$GRAPH" \
-  --placer single --out "$TMP/nodir/out.json"
+# Output paths are checked before any search.
+expect_bad_input unwritable "--out: $TMP/nodir/out.json: folder $TMP/nodir does not exist" \
+  place --graph "$GRAPH" --placer single --out "$TMP/nodir/out.json"
+expect_bad_input same_output "--trace: $TMP/same.json is also the file of --out" \
+  place --graph "$GRAPH" --placer single --out "$TMP/same.json" --trace "$TMP/same.json"
+expect_bad_input empty_output "--out: the file name is empty" place --graph "$GRAPH" --placer single --out ""
+# A read-only plan keeps its mode, and a link stays a link to the new plan.
+: >"$TMP/mode.json"
+chmod 600 "$TMP/mode.json"
+ln -s "$TMP/mode.json" "$TMP/link.json"
+"$DPLACE" place --graph "$GRAPH" --placer single --out "$TMP/link.json" >/dev/null
+[[ -L $TMP/link.json && $(stat -c %a "$TMP/mode.json") == 600 && -s $TMP/mode.json ]] && ok \
+  || fail "mode or link lost on rewrite"
 expect_bad_input directory "is a directory" info --graph "$TMP"
 expect_bad_input bad_schedule "--pipeline: 'zigzag'" simulate --graph "$GRAPH" --plan "$EXPERT" --pipeline zigzag
 expect_bad_input cli_flags "--graph is required" place

@@ -20,6 +20,7 @@ struct PlaceFlags {
   int64_t evaluations = 0;  // per search placer; 0: the placer's own default
   int coarsen_ops = 2000;   // see RunOptions
   std::string out;
+  bool out_given = false;  // --out was on the command line (an empty name is then an error)
   std::string out_format = "plan";  // plan | paper-split
   std::string trace;
   std::vector<std::string> exports;  // KIND=FILE, KIND: device_map | stages

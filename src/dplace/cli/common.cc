@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 
 #include "dplace/base/file_util.h"
@@ -78,8 +79,8 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemFlags& flags) {
   return out;
 }
 
-Status WritePlanFile(const std::string& path, const std::string& format,
-                     const sim::Problem& problem, const report::PlacerResult& result) {
+std::string PlanFileContent(const std::string& format, const sim::Problem& problem,
+                            const report::PlacerResult& result) {
   Json j;
   if (format == "paper-split") {
     j = io::WritePaperSplit(problem.g(), problem.c(), result.placement, result.evaluation);
@@ -87,13 +88,30 @@ Status WritePlanFile(const std::string& path, const std::string& format,
     j = io::WritePlan(problem.g(), problem.c(), result.placement, result.evaluation,
                       {.placer = result.placer, .search_time_s = result.search_time_s});
   }
-  return WriteFileAtomically(path, j.dump(2) + "\n");
+  return j.dump(2) + "\n";
 }
 
-Status WriteTraceFile(const std::string& path, const sim::Problem& problem,
-                      const sim::Placement& placement) {
+std::string TraceFileContent(const sim::Problem& problem, const sim::Placement& placement) {
   sim::StepResult step = sim::SimulateStep(problem, placement, {.record_timeline = true});
-  return WriteFileAtomically(path, report::ChromeTrace(problem, step.timeline).dump() + "\n");
+  return report::ChromeTrace(problem, step.timeline).dump() + "\n";
+}
+
+Status CheckOutputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::pair<std::string, std::string>> seen;  // (canonical path, flag)
+  for (const auto& [flag, path] : outputs) {
+    if (path.empty()) continue;
+    DPLACE_RETURN_IF_ERROR(CheckWritable(flag, path));
+    std::error_code ec;
+    const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+    for (const auto& [other, other_flag] : seen) {
+      if (other == canonical) {
+        return InvalidInput(flag + ": " + path + " is also the file of " + other_flag +
+                            ": one would overwrite the other");
+      }
+    }
+    seen.emplace_back(canonical, flag);
+  }
+  return OkStatus();
 }
 
 std::vector<std::string> FitLines(const sim::Problem& problem, int64_t batch,

@@ -37,13 +37,17 @@ struct LoadedProblem {
 
 StatusOr<LoadedProblem> LoadProblem(const ProblemFlags& flags);
 
-// Writes the plan (dplace-plan/1, or the paper's split format when `format` is "paper-split").
-Status WritePlanFile(const std::string& path, const std::string& format,
-                     const sim::Problem& problem, const report::PlacerResult& result);
+// The plan file's content (dplace-plan/1, or the paper's split format when `format` is
+// "paper-split").
+std::string PlanFileContent(const std::string& format, const sim::Problem& problem,
+                            const report::PlacerResult& result);
 
-// Simulates the step of `placement` with a timeline and writes the Chrome trace.
-Status WriteTraceFile(const std::string& path, const sim::Problem& problem,
-                      const sim::Placement& placement);
+// Simulates the step of `placement` with a timeline: the Chrome trace's content.
+std::string TraceFileContent(const sim::Problem& problem, const sim::Placement& placement);
+
+// Before any work: every output path can be written, and no two are the same file.
+// `outputs` are (flag, path) pairs; empty paths are outputs not asked for.
+Status CheckOutputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 // Runs placer `name` on `problem` with a fresh evaluator and judges the placement it returns.
 struct RunOptions {

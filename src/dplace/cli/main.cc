@@ -170,7 +170,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (place_cmd->parsed()) return Finish(dplace::cli::RunPlace(place));
+    if (place_cmd->parsed()) {
+      place.out_given = place_cmd->get_option("--out")->count() > 0;
+      return Finish(dplace::cli::RunPlace(place));
+    }
     if (sim_cmd->parsed()) return Finish(dplace::cli::RunSimulate(simulate));
     if (info_cmd->parsed()) return Finish(dplace::cli::RunInfo(info));
     if (bench_cmd->parsed()) return Finish(dplace::cli::RunBench(bench));

@@ -111,6 +111,41 @@ int DeployIndex(const sim::Problem& problem, double tolerance,
   return chosen;
 }
 
+// Stages of the plan written, or, when it is not a pipeline of contiguous stages, of the best
+// result that is (the `contiguous` placer's, run now if no result is), with a note on stderr: the
+// search is not thrown away for want of a contiguous plan.
+StatusOr<Json> StagesOfBestContiguous(const sim::Problem& problem,
+                                      const std::vector<report::PlacerResult>& results, int chosen,
+                                      const RunOptions& options) {
+  auto stages = io::StagesJson(problem, results[static_cast<size_t>(chosen)].placement);
+  if (stages.ok()) return stages;
+  const report::PlacerResult* best = nullptr;
+  Json best_stages;
+  for (const report::PlacerResult& r : results) {
+    auto s = io::StagesJson(problem, r.placement);
+    if (s.ok() && (best == nullptr || place::ScoreOf(r.evaluation) < place::ScoreOf(best->evaluation))) {
+      best = &r;
+      best_stages = std::move(*s);
+    }
+  }
+  report::PlacerResult fallback;
+  if (best == nullptr) {
+    DPLACE_ASSIGN_OR_RETURN(fallback, RunPlacer("contiguous", problem, options));
+    DPLACE_ASSIGN_OR_RETURN(best_stages, io::StagesJson(problem, fallback.placement));
+    best = &fallback;
+  }
+  const std::string value = problem.objective == sim::Objective::kStep
+                                ? FormatSeconds(best->evaluation.value)
+                                : std::to_string(best->evaluation.value);
+  const std::string note = "the written plan (" + results[static_cast<size_t>(chosen)].placer +
+                           ") is not a pipeline of contiguous stages; the stages are " +
+                           best->placer + "'s (" + value + ")";
+  std::cerr << "note: --export stages: " << note << "\n";
+  best_stages["note"] = note;
+  best_stages["placer"] = best->placer;
+  return best_stages;
+}
+
 }  // namespace
 
 Status RunPlace(const PlaceFlags& flags) {
@@ -130,6 +165,11 @@ Status RunPlace(const PlaceFlags& flags) {
     }
     exports.emplace_back(kind, spec.substr(eq + 1));
   }
+  std::vector<std::pair<std::string, std::string>> outputs = {{"--out", flags.out},
+                                                              {"--trace", flags.trace}};
+  if (flags.out_given && flags.out.empty()) return InvalidInput("--out: the file name is empty");
+  for (const auto& [kind, file] : exports) outputs.emplace_back("--export " + kind, file);
+  DPLACE_RETURN_IF_ERROR(CheckOutputs(outputs));
   DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, LoadProblem(flags.problem));
   const sim::Problem& problem = *lp.problem;
   sim::Placement plan;
@@ -162,11 +202,13 @@ Status RunPlace(const PlaceFlags& flags) {
   std::vector<std::string> deploy_lines;
   const int best = DeployIndex(problem, flags.tolerance, &results, &deploy_lines);
   const report::PlacerResult& winner = results[static_cast<size_t>(best)];
+  // Every output is written to its temporary file first and renamed with the others at the end.
+  OutputSet files;
   if (!flags.out.empty()) {
-    DPLACE_RETURN_IF_ERROR(WritePlanFile(flags.out, flags.out_format, problem, winner));
+    DPLACE_RETURN_IF_ERROR(files.Add(flags.out, PlanFileContent(flags.out_format, problem, winner)));
   }
   if (!flags.trace.empty()) {
-    DPLACE_RETURN_IF_ERROR(WriteTraceFile(flags.trace, problem, winner.placement));
+    DPLACE_RETURN_IF_ERROR(files.Add(flags.trace, TraceFileContent(problem, winner.placement)));
   }
   for (const auto& [kind, file] : exports) {
     Json j;
@@ -175,10 +217,11 @@ Status RunPlace(const PlaceFlags& flags) {
       for (const std::string& line : map.split_modules) std::cerr << "note: " << line << "\n";
       j = std::move(map.map);
     } else {
-      DPLACE_ASSIGN_OR_RETURN(j, io::StagesJson(problem, winner.placement));
+      DPLACE_ASSIGN_OR_RETURN(j, StagesOfBestContiguous(problem, results, best, options));
     }
-    DPLACE_RETURN_IF_ERROR(WriteFileAtomically(file, j.dump(2) + "\n"));
+    DPLACE_RETURN_IF_ERROR(files.Add(file, j.dump(2) + "\n"));
   }
+  DPLACE_RETURN_IF_ERROR(files.Commit());
 
   if (flags.json) {
     if (results.size() == 1) {

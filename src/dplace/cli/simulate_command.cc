@@ -70,7 +70,7 @@ Status RunSimulate(const SimulateFlags& flags) {
   sim::SimulatedEvaluator evaluator(problem);
   const report::PlacerResult result{"plan", placement, evaluator.Evaluate(placement), 0};
   if (!flags.trace.empty()) {
-    DPLACE_RETURN_IF_ERROR(WriteTraceFile(flags.trace, problem, placement));
+    DPLACE_RETURN_IF_ERROR(WriteFileAtomically(flags.trace, TraceFileContent(problem, placement)));
   }
   if (flags.json) {
     PrintJson(report::ResultJson(problem, result));

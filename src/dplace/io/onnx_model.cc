@@ -427,6 +427,22 @@ StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& n
   if (model.ir_version() <= 0 || !model.has_graph() || model.graph().node_size() == 0) {
     return InvalidInput("not an ONNX model (no IR version or no graph nodes)");
   }
+  // Weights are never read (only their shapes): dropping their values keeps shape inference, which
+  // copies the model, as fast on an export with weights as on its weight-free twin. Integer
+  // tensors stay: shape inference reads shapes and indices from them.
+  for (onnx::TensorProto& t : *model.mutable_graph()->mutable_initializer()) {
+    const int type = t.data_type();
+    const bool floating = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::FLOAT16 ||
+                          type == onnx::TensorProto::BFLOAT16 || type == onnx::TensorProto::DOUBLE;
+    if (!floating) continue;
+    int64_t elements = 1;
+    for (int64_t d : t.dims()) elements *= std::max<int64_t>(d, 1);
+    if (elements <= 64) continue;
+    t.clear_raw_data();
+    t.clear_float_data();
+    t.clear_double_data();
+    t.clear_int32_data();
+  }
   Importer importer(model, name);
   return importer.Run();
 }

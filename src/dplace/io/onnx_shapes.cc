@@ -21,6 +21,8 @@
 #include <optional>
 #include <set>
 
+#include "dplace/io/isolated.h"
+
 namespace dplace::io {
 namespace {
 
@@ -828,7 +830,9 @@ class Propagator {
 
 }  // namespace
 
-Status InferOnnxShapes(onnx::ModelProto& model) {
+namespace {
+
+Status InferInPlace(onnx::ModelProto& model) {
   onnx::ShapeInferenceOptions options;
   options.check_type = false;
   options.error_mode = 0;
@@ -844,6 +848,22 @@ Status InferOnnxShapes(onnx::ModelProto& model) {
     }
     if (propagator.Pass() == 0) break;
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status InferOnnxShapes(onnx::ModelProto& model) {
+  // libonnx crashes on some malformed models (ValidateOnnxModel catches those known): inference
+  // runs in a forked copy of the process, which sends the inferred model back.
+  auto inferred = RunIsolated(
+      [&model]() -> StatusOr<std::string> {
+        DPLACE_RETURN_IF_ERROR(InferInPlace(model));
+        return model.SerializeAsString();
+      },
+      "shape inference", 600);
+  if (!inferred.ok()) return inferred.status();
+  if (!model.ParseFromString(*inferred)) return Internal("shape inference: the result does not parse");
   return OkStatus();
 }
 
