@@ -102,6 +102,9 @@ int main(int argc, char** argv) {
   place_cmd->add_option("--portfolio", place.portfolio,
                         "members of the `portfolio` placer, comma-separated (default: every step "
                         "placer)");
+  place_cmd->add_option("--total-time-limit", place.total_time_limit_s,
+                        "seconds for all the placers together (--placer all): each gets an equal "
+                        "share of what is left, and no more than --time-limit");
   place_cmd->add_option("--seed", place.seed, "random seed")->capture_default_str();
   place_cmd
       ->add_option("--tolerance", place.tolerance,

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -152,7 +153,9 @@ Status RunPlace(const PlaceFlags& flags) {
   if (flags.out_format != "plan" && flags.out_format != "paper-split") {
     return InvalidInput("--out-format: '" + flags.out_format + "' is not plan or paper-split");
   }
-  if (flags.time_limit_s < 0) return InvalidInput("--time-limit: must not be negative");
+  if (!(flags.time_limit_s >= 0 && flags.time_limit_s <= kMaxSeconds)) {
+    return InvalidInput("--time-limit: must be between 0 and 1e6 seconds");
+  }
   if (flags.evaluations < 0) return InvalidInput("--evaluations: must not be negative");
   if (flags.coarsen_ops < 0) return InvalidInput("--coarsen: must not be negative");
   std::vector<std::pair<std::string, std::string>> exports;  // (kind, file)
@@ -191,8 +194,20 @@ Status RunPlace(const PlaceFlags& flags) {
                            .given_plan = flags.plan.empty() ? nullptr : &plan,
                            .portfolio = portfolio,
                            .coarsen_ops = flags.coarsen_ops};
-  for (const std::string& name : names) {
-    DPLACE_ASSIGN_OR_RETURN(report::PlacerResult r, RunPlacer(name, problem, options));
+  if (!(flags.total_time_limit_s >= 0 && flags.total_time_limit_s <= kMaxSeconds)) {
+    return InvalidInput("--total-time-limit: must be between 0 and 1e6 seconds");
+  }
+  const auto started = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < names.size(); ++i) {
+    RunOptions share = options;
+    if (flags.total_time_limit_s > 0) {
+      const double spent =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double fair = std::max(0.05, (flags.total_time_limit_s - spent) /
+                                             static_cast<double>(names.size() - i));
+      share.time_limit_s = options.time_limit_s > 0 ? std::min(options.time_limit_s, fair) : fair;
+    }
+    DPLACE_ASSIGN_OR_RETURN(report::PlacerResult r, RunPlacer(names[i], problem, share));
     results.push_back(std::move(r));
   }
   ShareBestLowerBound(&results);

@@ -62,6 +62,9 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
 
 Status RunSimulate(const SimulateFlags& flags) {
   if (flags.plan.empty()) return InvalidInput("simulate needs --plan FILE");
+  if (flags.microbatches < 1 || flags.microbatches > 100000) {
+    return InvalidInput("--microbatches: must be between 1 and 100000");
+  }
   DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, LoadProblem(flags.problem));
   const sim::Problem& problem = *lp.problem;
   DPLACE_ASSIGN_OR_RETURN(sim::Placement placement,
@@ -77,9 +80,10 @@ Status RunSimulate(const SimulateFlags& flags) {
     return OkStatus();
   }
   const sim::Evaluation& e = result.evaluation;
-  std::cout << sim::ValueName(problem.objective) << ": " << e.value
-            << "\nlower bound: " << e.lower_bound << " (gap " << 100 * report::Gap(e)
-            << "%)\nfeasible: " << (e.feasible ? "yes" : "no")
+  std::cout << sim::ValueName(problem.objective) << ": "
+            << report::FormatValue(problem.objective, e.value)
+            << "\nlower bound: " << report::FormatValue(problem.objective, e.lower_bound) << " (gap "
+            << FormatPercent(report::Gap(e)) << ")\nfeasible: " << (e.feasible ? "yes" : "no")
             << (e.feasible ? "" : " (" + e.reason + ")") << "\n"
             << report::DeviceTable(problem, e);
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";

@@ -16,6 +16,10 @@ std::string Number(double v, const char* format = "%.6g") {
 
 }  // namespace
 
+std::string FormatValue(sim::Objective objective, double value) {
+  return objective == sim::Objective::kStep ? FormatSeconds(value) : Number(value);
+}
+
 std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width;
   for (const auto& row : rows) {

@@ -9,6 +9,10 @@
 namespace dplace::report {
 
 // Aligned text table: first column left-aligned, the others right-aligned.
+// An objective's value as tables print it: step time in s/ms/us (FormatSeconds); max-load and the
+// paper's latency in the input's own time unit, as a bare number (the paper's files are in theirs).
+std::string FormatValue(sim::Objective objective, double value);
+
 std::string RenderTable(const std::vector<std::vector<std::string>>& rows);
 
 // One row per placer: value, gap to the lower bound, feasibility, busiest device memory, search

@@ -31,7 +31,7 @@ class DpPlacer : public Placer {
     const ContiguousSolution linear = SolveContiguous(model, IdealLattice::Chain(model.num_units),
                                                       std::numeric_limits<double>::infinity());
     ContiguousSolution best = linear;
-    auto lattice = IdealLattice::All(model.preds, kMaxIdeals);
+    auto lattice = IdealLattice::All(model.preds, kMaxIdeals, deadline);
     if (!lattice.ok()) {
       ctx.note = "not proven optimal: " + lattice.status().message() +
                  "; best split over one topological order";

@@ -18,7 +18,8 @@ uint64_t Hash(const uint64_t* words, int n) {
 }  // namespace
 
 StatusOr<IdealLattice> IdealLattice::All(const std::vector<std::vector<int>>& preds,
-                                         int64_t limit) {
+                                         int64_t limit,
+                                         std::chrono::steady_clock::time_point deadline) {
   IdealLattice L;
   const int n = static_cast<int>(preds.size());
   L.words_ = n / 64 + 1;
@@ -56,6 +57,10 @@ StatusOr<IdealLattice> IdealLattice::All(const std::vector<std::vector<int>>& pr
   L.next_offsets_.push_back(0);
   // Breadth-first: ideal `id` is expanded after every smaller one, so ids grow with size.
   for (size_t id = 0; id < L.bits_.size() / w; ++id) {
+    if ((id & 0x3FF) == 0 && std::chrono::steady_clock::now() > deadline) {
+      return InvalidInput("the time limit passed while enumerating the graph's " +
+                          std::to_string(L.bits_.size() / w) + "+ contiguous prefixes (ideals)");
+    }
     for (int v = 0; v < n; ++v) {
       const uint64_t* bits = L.bits_.data() + id * w;
       if ((bits[v / 64] >> (v % 64)) & 1u) continue;

@@ -4,6 +4,7 @@
 // a topological order (its prefixes), on which the same DP is PipeDream's linear DP.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -16,8 +17,11 @@ namespace dplace::place {
 class IdealLattice {
  public:
   // All ideals of the DAG given by `preds` (units numbered topologically). InvalidInput when there
-  // are more than `limit` of them (the DP would not fit in time or memory).
-  static StatusOr<IdealLattice> All(const std::vector<std::vector<int>>& preds, int64_t limit);
+  // are more than `limit` of them (the DP would not fit in time or memory), or when `deadline`
+  // passes before they are all found.
+  static StatusOr<IdealLattice> All(
+      const std::vector<std::vector<int>>& preds, int64_t limit,
+      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
   // The prefixes {0..i-1} of the topological numbering, i = 0..n.
   static IdealLattice Chain(int num_units);
 
