@@ -29,6 +29,7 @@ class RooflineCostModel : public CostModel {
 // latency + bytes / bandwidth.
 inline double TransferTime(const graph::Tensor& tensor, const hw::Link& link) {
   if (tensor.transfer_time_s >= 0) return tensor.transfer_time_s;
+  if (tensor.bytes == 0 && link.empty_is_free) return 0;
   return link.latency_s + tensor.bytes / link.bandwidth_bytes_per_s;
 }
 

@@ -76,6 +76,7 @@ StatusOr<Cluster> ClusterBuilder::Build() {
     c.links_[static_cast<size_t>(p.a * n + p.b)] = p.link;
     c.links_[static_cast<size_t>(p.b * n + p.a)] = p.link;
   }
+  for (Link& l : c.links_) l.empty_is_free = empty_free_;
   for (const Device& d : devices_) {
     auto it = std::find(c.kinds_.begin(), c.kinds_.end(), d.kind);
     if (it == c.kinds_.end()) {

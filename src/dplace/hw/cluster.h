@@ -32,6 +32,10 @@ struct Device {
 struct Link {
   double bandwidth_bytes_per_s = kUnlimited;
   double latency_s = 0;
+  // Whether a tensor of 0 bytes (a control dependency) crosses for free. By default it pays the
+  // latency: the consumer's device must still learn that the producer ended (a CUDA event, a
+  // TensorFlow _Recv). Baechi's model charges nothing (the cluster file's "zero_byte_transfers").
+  bool empty_is_free = false;
 };
 
 class Cluster {
@@ -72,6 +76,8 @@ class ClusterBuilder {
   void SetLink(DeviceId a, DeviceId b, Link link) { links_.push_back({a, b, link}); }
   // Links every ordered pair of the group (e.g. the GPUs of one NVLink island).
   void SetGroupLink(const std::vector<DeviceId>& group, Link link);
+  // Whether 0-byte tensors cross every link for free (Link::empty_is_free); default false.
+  void SetEmptyTransfersFree(bool free) { empty_free_ = free; }
 
   // Verifies (at least one device, unique non-empty names, positive bandwidths, non-negative
   // latencies and memory) and returns the cluster.
@@ -86,6 +92,7 @@ class ClusterBuilder {
   std::vector<Device> devices_;
   Link default_link_;
   std::vector<PairLink> links_;
+  bool empty_free_ = false;
 };
 
 }  // namespace dplace::hw

@@ -40,7 +40,8 @@ StatusOr<std::vector<hw::DeviceId>> DeviceList(
 
 StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
   DPLACE_RETURN_IF_ERROR(
-      root.OnlyKeys({"format", "name", "source", "devices", "links", "default_link"}));
+      root.OnlyKeys({"format", "name", "source", "devices", "links", "default_link",
+                     "zero_byte_transfers"}));
   std::string name = "cluster";
   if (auto n = root.OptionalField("name")) {
     DPLACE_ASSIGN_OR_RETURN(name, n->String());
@@ -96,6 +97,14 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
         return name_node.Error("duplicate device name '" + device_name + "'");
       ids[device_name] = builder.AddDevice(std::move(copy));
     }
+  }
+  if (auto empty = root.OptionalField("zero_byte_transfers")) {
+    DPLACE_ASSIGN_OR_RETURN(std::string rule, empty->String());
+    if (rule != "latency" && rule != "free") {
+      return empty->Error("must be \"latency\" (a 0-byte tensor pays the link's latency) or "
+                          "\"free\" (Baechi's model), not '" + rule + "'");
+    }
+    builder.SetEmptyTransfersFree(rule == "free");
   }
   if (auto def = root.OptionalField("default_link")) {
     DPLACE_ASSIGN_OR_RETURN(hw::Link link, ReadLink(*def));

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "dplace/cost/cost_model.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
 #include "dplace/io/load.h"
@@ -59,6 +60,27 @@ TEST(ClusterJsonTest, CountsGroupsAndUnits) {
   EXPECT_DOUBLE_EQ((*c)->device(2).memory_bytes, 64e9);
   EXPECT_DOUBLE_EQ((*c)->LinkBetween(1, 0).bandwidth_bytes_per_s, 25e9);
   EXPECT_DOUBLE_EQ((*c)->LinkBetween(0, 2).latency_s, 20e-6);
+}
+
+// A 0-byte tensor pays the link's latency, unless the cluster says such transfers are free.
+TEST(ClusterJsonTest, ZeroByteTransferRule) {
+  testing::TempDir dir;
+  const std::string base = R"({"format": "dplace-cluster/1", "devices": [
+      {"name": "g", "kind": "gpu", "count": 2, "peak_flops": 1e12}],
+      "default_link": {"bandwidth": "1GB/s", "latency": "100us"})";
+  const graph::Tensor empty{.bytes = 0}, full{.bytes = 1e9};
+  auto charged = LoadCluster(dir.Write("a.json", base + "}"));
+  ASSERT_TRUE(charged.ok()) << charged.status().message();
+  EXPECT_DOUBLE_EQ(cost::TransferTime(empty, (*charged)->LinkBetween(0, 1)), 100e-6);
+  auto free = LoadCluster(dir.Write("b.json", base + R"(, "zero_byte_transfers": "free"})"));
+  ASSERT_TRUE(free.ok()) << free.status().message();
+  EXPECT_DOUBLE_EQ(cost::TransferTime(empty, (*free)->LinkBetween(0, 1)), 0);
+  EXPECT_DOUBLE_EQ(cost::TransferTime(full, (*free)->LinkBetween(1, 0)), 1 + 100e-6);
+  auto bad = LoadCluster(dir.Write("c.json", base + R"(, "zero_byte_transfers": "cheap"})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("zero_byte_transfers: must be \"latency\""),
+            std::string::npos)
+      << bad.status().message();
 }
 
 TEST(ClusterJsonTest, EveryPresetLoads) {

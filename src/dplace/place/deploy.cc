@@ -8,9 +8,16 @@
 namespace dplace::place {
 namespace {
 
-// Arithmetic: an op without (Identity, Shape, Reshape, a weight's pass-through) never decides a
-// device, even when it holds a parameter (which then moves with it).
-bool DoesWork(const graph::Op& op) { return op.flops > 0; }
+// Work: FLOPs, or a measured time (profiles give times, not FLOPs). An op without (Identity, Shape,
+// Reshape, a weight's pass-through) never decides a device, even when it holds a parameter (which
+// then moves with it).
+bool DoesWork(const graph::Op& op) {
+  if (op.flops > 0) return true;
+  for (const auto& [kind, seconds] : op.time_s) {
+    if (seconds > 0) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
