@@ -8,48 +8,55 @@
 namespace dplace::place {
 namespace {
 
-// Work: FLOPs, or a measured time (profiles give times, not FLOPs). An op without (Identity, Shape,
-// Reshape, a weight's pass-through) never decides a device, even when it holds a parameter (which
-// then moves with it).
-bool DoesWork(const graph::Op& op) {
-  if (op.flops > 0) return true;
-  for (const auto& [kind, seconds] : op.time_s) {
-    if (seconds > 0) return true;
+// Which ops do work worth a device: those whose fastest time is above a hundred-thousandth of the
+// graph's total (shape arithmetic, Identity, Reshape and a weight's pass-through are not). Such an
+// op never decides a device, even when it holds a parameter (which then moves with it).
+std::vector<char> Working(const sim::Problem& p) {
+  auto allowed = [&p](sim::OpId op, sim::DeviceId d) { return p.Allowed(op, d); };
+  std::vector<double> fastest(static_cast<size_t>(p.num_ops()));
+  double total = 0;
+  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    fastest[static_cast<size_t>(op)] = p.costs.MinOpTime(op, p.num_devices(), allowed);
+    total += fastest[static_cast<size_t>(op)];
   }
-  return false;
+  std::vector<char> working(fastest.size());
+  for (size_t op = 0; op < fastest.size(); ++op) working[op] = fastest[op] > 1e-5 * total;
+  return working;
 }
 
 }  // namespace
 
 sim::Placement FollowNeighbours(const sim::Problem& p, const sim::Placement& placement) {
   const graph::Graph& g = p.g();
+  const std::vector<char> working = Working(p);
   sim::Placement out = placement;
+  // The device of the nearest op that does work, looking through ops that do not: breadth-first
+  // over producers (`up`) or consumers, in id order; -1 when there is none.
+  auto nearest = [&](const std::vector<sim::OpId>& from, bool up) -> sim::DeviceId {
+    std::vector<sim::OpId> frontier = from;
+    std::set<sim::OpId> seen(from.begin(), from.end());
+    while (!frontier.empty()) {
+      std::vector<sim::OpId> next;
+      for (sim::OpId op : frontier) {
+        for (sim::OpId n : up ? g.Predecessors(op) : g.Successors(op)) {
+          if (!seen.insert(n).second) continue;
+          if (working[static_cast<size_t>(n)]) return out[static_cast<size_t>(n)];
+          next.push_back(n);
+        }
+      }
+      frontier = std::move(next);
+    }
+    return -1;
+  };
   for (const Unit& unit : MakeUnits(p)) {
     if (std::any_of(unit.ops.begin(), unit.ops.end(),
-                    [&](sim::OpId op) { return DoesWork(g.op(op)); })) {
+                    [&](sim::OpId op) { return working[static_cast<size_t>(op)] != 0; })) {
       continue;
     }
-    const std::set<sim::OpId> members(unit.ops.begin(), unit.ops.end());
-    sim::DeviceId target = -1;
-    for (sim::OpId op : unit.ops) {  // the first producer outside the unit
-      for (sim::OpId pred : g.Predecessors(op)) {
-        if (!members.count(pred)) {
-          target = out[static_cast<size_t>(pred)];
-          break;
-        }
-      }
-      if (target >= 0) break;
-    }
-    for (size_t i = 0; target < 0 && i < unit.ops.size(); ++i) {  // else the first consumer
-      for (sim::OpId succ : g.Successors(unit.ops[i])) {
-        if (!members.count(succ)) {
-          target = out[static_cast<size_t>(succ)];
-          break;
-        }
-      }
-    }
-    if (target < 0 || std::find(unit.devices.begin(), unit.devices.end(), target) ==
-                          unit.devices.end()) {
+    sim::DeviceId target = nearest(unit.ops, /*up=*/true);
+    if (target < 0) target = nearest(unit.ops, /*up=*/false);
+    if (target < 0 ||
+        std::find(unit.devices.begin(), unit.devices.end(), target) == unit.devices.end()) {
       continue;
     }
     Assign(unit, target, &out);
@@ -58,9 +65,10 @@ sim::Placement FollowNeighbours(const sim::Problem& p, const sim::Placement& pla
 }
 
 int DevicesUsed(const sim::Problem& p, const sim::Placement& placement) {
+  const std::vector<char> working = Working(p);
   std::set<sim::DeviceId> used;
   for (sim::OpId op = 0; op < p.num_ops(); ++op) {
-    if (DoesWork(p.g().op(op))) used.insert(placement[static_cast<size_t>(op)]);
+    if (working[static_cast<size_t>(op)]) used.insert(placement[static_cast<size_t>(op)]);
   }
   return static_cast<int>(used.size());
 }

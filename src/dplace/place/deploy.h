@@ -12,12 +12,14 @@
 
 namespace dplace::place {
 
-// `placement` with every unit (co-location group or lone op) whose ops do no arithmetic (FLOPs 0;
-// parameters they hold move with them) moved, in topological order, to the device of the producer of its first input
-// (for a unit with no input, the device of its first consumer), where the unit may run there.
+// An op does work when its fastest time is above 1e-5 of the graph's total (shape arithmetic,
+// Identity, Reshape, a weight's pass-through do not).
+// `placement` with every unit (co-location group or lone op) whose ops do no work (parameters they
+// hold move with them) moved to the device of the nearest op that does work among its producers
+// (looking through ops that do not), else among its consumers, where the unit may run there.
 sim::Placement FollowNeighbours(const sim::Problem& problem, const sim::Placement& placement);
 
-// Devices that run at least one op with arithmetic.
+// Devices that run at least one op that does work.
 int DevicesUsed(const sim::Problem& problem, const sim::Placement& placement);
 
 // Bytes sent between devices in one step (each tensor once per destination device).
