@@ -44,7 +44,7 @@ if "$DPLACE" place --graph "$GRAPH" --placer single,round_robin,random,expert,dp
   [[ $(json_get "$TMP/place.json" "d['best']['placer'], round(d['best']['value'], 4)") == "('dp', 41.7458)" ]] && ok || fail "place: best"
   [[ $(json_get "$TMP/place.json" "d['best']['note']") == "optimal contiguous split (30 ideals)" ]] && ok || fail "place: dp note"
   [[ $(json_get "$TMP/place.json" "sorted(d['best'].keys())") == \
-    "['devices', 'feasible', 'gap', 'lower_bound', 'note', 'objective', 'placer', 'search_time_s', 'value']" ]] \
+    "['devices', 'feasible', 'gap', 'lower_bound', 'note', 'objective', 'placement', 'placer', 'search_time_s', 'value']" ]] \
     && ok || fail "place: keys $(json_get "$TMP/place.json" "sorted(d['best'].keys())")"
   [[ $(json_get "$TMP/place.json" "sorted(d['best']['devices'][0].keys())") == \
     "['kind', 'load', 'memory_capacity_bytes', 'name', 'ops', 'peak_memory_bytes']" ]] \
@@ -99,7 +99,7 @@ if "$DPLACE" place --graph "$LAT" --objective latency --placer single,dp,local_s
     $(json_get "$TMP/lat.json" "[r for r in d['results'] if r['placer'] == 'ilp'][0]['note'].split(':')[0]") == \
     "optimal single-sample latency split" ]] && ok || fail "latency: ilp note"
   "$DPLACE" simulate --graph "$LAT" --objective latency --plan "$TMP/lat_plan.json" --json >"$TMP/lat_sim.json" \
-    && [[ $(json_get "$TMP/lat_sim.json" "d['value']") == $(json_get "$TMP/lat.json" "d['best']['value']") ]] \
+    && [[ $(json_get "$TMP/lat_sim.json" "d['best']['value']") == $(json_get "$TMP/lat.json" "d['best']['value']") ]] \
     && ok || fail "latency: simulate of the plan differs"
 else
   fail "place --objective latency exited non-zero"
@@ -147,10 +147,11 @@ expect_bad_input twice_training "already has backward ops" info --graph "$GRAPH"
 
 # 2. simulate the expert split: the paper program's figure.
 "$DPLACE" simulate --graph "$GRAPH" --plan "$EXPERT" --json >"$TMP/sim.json" || fail "simulate"
-[[ $(json_get "$TMP/sim.json" "round(d['value'], 4)") == 49.4049 ]] && ok || fail "simulate value"
+[[ $(json_get "$TMP/sim.json" "d['format'], round(d['best']['value'], 4), len(d['results'])") \
+  == "('dplace-result/1', 49.4049, 1)" ]] && ok || fail "simulate value"
 # ...and the best plan dplace wrote (dp's optimum) reads back to the same value.
 "$DPLACE" simulate --graph "$GRAPH" --plan "$TMP/plan.json" --json >"$TMP/sim2.json" || fail "simulate plan"
-[[ $(json_get "$TMP/sim2.json" "round(d['value'], 4)") == 41.7458 ]] && ok || fail "simulate plan value"
+[[ $(json_get "$TMP/sim2.json" "round(d['best']['value'], 4)") == 41.7458 ]] && ok || fail "simulate plan value"
 # ...and in the paper's split format too.
 "$DPLACE" place --graph "$GRAPH" --placer expert --plan "$EXPERT" --out "$TMP/split.json" \
   --out-format paper-split >/dev/null || fail "paper-split out"
@@ -187,11 +188,12 @@ JSON
 # dp on a PipeDream profile with a preset machine.
 "$DPLACE" place --graph testdata/pipedream-profiles/resnet50.graph.txt --cluster k80x4 \
   --objective throughput --placer dp --json >"$TMP/pd.json" && ok || fail "dp on a PipeDream profile"
-[[ $(json_get "$TMP/pd.json" "d['feasible'], d['placer']") == "(True, 'dp')" ]] && ok || fail "pd result"
+[[ $(json_get "$TMP/pd.json" "d['best']['feasible'], d['best']['placer'], len(d['best']['placement'])") \
+  == "(True, 'dp', 354)" ]] && ok || fail "pd result: $(json_get "$TMP/pd.json" "len(d['best']['placement'])")"
 # METIS complains on stdout about small graphs split eight ways; --json must stay JSON.
 "$DPLACE" place --graph testdata/pipedream-profiles/alexnet.graph.txt --cluster v100x8-nvlink \
   --objective step --placer metis --json >"$TMP/metis.json" && ok || fail "metis on alexnet"
-[[ $(json_get "$TMP/metis.json" "d['placer']") == "metis" ]] && ok || fail "metis: stdout is not JSON"
+[[ $(json_get "$TMP/metis.json" "d['best']['placer']") == "metis" ]] && ok || fail "metis: stdout is not JSON"
 
 # 4. determinism: the same seed gives the same plan.
 "$DPLACE" place --graph "$GRAPH" --placer random --seed 7 --out "$TMP/r1.json" >/dev/null

@@ -239,13 +239,7 @@ Status RunPlace(const PlaceFlags& flags) {
   DPLACE_RETURN_IF_ERROR(files.Commit());
 
   if (flags.json) {
-    if (results.size() == 1) {
-      PrintJson(report::ResultJson(problem, winner));
-    } else {
-      Json all = Json::array();
-      for (const auto& r : results) all.push_back(report::ResultJson(problem, r));
-      PrintJson({{"results", all}, {"best", report::ResultJson(problem, winner)}});
-    }
+    PrintJson(report::ResultsJson(problem, results, best));
     return OkStatus();
   }
   std::cout << "graph " << problem.g().name() << " (" << problem.num_ops() << " ops) on "

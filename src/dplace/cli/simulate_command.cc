@@ -76,7 +76,7 @@ Status RunSimulate(const SimulateFlags& flags) {
     DPLACE_RETURN_IF_ERROR(WriteFileAtomically(flags.trace, TraceFileContent(problem, placement)));
   }
   if (flags.json) {
-    PrintJson(report::ResultJson(problem, result));
+    PrintJson(report::ResultsJson(problem, {result}, 0));
     return OkStatus();
   }
   const sim::Evaluation& e = result.evaluation;

@@ -46,4 +46,23 @@ Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {
   return out;
 }
 
+Json ResultsJson(const sim::Problem& problem, const std::vector<PlacerResult>& results, int best) {
+  Json all = Json::array();
+  for (const PlacerResult& r : results) all.push_back(ResultJson(problem, r));
+  const PlacerResult& chosen = results[static_cast<size_t>(best)];
+  Json winner = ResultJson(problem, chosen);
+  Json placement = Json::object();
+  for (sim::OpId op = 0; op < problem.num_ops(); ++op) {
+    placement[problem.g().op(op).name] =
+        problem.c().device(chosen.placement[static_cast<size_t>(op)]).name;
+  }
+  winner["placement"] = std::move(placement);
+  return {{"format", "dplace-result/1"},
+          {"graph", problem.g().name()},
+          {"cluster", problem.c().name()},
+          {"objective", sim::ObjectiveName(problem.objective)},
+          {"results", std::move(all)},
+          {"best", std::move(winner)}};
+}
+
 }  // namespace dplace::report

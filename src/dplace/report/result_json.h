@@ -20,6 +20,11 @@ struct PlacerResult {
 
 Json ResultJson(const sim::Problem& problem, const PlacerResult& result);
 
+// What `place --json` and `simulate --json` print (docs/formats.md, "dplace-result/1"): the same
+// shape for one result or many: {"format", "graph", "cluster", "objective", "results": [ResultJson
+// ...], "best": ResultJson of results[best] plus its "placement" {op name: device name}}.
+Json ResultsJson(const sim::Problem& problem, const std::vector<PlacerResult>& results, int best);
+
 // Relative gap to the lower bound: (value - bound) / value; 0 when value is 0.
 double Gap(const sim::Evaluation& evaluation);
 
