@@ -301,6 +301,14 @@ import json; j = json.load(open('clusters/k80x4.json')); j['default_link']['late
 json.dump(j, open('$TMP/slow_link.json', 'w'))"
 expect_bad_input huge_latency "default_link.latency: must be at most 1e6 s" \
   place --graph "$TMP/toy.json" --cluster "$TMP/slow_link.json"
+# A dynamic batch axis is fixed with --shapes.
+DYN=testdata/onnx/dynamic_batch_opset13.onnx
+expect_bad_input symbolic_axis "input 'x' has a symbolic dimension 0: its shapes cannot be inferred; fix it with --shapes x=" \
+  info --graph "$DYN"
+[[ $("$DPLACE" info --graph "$DYN" --shapes x=64x16 --json | /usr/bin/python3 -c "import json,sys; print(int(json.load(sys.stdin)['flops']))") \
+  == $((64 * (2 * 16 * 32 + 32 + 32 + 2 * 32 * 4 + 4))) ]] && ok || fail "--shapes: FLOPs at batch 64"
+expect_bad_input shapes_unknown_input "--shapes: the model has no input 'y'" info --graph "$DYN" --shapes y=4x16
+expect_bad_input shapes_bad_dims "--shapes: 'x=4xq'" info --graph "$DYN" --shapes x=4xq
 for f in o1 o2 o3 o4; do
   [[ -e $TMP/$f.json ]] && fail "partial output $f.json was written" || ok
 done

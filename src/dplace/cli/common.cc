@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -19,8 +20,34 @@
 
 namespace dplace::cli {
 
+StatusOr<io::InputShapes> ParseShapes(const std::vector<std::string>& specs) {
+  io::InputShapes shapes;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidInput("--shapes: '" + spec + "' is not NAME=DIMS (e.g. tokens=8x512)");
+    }
+    std::vector<int64_t>& dims = shapes[spec.substr(0, eq)];
+    const std::string text = spec.substr(eq + 1);
+    for (size_t at = 0; at <= text.size();) {
+      const size_t x = std::min(text.find('x', at), text.size());
+      const std::string d = text.substr(at, x - at);
+      char* end = nullptr;
+      const long long v = d.empty() ? 0 : std::strtoll(d.c_str(), &end, 10);
+      if (d.empty() || *end != '\0' || v < 1 || v > (1LL << 40)) {
+        return InvalidInput("--shapes: '" + spec + "': each dimension must be an integer from 1 "
+                            "to 2^40, dimensions joined by 'x'");
+      }
+      dims.push_back(v);
+      at = x + 1;
+    }
+  }
+  return shapes;
+}
+
 StatusOr<io::LoadedGraph> LoadGraphFile(const GraphFlags& flags) {
-  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, io::LoadGraph(flags.path));
+  DPLACE_ASSIGN_OR_RETURN(io::InputShapes shapes, ParseShapes(flags.shapes));
+  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, io::LoadGraph(flags.path, shapes));
   for (const std::string& w : loaded.warnings) {
     std::cerr << "warning: " << flags.path << ": " << w << "\n";
   }

@@ -18,6 +18,7 @@ struct GraphFlags {
   bool training = false;        // expand into a training step (graph/training.h)
   bool free_gradients = false;  // ... without co-locating backward and update ops
   std::string dtype;            // fp32 | fp16 | bf16 | amp; empty: the graph's own precision
+  std::vector<std::string> shapes;  // "name=8x512": an ONNX input's fixed size
 };
 
 // Loads the graph, prints the importer's warnings on stderr ("warning: <file>: ..."), expands

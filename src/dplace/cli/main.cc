@@ -26,6 +26,9 @@ void AddGraphFlags(CLI::App* cmd, dplace::cli::GraphFlags* flags) {
                 "ops, co-located with their forward op)");
   cmd->add_flag("--free-gradients", flags->free_gradients,
                 "with --training: backward and update ops may go to any device");
+  cmd->add_option("--shapes", flags->shapes,
+                  "fix an ONNX input's size, NAME=DIMS (e.g. tokens=8x512); repeat for several "
+                  "inputs; replaces symbolic axes such as a dynamic batch");
   cmd->add_option("--dtype", flags->dtype,
                   "precision of the step: fp32, fp16, bf16 or amp (half-precision activations, "
                   "fp32 master weights); tensor and parameter bytes and the devices' peak "

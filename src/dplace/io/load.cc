@@ -28,12 +28,12 @@ std::string FormatOf(const Json& j) {
   return "";
 }
 
-StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
+StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path, const InputShapes& shapes) {
   DPLACE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   if (text.empty()) return InvalidInput("file is empty");
   LoadedGraph out;
   if (path.ends_with(".onnx")) {
-    DPLACE_ASSIGN_OR_RETURN(OnnxGraph onnx, ReadOnnxModel(text, FileStem(path)));
+    DPLACE_ASSIGN_OR_RETURN(OnnxGraph onnx, ReadOnnxModel(text, FileStem(path), shapes));
     out.graph = std::make_shared<const graph::Graph>(std::move(onnx.graph));
     out.format = GraphFormat::kOnnx;
     out.warnings = std::move(onnx.warnings);
@@ -41,6 +41,7 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path) {
     out.batch = onnx.batch;
     return out;
   }
+  if (!shapes.empty()) return InvalidInput("--shapes applies to ONNX models only");
   if (IsPipeDreamProfile(text)) {
     DPLACE_ASSIGN_OR_RETURN(graph::Graph g, ReadPipeDreamProfile(text, FileStem(FileStem(path))));
     out.graph = std::make_shared<const graph::Graph>(std::move(g));
@@ -97,8 +98,8 @@ std::string FileStem(const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
-StatusOr<LoadedGraph> LoadGraph(const std::string& path) {
-  auto loaded = Guarded([&] { return LoadGraphUnprefixed(path); });
+StatusOr<LoadedGraph> LoadGraph(const std::string& path, const InputShapes& shapes) {
+  auto loaded = Guarded([&] { return LoadGraphUnprefixed(path, shapes); });
   if (!loaded.ok()) return loaded.status().WithContext(path);
   return loaded;
 }

@@ -15,6 +15,7 @@
 #include "dplace/base/status.h"
 #include "dplace/graph/graph.h"
 #include "dplace/graph/precision.h"
+#include "dplace/io/onnx_model.h"
 #include "dplace/hw/cluster.h"
 #include "dplace/sim/problem.h"
 
@@ -34,7 +35,8 @@ struct LoadedGraph {
   int64_t batch = 0;
 };
 
-StatusOr<LoadedGraph> LoadGraph(const std::string& path);
+// `shapes` fixes an ONNX model's input sizes (InputShapes); for other formats it must be empty.
+StatusOr<LoadedGraph> LoadGraph(const std::string& path, const InputShapes& shapes = {});
 
 // `spec` is a preset name or a file path.
 StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec);

@@ -106,7 +106,8 @@ class Importer {
         if (t.dims[d] < 0) {
           return InvalidInput("input '" + input.name() + "' has a symbolic dimension " +
                               std::to_string(d) +
-                              ": its shapes cannot be inferred; export with fixed sizes");
+                              ": its shapes cannot be inferred; fix it with --shapes " + input.name() +
+                              "=... or export with fixed sizes");
         }
       }
       if (!t.has_shape) {
@@ -419,7 +420,8 @@ class Importer {
 
 }  // namespace
 
-StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& name) {
+StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& name,
+                                  const InputShapes& shapes) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
     return InvalidInput("not an ONNX model (protobuf parse failed: truncated or another format)");
@@ -442,6 +444,20 @@ StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& n
     t.clear_float_data();
     t.clear_double_data();
     t.clear_int32_data();
+  }
+  for (const auto& [input, dims] : shapes) {
+    onnx::ValueInfoProto* found = nullptr;
+    std::string names;
+    for (onnx::ValueInfoProto& v : *model.mutable_graph()->mutable_input()) {
+      if (v.name() == input) found = &v;
+      names += (names.empty() ? "" : ", ") + v.name();
+    }
+    if (found == nullptr) {
+      return InvalidInput("--shapes: the model has no input '" + input + "' (inputs: " + names + ")");
+    }
+    auto* shape = found->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
   }
   Importer importer(model, name);
   return importer.Run();

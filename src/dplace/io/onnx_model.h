@@ -15,6 +15,8 @@
 // unknown.
 #pragma once
 
+#include <map>
+
 #include <string>
 #include <vector>
 
@@ -33,7 +35,12 @@ struct OnnxGraph {
 };
 
 // `bytes` is the file's content; `name` names the graph.
-StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& name);
+// Fixed sizes for a model's inputs ("tokens" -> {8, 512}): they replace what the file says,
+// symbolic axes (a dynamic batch) included.
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& name,
+                                  const InputShapes& shapes = {});
 
 // FLOPs of one node from its type and shapes, or -1 when dplace has no formula for the type.
 // `int_attr(name, default)` reads an integer attribute; dims of -1 are unknown (taken as 1).
