@@ -301,6 +301,18 @@ import json; j = json.load(open('clusters/k80x4.json')); j['default_link']['late
 json.dump(j, open('$TMP/slow_link.json', 'w'))"
 expect_bad_input huge_latency "default_link.latency: must be at most 1e6 s" \
   place --graph "$TMP/toy.json" --cluster "$TMP/slow_link.json"
+# Terminal escapes in a file never reach the terminal raw.
+echo '{"format": "dplace-graph/1", "ops": [{"name": "a\u001b[31m"}, {"name": "a\u001b[31m"}]}' \
+  >"$TMP/escape.json"
+"$DPLACE" info --graph "$TMP/escape.json" 2>"$TMP/err" >/dev/null
+[[ $? -eq 2 ]] && ! grep -q $'\033' "$TMP/err" && grep -qF 'a\x1b[31m' "$TMP/err" && ok \
+  || fail "escape characters echoed raw: $(cat -v "$TMP/err")"
+# --unit module:2 keeps GPT-2's blocks whole: every split falls between blocks (h.N).
+"$DPLACE" place --graph testdata/torch/gpt2_small.onnx --cluster v100x8-nvlink --objective throughput \
+  --placer dp --unit module:2 --time-limit 20 --export stages="$TMP/blocks.json" >/dev/null 2>&1
+[[ $(json_get "$TMP/blocks.json" "all(m == '' or m.split('.')[0] in ('lm_head', 'ln_f', 'wte', 'wpe') or len(m.split('.')) >= 2 and m.split('.')[0] == 'h' and d['stages'][i + 1]['first'].startswith('/' + '.'.join(m.split('.')[:2]) + '/') for i, m in enumerate(d['split_modules'])) and len(d['split_modules']) > 1") \
+  == True ]] && ok || fail "--unit module:2: $(json_get "$TMP/blocks.json" "d['split_points']")"
+expect_bad_input bad_unit "--unit: 'layer' is not op, module or module:DEPTH" info --graph "$GRAPH" --unit layer
 # A dynamic batch axis is fixed with --shapes.
 DYN=testdata/onnx/dynamic_batch_opset13.onnx
 expect_bad_input symbolic_axis "input 'x' has a symbolic dimension 0: its shapes cannot be inferred; fix it with --shapes x=" \

@@ -12,6 +12,7 @@
 #include "dplace/graph/training.h"
 #include "dplace/io/paper_json.h"
 #include "dplace/io/plan_json.h"
+#include "dplace/io/plan_export.h"
 #include "dplace/place/coarsen.h"
 #include "dplace/place/registry.h"
 #include "dplace/sim/fit.h"
@@ -50,6 +51,24 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphFlags& flags) {
   DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, io::LoadGraph(flags.path, shapes));
   for (const std::string& w : loaded.warnings) {
     std::cerr << "warning: " << flags.path << ": " << w << "\n";
+  }
+  if (!flags.unit.empty() && flags.unit != "op") {
+    int depth = 1;
+    if (flags.unit != "module") {
+      const std::string prefix = "module:";
+      char* end = nullptr;
+      const long v = flags.unit.starts_with(prefix)
+                         ? std::strtol(flags.unit.c_str() + prefix.size(), &end, 10)
+                         : 0;
+      if (end == nullptr || *end != '\0' || v < 1 || v > 64) {
+        return InvalidInput("--unit: '" + flags.unit + "' is not op, module or module:DEPTH "
+                            "(DEPTH from 1 to 64)");
+      }
+      depth = static_cast<int>(v);
+    }
+    auto grouped = io::GroupByModule(*loaded.graph, depth);
+    if (!grouped.ok()) return grouped.status().WithContext(flags.path);
+    loaded.graph = std::make_shared<const graph::Graph>(std::move(grouped).value());
   }
   if (flags.training) {
     auto expanded = graph::ExpandTraining(*loaded.graph, {.colocate = !flags.free_gradients});

@@ -19,6 +19,7 @@ struct GraphFlags {
   bool free_gradients = false;  // ... without co-locating backward and update ops
   std::string dtype;            // fp32 | fp16 | bf16 | amp; empty: the graph's own precision
   std::vector<std::string> shapes;  // "name=8x512": an ONNX input's fixed size
+  std::string unit;  // "module[:DEPTH]": ops of one module kept together (io::GroupByModule)
 };
 
 // Loads the graph, prints the importer's warnings on stderr ("warning: <file>: ..."), expands

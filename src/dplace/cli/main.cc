@@ -8,6 +8,7 @@
 // 1 internal failure.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 #include "dplace/base/spelling.h"
@@ -26,6 +27,10 @@ void AddGraphFlags(CLI::App* cmd, dplace::cli::GraphFlags* flags) {
                 "ops, co-located with their forward op)");
   cmd->add_flag("--free-gradients", flags->free_gradients,
                 "with --training: backward and update ops may go to any device");
+  cmd->add_option("--unit", flags->unit,
+                  "what placers move: op (default), or module[:DEPTH] to keep the ops of each "
+                  "module (its path cut to DEPTH segments, default 1) on one device, so that "
+                  "pipeline splits fall on module boundaries");
   cmd->add_option("--shapes", flags->shapes,
                   "fix an ONNX input's size, NAME=DIMS (e.g. tokens=8x512); repeat for several "
                   "inputs; replaces symbolic axes such as a dynamic batch");
@@ -46,9 +51,25 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "files, step otherwise");
 }
 
+// The message with control characters (terminal escapes from a file's bytes) written as \xNN.
+std::string Printable(const std::string& message) {
+  std::string out;
+  for (const char ch : message) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 int Finish(const dplace::Status& status) {
   if (status.ok()) return 0;
-  std::cerr << "error: " << status.message() << std::endl;
+  std::cerr << "error: " << Printable(status.message()) << std::endl;
   return status.code() == dplace::StatusCode::kInvalidInput ? 2 : 1;
 }
 
@@ -171,7 +192,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "error: " << e.what() << Suggestion(app, argc, argv) << " (see dplace --help)"
+    std::cerr << "error: " << Printable(e.what()) << Printable(Suggestion(app, argc, argv))
+              << " (see dplace --help)"
               << std::endl;
     return 2;
   }

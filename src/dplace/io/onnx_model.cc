@@ -102,6 +102,16 @@ class Importer {
         continue;
       }
       const TensorInfo t = FromType(input.type());
+      if (input.type().has_tensor_type()) {
+        const auto& dims = input.type().tensor_type().shape().dim();
+        for (int d = 0; d < dims.size(); ++d) {
+          if (dims[d].has_dim_value() && dims[d].dim_value() < 0) {
+            return InvalidInput("input '" + input.name() + "': dimension " + std::to_string(d) +
+                                " is " + std::to_string(dims[d].dim_value()) +
+                                ", a size cannot be negative");
+          }
+        }
+      }
       for (size_t d = 0; d < t.dims.size(); ++d) {
         if (t.dims[d] < 0) {
           return InvalidInput("input '" + input.name() + "' has a symbolic dimension " +

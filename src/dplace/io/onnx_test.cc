@@ -167,6 +167,12 @@ TEST(OnnxTest, MalformedNodesAreErrorsNotCrashes) {
     AddNode(m.mutable_graph(), "Relu", {"c"}, {"r"});
     expect_error(m, "its output 'r' is already produced elsewhere");
   }
+  {
+    onnx::ModelProto m = SmallModel();
+    m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
+        ->mutable_dim(0)->set_dim_value(-5);
+    expect_error(m, "input 'x': dimension 0 is -5, a size cannot be negative");
+  }
   for (int64_t version : {0, 10000}) {
     onnx::ModelProto m = SmallModel();
     m.mutable_opset_import(0)->set_version(version);

@@ -6,6 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "dplace/graph/graph_builder.h"
+
 namespace dplace::io {
 
 std::string ModulePath(const std::string& op_name) {
@@ -84,6 +86,45 @@ std::optional<std::string> ParameterModule(const std::string& name) {
 
 }  // namespace
 
+std::string OpModule(const graph::Op& op) {
+  for (const std::string& param : op.parameters) {
+    if (auto owner = ParameterModule(param)) return *owner;
+  }
+  return ModulePath(op.name);
+}
+
+StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth) {
+  if (depth < 1) return InvalidInput("--unit module:DEPTH: the depth must be at least 1");
+  graph::GraphBuilder b(g.name());
+  for (const std::string& group : g.groups()) b.Group(group);
+  int scoped = 0;
+  for (graph::OpId id = 0; id < g.num_ops(); ++id) {
+    graph::Op op = g.op(id);
+    std::string module = OpModule(op);
+    for (size_t at = 0, segments = 0; at < module.size(); ++at) {
+      if (module[at] == '.' && ++segments == static_cast<size_t>(depth)) {
+        module.resize(at);
+        break;
+      }
+    }
+    if (!module.empty() && op.colocation == graph::kNoGroup) {
+      op.colocation = b.Group("module:" + module);
+      ++scoped;
+    }
+    std::vector<graph::TensorSpec> outputs;
+    for (graph::TensorId t = g.FirstOutput(id); t < g.FirstOutput(id + 1); ++t) {
+      outputs.push_back(graph::SpecOf(g, t));
+    }
+    b.AddOp(std::move(op), std::move(outputs));
+  }
+  if (scoped == 0) {
+    return InvalidInput("--unit module: no op names a module (scoped ONNX node names or "
+                        "parameter names are needed)");
+  }
+  for (const graph::Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);
+  return b.Build();
+}
+
 DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) {
   const hw::Cluster& c = p.c();
   const graph::Graph& g = p.g();
@@ -95,14 +136,7 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
   std::map<std::string, sim::OpId> forward_op;
   for (sim::OpId op = 0; op < p.num_ops(); ++op) {
     const graph::Op& o = g.op(op);
-    std::string& m = module[static_cast<size_t>(op)];
-    m = ModulePath(o.name);
-    for (const std::string& param : o.parameters) {
-      if (auto owner = ParameterModule(param)) {
-        m = *owner;
-        break;
-      }
-    }
+    module[static_cast<size_t>(op)] = OpModule(o);
     if (o.kind == graph::OpKind::kForward) forward_op[o.name] = op;
   }
   // torch.onnx names the second and later calls of one module "relu_1", "relu_2": they are calls
@@ -243,16 +277,21 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     return InvalidInput("--export stages: the plan is not a pipeline of contiguous stages: " +
                         devices + " feed each other");
   }
-  Json list = Json::array(), splits = Json::array();
+  Json list = Json::array(), splits = Json::array(), split_modules = Json::array();
   for (size_t i = 0; i < stages.size(); ++i) {
     const Stage& s = stages[i];
     list.push_back({{"device", p.c().device(s.device).name},
+                    {"module", OpModule(g.op(s.first))},
                     {"first", g.op(s.first).name},
                     {"last", g.op(s.last).name},
                     {"ops", s.ops}});
     if (i > 0) splits.push_back(g.op(s.first).name);
+    if (i > 0) split_modules.push_back(OpModule(g.op(s.first)));
   }
-  return Json{{"format", "dplace-stages/1"}, {"stages", list}, {"split_points", splits}};
+  return Json{{"format", "dplace-stages/1"},
+              {"stages", list},
+              {"split_points", splits},
+              {"split_modules", split_modules}};
 }
 
 }  // namespace dplace::io

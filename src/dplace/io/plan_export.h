@@ -12,7 +12,9 @@
 //   stages      for a contiguous split: the stages in pipeline order (a device each; a topological
 //               order of the devices under the forward edges), each with its entry (first forward
 //               op fed from another stage, else its first forward op), last forward op and op
-//               count, and the split points (the entries of every stage after the first).
+//               count, and the split points (the entries of every stage after the first) with their
+//               modules (`split_modules`, OpModule: what torch.distributed.pipelining's
+//               SplitPoint and DeepSpeed's layer ranges take).
 #pragma once
 
 #include <string>
@@ -25,6 +27,16 @@ namespace dplace::io {
 
 // "layer1.0.conv1" from "/layer1/layer1.0/conv1/Conv" (also "/...Conv/grad"); "" when unscoped.
 std::string ModulePath(const std::string& op_name);
+
+// An op's module: that of its first named parameter ("h.3.attn.c_attn.weight" -> "h.3.attn.c_attn"),
+// else its scope (ModulePath); "" for the root.
+std::string OpModule(const graph::Op& op);
+
+// `g` with each op that has no co-location group put in one per module, the module path cut to
+// its first `depth` segments ("h.3.attn.c_attn" at depth 2: "h.3"), so that placers keep modules
+// whole (`--unit module:DEPTH`): pipeline splits then fall on module boundaries. Ops of the root
+// stay free. InvalidInput when no op names a module.
+StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth);
 
 struct DeviceMap {
   Json map;                                 // {module path or parameter name: device}
