@@ -11,7 +11,6 @@
 //   import_fuzz [--inputs N] [--seconds S] [--seed K] [--hang-seconds H]
 // Prints per importer the inputs run and how they ended; exits 1 on any finding.
 #include <onnx/onnx_pb.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -60,8 +59,10 @@ std::vector<Seed> Seeds(const fs::path& root) {
     seeds.push_back({importer, kind, p.extension().string(), Slurp(p)});
   };
   const fs::path t = root / "testdata";
-  add("paper", Kind::kGraph, t / "dnn-partitioning/throughput-inputs/LayerGraphs/resnet50_inference.json");
-  add("paper", Kind::kGraph, t / "dnn-partitioning/latency-inputs/LayerGraphs/bert24_inference.json");
+  add("paper", Kind::kGraph,
+      t / "dnn-partitioning/throughput-inputs/LayerGraphs/resnet50_inference.json");
+  add("paper", Kind::kGraph,
+      t / "dnn-partitioning/latency-inputs/LayerGraphs/bert24_inference.json");
   add("pipedream", Kind::kGraph, t / "pipedream-profiles/alexnet.graph.txt");
   add("pipedream", Kind::kGraph, t / "pipedream-profiles/vgg16.graph.txt");
   add("piper", Kind::kGraph, t / "piper/resnet.json");
@@ -73,14 +74,17 @@ std::vector<Seed> Seeds(const fs::path& root) {
   add("cluster", Kind::kCluster, root / "clusters/k80x4.json");
   add("cluster", Kind::kCluster, root / "clusters/v100x8-nvlink.json");
   add("plan", Kind::kPlan, t / "fuzz/seeds/plan.json");
-  add("paper-split", Kind::kPlan, t / "dnn-partitioning/human-experts/resnet50_inference_expert.json");
-  seeds.back().graph = (t / "dnn-partitioning/throughput-inputs/LayerGraphs/resnet50_inference.json").string();
+  add("paper-split", Kind::kPlan,
+      t / "dnn-partitioning/human-experts/resnet50_inference_expert.json");
+  seeds.back().graph =
+      (t / "dnn-partitioning/throughput-inputs/LayerGraphs/resnet50_inference.json").string();
   return seeds;
 }
 
-const char* kNumbers[] = {"0", "-1", "-5", "1e308", "1e-300", "1e999", "-1e999", "NaN",
-                          "4294967296", "99999999999999999999999", "0.5", "\"x\"", "null",
-                          "[]", "{}", "true", "2000000000", "-0"};
+const char* kNumbers[] = {"0",     "-1",         "-5",   "1e308",      "1e-300",
+                          "1e999", "-1e999",     "NaN",  "4294967296", "99999999999999999999999",
+                          "0.5",   "\"x\"",      "null", "[]",         "{}",
+                          "true",  "2000000000", "-0"};
 
 class Mutator {
  public:
@@ -144,11 +148,13 @@ class Mutator {
     onnx::GraphProto* g = m.mutable_graph();
     const int rounds = 1 + static_cast<int>(Below(3));
     for (int r = 0; r < rounds; ++r) {
-      onnx::NodeProto* node = g->mutable_node(static_cast<int>(Below(static_cast<uint64_t>(g->node_size()))));
+      onnx::NodeProto* node =
+          g->mutable_node(static_cast<int>(Below(static_cast<uint64_t>(g->node_size()))));
       switch (Below(7)) {
         case 0:  // an attribute's integers
           if (node->attribute_size() > 0) {
-            auto* a = node->mutable_attribute(static_cast<int>(Below(static_cast<uint64_t>(node->attribute_size()))));
+            auto* a = node->mutable_attribute(
+                static_cast<int>(Below(static_cast<uint64_t>(node->attribute_size()))));
             const int64_t values[] = {0, -1, -7, 1, 3, 1 << 30};
             a->set_i(values[Below(6)]);
             for (int k = 0; k < a->ints_size(); ++k) a->set_ints(k, values[Below(6)]);
@@ -159,13 +165,15 @@ class Mutator {
             if (Chance(2)) {
               node->mutable_input()->RemoveLast();
             } else {
-              node->set_input(static_cast<int>(Below(static_cast<uint64_t>(node->input_size()))), "");
+              node->set_input(static_cast<int>(Below(static_cast<uint64_t>(node->input_size()))),
+                              "");
             }
           }
           break;
         case 2: {  // another op type
-          const char* types[] = {"Shape", "LSTM", "GRU", "RNN", "ConvTranspose", "Conv", "MaxPool",
-                                 "Reshape", "Gather", "If", "Loop", "Resize", "Einsum", "TopK"};
+          const char* types[] = {"Shape", "LSTM",    "GRU",     "RNN",    "ConvTranspose",
+                                 "Conv",  "MaxPool", "Reshape", "Gather", "If",
+                                 "Loop",  "Resize",  "Einsum",  "TopK"};
           node->set_op_type(types[Below(std::size(types))]);
           break;
         }
@@ -177,8 +185,11 @@ class Mutator {
           break;
         case 4:  // a graph input's rank or a dimension
           if (g->input_size() > 0) {
-            auto* shape = g->mutable_input(static_cast<int>(Below(static_cast<uint64_t>(g->input_size()))))
-                              ->mutable_type()->mutable_tensor_type()->mutable_shape();
+            auto* shape =
+                g->mutable_input(static_cast<int>(Below(static_cast<uint64_t>(g->input_size()))))
+                    ->mutable_type()
+                    ->mutable_tensor_type()
+                    ->mutable_shape();
             if (shape->dim_size() > 0 && Chance(2)) {
               shape->mutable_dim(static_cast<int>(Below(static_cast<uint64_t>(shape->dim_size()))))
                   ->set_dim_value(static_cast<int64_t>(Below(3)) - 1);
@@ -189,13 +200,15 @@ class Mutator {
           break;
         case 5:  // an output renamed onto another tensor (two producers), or an input onto one
           if (node->output_size() > 0 && g->node_size() > 1) {
-            const auto& other = g->node(static_cast<int>(Below(static_cast<uint64_t>(g->node_size()))));
+            const auto& other =
+                g->node(static_cast<int>(Below(static_cast<uint64_t>(g->node_size()))));
             if (other.output_size() > 0) node->set_output(0, other.output(0));
           }
           break;
         default:  // an initializer's dims
           if (g->initializer_size() > 0) {
-            auto* t = g->mutable_initializer(static_cast<int>(Below(static_cast<uint64_t>(g->initializer_size()))));
+            auto* t = g->mutable_initializer(
+                static_cast<int>(Below(static_cast<uint64_t>(g->initializer_size()))));
             if (t->dims_size() > 0) t->mutable_dims()->RemoveLast();
           }
       }
@@ -263,8 +276,8 @@ std::string RunOne(const Seed& seed, const std::string& bytes, const fs::path& f
   for (const char* name : {"heft", "m_etf"}) {
     auto placer = dplace::place::MakePlacer(name);
     dplace::sim::SimulatedEvaluator evaluator(*problem);
-    dplace::place::PlaceContext ctx{.evaluator = &evaluator, .seed = 1,
-                                    .budget = {.max_evaluations = 100, .time_limit_s = 1}};
+    dplace::place::PlaceContext ctx{
+        .evaluator = &evaluator, .seed = 1, .budget = {.max_evaluations = 100, .time_limit_s = 1}};
     auto placed = (*placer)->Place(*problem, ctx);
     if (!placed.ok()) return bad(placed.status());
     evaluator.Evaluate(*placed);
@@ -310,9 +323,11 @@ int main(int argc, char** argv) {
     if (!problem.empty() || took > hang_seconds) {
       ++t.findings;
       ++(problem.empty() ? hangs : findings);
-      const fs::path keep = dir.parent_path() / ("dplace_finding_" + std::to_string(findings + hangs) + s.extension);
+      const fs::path keep =
+          dir.parent_path() / ("dplace_finding_" + std::to_string(findings + hangs) + s.extension);
       std::ofstream(keep, std::ios::binary) << bytes;
-      std::cerr << label << ": " << (problem.empty() ? "took " + std::to_string(took) + " s" : problem)
+      std::cerr << label << ": "
+                << (problem.empty() ? "took " + std::to_string(took) + " s" : problem)
                 << " (input kept as " << keep.string() << ")\n";
     }
   };
@@ -320,7 +335,9 @@ int main(int argc, char** argv) {
   for (const auto& entry : fs::recursive_directory_iterator(root / "testdata/fuzz/regressions")) {
     if (!entry.is_regular_file()) continue;
     const std::string importer = entry.path().parent_path().filename().string();
-    const Kind kind = importer == "cluster" ? Kind::kCluster : importer == "plan" ? Kind::kPlan : Kind::kGraph;
+    const Kind kind = importer == "cluster" ? Kind::kCluster
+                      : importer == "plan"  ? Kind::kPlan
+                                            : Kind::kGraph;
     run({importer, kind, entry.path().extension().string(), ""}, Slurp(entry.path()),
         entry.path().string());
   }
@@ -338,8 +355,8 @@ int main(int argc, char** argv) {
   fs::remove_all(dir);
   int64_t total = 0;
   for (const auto& [importer, t] : tally) {
-    std::cout << importer << ": " << t.inputs << " inputs, " << t.loaded << " loaded, " << t.rejected
-              << " rejected as bad input, " << t.findings << " findings\n";
+    std::cout << importer << ": " << t.inputs << " inputs, " << t.loaded << " loaded, "
+              << t.rejected << " rejected as bad input, " << t.findings << " findings\n";
     total += t.inputs;
   }
   std::cout << total << " inputs, " << findings << " findings, " << hangs << " hangs\n";

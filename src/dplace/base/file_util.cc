@@ -19,7 +19,8 @@ std::string Target(const std::string& path) {
   std::error_code ec;
   if (fs::is_symlink(path, ec)) {
     const fs::path target = fs::read_symlink(path, ec);
-    if (!ec) return (target.is_absolute() ? target : fs::path(path).parent_path() / target).string();
+    if (!ec)
+      return (target.is_absolute() ? target : fs::path(path).parent_path() / target).string();
   }
   return path;
 }

@@ -53,8 +53,7 @@ StatusOr<Json> ParseJson(std::string_view text) {
       const std::string quoted = "\"" + duplicate + "\"";
       const size_t first = text.find(quoted);
       const size_t second = first == std::string_view::npos ? first : text.find(quoted, first + 1);
-      const auto [line, column] =
-          LineColumn(text, second == std::string_view::npos ? 0 : second);
+      const auto [line, column] = LineColumn(text, second == std::string_view::npos ? 0 : second);
       return InvalidInput("line " + std::to_string(line) + ", column " + std::to_string(column) +
                           ": key '" + duplicate + "' is given twice in one object");
     }

@@ -18,8 +18,8 @@ struct PlaceFlags {
   uint64_t seed = 1;
   double time_limit_s = 0;
   double total_time_limit_s = 0;  // for all placers together (shared out as they run); 0: none
-  int64_t evaluations = 0;  // per search placer; 0: the placer's own default
-  int coarsen_ops = 2000;   // see RunOptions
+  int64_t evaluations = 0;        // per search placer; 0: the placer's own default
+  int coarsen_ops = 2000;         // see RunOptions
   std::string out;
   bool out_given = false;  // --out was on the command line (an empty name is then an error)
   std::string out_format = "plan";  // plan | paper-split
@@ -50,12 +50,12 @@ struct InfoFlags {
 Status RunInfo(const InfoFlags& flags);
 
 struct BenchFlags {
-  std::string suite;              // paper2020 | latency2020 | pipedream | models | step-profiles
+  std::string suite;  // paper2020 | latency2020 | pipedream | models | step-profiles
   // Folders of the suites' workloads and of the bundled models; relative to the source tree the
   // binary was built from (not the working directory), unless given.
   std::string data = DPLACE_SOURCE_DIR "/testdata";
   std::string models = DPLACE_SOURCE_DIR "/models";  // the bundled ONNX models (suite models)
-  std::string cluster = "k80x4";  // machine for workloads that do not define one
+  std::string cluster = "k80x4";                     // machine for workloads that do not define one
   uint64_t seed = 1;
   double time_limit_s = 0;
   int64_t evaluations = 0;  // per search placer; 0: the placer's own default

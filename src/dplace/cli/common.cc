@@ -11,12 +11,12 @@
 #include "dplace/graph/precision.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/paper_json.h"
-#include "dplace/io/plan_json.h"
 #include "dplace/io/plan_export.h"
+#include "dplace/io/plan_json.h"
 #include "dplace/place/coarsen.h"
 #include "dplace/place/registry.h"
-#include "dplace/sim/fit.h"
 #include "dplace/report/chrome_trace.h"
+#include "dplace/sim/fit.h"
 #include "dplace/sim/step_sim.h"
 
 namespace dplace::cli {
@@ -36,7 +36,8 @@ StatusOr<io::InputShapes> ParseShapes(const std::vector<std::string>& specs) {
       char* end = nullptr;
       const long long v = d.empty() ? 0 : std::strtoll(d.c_str(), &end, 10);
       if (d.empty() || *end != '\0' || v < 1 || v > (1LL << 40)) {
-        return InvalidInput("--shapes: '" + spec + "': each dimension must be an integer from 1 "
+        return InvalidInput("--shapes: '" + spec +
+                            "': each dimension must be an integer from 1 "
                             "to 2^40, dimensions joined by 'x'");
       }
       dims.push_back(v);
@@ -61,7 +62,8 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphFlags& flags) {
                          ? std::strtol(flags.unit.c_str() + prefix.size(), &end, 10)
                          : 0;
       if (end == nullptr || *end != '\0' || v < 1 || v > 64) {
-        return InvalidInput("--unit: '" + flags.unit + "' is not op, module or module:DEPTH "
+        return InvalidInput("--unit: '" + flags.unit +
+                            "' is not op, module or module:DEPTH "
                             "(DEPTH from 1 to 64)");
       }
       depth = static_cast<int>(v);
@@ -185,8 +187,8 @@ std::vector<std::string> FitLines(const sim::Problem& problem, int64_t batch,
   }
   if (accelerator == nullptr) return lines;
   if (auto dp = sim::DataParallelStep(problem, *accelerator, batch)) {
-    std::string line = "data parallel on " + std::to_string(dp->devices) + " " +
-                       accelerator->kind + ": " + FormatSeconds(dp->step_s) + " step + " +
+    std::string line = "data parallel on " + std::to_string(dp->devices) + " " + accelerator->kind +
+                       ": " + FormatSeconds(dp->step_s) + " step + " +
                        FormatSeconds(dp->allreduce_s) + " all-reduce per " +
                        std::to_string(dp->devices) + " x " + std::to_string(batch) +
                        " samples = " + FormatSeconds(dp->per_sample_s) + " per sample";

@@ -15,9 +15,9 @@ namespace dplace::cli {
 
 struct GraphFlags {
   std::string path;
-  bool training = false;        // expand into a training step (graph/training.h)
-  bool free_gradients = false;  // ... without co-locating backward and update ops
-  std::string dtype;            // fp32 | fp16 | bf16 | amp; empty: the graph's own precision
+  bool training = false;            // expand into a training step (graph/training.h)
+  bool free_gradients = false;      // ... without co-locating backward and update ops
+  std::string dtype;                // fp32 | fp16 | bf16 | amp; empty: the graph's own precision
   std::vector<std::string> shapes;  // "name=8x512": an ONNX input's fixed size
   std::string unit;  // "module[:DEPTH]": ops of one module kept together (io::GroupByModule)
 };

@@ -15,8 +15,7 @@ Status RunInfo(const InfoFlags& flags) {
   DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, LoadGraphFile(forward_flags));
   const double saved_bytes = graph::SavedActivationBytes(*loaded.graph);
   if (flags.graph.training) {
-    auto expanded =
-        graph::ExpandTraining(*loaded.graph, {.colocate = !flags.graph.free_gradients});
+    auto expanded = graph::ExpandTraining(*loaded.graph, {.colocate = !flags.graph.free_gradients});
     if (!expanded.ok()) return expanded.status().WithContext(flags.graph.path);
     loaded.graph = std::make_shared<const graph::Graph>(std::move(expanded).value());
   }
@@ -54,10 +53,11 @@ Status RunInfo(const InfoFlags& flags) {
     }
   }
   if (!flags.cluster.empty()) {
-    DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp,
-                            LoadProblem({.graph = flags.graph, .cluster = flags.cluster,
-                                         .objective = "step"}));
-    std::cout << "on " << lp.problem->c().name() << " (" << graph::PrecisionName(lp.loaded.precision)
+    DPLACE_ASSIGN_OR_RETURN(
+        LoadedProblem lp,
+        LoadProblem({.graph = flags.graph, .cluster = flags.cluster, .objective = "step"}));
+    std::cout << "on " << lp.problem->c().name() << " ("
+              << graph::PrecisionName(lp.loaded.precision)
               << (lp.loaded.batch > 0 ? ", batch " + std::to_string(lp.loaded.batch) : "")
               << "):\n";
     for (const std::string& line : FitLines(*lp.problem, lp.loaded.batch)) {

@@ -12,7 +12,6 @@
 #include <iostream>
 
 #include "dplace/base/spelling.h"
-
 #include "dplace/cli/commands.h"
 
 namespace {
@@ -193,8 +192,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
     std::cerr << "error: " << Printable(e.what()) << Printable(Suggestion(app, argc, argv))
-              << " (see dplace --help)"
-              << std::endl;
+              << " (see dplace --help)" << std::endl;
     return 2;
   }
   try {

@@ -97,7 +97,8 @@ int DeployIndex(const sim::Problem& problem, double tolerance,
         e.lower_bound = r.evaluation.lower_bound;
         r.placement = std::move(tidy);
         r.evaluation = std::move(e);
-        r.note += std::string(r.note.empty() ? "" : "; ") + "ops without work follow their neighbours";
+        r.note +=
+            std::string(r.note.empty() ? "" : "; ") + "ops without work follow their neighbours";
       }
     }
     if (rank(r) < rank((*results)[static_cast<size_t>(chosen)])) chosen = static_cast<int>(i);
@@ -124,7 +125,8 @@ StatusOr<Json> StagesOfBestContiguous(const sim::Problem& problem,
   Json best_stages;
   for (const report::PlacerResult& r : results) {
     auto s = io::StagesJson(problem, r.placement);
-    if (s.ok() && (best == nullptr || place::ScoreOf(r.evaluation) < place::ScoreOf(best->evaluation))) {
+    if (s.ok() &&
+        (best == nullptr || place::ScoreOf(r.evaluation) < place::ScoreOf(best->evaluation))) {
       best = &r;
       best_stages = std::move(*s);
     }
@@ -203,8 +205,8 @@ Status RunPlace(const PlaceFlags& flags) {
     if (flags.total_time_limit_s > 0) {
       const double spent =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const double fair = std::max(0.05, (flags.total_time_limit_s - spent) /
-                                             static_cast<double>(names.size() - i));
+      const double fair = std::max(
+          0.05, (flags.total_time_limit_s - spent) / static_cast<double>(names.size() - i));
       share.time_limit_s = options.time_limit_s > 0 ? std::min(options.time_limit_s, fair) : fair;
     }
     DPLACE_ASSIGN_OR_RETURN(report::PlacerResult r, RunPlacer(names[i], problem, share));
@@ -220,7 +222,8 @@ Status RunPlace(const PlaceFlags& flags) {
   // Every output is written to its temporary file first and renamed with the others at the end.
   OutputSet files;
   if (!flags.out.empty()) {
-    DPLACE_RETURN_IF_ERROR(files.Add(flags.out, PlanFileContent(flags.out_format, problem, winner)));
+    DPLACE_RETURN_IF_ERROR(
+        files.Add(flags.out, PlanFileContent(flags.out_format, problem, winner)));
   }
   if (!flags.trace.empty()) {
     DPLACE_RETURN_IF_ERROR(files.Add(flags.trace, TraceFileContent(problem, winner.placement)));

@@ -82,8 +82,9 @@ Status RunSimulate(const SimulateFlags& flags) {
   const sim::Evaluation& e = result.evaluation;
   std::cout << sim::ValueName(problem.objective) << ": "
             << report::FormatValue(problem.objective, e.value)
-            << "\nlower bound: " << report::FormatValue(problem.objective, e.lower_bound) << " (gap "
-            << FormatPercent(report::Gap(e)) << ")\nfeasible: " << (e.feasible ? "yes" : "no")
+            << "\nlower bound: " << report::FormatValue(problem.objective, e.lower_bound)
+            << " (gap " << FormatPercent(report::Gap(e))
+            << ")\nfeasible: " << (e.feasible ? "yes" : "no")
             << (e.feasible ? "" : " (" + e.reason + ")") << "\n"
             << report::DeviceTable(problem, e);
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";

@@ -168,7 +168,8 @@ StatusOr<Graph> GraphBuilder::Build() {
   DPLACE_RETURN_IF_ERROR(Verify());
   for (size_t t = 0; t < tensors_.size(); ++t) {
     const auto [base_op, base_output] = view_bases_[t];
-    if (base_op >= 0) tensors_[t].view_of = ops_[static_cast<size_t>(base_op)].first_output + base_output;
+    if (base_op >= 0)
+      tensors_[t].view_of = ops_[static_cast<size_t>(base_op)].first_output + base_output;
   }
   view_bases_.clear();
   Graph g;

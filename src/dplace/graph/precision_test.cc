@@ -11,9 +11,10 @@ namespace {
 // m (400 B of fp32 weights, 80 B out) -> r (a view of m's output).
 Graph Forward() {
   GraphBuilder b("fwd");
-  const OpId m = b.AddOp({.name = "m", .type = "MatMul", .bytes_accessed = 100, .param_bytes = 400},
-                         {{80}});
-  const OpId r = b.AddOp({.name = "r", .type = "Reshape"}, {{.bytes = 80, .view = true, .view_of_op = m}});
+  const OpId m =
+      b.AddOp({.name = "m", .type = "MatMul", .bytes_accessed = 100, .param_bytes = 400}, {{80}});
+  const OpId r =
+      b.AddOp({.name = "r", .type = "Reshape"}, {{.bytes = 80, .view = true, .view_of_op = m}});
   b.AddEdge(m, 0, r);
   return std::move(b.Build()).value();
 }
@@ -21,7 +22,8 @@ Graph Forward() {
 TEST(PrecisionTest, HalfHalvesEverythingAmpKeepsFp32MasterWeights) {
   auto train = ExpandTraining(Forward());
   ASSERT_TRUE(train.ok());
-  const OpId m = *train->FindOp("m"), grad = *train->FindOp("m/grad"), up = *train->FindOp("m/update");
+  const OpId m = *train->FindOp("m"), grad = *train->FindOp("m/grad"),
+             up = *train->FindOp("m/update");
   // Adam: weights 400, gradient 400, two moments 800.
   EXPECT_DOUBLE_EQ(train->op(up).param_bytes, 800);
   const Graph half = ApplyPrecision(*train, Precision::kFp32, Precision::kBf16);

@@ -29,7 +29,8 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     if (options.colocate && op.colocation == kNoGroup) op.colocation = b.Group("train:" + op.name);
     group_of[static_cast<size_t>(f)] = op.colocation;
     std::vector<TensorSpec> outputs;
-    for (TensorId t = g.FirstOutput(f); t < g.FirstOutput(f + 1); ++t) outputs.push_back(SpecOf(g, t));
+    for (TensorId t = g.FirstOutput(f); t < g.FirstOutput(f + 1); ++t)
+      outputs.push_back(SpecOf(g, t));
     b.AddOp(std::move(op), std::move(outputs));
   }
   for (const Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);
@@ -62,11 +63,13 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     grad_of[static_cast<size_t>(f)] = b.AddOp(std::move(op), std::move(outputs));
     // The op's own output, where its backward keeps it; an op nothing consumes (the loss) gets
     // no gradient from a consumer, and the edge orders its backward op after it.
-    if (fwd.saves_output || g.Successors(f).empty()) b.AddEdge(f, 0, grad_of[static_cast<size_t>(f)]);
+    if (fwd.saves_output || g.Successors(f).empty())
+      b.AddEdge(f, 0, grad_of[static_cast<size_t>(f)]);
   }
   for (const Edge& e : g.edges()) {
     const TensorId t = g.FirstOutput(e.from) + e.output;
-    if (e.saved) b.AddEdge(e.from, e.output, grad_of[static_cast<size_t>(e.to)]);  // activation kept
+    if (e.saved)
+      b.AddEdge(e.from, e.output, grad_of[static_cast<size_t>(e.to)]);  // activation kept
     b.AddEdge(grad_of[static_cast<size_t>(e.to)], grad_output[static_cast<size_t>(e.to)][t],
               grad_of[static_cast<size_t>(e.from)]);  // its gradient, in reverse
   }

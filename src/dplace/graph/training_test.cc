@@ -1,8 +1,8 @@
 #include "dplace/graph/training.h"
 
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "dplace/graph/graph_builder.h"
 
@@ -24,11 +24,12 @@ Graph Forward() {
 }
 
 // What the backward pass keeps, as the importer marks it: x = MatMul (weights) -> r = Relu (keeps
-// its output) -> v = Reshape (a view of r) -> m = Mul(v, x) (keeps both) -> s = Add (keeps nothing).
+// its output) -> v = Reshape (a view of r) -> m = Mul(v, x) (keeps both) -> s = Add (keeps
+// nothing).
 TEST(TrainingTest, KeepsWhatTheBackwardPassNeeds) {
   GraphBuilder b("keep");
-  const OpId x = b.AddOp({.name = "x", .type = "MatMul", .param_bytes = 400, .saves_output = false},
-                         {{8}});
+  const OpId x =
+      b.AddOp({.name = "x", .type = "MatMul", .param_bytes = 400, .saves_output = false}, {{8}});
   const OpId r = b.AddOp({.name = "r", .type = "Relu"}, {{16}});
   const OpId v = b.AddOp({.name = "v", .type = "Reshape", .saves_output = false},
                          {{.bytes = 16, .view = true, .view_of_op = r}});

@@ -48,10 +48,10 @@ StatusOr<Cluster> ClusterBuilder::Build() {
     if (!names.insert(d.name).second) return InvalidInput("duplicate device name '" + d.name + "'");
     if (d.kind.empty()) return InvalidInput("device '" + d.name + "' has no kind");
     if (std::isnan(d.memory_bytes) || d.memory_bytes < 0 || !std::isfinite(d.peak_flops) ||
-        !std::isfinite(d.peak_flops_half) || d.peak_flops_half < 0 ||
-        d.peak_flops < 0 || !std::isfinite(d.memory_bandwidth_bytes_per_s) ||
-        d.memory_bandwidth_bytes_per_s < 0) {
-      return InvalidInput("device '" + d.name + "': memory, peak_flops, peak_flops_half and memory_bandwidth " +
+        !std::isfinite(d.peak_flops_half) || d.peak_flops_half < 0 || d.peak_flops < 0 ||
+        !std::isfinite(d.memory_bandwidth_bytes_per_s) || d.memory_bandwidth_bytes_per_s < 0) {
+      return InvalidInput("device '" + d.name +
+                          "': memory, peak_flops, peak_flops_half and memory_bandwidth " +
                           "must be non-negative numbers");
     }
   }

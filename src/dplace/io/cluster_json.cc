@@ -39,9 +39,8 @@ StatusOr<std::vector<hw::DeviceId>> DeviceList(
 }  // namespace
 
 StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
-  DPLACE_RETURN_IF_ERROR(
-      root.OnlyKeys({"format", "name", "source", "devices", "links", "default_link",
-                     "zero_byte_transfers"}));
+  DPLACE_RETURN_IF_ERROR(root.OnlyKeys(
+      {"format", "name", "source", "devices", "links", "default_link", "zero_byte_transfers"}));
   std::string name = "cluster";
   if (auto n = root.OptionalField("name")) {
     DPLACE_ASSIGN_OR_RETURN(name, n->String());
@@ -52,8 +51,8 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
   DPLACE_ASSIGN_OR_RETURN(auto device_nodes, devices.Elements());
   if (device_nodes.empty()) return devices.Error("lists no device");
   for (const JsonNode& node : device_nodes) {
-    DPLACE_RETURN_IF_ERROR(node.OnlyKeys({"name", "kind", "count", "memory", "peak_flops",
-                                          "peak_flops_half", "memory_bandwidth"}));
+    DPLACE_RETURN_IF_ERROR(node.OnlyKeys(
+        {"name", "kind", "count", "memory", "peak_flops", "peak_flops_half", "memory_bandwidth"}));
     hw::Device d;
     DPLACE_ASSIGN_OR_RETURN(JsonNode name_node, node.Field("name"));
     DPLACE_ASSIGN_OR_RETURN(d.name, name_node.String());
@@ -101,8 +100,10 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
   if (auto empty = root.OptionalField("zero_byte_transfers")) {
     DPLACE_ASSIGN_OR_RETURN(std::string rule, empty->String());
     if (rule != "latency" && rule != "free") {
-      return empty->Error("must be \"latency\" (a 0-byte tensor pays the link's latency) or "
-                          "\"free\" (Baechi's model), not '" + rule + "'");
+      return empty->Error(
+          "must be \"latency\" (a 0-byte tensor pays the link's latency) or "
+          "\"free\" (Baechi's model), not '" +
+          rule + "'");
     }
     builder.SetEmptyTransfersFree(rule == "free");
   }

@@ -21,10 +21,9 @@ Status ReadOptionalCost(const JsonNode& node, const char* key, double* out) {
 StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder,
                            std::vector<graph::TensorSpec>* outputs) {
   graph::Op op;
-  DPLACE_RETURN_IF_ERROR(node.OnlyKeys({"name", "type", "kind", "time_s", "flops", "bytes_accessed",
-                                        "param_bytes", "scratch_bytes", "outputs",
-                                        "transfer_time_s", "colocation", "device_kinds",
-                                        "source_id"}));
+  DPLACE_RETURN_IF_ERROR(node.OnlyKeys(
+      {"name", "type", "kind", "time_s", "flops", "bytes_accessed", "param_bytes", "scratch_bytes",
+       "outputs", "transfer_time_s", "colocation", "device_kinds", "source_id"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode name, node.Field("name"));
   DPLACE_ASSIGN_OR_RETURN(op.name, name.String());
   if (op.name.empty()) return name.Error("must not be empty");

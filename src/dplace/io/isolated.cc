@@ -45,8 +45,7 @@ StatusOr<std::string> RunIsolated(const std::function<StatusOr<std::string>()>& 
   ::close(fds[1]);
   std::string bytes;
   char buffer[1 << 16];
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
   bool timed_out = false;
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -1,10 +1,9 @@
 #include "dplace/io/load.h"
 
-#include "dplace/base/spelling.h"
-
 #include <filesystem>
 
 #include "dplace/base/json_node.h"
+#include "dplace/base/spelling.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
 #include "dplace/io/onnx_model.h"

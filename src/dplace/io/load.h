@@ -15,8 +15,8 @@
 #include "dplace/base/status.h"
 #include "dplace/graph/graph.h"
 #include "dplace/graph/precision.h"
-#include "dplace/io/onnx_model.h"
 #include "dplace/hw/cluster.h"
+#include "dplace/io/onnx_model.h"
 #include "dplace/sim/problem.h"
 
 namespace dplace::io {

@@ -23,13 +23,13 @@ struct OnnxSaved {
   bool Input(int slot, int num_inputs, RequiresGrad requires_grad) const;
 
   enum class Inputs : uint8_t {
-    kNone,      // nothing of the inputs (add, concat, views, ...)
-    kFirst,     // the first input (erf, batch norm, pooling, ...)
-    kCondition, // the first input, a condition or index (where)
-    kIndices,   // the second input (gather's indices)
-    kOthers,    // each input when another input requires a gradient (mul, matmul, conv, gemm)
-    kDivisor,   // the divisor, and the dividend when the divisor requires a gradient (div)
-    kAll,       // every input (op types the table does not know)
+    kNone,       // nothing of the inputs (add, concat, views, ...)
+    kFirst,      // the first input (erf, batch norm, pooling, ...)
+    kCondition,  // the first input, a condition or index (where)
+    kIndices,    // the second input (gather's indices)
+    kOthers,     // each input when another input requires a gradient (mul, matmul, conv, gemm)
+    kDivisor,    // the divisor, and the dividend when the divisor requires a gradient (div)
+    kAll,        // every input (op types the table does not know)
   } inputs = Inputs::kAll;
 };
 

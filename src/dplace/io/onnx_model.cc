@@ -116,8 +116,8 @@ class Importer {
         if (t.dims[d] < 0) {
           return InvalidInput("input '" + input.name() + "' has a symbolic dimension " +
                               std::to_string(d) +
-                              ": its shapes cannot be inferred; fix it with --shapes " + input.name() +
-                              "=... or export with fixed sizes");
+                              ": its shapes cannot be inferred; fix it with --shapes " +
+                              input.name() + "=... or export with fixed sizes");
         }
       }
       if (!t.has_shape) {
@@ -173,7 +173,8 @@ class Importer {
       const onnx::NodeProto& node = g.node(i);
       auto requires_grad = [&](int slot) { return RequiresGrad(node.input(slot)); };
       bool differentiable = false;
-      for (int s = 0; s < node.input_size(); ++s) differentiable = differentiable || requires_grad(s);
+      for (int s = 0; s < node.input_size(); ++s)
+        differentiable = differentiable || requires_grad(s);
       differentiable = differentiable && OnnxOpIsDifferentiable(node.op_type());
       if (differentiable) {
         for (const std::string& out : node.output()) requires_grad_.insert(out);
@@ -463,7 +464,8 @@ StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& n
       names += (names.empty() ? "" : ", ") + v.name();
     }
     if (found == nullptr) {
-      return InvalidInput("--shapes: the model has no input '" + input + "' (inputs: " + names + ")");
+      return InvalidInput("--shapes: the model has no input '" + input + "' (inputs: " + names +
+                          ")");
     }
     auto* shape = found->mutable_type()->mutable_tensor_type()->mutable_shape();
     shape->clear_dim();

@@ -16,7 +16,6 @@
 #pragma once
 
 #include <map>
-
 #include <string>
 #include <vector>
 

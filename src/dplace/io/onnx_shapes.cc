@@ -863,7 +863,8 @@ Status InferOnnxShapes(onnx::ModelProto& model) {
       },
       "shape inference", 600);
   if (!inferred.ok()) return inferred.status();
-  if (!model.ParseFromString(*inferred)) return Internal("shape inference: the result does not parse");
+  if (!model.ParseFromString(*inferred))
+    return Internal("shape inference: the result does not parse");
   return OkStatus();
 }
 

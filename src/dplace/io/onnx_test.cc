@@ -169,8 +169,13 @@ TEST(OnnxTest, MalformedNodesAreErrorsNotCrashes) {
   }
   {
     onnx::ModelProto m = SmallModel();
-    m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
-        ->mutable_dim(0)->set_dim_value(-5);
+    m.mutable_graph()
+        ->mutable_input(0)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(0)
+        ->set_dim_value(-5);
     expect_error(m, "input 'x': dimension 0 is -5, a size cannot be negative");
   }
   for (int64_t version : {0, 10000}) {

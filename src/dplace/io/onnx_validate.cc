@@ -33,7 +33,9 @@ Status CheckAttributes(const onnx::NodeProto& node, const std::string& label) {
     const std::string& name = attr.name();
     if (name == "strides" || name == "dilations" || name == "kernel_shape") {
       for (int64_t v : attr.ints()) {
-        if (v < 1) return InvalidInput(label + ": " + name + " must be at least 1, not " + std::to_string(v));
+        if (v < 1)
+          return InvalidInput(label + ": " + name + " must be at least 1, not " +
+                              std::to_string(v));
       }
     }
     if (name == "pads") {

@@ -51,7 +51,7 @@ std::string Parent(const std::string& path) {
 // parameters put on each device, its children, and the parameters it holds directly.
 struct ModuleTree {
   struct Node {
-    std::map<sim::DeviceId, double> own;       // ops whose innermost module this is
+    std::map<sim::DeviceId, double> own;              // ops whose innermost module this is
     std::map<std::string, sim::DeviceId> parameters;  // its own parameters -> device
     std::set<std::string> children;
     std::set<sim::DeviceId> devices;  // of the whole subtree
@@ -76,8 +76,9 @@ struct ModuleTree {
   }
 };
 
-// A parameter's module: its name less the last segment ("layer1.0.conv1.weight" -> "layer1.0.conv1"),
-// or nullopt for names torch.onnx made up for folded constants ("onnx::Conv_497").
+// A parameter's module: its name less the last segment ("layer1.0.conv1.weight" ->
+// "layer1.0.conv1"), or nullopt for names torch.onnx made up for folded constants
+// ("onnx::Conv_497").
 std::optional<std::string> ParameterModule(const std::string& name) {
   if (name.empty() || name.find("::") != std::string::npos || name.find('/') != std::string::npos)
     return std::nullopt;
@@ -118,8 +119,9 @@ StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth) {
     b.AddOp(std::move(op), std::move(outputs));
   }
   if (scoped == 0) {
-    return InvalidInput("--unit module: no op names a module (scoped ONNX node names or "
-                        "parameter names are needed)");
+    return InvalidInput(
+        "--unit module: no op names a module (scoped ONNX node names or "
+        "parameter names are needed)");
   }
   for (const graph::Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);
   return b.Build();
@@ -156,7 +158,8 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
     const graph::Op& o = g.op(op);
     if (o.kind == graph::OpKind::kForward) continue;
     auto it = forward_op.find(o.name.substr(0, o.name.rfind('/')));
-    if (it != forward_op.end()) module[static_cast<size_t>(op)] = module[static_cast<size_t>(it->second)];
+    if (it != forward_op.end())
+      module[static_cast<size_t>(op)] = module[static_cast<size_t>(it->second)];
   }
   for (sim::OpId op = 0; op < p.num_ops(); ++op) {
     const graph::Op& o = g.op(op);

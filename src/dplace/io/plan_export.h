@@ -28,8 +28,8 @@ namespace dplace::io {
 // "layer1.0.conv1" from "/layer1/layer1.0/conv1/Conv" (also "/...Conv/grad"); "" when unscoped.
 std::string ModulePath(const std::string& op_name);
 
-// An op's module: that of its first named parameter ("h.3.attn.c_attn.weight" -> "h.3.attn.c_attn"),
-// else its scope (ModulePath); "" for the root.
+// An op's module: that of its first named parameter ("h.3.attn.c_attn.weight" ->
+// "h.3.attn.c_attn"), else its scope (ModulePath); "" for the root.
 std::string OpModule(const graph::Op& op);
 
 // `g` with each op that has no co-location group put in one per module, the module path cut to
@@ -39,8 +39,8 @@ std::string OpModule(const graph::Op& op);
 StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth);
 
 struct DeviceMap {
-  Json map;                                 // {module path or parameter name: device}
-  std::vector<std::string> split_modules;   // one line per module split over devices
+  Json map;                                // {module path or parameter name: device}
+  std::vector<std::string> split_modules;  // one line per module split over devices
 };
 DeviceMap MakeDeviceMap(const sim::Problem& problem, const sim::Placement& placement);
 // MakeDeviceMap(...).map.

@@ -1,9 +1,10 @@
 // dplace's m_sct and m_etf against the placements Baechi's own code (BaechiPyTorch's placers) makes
 // on Baechi's workloads, judged in dplace's simulator: Baechi's GNMT-v2 profile and the forward
-// passes of PipeDream's inception_v3 and nasnetamobile, on 4 GPUs joined by 5.70 GB/s + 134 us links,
-// memory unconstrained (testdata/baechi-check). Baechi's figures (ms, its placements simulated by
-// dplace) are constants here; docs/baechi.md says how they were made and lists every case, those
-// that miss the 2% target included. Baechi ignores co-location: so does the GNMT-v2 case here.
+// passes of PipeDream's inception_v3 and nasnetamobile, on 4 GPUs joined by 5.70 GB/s + 134 us
+// links, memory unconstrained (testdata/baechi-check). Baechi's figures (ms, its placements
+// simulated by dplace) are constants here; docs/baechi.md says how they were made and lists every
+// case, those that miss the 2% target included. Baechi ignores co-location: so does the GNMT-v2
+// case here.
 #include <gtest/gtest.h>
 
 #include <iostream>

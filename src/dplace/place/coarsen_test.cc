@@ -36,7 +36,9 @@ sim::Problem Training(int forward_ops) {
   auto g = std::make_shared<const graph::Graph>(graph::ExpandTraining(forward).value());
   hw::ClusterBuilder b("gpus");
   for (int d = 0; d < 4; ++d) {
-    b.AddDevice({.name = "gpu" + std::to_string(d), .kind = "gpu", .memory_bytes = 64e9,
+    b.AddDevice({.name = "gpu" + std::to_string(d),
+                 .kind = "gpu",
+                 .memory_bytes = 64e9,
                  .peak_flops = 1e13});
   }
   b.SetDefaultLink({.bandwidth_bytes_per_s = 10e9, .latency_s = 1e-5});

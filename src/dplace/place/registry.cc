@@ -1,9 +1,8 @@
 #include "dplace/place/registry.h"
 
-#include "dplace/base/spelling.h"
-
 #include <string>
 
+#include "dplace/base/spelling.h"
 #include "dplace/place/baseline/baseline.h"
 #include "dplace/place/exact/exact.h"
 #include "dplace/place/schedule/list_scheduler.h"

@@ -57,12 +57,9 @@ Json ResultsJson(const sim::Problem& problem, const std::vector<PlacerResult>& r
         problem.c().device(chosen.placement[static_cast<size_t>(op)]).name;
   }
   winner["placement"] = std::move(placement);
-  return {{"format", "dplace-result/1"},
-          {"graph", problem.g().name()},
-          {"cluster", problem.c().name()},
-          {"objective", sim::ObjectiveName(problem.objective)},
-          {"results", std::move(all)},
-          {"best", std::move(winner)}};
+  return {{"format", "dplace-result/1"},   {"graph", problem.g().name()},
+          {"cluster", problem.c().name()}, {"objective", sim::ObjectiveName(problem.objective)},
+          {"results", std::move(all)},     {"best", std::move(winner)}};
 }
 
 }  // namespace dplace::report

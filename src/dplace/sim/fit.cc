@@ -52,8 +52,7 @@ std::vector<KindFit> FitOnOneDevice(const Problem& p, int64_t batch) {
   return out;
 }
 
-std::optional<DataParallel> DataParallelStep(const Problem& p, const KindFit& fit,
-                                             int64_t batch) {
+std::optional<DataParallel> DataParallelStep(const Problem& p, const KindFit& fit, int64_t batch) {
   if (!fit.fits || batch <= 0) return std::nullopt;
   std::vector<DeviceId> ring;
   for (DeviceId d = 0; d < p.num_devices(); ++d) {
@@ -67,8 +66,8 @@ std::optional<DataParallel> DataParallelStep(const Problem& p, const KindFit& fi
     double step_s = 0;
     for (size_t i = 0; i < ring.size(); ++i) {
       const hw::Link& link = p.c().LinkBetween(ring[i], ring[(i + 1) % ring.size()]);
-      step_s = std::max(step_s, link.latency_s + fit.need.gradients_bytes / n /
-                                                     link.bandwidth_bytes_per_s);
+      step_s = std::max(step_s,
+                        link.latency_s + fit.need.gradients_bytes / n / link.bandwidth_bytes_per_s);
     }
     dp.allreduce_s = 2 * (n - 1) * step_s;
   }

@@ -45,8 +45,8 @@ std::vector<KindFit> FitOnOneDevice(const Problem& problem, int64_t batch);
 
 struct DataParallel {
   int devices = 0;
-  double step_s = 0;       // one device's step
-  double allreduce_s = 0;  // ring all-reduce of the gradients (0 for inference)
+  double step_s = 0;        // one device's step
+  double allreduce_s = 0;   // ring all-reduce of the gradients (0 for inference)
   double per_sample_s = 0;  // (step + all-reduce) / (devices x batch)
 };
 

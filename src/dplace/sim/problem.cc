@@ -72,15 +72,21 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
       if (!((mask >> k) & 1u) || op.MeasuredTime(kinds[k])) continue;
       const bool estimable = op.flops > 0 || op.bytes_accessed > 0;
       if (!estimable && !op.time_s.empty()) {
-        return InvalidInput("op '" + op.name + "' has measured times for other device kinds but "
-                            "not for '" + kinds[k] + "', and no FLOPs or bytes to estimate one");
+        return InvalidInput("op '" + op.name +
+                            "' has measured times for other device kinds but "
+                            "not for '" +
+                            kinds[k] + "', and no FLOPs or bytes to estimate one");
       }
       if (!estimable) continue;
       for (const hw::Device& d : cluster->devices()) {
         if (d.kind == kinds[k] && d.peak_flops == 0 && d.memory_bandwidth_bytes_per_s == 0) {
-          return InvalidInput("device '" + d.name + "' has neither peak_flops nor "
-                              "memory_bandwidth, and op '" + op.name + "' has no measured time "
-                              "for kind '" + kinds[k] + "': its time would be 0");
+          return InvalidInput("device '" + d.name +
+                              "' has neither peak_flops nor "
+                              "memory_bandwidth, and op '" +
+                              op.name +
+                              "' has no measured time "
+                              "for kind '" +
+                              kinds[k] + "': its time would be 0");
         }
       }
     }

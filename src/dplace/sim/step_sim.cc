@@ -85,7 +85,8 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
     param_bytes_[static_cast<size_t>(i)] = o.param_bytes;
     scratch_bytes_[static_cast<size_t>(i)] = o.scratch_bytes;
     double bytes = o.scratch_bytes;
-    for (int32_t k = 0; k < o.num_outputs; ++k) bytes += local_bytes_[static_cast<size_t>(o.first_output + k)];
+    for (int32_t k = 0; k < o.num_outputs; ++k)
+      bytes += local_bytes_[static_cast<size_t>(o.first_output + k)];
     start_bytes_[static_cast<size_t>(i)] = bytes;
   }
   auto allowed = [&problem](OpId op, DeviceId d) { return problem.Allowed(op, d); };

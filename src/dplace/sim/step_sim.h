@@ -135,11 +135,11 @@ class StepSimulator {
   std::vector<int32_t> consumer_slot_;  // per consumer-CSR entry: its slot in the inputs CSR
   std::vector<int32_t> stamp_, transfer_of_device_;  // per device, scratch for SendTensor
   std::vector<double> param_bytes_, scratch_bytes_, start_bytes_;  // per op
-  std::vector<double> local_bytes_;   // per tensor: bytes on its producer's device (views: 0)
-  std::vector<int32_t> view_slot_;    // per tensor: the input slot of a view's base, or -1
-  std::vector<char> deferred_;        // per input slot: released with a view, not at op end
+  std::vector<double> local_bytes_;  // per tensor: bytes on its producer's device (views: 0)
+  std::vector<int32_t> view_slot_;   // per tensor: the input slot of a view's base, or -1
+  std::vector<char> deferred_;       // per input slot: released with a view, not at op end
   std::vector<graph::TensorId> slot_tensor_;  // per input slot: its tensor
-  std::vector<double> timeline_params_;  // per device, parameters of the run with a timeline
+  std::vector<double> timeline_params_;       // per device, parameters of the run with a timeline
   // Per op: the longest path from its start to the end of the step, every op at its fastest.
   std::vector<double> tail_;
   // Per device: seconds of compute of the ops the placement being simulated puts there (set by

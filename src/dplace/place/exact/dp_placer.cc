@@ -28,12 +28,13 @@ class DpPlacer : public Placer {
                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                   std::chrono::duration<double>(limit_s));
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel model, BuildContiguousModel(p));
-    const ContiguousSolution linear = SolveContiguous(
-        model, IdealLattice::Chain(model.num_units), std::numeric_limits<double>::infinity(),
-        deadline);
+    const ContiguousSolution linear =
+        SolveContiguous(model, IdealLattice::Chain(model.num_units),
+                        std::numeric_limits<double>::infinity(), deadline);
     if (!linear.complete && !linear.found) {
-      ctx.note = "time limit reached before any split over one topological order was found: "
-                 "everything on one device";
+      ctx.note =
+          "time limit reached before any split over one topological order was found: "
+          "everything on one device";
       return NoSplitFits(model, p.num_ops());
     }
     ContiguousSolution best = linear;

@@ -17,8 +17,7 @@ uint64_t Hash(const uint64_t* words, int n) {
 
 }  // namespace
 
-StatusOr<IdealLattice> IdealLattice::All(const std::vector<std::vector<int>>& preds,
-                                         int64_t limit,
+StatusOr<IdealLattice> IdealLattice::All(const std::vector<std::vector<int>>& preds, int64_t limit,
                                          std::chrono::steady_clock::time_point deadline) {
   IdealLattice L;
   const int n = static_cast<int>(preds.size());

@@ -19,9 +19,9 @@ class IdealLattice {
   // All ideals of the DAG given by `preds` (units numbered topologically). InvalidInput when there
   // are more than `limit` of them (the DP would not fit in time or memory), or when `deadline`
   // passes before they are all found.
-  static StatusOr<IdealLattice> All(
-      const std::vector<std::vector<int>>& preds, int64_t limit,
-      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+  static StatusOr<IdealLattice> All(const std::vector<std::vector<int>>& preds, int64_t limit,
+                                    std::chrono::steady_clock::time_point deadline =
+                                        std::chrono::steady_clock::time_point::max());
   // The prefixes {0..i-1} of the topological numbering, i = 0..n.
   static IdealLattice Chain(int num_units);
 

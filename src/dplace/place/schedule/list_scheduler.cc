@@ -303,7 +303,8 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
         } else {
           for (size_t i = 0; i < ready.size(); ++i) {
             const double ts = start[i][static_cast<size_t>(d)];
-            if (ts <= t && (proposal < 0 || ts < start[static_cast<size_t>(proposal)][static_cast<size_t>(d)])) {
+            if (ts <= t && (proposal < 0 ||
+                            ts < start[static_cast<size_t>(proposal)][static_cast<size_t>(d)])) {
               proposal = static_cast<int>(i);
             }
           }
@@ -408,7 +409,8 @@ std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, dou
     for (sim::OpId c : g.Successors(op)) {
       double transfer = 0;  // op's tensors to c, sent one after another
       for (graph::TensorId t : g.Inputs(c)) {
-        if (g.tensor(t).producer == op) transfer = std::max(transfer, m.tensor_s[static_cast<size_t>(t)]);
+        if (g.tensor(t).producer == op)
+          transfer = std::max(transfer, m.tensor_s[static_cast<size_t>(t)]);
       }
       const int x = lp.AddColumn(0, 1, 0, false);
       pairs.push_back({op, c, x});
