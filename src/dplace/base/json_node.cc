@@ -34,22 +34,54 @@ std::pair<size_t, size_t> LineColumn(std::string_view text, size_t offset) {
 
 }  // namespace
 
-StatusOr<Json> ParseJson(std::string_view text) {
-  // A key given twice in one object would silently keep the last value: it is an error.
-  std::vector<std::set<std::string>> keys;
+// The first key given twice in one object, found by a second, event-only pass over text that has
+// already parsed. (nlohmann's parse callback would do it in the same pass, but its parser then
+// rescans the enclosing array after every object: quadratic in the length of an array of objects.)
+class DuplicateKeyFinder : public nlohmann::json_sax<Json> {
+ public:
+  bool found = false;
   std::string duplicate;
-  auto check = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) keys.emplace_back();
-    if (event == Json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (event == Json::parse_event_t::key && !keys.empty() && duplicate.empty() &&
-        !keys.back().insert(parsed.get<std::string>()).second) {
-      duplicate = parsed.get<std::string>();
-    }
+
+  bool null() override { return true; }
+  bool boolean(bool /*value*/) override { return true; }
+  bool number_integer(number_integer_t /*value*/) override { return true; }
+  bool number_unsigned(number_unsigned_t /*value*/) override { return true; }
+  bool number_float(number_float_t /*value*/, const string_t& /*text*/) override { return true; }
+  bool string(string_t& /*value*/) override { return true; }
+  bool binary(binary_t& /*value*/) override { return true; }
+  bool start_object(std::size_t /*elements*/) override {
+    keys_.emplace_back();
     return true;
-  };
+  }
+  bool key(string_t& key) override {
+    if (keys_.back().insert(key).second) return true;
+    found = true;
+    duplicate = key;
+    return false;  // stop: one is enough
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t /*elements*/) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& /*error*/) override {
+    return false;
+  }
+
+ private:
+  std::vector<std::set<std::string>> keys_;
+};
+
+StatusOr<Json> ParseJson(std::string_view text) {
   try {
-    Json j = Json::parse(text.begin(), text.end(), check);
-    if (!duplicate.empty()) {
+    Json j = Json::parse(text.begin(), text.end());
+    // A key given twice in one object would silently keep the last value: it is an error.
+    DuplicateKeyFinder finder;
+    Json::sax_parse(text.begin(), text.end(), &finder);
+    if (finder.found) {
+      const std::string& duplicate = finder.duplicate;
       const std::string quoted = "\"" + duplicate + "\"";
       const size_t first = text.find(quoted);
       const size_t second = first == std::string_view::npos ? first : text.find(quoted, first + 1);

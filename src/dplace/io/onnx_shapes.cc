@@ -21,7 +21,7 @@
 #include <optional>
 #include <set>
 
-#include "dplace/io/isolated.h"
+#include "dplace/base/isolated.h"
 
 namespace dplace::io {
 namespace {
@@ -861,7 +861,9 @@ Status InferOnnxShapes(onnx::ModelProto& model) {
         DPLACE_RETURN_IF_ERROR(InferInPlace(model));
         return model.SerializeAsString();
       },
-      "shape inference", 600);
+      "shape inference",
+      {.seconds = 600,
+       .on_crash = "the model is malformed in a way the ONNX library does not check"});
   if (!inferred.ok()) return inferred.status();
   if (!model.ParseFromString(*inferred))
     return Internal("shape inference: the result does not parse");

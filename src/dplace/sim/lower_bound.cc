@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <span>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -27,17 +28,41 @@ std::vector<double> FastestTimes(const Problem& p) {
 // fractional optimum, which counts a CPU ten times slower than a GPU as a tenth of a device.
 double WorkBound(const Problem& p, const std::vector<double>& fastest_time) {
   const auto n = static_cast<size_t>(p.num_ops());
-  const auto devices = static_cast<size_t>(p.num_devices());
-  if (n == 0 || devices == 0) return 0;
+  if (n == 0 || p.num_devices() == 0) return 0;
   constexpr double kNever = std::numeric_limits<double>::infinity();
-  std::vector<double> time(n * devices);
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t d = 0; d < devices; ++d) {
+  // Devices on which every op takes the same time form a class; the best weights are equal within
+  // a class (the bound is concave and symmetric in them), so a class of m devices is one device
+  // taking t/m per op with m times the weight. 1,024 identical GPUs are one column, not 1,024.
+  std::vector<std::vector<double>> columns;
+  std::vector<double> members;
+  std::unordered_multimap<size_t, size_t> by_hash;  // column hash -> class
+  for (DeviceId d = 0; d < p.num_devices(); ++d) {
+    std::vector<double> column(n);
+    size_t hash = 0;
+    for (size_t i = 0; i < n; ++i) {
       const auto op = static_cast<OpId>(i);
-      const auto dev = static_cast<DeviceId>(d);
-      time[i * devices + d] = p.Allowed(op, dev) ? p.costs.OpTime(op, dev) : kNever;
+      column[i] = p.Allowed(op, d) ? p.costs.OpTime(op, d) : kNever;
+      hash = hash * 1000003 ^ std::hash<double>{}(column[i]);
+    }
+    bool found = false;
+    for (auto [it, end] = by_hash.equal_range(hash); it != end && !found; ++it) {
+      if (columns[it->second] == column) {
+        members[it->second] += 1;
+        found = true;
+      }
+    }
+    if (!found) {
+      by_hash.emplace(hash, columns.size());
+      columns.push_back(std::move(column));
+      members.push_back(1);
     }
   }
+  const size_t devices = columns.size();  // classes from here on
+  std::vector<double> time(n * devices);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t d = 0; d < devices; ++d) time[i * devices + d] = columns[d][i] / members[d];
+  }
+  columns.clear();
   // The value of the bound for `weight` (normalised here), and each device's load in the cheapest
   // assignment it weighs, which is the direction in which the value grows.
   std::vector<double> load(devices);
@@ -59,8 +84,8 @@ double WorkBound(const Problem& p, const std::vector<double>& fastest_time) {
     }
     return value;
   };
-  std::vector<double> weight(devices, 1.0);
-  double bound = value_of(weight);  // equal weights
+  std::vector<double> weight(members);  // equal weights per device
+  double bound = value_of(weight);
   // Weights in proportion to each device's speed (fastest over its own time, summed over the ops
   // it may run) are exact when devices differ by a constant factor; steps from there.
   std::vector<double> fastest(devices, 0.0), own(devices, 0.0);
@@ -70,10 +95,11 @@ double WorkBound(const Problem& p, const std::vector<double>& fastest_time) {
     for (size_t d = 0; d < devices; ++d) {
       if (t[d] == kNever) continue;
       fastest[d] += best;
-      own[d] += t[d];
+      own[d] += t[d] * members[d];
     }
   }
-  for (size_t d = 0; d < devices; ++d) weight[d] = own[d] > 0 ? fastest[d] / own[d] : 1e-9;
+  for (size_t d = 0; d < devices; ++d)
+    weight[d] = members[d] * (own[d] > 0 ? fastest[d] / own[d] : 1e-9);
   // About 3e7 steps in all: 300 rounds for the bundled models, 30 for a 50,000-op graph.
   const auto rounds = std::clamp<size_t>(30'000'000 / (n * devices), 30, 300);
   for (size_t round = 0; round < rounds; ++round) {

@@ -268,15 +268,21 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   s_.ops_ended = 0;
   s_.events.clear();
   s_.seq = 0;
+  // Only the channels a transfer used since the last reset hold anything: resetting just those
+  // keeps a reset linear in the devices, not in their pairs (a million on 1,024 devices).
+  const auto n = static_cast<size_t>(problem_.num_devices());
+  for (const Transfer& tr : s_.transfers) {
+    const size_t channel = static_cast<size_t>(tr.src) * n + static_cast<size_t>(tr.dst);
+    s_.channel_free[channel] = 0;
+    s_.channel_queue[channel].clear();
+    s_.channel_head[channel] = 0;
+  }
   s_.transfers.clear();
   s_.dirty_list.clear();
   s_.makespan = 0;
   for (auto& heap : s_.ready) heap.clear();
   std::fill(s_.busy.begin(), s_.busy.end(), 0);
   std::fill(s_.dirty.begin(), s_.dirty.end(), 0);
-  std::fill(s_.channel_free.begin(), s_.channel_free.end(), 0.0);
-  for (auto& queue : s_.channel_queue) queue.clear();
-  std::fill(s_.channel_head.begin(), s_.channel_head.end(), 0);
   std::fill(stamp_.begin(), stamp_.end(), -1);
   std::fill(s_.memory.begin(), s_.memory.end(), 0.0);
   std::fill(s_.peak.begin(), s_.peak.end(), 0.0);

@@ -22,7 +22,7 @@ class Solver {
         ub_(upper_bound),
         load_(m),
         fixed_(static_cast<size_t>(m.num_units), 0),
-        excluded_(static_cast<size_t>(m.num_units + 1) * static_cast<size_t>(l.words()), 0) {
+        excluded_(static_cast<size_t>(m.num_units), 0) {
     dp_.assign(static_cast<size_t>(l.size()) * static_cast<size_t>(cells_), kInf);
     prev_.assign(dp_.size(), -1);
     how_.assign(dp_.size(), kUnset);
@@ -32,6 +32,10 @@ class Solver {
   ContiguousSolution Run() {
     const int full = l_.full_id();
     for (int id = 0; id < l_.size() && !stopped_; ++id) {
+      if ((id & 0xFF) == 0 && std::chrono::steady_clock::now() > deadline_) {
+        stopped_ = true;
+        break;
+      }
       Finalize(id);
       if (id == full) break;
       Expand(id);
@@ -101,33 +105,56 @@ class Solver {
     if (accel_floor_ >= ub_ && cpu_floor_ >= ub_) return;
     for (int u = 0; u < m_.num_units; ++u) fixed_[static_cast<size_t>(u)] = l_.Contains(id, u);
     load_.Reset(&fixed_);
-    std::fill(excluded_.begin(), excluded_.begin() + l_.words(), 0);
-    Search(id, 0);
+    Search(id);
   }
 
-  void Search(int ideal, int depth) {
-    const auto w = static_cast<size_t>(l_.words());
-    uint64_t* excluded = excluded_.data() + static_cast<size_t>(depth) * w;
-    for (const auto& [unit, next] : l_.Next(ideal)) {
-      if ((excluded[unit / 64] >> (unit % 64)) & 1u) continue;
+  // Depth-first over the supersets of the root, without recursion (a chain of 100k units is 100k
+  // deep). A superset is reached once: after a unit's subtree is done, that unit is excluded from
+  // the subtrees of its later siblings. One bitset holds the exclusions of the current path and a
+  // log undoes a frame's own exclusions when the frame is left.
+  void Search(int root) {
+    frames_.clear();
+    frames_.push_back({root, 0, excluded_log_.size(), -1});
+    while (!frames_.empty()) {
+      Frame& f = frames_.back();
+      const auto next = l_.Next(f.ideal);
+      if (f.next == next.size() || stopped_) {
+        for (size_t i = f.log_size; i < excluded_log_.size(); ++i) Exclude(excluded_log_[i], false);
+        excluded_log_.resize(f.log_size);
+        const int added = f.added;
+        frames_.pop_back();
+        if (added >= 0) {
+          load_.Undo(added);
+          if (!frames_.empty()) {
+            Exclude(added, true);
+            excluded_log_.push_back(added);
+          }
+        }
+        continue;
+      }
+      const auto [unit, to] = next[f.next++];
+      if (excluded_[static_cast<size_t>(unit)]) continue;
       if ((++evaluated_ & 0x3FFF) == 0 && std::chrono::steady_clock::now() > deadline_)
         stopped_ = true;
-      if (stopped_) return;
+      if (stopped_) continue;
       load_.Add(unit);
       const bool accel = load_.not_accel == 0 && k_ > 0 && load_.bytes <= m_.accel_memory_bytes &&
                          std::max(accel_floor_, load_.accel_s + load_.fixed_comm) < ub_;
       const bool cpu =
           load_.not_cpu == 0 && !m_.cpus.empty() && std::max(cpu_floor_, load_.cpu_s) < ub_;
       if (accel || cpu) {
-        if (accel) Push(next, load_.accel_s + load_.comm, true);
-        if (cpu) Push(next, load_.cpu_s, false);
-        std::copy(excluded, excluded + w, excluded + w);
-        Search(next, depth + 1);
+        if (accel) Push(to, load_.accel_s + load_.comm, true);
+        if (cpu) Push(to, load_.cpu_s, false);
+        frames_.push_back({to, 0, excluded_log_.size(), unit});
+      } else {
+        load_.Undo(unit);
+        Exclude(unit, true);
+        excluded_log_.push_back(unit);
       }
-      load_.Undo(unit);
-      excluded[unit / 64] |= uint64_t{1} << (unit % 64);
     }
   }
+
+  void Exclude(int unit, bool on) { excluded_[static_cast<size_t>(unit)] = on ? 1 : 0; }
 
   void Push(int next, double load, bool accel) {
     const int full = l_.full_id();
@@ -158,7 +185,15 @@ class Solver {
  private:
   UnitSetLoad load_;
   std::vector<char> fixed_;
-  std::vector<uint64_t> excluded_;  // one bitset per search depth
+  std::vector<char> excluded_;     // units excluded on the current search path
+  std::vector<int> excluded_log_;  // in order of exclusion, for undoing
+  struct Frame {
+    int ideal;
+    size_t next;      // index into l_.Next(ideal)
+    size_t log_size;  // excluded_log_ size when the frame was entered
+    int added;        // the unit added to reach this frame (undone when it is left), or -1
+  };
+  std::vector<Frame> frames_;
   std::vector<double> dp_;
   std::vector<int> prev_;
   std::vector<int8_t> how_;
@@ -169,18 +204,120 @@ class Solver {
 
 }  // namespace
 
+Deadline DeadlineAfter(double limit_s) {
+  constexpr double kDefaultTimeLimitS = 300;
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(limit_s > 0 ? limit_s : kDefaultTimeLimitS));
+}
+
+int64_t MaxIdealsInMemory(const ContiguousModel& model) {
+  constexpr double kBudgetBytes = 1u << 30;
+  const double cells =
+      static_cast<double>((model.cpus.size() + 1) * (model.accelerators.size() + 1));
+  const double per_ideal = 13 * cells + 8 * (model.num_units / 64 + 1) + 24;
+  return static_cast<int64_t>(kBudgetBytes / per_ideal);
+}
+
 ContiguousSolution SolveContiguous(const ContiguousModel& model, const IdealLattice& lattice,
                                    double upper_bound, Deadline deadline) {
+  if (lattice.size() > MaxIdealsInMemory(model)) return {.complete = false};
   Solver solver(model, lattice, upper_bound, deadline);
   solver.initial_ub_ = upper_bound;
   return solver.Run();
 }
 
-ContiguousSolution SolveLinearLatency(const ContiguousModel& m) {
+namespace {
+
+// Greedy runs of the topological order for a max-load cap: each device in turn (accelerators,
+// then CPUs) takes units while its load stays within the cap. Empty when the cap is too small.
+std::vector<int> GreedyRuns(const ContiguousModel& m, double cap, UnitSetLoad& run,
+                            double* max_load) {
+  const int k = static_cast<int>(m.accelerators.size());
+  const int devices = k + static_cast<int>(m.cpus.size());
+  std::vector<int> device_of(static_cast<size_t>(m.num_units), 0);
+  int device = 0, first = 0;  // the open run: units [first, u) on `device`
+  *max_load = 0;
+  auto close = [&](int end) {
+    for (int x = end - 1; x >= first; --x) run.Undo(x);
+    first = end;
+  };
+  run.Reset(nullptr);
+  for (int u = 0; u < m.num_units;) {
+    if (device == devices) {
+      close(u);
+      return {};
+    }
+    const bool accel = device < k;
+    run.Add(u);
+    const double load = accel ? run.accel_s + run.comm : run.cpu_s;
+    const bool fits = accel ? run.not_accel == 0 && run.bytes <= m.accel_memory_bytes && load <= cap
+                            : run.not_cpu == 0 && load <= cap;
+    if (fits) {
+      device_of[static_cast<size_t>(u)] = accel ? device : -1 - (device - k);
+      *max_load = std::max(*max_load, load);
+      ++u;
+      continue;
+    }
+    run.Undo(u);
+    close(u);
+    ++device;
+  }
+  close(m.num_units);
+  return device_of;
+}
+
+}  // namespace
+
+ContiguousSolution SolveChainGreedy(const ContiguousModel& m, Deadline deadline) {
+  ContiguousSolution s;
+  UnitSetLoad run(m);
+  double hi = 0;  // no run's load exceeds every unit's time plus every tensor's transfer
+  for (int u = 0; u < m.num_units; ++u) {
+    hi += std::max(m.accel_s[static_cast<size_t>(u)], m.cpu_s[static_cast<size_t>(u)]);
+  }
+  for (const auto& t : m.tensors) hi += t.cost;
+  double lo = 0, load = 0;
+  std::vector<int> best = GreedyRuns(m, hi, run, &load);
+  if (best.empty()) return s;  // some unit fits no device
+  double best_load = load;
+  for (int i = 0; i < 64 && hi - lo > 1e-6 * hi; ++i) {
+    if (std::chrono::steady_clock::now() > deadline) break;
+    const double cap = (lo + hi) / 2;
+    std::vector<int> runs = GreedyRuns(m, cap, run, &load);
+    if (runs.empty()) {
+      lo = cap;
+    } else {
+      hi = cap;
+      if (load < best_load) {
+        best_load = load;
+        best = std::move(runs);
+      }
+    }
+  }
+  s.found = true;
+  s.max_load = best_load;
+  s.unit_device = std::move(best);
+  return s;
+}
+
+ContiguousSolution SolveLinear(const ContiguousModel& model, Deadline deadline) {
+  const ContiguousSolution greedy = SolveChainGreedy(model, deadline);
+  ContiguousSolution exact = SolveContiguous(model, IdealLattice::Chain(model.num_units),
+                                             greedy.found ? greedy.max_load : kInf, deadline);
+  if (exact.found || !greedy.found) return exact;
+  ContiguousSolution s = greedy;  // the DP found nothing better
+  s.sets_evaluated = exact.sets_evaluated;
+  s.complete = exact.complete;
+  return s;
+}
+
+ContiguousSolution SolveLinearLatency(const ContiguousModel& m, Deadline deadline) {
   const int n = m.num_units;
   const int k = static_cast<int>(m.accelerators.size());
   const bool pool = !m.cpus.empty();
   constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (static_cast<double>(n + 1) * (k + 1) > 5e7) return {};  // tables over 1 GB: not attempted
   // best[i][j]: least sum over runs covering units [0, i) with j accelerators; from[i][j]: where
   // the last run starts, and whether it is a call (1) or CPU work (0).
   std::vector<std::vector<double>> best(static_cast<size_t>(n + 1),
@@ -191,6 +328,7 @@ ContiguousSolution SolveLinearLatency(const ContiguousModel& m) {
   UnitSetLoad run(m);
   std::vector<double> path(static_cast<size_t>(n), 0);  // CPU critical path ending at each unit
   for (int h = 0; h < n; ++h) {
+    if (std::chrono::steady_clock::now() > deadline) return {};  // found = false
     run.Reset(nullptr);
     double critical = 0;
     for (int i = h; i < n; ++i) {

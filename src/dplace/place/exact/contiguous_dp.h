@@ -27,16 +27,36 @@ struct ContiguousSolution {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
+// The deadline of a `--time-limit` of `limit_s` seconds from now; 0 (no limit given) means 300 s.
+Deadline DeadlineAfter(double limit_s);
+
+// The most ideals whose lattice (a bitset each) and DP tables (13 bytes per ideal, CPUs used and
+// accelerators used) fit in 1 GiB, the exact placers' memory budget.
+int64_t MaxIdealsInMemory(const ContiguousModel& model);
+
 // Solves over the ideals of `lattice`. Solutions of value >= upper_bound are not looked for. Past
-// `deadline` the search stops and returns the best solution it has (complete = false).
+// `deadline` the search stops and returns the best solution it has (complete = false); a lattice
+// of more than MaxIdealsInMemory ideals is not attempted (complete = false, nothing found).
 ContiguousSolution SolveContiguous(const ContiguousModel& model, const IdealLattice& lattice,
                                    double upper_bound, Deadline deadline = Deadline::max());
+
+// A quick split of the topological order for an upper bound: the least cap (by bisection) under
+// which filling the devices in turn, each with the longest run of units that keeps its load within
+// the cap, places every unit. O(units · log) per pass; not optimal (a run's communication is not
+// monotone in its length). found = false when some unit fits no device.
+ContiguousSolution SolveChainGreedy(const ContiguousModel& model, Deadline deadline);
+
+// The optimal split of the topological order (PipeDream's linear DP): the DP over the chain of
+// prefixes, bounded from the start by SolveChainGreedy. complete = false when the deadline stopped
+// it (the best split found, at worst the greedy one).
+ContiguousSolution SolveLinear(const ContiguousModel& model, Deadline deadline);
 
 // A heuristic split for single-sample latency: the topological order of the units cut into runs,
 // each run one accelerator call (its max-load term) or CPU-pool work (its critical path with CPU
 // times), minimising the sum over the runs (which bounds the latency the runs give) by a DP over
-// (prefix, accelerators used). `max_load` holds that sum. O(units² · accelerators).
-ContiguousSolution SolveLinearLatency(const ContiguousModel& model);
+// (prefix, accelerators used). `max_load` holds that sum. O(units² · accelerators); nothing found
+// when the deadline passes first.
+ContiguousSolution SolveLinearLatency(const ContiguousModel& model, Deadline deadline);
 
 // The placement of every op for a solution.
 sim::Placement ToPlacement(const ContiguousModel& model, const ContiguousSolution& solution,

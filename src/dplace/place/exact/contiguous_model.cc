@@ -353,8 +353,11 @@ UnitSetLoad::UnitSetLoad(const ContiguousModel& model)
 
 void UnitSetLoad::Reset(const std::vector<char>* fixed) {
   fixed_ = fixed;
-  std::fill(in_.begin(), in_.end(), 0);
-  std::fill(inside_consumers_.begin(), inside_consumers_.end(), 0);
+  if (size_ != 0) {  // after every Add was undone the tables are clean already
+    std::fill(in_.begin(), in_.end(), 0);
+    std::fill(inside_consumers_.begin(), inside_consumers_.end(), 0);
+    size_ = 0;
+  }
   accel_s = cpu_s = bytes = comm = fixed_comm = 0;
   not_accel = not_cpu = 0;
 }
@@ -377,6 +380,7 @@ void UnitSetLoad::Toggle(int unit, double sign) {
   for (int t : m_.produced[x]) account(t, -1);
   for (int t : m_.consumed[x]) account(t, -1);
   in_[x] = sign > 0;
+  size_ += sign > 0 ? 1 : -1;
   for (int t : m_.consumed[x]) inside_consumers_[static_cast<size_t>(t)] += sign > 0 ? 1 : -1;
   for (int t : m_.produced[x]) account(t, 1);
   for (int t : m_.consumed[x]) account(t, 1);

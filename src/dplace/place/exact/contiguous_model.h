@@ -68,6 +68,7 @@ class UnitSetLoad {
   const std::vector<char>* fixed_ = nullptr;
   std::vector<char> in_;
   std::vector<int> inside_consumers_;
+  int size_ = 0;  // units in the set
 };
 
 }  // namespace dplace::place

@@ -1,7 +1,7 @@
 // `dp`: optimal contiguous max-load (Tarnawski et al., NeurIPS 2020), see contiguous_dp.h. A first
 // pass over the prefixes of one topological order (PipeDream's linear DP, milliseconds) gives an
 // upper bound; the exact pass over all ideals then only looks at sets that could beat it.
-#include <chrono>
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -13,8 +13,7 @@
 namespace dplace::place {
 namespace {
 
-constexpr int64_t kMaxIdeals = 2'000'000;   // about 0.5 GB of lattice and DP tables
-constexpr double kDefaultTimeLimitS = 300;  // when --time-limit is not given
+constexpr int64_t kMaxIdeals = 2'000'000;  // for time; MaxIdealsInMemory bounds memory
 
 class DpPlacer : public Placer {
  public:
@@ -22,15 +21,9 @@ class DpPlacer : public Placer {
 
  private:
   StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    const double limit_s =
-        ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
-    const Deadline deadline = std::chrono::steady_clock::now() +
-                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                  std::chrono::duration<double>(limit_s));
+    const Deadline deadline = DeadlineAfter(ctx.budget.time_limit_s);
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel model, BuildContiguousModel(p));
-    const ContiguousSolution linear =
-        SolveContiguous(model, IdealLattice::Chain(model.num_units),
-                        std::numeric_limits<double>::infinity(), deadline);
+    const ContiguousSolution linear = SolveLinear(model, deadline);
     if (!linear.complete && !linear.found) {
       ctx.note =
           "time limit reached before any split over one topological order was found: "
@@ -38,7 +31,8 @@ class DpPlacer : public Placer {
       return NoSplitFits(model, p.num_ops());
     }
     ContiguousSolution best = linear;
-    auto lattice = IdealLattice::All(model.preds, kMaxIdeals, deadline);
+    auto lattice =
+        IdealLattice::All(model.preds, std::min(kMaxIdeals, MaxIdealsInMemory(model)), deadline);
     if (!lattice.ok()) {
       ctx.note = "not proven optimal: " + lattice.status().message() +
                  "; best split over one topological order";

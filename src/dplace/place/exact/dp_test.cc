@@ -3,9 +3,13 @@
 // each) runs in bench/paper_dp_benchmark.cc with all the others.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "dplace/io/load.h"
+#include "dplace/place/exact/contiguous_dp.h"
 #include "dplace/place/exact/exact.h"
 #include "dplace/sim/max_load.h"
+#include "dplace/sim/test_problems.h"
 
 namespace dplace::place {
 namespace {
@@ -57,6 +61,50 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// A chain of `n` ops with seeded random times and output sizes, on two GPUs and a CPU.
+sim::Problem RandomChain(int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> time(0.1, 2), bytes(0, 1);
+  graph::GraphBuilder b("chain");
+  graph::OpId last = -1;
+  for (int i = 0; i < n; ++i) {
+    const graph::OpId op =
+        b.AddOp(sim::testing::TimedOp("op" + std::to_string(i), time(rng)), {{bytes(rng), -1}});
+    if (last >= 0) b.AddEdge(last, 0, op);
+    last = op;
+  }
+  return sim::testing::Make(b, sim::testing::ThreeDevices(), sim::Objective::kThroughput);
+}
+
+TEST(LinearSplitTest, GreedyBoundThenDpEqualsThePlainDp) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    const sim::Problem p = RandomChain(30, seed);
+    auto model = BuildContiguousModel(p);
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    const ContiguousSolution plain = SolveContiguous(*model, IdealLattice::Chain(model->num_units),
+                                                     std::numeric_limits<double>::infinity());
+    const ContiguousSolution greedy = SolveChainGreedy(*model, Deadline::max());
+    const ContiguousSolution linear = SolveLinear(*model, Deadline::max());
+    ASSERT_TRUE(plain.found && greedy.found && linear.found) << "seed " << seed;
+    EXPECT_TRUE(linear.complete);
+    EXPECT_GE(greedy.max_load, plain.max_load * (1 - 1e-12)) << "seed " << seed;
+    EXPECT_NEAR(linear.max_load, plain.max_load, 1e-9 * plain.max_load) << "seed " << seed;
+    const sim::Evaluation e = sim::EvaluateMaxLoad(p, ToPlacement(*model, linear, p.num_ops()));
+    EXPECT_NEAR(e.value, linear.max_load, 1e-9 * linear.max_load) << "seed " << seed;
+  }
+}
+
+// 200,000 units in a chain: the search is a loop, not a recursion as deep as the chain, and the
+// chain's prefixes are not stored as bitsets (200k x 200k bits); the deadline ends it.
+TEST(LinearSplitTest, AVeryLongChainKeepsItsDeadline) {
+  const sim::Problem p = RandomChain(200'000, 7);
+  sim::SimulatedEvaluator evaluator(p);
+  PlaceContext ctx{.evaluator = &evaluator, .budget = {.time_limit_s = 1}};
+  auto placement = MakePipeDreamPlacer()->Place(p, ctx);
+  ASSERT_TRUE(placement.ok()) << placement.status().message();
+  EXPECT_TRUE(evaluator.Evaluate(*placement).feasible);
+}
 
 }  // namespace
 }  // namespace dplace::place

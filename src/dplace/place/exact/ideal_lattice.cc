@@ -76,7 +76,8 @@ StatusOr<IdealLattice> IdealLattice::All(const std::vector<std::vector<int>>& pr
       const int next = find_or_add(scratch.data(), &added);
       if (static_cast<int64_t>(L.bits_.size() / w) > limit) {
         return InvalidInput("the graph has more than " + std::to_string(limit) +
-                            " contiguous prefixes (ideals); the exact DP would not fit");
+                            " contiguous prefixes (ideals); the exact DP would not fit its time or "
+                            "1 GiB memory budget");
       }
       L.next_.emplace_back(v, next);
     }
@@ -88,13 +89,9 @@ StatusOr<IdealLattice> IdealLattice::All(const std::vector<std::vector<int>>& pr
 
 IdealLattice IdealLattice::Chain(int num_units) {
   IdealLattice L;
-  L.words_ = num_units / 64 + 1;
-  const auto w = static_cast<size_t>(L.words_);
-  L.bits_.assign(static_cast<size_t>(num_units + 1) * w, 0);
+  L.chain_ = true;
   L.next_offsets_.push_back(0);
   for (int i = 0; i <= num_units; ++i) {
-    for (int u = 0; u < i; ++u)
-      L.bits_[static_cast<size_t>(i) * w + static_cast<size_t>(u / 64)] |= uint64_t{1} << (u % 64);
     if (i < num_units) L.next_.emplace_back(i, i + 1);
     L.next_offsets_.push_back(static_cast<int64_t>(L.next_.size()));
   }

@@ -26,11 +26,11 @@ class IdealLattice {
   static IdealLattice Chain(int num_units);
 
   int size() const { return static_cast<int>(next_offsets_.size()) - 1; }
-  int words() const { return words_; }
-  const uint64_t* Bits(int id) const {
-    return bits_.data() + static_cast<size_t>(id) * static_cast<size_t>(words_);
+  bool Contains(int id, int unit) const {
+    if (chain_) return unit < id;  // the chain's ideal i is {0..i-1}: no bits stored
+    const uint64_t* bits = bits_.data() + static_cast<size_t>(id) * static_cast<size_t>(words_);
+    return (bits[unit / 64] >> (unit % 64)) & 1u;
   }
-  bool Contains(int id, int unit) const { return (Bits(id)[unit / 64] >> (unit % 64)) & 1u; }
   // (unit, id of ideal + unit) for every unit that can be added to ideal `id`, ascending by unit.
   std::span<const std::pair<int, int>> Next(int id) const {
     return {next_.data() + next_offsets_[static_cast<size_t>(id)],
@@ -43,6 +43,7 @@ class IdealLattice {
  private:
   int words_ = 1;
   int full_ = 0;
+  bool chain_ = false;
   std::vector<uint64_t> bits_;
   std::vector<std::pair<int, int>> next_;
   std::vector<int64_t> next_offsets_;

@@ -34,6 +34,7 @@ struct MilpOptions {
   // (column, value) of a solution to start from; when it names only some columns (say, the
   // integer ones) the rest are completed first by solving the program with those fixed.
   std::vector<std::pair<int, double>> start;
+  double memory_bytes = 4.0 * (1ull << 30);  // CBC's address space
 };
 
 enum class MilpStatus { kOptimal, kFeasible, kInfeasible, kNoSolution };
@@ -45,7 +46,10 @@ struct MilpResult {
   std::vector<double> values;
 };
 
-// Minimises. Internal only if CBC itself fails.
+// Minimises. CBC runs in a forked copy of the process: its presolve and root LP do not watch its
+// own time limit, so the copy is stopped shortly after `time_limit_s` (and capped at
+// `memory_bytes`). InvalidInput, saying so, when it was stopped or ran out of memory; Internal if
+// CBC itself fails.
 StatusOr<MilpResult> SolveWithCbc(const Milp& milp, const MilpOptions& options);
 
 }  // namespace dplace::place

@@ -2,8 +2,6 @@
 // for comparison: the optimal split of one linear order of the layers (each stage a run of
 // consecutive layers), without replication. It is the contiguous DP restricted to the prefixes of
 // the topological order, so it solves the same model as `dp` over a smaller set of splits.
-#include <limits>
-
 #include "dplace/place/exact/contiguous_dp.h"
 #include "dplace/place/exact/exact.h"
 
@@ -16,9 +14,12 @@ class PipeDreamPlacer : public Placer {
 
  private:
   StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+    const Deadline deadline = DeadlineAfter(ctx.budget.time_limit_s);
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel model, BuildContiguousModel(p));
-    const ContiguousSolution s = SolveContiguous(model, IdealLattice::Chain(model.num_units),
-                                                 std::numeric_limits<double>::infinity());
+    const ContiguousSolution s = SolveLinear(model, deadline);
+    if (!s.complete) {
+      ctx.note = "not proven optimal over the linear order: time limit or memory budget reached";
+    }
     if (s.found) return ToPlacement(model, s, p.num_ops());
     ctx.note = "no split of the linear order fits the devices";
     return NoSplitFits(model, p.num_ops());

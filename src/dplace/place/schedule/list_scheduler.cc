@@ -35,14 +35,25 @@ MeanCosts Means(const sim::Problem& p) {
     if (n > 0) m.op_s[static_cast<size_t>(op)] /= n;
   }
   if (k < 2) return m;
-  for (graph::TensorId t = 0; t < p.g().num_tensors(); ++t) {
-    double sum = 0;
-    for (sim::DeviceId a = 0; a < k; ++a) {
-      for (sim::DeviceId b = 0; b < k; ++b) {
-        if (a != b) sum += cost::TransferTime(p.g().tensor(t), p.c().LinkBetween(a, b));
-      }
+  // A transfer takes latency + bytes / bandwidth (nothing for an empty tensor on a link where that
+  // is free): its mean over the ordered pairs is made of three means over the links, taken once.
+  double latency = 0, inverse_bandwidth = 0, empty = 0;
+  for (sim::DeviceId a = 0; a < k; ++a) {
+    for (sim::DeviceId b = 0; b < k; ++b) {
+      if (a == b) continue;
+      const hw::Link& link = p.c().LinkBetween(a, b);
+      latency += link.latency_s;
+      inverse_bandwidth += 1 / link.bandwidth_bytes_per_s;
+      empty += link.empty_is_free ? 0 : link.latency_s;
     }
-    m.tensor_s[static_cast<size_t>(t)] = sum / (k * (k - 1));
+  }
+  const double pairs = static_cast<double>(k) * (k - 1);
+  for (graph::TensorId t = 0; t < p.g().num_tensors(); ++t) {
+    const graph::Tensor& tensor = p.g().tensor(t);
+    m.tensor_s[static_cast<size_t>(t)] = tensor.transfer_time_s >= 0 ? tensor.transfer_time_s
+                                         : tensor.bytes == 0
+                                             ? empty / pairs
+                                             : (latency + tensor.bytes * inverse_bandwidth) / pairs;
   }
   return m;
 }

@@ -159,7 +159,7 @@ void Refine(const CutProgram& program, size_t units, sim::Evaluator* evaluator, 
   const size_t stride = std::max<size_t>(1, units / kCoarsePositions);
   for (int pass = 0; pass < kRefinePasses; ++pass) {
     bool moved = false;
-    for (size_t c = 0; c < starts.size(); ++c) {
+    for (size_t c = 0; c < starts.size() && evaluator->evaluations() < until; ++c) {
       const size_t lo = c == 0 ? 1 : starts[c - 1] + 1;
       const size_t hi = c + 1 == starts.size() ? units - 1 : starts[c + 1] - 1;
       program.Place(starts, candidate);

@@ -1,14 +1,18 @@
-#include "dplace/io/isolated.h"
+#include "dplace/base/isolated.h"
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 
-namespace dplace::io {
+namespace dplace {
 namespace {
 
 // Writes all of `bytes`; false on a closed pipe.
@@ -25,7 +29,8 @@ bool WriteAll(int fd, const std::string& bytes) {
 }  // namespace
 
 StatusOr<std::string> RunIsolated(const std::function<StatusOr<std::string>()>& work,
-                                  const std::string& what, double limit_s) {
+                                  const std::string& what, const IsolatedLimits& limits) {
+  const double limit_s = limits.seconds;
   int fds[2];
   if (::pipe(fds) != 0) return Internal(what + ": pipe: " + std::strerror(errno));
   const pid_t pid = ::fork();
@@ -36,8 +41,29 @@ StatusOr<std::string> RunIsolated(const std::function<StatusOr<std::string>()>& 
   }
   if (pid == 0) {
     ::close(fds[0]);
+#if !defined(__SANITIZE_ADDRESS__)  // ASan reserves terabytes of address space up front
+    if (limits.memory_bytes > 0) {
+      const auto bytes = static_cast<rlim_t>(limits.memory_bytes);
+      const rlimit cap{.rlim_cur = bytes, .rlim_max = bytes};
+      ::setrlimit(RLIMIT_AS, &cap);
+    }
+#endif
     // First byte: 'o' and the result, or 'e' and the error message.
-    StatusOr<std::string> result = work();
+    // Nothing may unwind out of the child (into the caller's code, running on in a copy).
+    StatusOr<std::string> result = [&]() -> StatusOr<std::string> {
+      try {
+        return work();
+      } catch (const std::bad_alloc&) {
+        char budget[64] = "";
+        if (limits.memory_bytes > 0) {
+          std::snprintf(budget, sizeof(budget), " (its budget: %.3g GiB)",
+                        limits.memory_bytes / (1u << 30));
+        }
+        return InvalidInput(what + " ran out of memory" + budget);
+      } catch (const std::exception& e) {
+        return InvalidInput(what + " failed: " + e.what());
+      }
+    }();
     const bool written = result.ok() ? WriteAll(fds[1], "o" + *result)
                                      : WriteAll(fds[1], "e" + result.status().message());
     ::_exit(written ? 0 : 1);
@@ -67,16 +93,17 @@ StatusOr<std::string> RunIsolated(const std::function<StatusOr<std::string>()>& 
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
-    return InvalidInput(what + " ran past " + std::to_string(static_cast<int>(limit_s)) +
-                        " s and was stopped");
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%.3g", limit_s);
+    return InvalidInput(what + " ran past " + seconds + " s and was stopped");
   }
   if (WIFSIGNALED(status)) {
-    return InvalidInput(what + " crashed (" + std::string(::strsignal(WTERMSIG(status))) +
-                        "): the model is malformed in a way the ONNX library does not check");
+    return InvalidInput(what + " crashed (" + std::string(::strsignal(WTERMSIG(status))) + ")" +
+                        (limits.on_crash.empty() ? "" : ": " + limits.on_crash));
   }
   if (bytes.empty()) return InvalidInput(what + " gave no result");
   if (bytes[0] == 'e') return InvalidInput(bytes.substr(1));
   return bytes.substr(1);
 }
 
-}  // namespace dplace::io
+}  // namespace dplace
