@@ -83,6 +83,22 @@ INSTANTIATE_TEST_SUITE_P(
                  R"({"maxFPGAs": 2, "maxCPUs": 1, "nodes": [], "edges": [
                     {"sourceId": 1, "destId": 2, "cost": 1}, {"sourceId": 1, "destId": 3, "cost": 2}]})",
                  "edges[1].cost: node 1 has out-edges with different costs"},
+        BadGraph{"paper_unknown_key",
+                 R"({"maxFPGAs": 2, "maxCPUs": 1, "nodes": [{"id": 1, "supportedOnFpga": 1,
+                    "cpuLatency": 1, "fpgaLatncy": 1, "isBackwardNode": 0}], "edges": []})",
+                 "nodes[0]: unknown key 'fpgaLatncy' (did you mean 'fpgaLatency'?)"},
+        BadGraph{"paper_unknown_root_key",
+                 R"({"maxFPGAs": 2, "maxCPUs": 1, "maxSizePerFPGa": 9, "nodes": [], "edges": []})",
+                 "unknown key 'maxSizePerFPGa' (did you mean 'maxSizePerFPGA'?)"},
+        BadGraph{"piper_unknown_key",
+                 R"({"maxDevices": 2, "maxMemoryPerDevice": 1e9, "bandwidth": 1e9, "mbsInBatch": 1,
+                    "nodes": [{"id": 1, "TMPCs": {"1": [{"id": "vanilla", "timePerSample": 1,
+                    "memoryUsageA": 0, "memoryUsageB": 0, "timePerSampel": 2}]}}], "edges": []})",
+                 "unknown key 'timePerSampel' (did you mean 'timePerSample'?)"},
+        BadGraph{"baechi_unknown_key",
+                 R"({"nodes": [{"id": 0, "name": "a", "compute_time_us": {"gpu": 1},
+                    "colocaton": []}], "edges": []})",
+                 "nodes[0]: unknown key 'colocaton' (did you mean 'colocation'?)"},
         BadGraph{"paper_negative",
                  R"({"maxFPGAs": 2, "maxCPUs": 1, "nodes": [{"id": 1, "supportedOnFpga": 1,
                     "cpuLatency": 1, "fpgaLatency": -3, "isBackwardNode": 0}], "edges": []})",
@@ -150,6 +166,10 @@ TEST(BadInputTest, BadPlans) {
        "fpgas[2]: the cluster has only 2 accelerators"},
       {R"({"fpgas": [{"nodes": [0, 0]}]})", "fpgas[0].nodes[1]: node 0 is placed twice"},
       {R"({"hello": 1})", "not a plan"},
+      {R"({"format": "dplace-plan/1", "placment": {}, "placement": {"a": "g0"}})",
+       "unknown key 'placment' (did you mean 'placement'?)"},
+      {R"({"fpgas": [{"nodes": [0], "lod": 1}]})",
+       "fpgas[0]: unknown key 'lod' (did you mean 'load'?)"},
   };
   for (const auto& [content, expected] : cases) {
     const std::string path = dir.Write("p.json", content);

@@ -26,6 +26,10 @@ StatusOr<double> OptionalBytes(const JsonNode& node, std::string_view key) {
 
 StatusOr<BaechiNode> ReadNode(const JsonNode& node, std::set<std::string>* kinds) {
   BaechiNode out;
+  DPLACE_RETURN_IF_ERROR(
+      node.OnlyKeys({"id", "name", "op", "compute_time_us", "output_bytes",
+                     "output_bytes_per_output", "memory_bytes", "persistent_memory_bytes",
+                     "temporary_memory_bytes", "colocation", "profiled", "tf_device"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode name, node.Field("name"));
   DPLACE_ASSIGN_OR_RETURN(out.op.name, name.String());
   if (auto type = node.OptionalField("op")) {
@@ -70,6 +74,8 @@ bool IsBaechiProfile(const Json& j) {
 }
 
 StatusOr<graph::Graph> ReadBaechiProfile(const JsonNode& root, const std::string& name) {
+  DPLACE_RETURN_IF_ERROR(root.OnlyKeys(
+      {"name", "source", "license", "notes", "time_unit_raw", "devices", "nodes", "edges"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode nodes_node, root.Field("nodes"));
   DPLACE_ASSIGN_OR_RETURN(auto node_list, nodes_node.Elements());
   std::vector<BaechiNode> nodes;
@@ -103,6 +109,7 @@ StatusOr<graph::Graph> ReadBaechiProfile(const JsonNode& root, const std::string
     num_slots[i] = static_cast<int32_t>(nodes[i].output_bytes.size());
   }
   for (const JsonNode& e : edge_list) {
+    DPLACE_RETURN_IF_ERROR(e.OnlyKeys({"src", "dst", "bytes", "control", "src_output_slot"}));
     size_t ends[2];
     const char* keys[2] = {"src", "dst"};
     for (int k = 0; k < 2; ++k) {

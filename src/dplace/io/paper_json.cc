@@ -45,6 +45,8 @@ StatusOr<hw::Cluster> PaperCluster(const JsonNode& root) {
 }  // namespace
 
 StatusOr<GraphWithMachine> ReadPaperInput(const JsonNode& root, const std::string& name) {
+  DPLACE_RETURN_IF_ERROR(
+      root.OnlyKeys({"maxFPGAs", "maxCPUs", "maxSizePerFPGA", "nodes", "edges"}));
   DPLACE_ASSIGN_OR_RETURN(hw::Cluster cluster, PaperCluster(root));
   graph::GraphBuilder builder(name);
   DPLACE_ASSIGN_OR_RETURN(JsonNode nodes, root.Field("nodes"));
@@ -55,6 +57,7 @@ StatusOr<GraphWithMachine> ReadPaperInput(const JsonNode& root, const std::strin
   // The transfer cost of a node's output is the cost of its out-edges.
   std::unordered_map<int64_t, double> out_cost;
   for (const JsonNode& e : edge_list) {
+    DPLACE_RETURN_IF_ERROR(e.OnlyKeys({"sourceId", "destId", "cost", "size"}));
     DPLACE_ASSIGN_OR_RETURN(JsonNode src, e.Field("sourceId"));
     DPLACE_ASSIGN_OR_RETURN(int64_t id, src.Integer());
     DPLACE_ASSIGN_OR_RETURN(JsonNode cost_node, e.Field("cost"));
@@ -69,6 +72,9 @@ StatusOr<GraphWithMachine> ReadPaperInput(const JsonNode& root, const std::strin
 
   std::unordered_map<int64_t, graph::OpId> by_id;
   for (const JsonNode& node : node_list) {
+    DPLACE_RETURN_IF_ERROR(
+        node.OnlyKeys({"id", "name", "fpgaLatency", "cpuLatency", "supportedOnFpga",
+                       "isBackwardNode", "size", "colorClass", "layerId"}));
     graph::Op op;
     DPLACE_ASSIGN_OR_RETURN(JsonNode id_node, node.Field("id"));
     DPLACE_ASSIGN_OR_RETURN(op.source_id, id_node.Integer());
@@ -152,11 +158,13 @@ StatusOr<sim::Placement> ReadPaperSplit(const JsonNode& root, const graph::Graph
   sim::Placement placement(static_cast<size_t>(g.num_ops()), -1);
   const std::pair<const char*, const std::vector<hw::DeviceId>*> lists[] = {{"fpgas", &accels},
                                                                             {"cpus", &cpus}};
+  DPLACE_RETURN_IF_ERROR(root.OnlyKeys({"fpgas", "cpus", "maxLoad"}));
   for (const auto& [key, devices] : lists) {
     auto list = root.OptionalField(key);
     if (!list) continue;
     DPLACE_ASSIGN_OR_RETURN(auto machines, list->Elements());
     for (size_t m = 0; m < machines.size(); ++m) {
+      DPLACE_RETURN_IF_ERROR(machines[m].OnlyKeys({"nodes", "load"}));
       DPLACE_ASSIGN_OR_RETURN(JsonNode nodes, machines[m].Field("nodes"));
       DPLACE_ASSIGN_OR_RETURN(auto ids, nodes.Elements());
       if (ids.empty()) continue;

@@ -31,6 +31,7 @@ StatusOr<GraphWithMachine> ReadPiperInput(const JsonNode& root, const std::strin
   DPLACE_ASSIGN_OR_RETURN(auto edge_list, edges.Elements());
   std::unordered_map<int64_t, double> out_bytes;  // a layer's output: its largest out-edge
   for (const JsonNode& e : edge_list) {
+    DPLACE_RETURN_IF_ERROR(e.OnlyKeys({"sourceId", "destId", "communicationCost"}));
     DPLACE_ASSIGN_OR_RETURN(JsonNode src, e.Field("sourceId"));
     DPLACE_ASSIGN_OR_RETURN(int64_t id, src.Integer());
     DPLACE_ASSIGN_OR_RETURN(JsonNode cost, e.Field("communicationCost"));
@@ -51,6 +52,7 @@ StatusOr<GraphWithMachine> ReadPiperInput(const JsonNode& root, const std::strin
   }
   for (const JsonNode& node : node_list) {
     graph::Op op;
+    DPLACE_RETURN_IF_ERROR(node.OnlyKeys({"id", "name", "TMPCs"}));
     DPLACE_ASSIGN_OR_RETURN(JsonNode id_node, node.Field("id"));
     DPLACE_ASSIGN_OR_RETURN(op.source_id, id_node.Integer());
     if (by_id.count(op.source_id))
@@ -71,6 +73,8 @@ StatusOr<GraphWithMachine> ReadPiperInput(const JsonNode& root, const std::strin
       }
     }
     if (vanilla == nullptr) return degree1.Error("has no \"vanilla\" option");
+    DPLACE_RETURN_IF_ERROR(vanilla->OnlyKeys({"id", "timePerSample", "memoryUsageA", "memoryUsageB",
+                                              "parameterSize", "syncTimeFw", "syncTimeBw"}));
     DPLACE_ASSIGN_OR_RETURN(JsonNode time, vanilla->Field("timePerSample"));
     DPLACE_ASSIGN_OR_RETURN(double ms, time.NonNegativeNumber());
     op.time_s = {{"gpu", ms * 1e-3}};

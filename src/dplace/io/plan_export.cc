@@ -280,6 +280,18 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     return InvalidInput("--export stages: the plan is not a pipeline of contiguous stages: " +
                         devices + " feed each other");
   }
+  // The max-load model (throughput) sends a CPU's tensors for free: real for the host holding the
+  // model's inputs or outputs (the first or last stage), not for a stage in between.
+  if (p.objective == sim::Objective::kThroughput) {
+    for (size_t i = 1; i + 1 < stages.size(); ++i) {
+      const hw::Device& d = p.c().device(stages[i].device);
+      if (d.kind != "cpu") continue;
+      return InvalidInput("--export stages: the host CPU " + d.name + " is stage " +
+                          std::to_string(i + 1) + " of " + std::to_string(stages.size()) +
+                          ": the throughput objective sends its tensors for free, which holds "
+                          "only for a first or last stage");
+    }
+  }
   Json list = Json::array(), splits = Json::array(), split_modules = Json::array();
   for (size_t i = 0; i < stages.size(); ++i) {
     const Stage& s = stages[i];

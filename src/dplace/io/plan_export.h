@@ -46,7 +46,9 @@ DeviceMap MakeDeviceMap(const sim::Problem& problem, const sim::Placement& place
 // MakeDeviceMap(...).map.
 Json DeviceMapJson(const sim::Problem& problem, const sim::Placement& placement);
 
-// InvalidInput when the placement is not a pipeline of contiguous stages.
+// InvalidInput when the placement is not a pipeline of contiguous stages, or, under the throughput
+// objective (whose max-load model sends a CPU's tensors for free), has a CPU stage that is neither
+// the first nor the last.
 StatusOr<Json> StagesJson(const sim::Problem& problem, const sim::Placement& placement);
 
 }  // namespace dplace::io

@@ -23,7 +23,7 @@ TEST(PlanExportTest, ModulePathFromScopedNames) {
 }
 
 // /a/x/MatMul -> /a/y/Relu -> /b/z/MatMul on gpu0, gpu0, gpu1 (of two GPUs and a CPU).
-sim::Problem Chain() {
+sim::Problem Chain(sim::Objective objective = sim::Objective::kStep) {
   graph::GraphBuilder b("chain");
   const auto x = b.AddOp({.name = "/a/x/MatMul", .flops = 100});
   const auto y = b.AddOp({.name = "/a/y/Relu", .flops = 1});
@@ -36,8 +36,7 @@ sim::Problem Chain() {
   c.AddDevice({.name = "cpu0", .kind = "cpu", .peak_flops = 1e11});
   auto g = std::make_shared<const graph::Graph>(std::move(b.Build()).value());
   auto cluster = std::make_shared<const hw::Cluster>(std::move(c.Build()).value());
-  return std::move(sim::MakeProblem(g, cluster, sim::Objective::kStep, cost::RooflineCostModel()))
-      .value();
+  return std::move(sim::MakeProblem(g, cluster, objective, cost::RooflineCostModel())).value();
 }
 
 TEST(PlanExportTest, DeviceMapByModule) {
@@ -86,6 +85,19 @@ TEST(PlanExportTest, StagesOfAContiguousSplit) {
   auto bad = StagesJson(p, {0, 1, 0});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("not a pipeline of contiguous stages"), std::string::npos);
+}
+
+// The host CPU between two GPUs: a stage whose transfers the step objective charges, but which the
+// throughput objective's max-load model sends for free, so it is not written as a stage there. At
+// either end it is the host holding the inputs or outputs, and is.
+TEST(PlanExportTest, TheHostCpuIsAMiddleStageOnlyWhereItsTransfersAreCharged) {
+  EXPECT_TRUE(StagesJson(Chain(sim::Objective::kStep), {0, 2, 1}).ok());
+  auto middle = StagesJson(Chain(sim::Objective::kThroughput), {0, 2, 1});
+  ASSERT_FALSE(middle.ok());
+  EXPECT_NE(middle.status().message().find("the host CPU cpu0 is stage 2 of 3"), std::string::npos)
+      << middle.status().message();
+  EXPECT_TRUE(StagesJson(Chain(sim::Objective::kThroughput), {2, 0, 1}).ok());
+  EXPECT_TRUE(StagesJson(Chain(sim::Objective::kThroughput), {0, 1, 2}).ok());
 }
 
 }  // namespace

@@ -10,6 +10,9 @@ bool IsDplacePlan(const Json& j) {
 
 StatusOr<sim::Placement> ReadPlan(const JsonNode& root, const graph::Graph& g,
                                   const hw::Cluster& c) {
+  DPLACE_RETURN_IF_ERROR(
+      root.OnlyKeys({"format", "graph", "cluster", "objective", "value", "feasible", "lower_bound",
+                     "reason", "placer", "placement"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode placement_node, root.Field("placement"));
   DPLACE_ASSIGN_OR_RETURN(auto members, placement_node.Members());
   sim::Placement placement(static_cast<size_t>(g.num_ops()), -1);

@@ -118,6 +118,7 @@ StatusOr<MilpResult> SolveInProcess(const Milp& milp, const MilpOptions& options
   Cbc_setLogLevel(model, getenv("DPLACE_CBC_LOG") ? 1 : 0);
   Cbc_setMaximumSeconds(model, options.time_limit_s);
   Cbc_setParameter(model, "threads", "1");
+  Cbc_setParameter(model, "timeMode", "elapsed");  // wall-clock seconds, as --time-limit
   if (options.max_nodes > 0) {
     Cbc_setParameter(model, "maxNodes", std::to_string(options.max_nodes).c_str());
   }
