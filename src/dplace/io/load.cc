@@ -6,6 +6,7 @@
 #include "dplace/base/spelling.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
+#include "dplace/io/onnx_file.h"
 #include "dplace/io/onnx_model.h"
 #include "dplace/io/paper_json.h"
 #include "dplace/io/plan_json.h"
@@ -28,10 +29,10 @@ std::string FormatOf(const Json& j) {
 }
 
 StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path, const InputShapes& shapes) {
-  DPLACE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  if (text.empty()) return InvalidInput("file is empty");
   LoadedGraph out;
   if (path.ends_with(".onnx")) {
+    DPLACE_ASSIGN_OR_RETURN(const std::string text, ReadOnnxFile(path));
+    if (text.empty()) return InvalidInput("file is empty");
     DPLACE_ASSIGN_OR_RETURN(OnnxGraph onnx, ReadOnnxModel(text, FileStem(path), shapes));
     out.graph = std::make_shared<const graph::Graph>(std::move(onnx.graph));
     out.format = GraphFormat::kOnnx;
@@ -40,6 +41,8 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path, const InputSh
     out.batch = onnx.batch;
     return out;
   }
+  DPLACE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  if (text.empty()) return InvalidInput("file is empty");
   if (!shapes.empty()) return InvalidInput("--shapes applies to ONNX models only");
   if (IsPipeDreamProfile(text)) {
     DPLACE_ASSIGN_OR_RETURN(graph::Graph g, ReadPipeDreamProfile(text, FileStem(FileStem(path))));

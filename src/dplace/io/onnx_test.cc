@@ -9,6 +9,7 @@
 #include "dplace/base/json_node.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/load.h"
+#include "dplace/io/onnx_file.h"
 #include "dplace/io/onnx_model.h"
 
 namespace dplace::io {
@@ -107,6 +108,39 @@ TEST(OnnxTest, WeightsInExternalDataAreNotNeeded) {
   auto r = Read(m);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_DOUBLE_EQ(r->graph.op(0).param_bytes, (8 * 3 * 3 * 3 + 8) * 4.0);
+}
+
+// The weights' values are left out before parsing; names, types, shapes, small and integer
+// tensors stay, and the model reads as the one with its values.
+TEST(OnnxTest, WeightValuesAreLeftOutBeforeParsing) {
+  onnx::ModelProto m = SmallModel();
+  m.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string(216 * 4, '\x01'));
+  for (int i = 0; i < 8; ++i) m.mutable_graph()->mutable_initializer(1)->add_float_data(1);
+  onnx::TensorProto* shape = m.mutable_graph()->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(100);
+  for (int i = 0; i < 100; ++i) shape->add_int64_data(i);
+  const std::string bytes = m.SerializeAsString();
+  const std::string light = WithoutWeights(bytes);
+  ASSERT_FALSE(light.empty());
+  EXPECT_LT(light.size(), bytes.size() - 216 * 4);
+  onnx::ModelProto back;
+  ASSERT_TRUE(back.ParseFromString(light));
+  const auto& init = back.graph().initializer();
+  ASSERT_EQ(init.size(), 3);
+  EXPECT_EQ(init[0].name(), "w");
+  EXPECT_EQ(init[0].dims_size(), 4);
+  EXPECT_TRUE(init[0].raw_data().empty());    // 216 floats: left out
+  EXPECT_EQ(init[1].float_data_size(), 8);    // 8 floats: kept
+  EXPECT_EQ(init[2].int64_data_size(), 100);  // integers (shapes, indices): kept
+  EXPECT_EQ(back.graph().node_size(), m.graph().node_size());
+  auto full = ReadOnnxModel(bytes, "small"), without = ReadOnnxModel(light, "small");
+  ASSERT_TRUE(full.ok() && without.ok());
+  EXPECT_EQ(full->graph.op(0).param_bytes, without->graph.op(0).param_bytes);
+  // Not a protobuf encoding: nothing, and the loader hands the bytes to the parser as they are.
+  EXPECT_TRUE(WithoutWeights(std::string("\x0f\xff\xff", 3)).empty());
+  EXPECT_TRUE(WithoutWeights(bytes.substr(0, bytes.size() / 2)).empty());
 }
 
 TEST(OnnxTest, SymbolicInputShapeIsAnError) {
