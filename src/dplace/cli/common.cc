@@ -49,6 +49,9 @@ StatusOr<io::InputShapes> ParseShapes(const std::vector<std::string>& specs) {
 
 StatusOr<io::LoadedGraph> LoadGraphFile(const GraphFlags& flags) {
   DPLACE_ASSIGN_OR_RETURN(io::InputShapes shapes, ParseShapes(flags.shapes));
+  if (!shapes.empty() && !flags.path.ends_with(".onnx")) {
+    return InvalidInput(flags.path + ": --shapes applies to ONNX models only");
+  }
   DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, io::LoadGraph(flags.path, shapes));
   for (const std::string& w : loaded.warnings) {
     std::cerr << "warning: " << flags.path << ": " << w << "\n";
@@ -69,12 +72,12 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphFlags& flags) {
       depth = static_cast<int>(v);
     }
     auto grouped = io::GroupByModule(*loaded.graph, depth);
-    if (!grouped.ok()) return grouped.status().WithContext(flags.path);
+    if (!grouped.ok()) return grouped.status().WithContext("--unit").WithContext(flags.path);
     loaded.graph = std::make_shared<const graph::Graph>(std::move(grouped).value());
   }
   if (flags.training) {
     auto expanded = graph::ExpandTraining(*loaded.graph, {.colocate = !flags.free_gradients});
-    if (!expanded.ok()) return expanded.status().WithContext(flags.path);
+    if (!expanded.ok()) return expanded.status().WithContext("--training").WithContext(flags.path);
     loaded.graph = std::make_shared<const graph::Graph>(std::move(expanded).value());
   }
   if (!flags.dtype.empty()) {

@@ -16,7 +16,9 @@ Status RunInfo(const InfoFlags& flags) {
   const double saved_bytes = graph::SavedActivationBytes(*loaded.graph);
   if (flags.graph.training) {
     auto expanded = graph::ExpandTraining(*loaded.graph, {.colocate = !flags.graph.free_gradients});
-    if (!expanded.ok()) return expanded.status().WithContext(flags.graph.path);
+    if (!expanded.ok()) {
+      return expanded.status().WithContext("--training").WithContext(flags.graph.path);
+    }
     loaded.graph = std::make_shared<const graph::Graph>(std::move(expanded).value());
   }
   const graph::Graph& g = *loaded.graph;

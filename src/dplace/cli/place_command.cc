@@ -134,7 +134,9 @@ StatusOr<Json> StagesOfBestContiguous(const sim::Problem& problem,
   report::PlacerResult fallback;
   if (best == nullptr) {
     DPLACE_ASSIGN_OR_RETURN(fallback, RunPlacer("contiguous", problem, options));
-    DPLACE_ASSIGN_OR_RETURN(best_stages, io::StagesJson(problem, fallback.placement));
+    auto s = io::StagesJson(problem, fallback.placement);
+    if (!s.ok()) return s.status().WithContext("--export stages");
+    best_stages = std::move(*s);
     best = &fallback;
   }
   const std::string value = problem.objective == sim::Objective::kStep

@@ -15,7 +15,7 @@ constexpr double kUpdateBytesPerParameterByte = 7;  // read w, g, m, v; write w,
 StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
   for (const Op& op : g.ops()) {
     if (op.kind != OpKind::kForward) {
-      return InvalidInput("--training: graph '" + g.name() + "' already has " +
+      return InvalidInput("graph '" + g.name() + "' already has " +
                           std::string(OpKindName(op.kind)) + " ops (op '" + op.name + "')");
     }
   }

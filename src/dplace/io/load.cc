@@ -43,7 +43,7 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path, const InputSh
   }
   DPLACE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   if (text.empty()) return InvalidInput("file is empty");
-  if (!shapes.empty()) return InvalidInput("--shapes applies to ONNX models only");
+  if (!shapes.empty()) return InvalidInput("fixed input sizes apply to ONNX models only");
   if (IsPipeDreamProfile(text)) {
     DPLACE_ASSIGN_OR_RETURN(graph::Graph g, ReadPipeDreamProfile(text, FileStem(FileStem(path))));
     out.graph = std::make_shared<const graph::Graph>(std::move(g));

@@ -95,7 +95,8 @@ std::string OpModule(const graph::Op& op) {
 }
 
 StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth) {
-  if (depth < 1) return InvalidInput("--unit module:DEPTH: the depth must be at least 1");
+  if (depth < 1)
+    return InvalidInput("a module depth must be at least 1, not " + std::to_string(depth));
   graph::GraphBuilder b(g.name());
   for (const std::string& group : g.groups()) b.Group(group);
   int scoped = 0;
@@ -120,7 +121,7 @@ StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth) {
   }
   if (scoped == 0) {
     return InvalidInput(
-        "--unit module: no op names a module (scoped ONNX node names or "
+        "no op names a module (scoped ONNX node names or "
         "parameter names are needed)");
   }
   for (const graph::Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);
@@ -277,8 +278,8 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     for (const auto& [d, n] : indegree) {
       if (n > 0) devices += (devices.empty() ? "" : ", ") + p.c().device(d).name;
     }
-    return InvalidInput("--export stages: the plan is not a pipeline of contiguous stages: " +
-                        devices + " feed each other");
+    return InvalidInput("the plan is not a pipeline of contiguous stages: " + devices +
+                        " feed each other");
   }
   // The max-load model (throughput) sends a CPU's tensors for free: real for the host holding the
   // model's inputs or outputs (the first or last stage), not for a stage in between.
@@ -286,8 +287,8 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     for (size_t i = 1; i + 1 < stages.size(); ++i) {
       const hw::Device& d = p.c().device(stages[i].device);
       if (d.kind != "cpu") continue;
-      return InvalidInput("--export stages: the host CPU " + d.name + " is stage " +
-                          std::to_string(i + 1) + " of " + std::to_string(stages.size()) +
+      return InvalidInput("the host CPU " + d.name + " is stage " + std::to_string(i + 1) + " of " +
+                          std::to_string(stages.size()) +
                           ": the throughput objective sends its tensors for free, which holds "
                           "only for a first or last stage");
     }

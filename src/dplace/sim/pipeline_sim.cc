@@ -50,7 +50,10 @@ std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int s, i
 
 StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& placement,
                                           PipelineSchedule schedule, int microbatches) {
-  if (microbatches < 1) return InvalidInput("--microbatches must be at least 1");
+  if (microbatches < 1) {
+    return InvalidInput("a pipeline needs at least 1 micro-batch, not " +
+                        std::to_string(microbatches));
+  }
   const graph::Graph& g = p.g();
   PipelineResult r;
   r.schedule = schedule;
