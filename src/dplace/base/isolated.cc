@@ -101,6 +101,11 @@ StatusOr<std::string> RunIsolated(const std::function<StatusOr<std::string>()>& 
     return InvalidInput(what + " crashed (" + std::string(::strsignal(WTERMSIG(status))) + ")" +
                         (limits.on_crash.empty() ? "" : ": " + limits.on_crash));
   }
+  if (bytes.empty() && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    // A crash a sanitizer caught: its handler reports it and exits, with no signal.
+    return InvalidInput(what + " crashed (exit status " + std::to_string(WEXITSTATUS(status)) +
+                        ")" + (limits.on_crash.empty() ? "" : ": " + limits.on_crash));
+  }
   if (bytes.empty()) return InvalidInput(what + " gave no result");
   if (bytes[0] == 'e') return InvalidInput(bytes.substr(1));
   return bytes.substr(1);

@@ -106,19 +106,19 @@ void PutMessage(uint64_t number, const std::string& payload, std::string* out) {
 // A TensorProto without its values when it is a floating-point tensor of more than 64 elements.
 std::optional<std::string> Tensor(std::string_view bytes) {
   uint64_t type = 0;
-  int64_t elements = 1;
+  double elements = 1;  // a double: dims from a hostile file may multiply past any integer
   for (Reader r(bytes); !r.done();) {
     const auto f = r.Next();
     if (!f) return std::nullopt;
     if (f->number == kTensorDataType && f->wire == 0) type = f->varint;
     if (f->number == kTensorDims && f->wire == 0) {
-      elements *= std::max<int64_t>(static_cast<int64_t>(f->varint), 1);
+      elements *= std::max(static_cast<double>(static_cast<int64_t>(f->varint)), 1.0);
     }
     if (f->number == kTensorDims && f->wire == 2) {  // packed
       for (Reader dims(f->value); !dims.done();) {
         const auto d = dims.Varint();
         if (!d) return std::nullopt;
-        elements *= std::max<int64_t>(static_cast<int64_t>(*d), 1);
+        elements *= std::max(static_cast<double>(static_cast<int64_t>(*d)), 1.0);
       }
     }
   }
