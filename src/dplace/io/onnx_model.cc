@@ -448,8 +448,8 @@ StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& n
     const bool floating = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::FLOAT16 ||
                           type == onnx::TensorProto::BFLOAT16 || type == onnx::TensorProto::DOUBLE;
     if (!floating) continue;
-    int64_t elements = 1;
-    for (int64_t d : t.dims()) elements *= std::max<int64_t>(d, 1);
+    double elements = 1;  // a double: dims from a hostile file may multiply past any integer
+    for (int64_t d : t.dims()) elements *= static_cast<double>(std::max<int64_t>(d, 1));
     if (elements <= 64) continue;
     t.clear_raw_data();
     t.clear_float_data();
