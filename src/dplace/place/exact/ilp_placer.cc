@@ -24,21 +24,28 @@ namespace {
 constexpr double kDefaultTimeLimitS = 60;
 constexpr int64_t kDefaultMaxNodes = 100000;  // the evaluation budget overrides it
 
+using Clock = std::chrono::steady_clock;
+
+// The placer's time limit (--time-limit, else the default), and what is left of it since `began`.
+double LimitSeconds(const PlaceContext& ctx) {
+  return ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
+}
+double SecondsLeft(const PlaceContext& ctx, Clock::time_point began) {
+  return LimitSeconds(ctx) - std::chrono::duration<double>(Clock::now() - began).count();
+}
+
 // Solves `program` from `start` (may be empty) and returns the better of CBC's answer and the
 // start; `fallback` when neither exists. `what` names the program in the note. The program's
 // proven bound is a lower bound of the problem (ctx.lower_bound) only when `bounds_problem`: the
 // program optimises the problem's objective over every feasible placement. The time limit counts
 // from `began`, when the placer started.
-using Clock = std::chrono::steady_clock;
 StatusOr<sim::Placement> Solve(const sim::Problem& p, PlaceContext& ctx,
                                const PlacementProgram& program, sim::Objective optimises,
                                bool bounds_problem, const sim::Placement& start,
                                const sim::Placement& fallback, const std::string& what,
                                Clock::time_point began) {
   MilpOptions options;
-  const double limit_s = ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
-  options.time_limit_s =
-      std::max(0.1, limit_s - std::chrono::duration<double>(Clock::now() - began).count());
+  options.time_limit_s = std::max(0.1, SecondsLeft(ctx, began));
   options.max_nodes =
       ctx.budget.max_evaluations > 0 ? ctx.budget.max_evaluations : kDefaultMaxNodes;
   if (!start.empty()) options.start = program.StartValues(start);
@@ -142,11 +149,9 @@ class IlpPlacer : public Placer {
     const Clock::time_point began = Clock::now();
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel m, BuildContiguousModel(p, /*for_contiguity=*/false));
     // The starts may take a third of the time; CBC has the rest.
-    const double limit_s =
-        ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
     DPLACE_ASSIGN_OR_RETURN(const LinearSplits linear,
-                            SplitLinearOrder(p, DeadlineAfter(limit_s / 3)));
-    const double left = limit_s - std::chrono::duration<double>(Clock::now() - began).count();
+                            SplitLinearOrder(p, DeadlineAfter(LimitSeconds(ctx) / 3)));
+    const double left = SecondsLeft(ctx, began);
     if (p.objective != sim::Objective::kLatency) {
       const sim::Placement start = BestFeasible({linear.max_load}, ctx);
       if (TooLargeToBuild(m, left, &ctx.note)) {
@@ -184,13 +189,11 @@ class IlpContiguousPlacer : public Placer {
     const Clock::time_point began = Clock::now();
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel m, BuildContiguousModel(p));
     // `dp` may take half the time; CBC has the rest.
-    const double limit_s =
-        ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
     PlaceContext dp_ctx{.evaluator = ctx.evaluator, .seed = ctx.seed, .budget = ctx.budget};
-    dp_ctx.budget.time_limit_s = limit_s / 2;
+    dp_ctx.budget.time_limit_s = LimitSeconds(ctx) / 2;
     DPLACE_ASSIGN_OR_RETURN(sim::Placement dp, MakeDpPlacer()->Place(p, dp_ctx));
     const sim::Placement start = BestFeasible({dp}, ctx);
-    const double left = limit_s - std::chrono::duration<double>(Clock::now() - began).count();
+    const double left = SecondsLeft(ctx, began);
     if (TooLargeToBuild(m, left, &ctx.note)) {
       ctx.note += start.empty() ? "" : "; dp's split returned";
       return start.empty() ? NoSplitFits(m, p.num_ops()) : start;
