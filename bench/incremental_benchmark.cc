@@ -47,8 +47,11 @@ const Fixture& Get(const benchmark::State& state) {
                                  cost::RooflineCostModel()))
           .value());
   sim::SimulatedEvaluator evaluator(*f.problem);
-  place::PlaceContext ctx{.evaluator = &evaluator, .seed = 1};
-  f.base = place::MakePlacer("heft").value()->Place(*f.problem, ctx).value();
+  f.base = place::MakePlacer("heft")
+               .value()
+               .placer->Place(*f.problem, {.evaluator = &evaluator, .seed = 1})
+               .value()
+               .placement;
   const std::vector<place::Unit> units = place::MakeUnits(*f.problem);
   Rng rng(5);
   while (f.moved.size() < 256) {

@@ -12,9 +12,8 @@
 #include "dplace/graph/synthetic.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/load.h"
-#include "dplace/place/coarsen.h"
 #include "dplace/place/registry.h"
-#include "dplace/sim/evaluator.h"
+#include "dplace/run/run.h"
 
 namespace dplace {
 namespace {
@@ -54,26 +53,20 @@ const sim::Problem& Gnmt() {
 
 void Place(benchmark::State& state, const sim::Problem& problem, int coarsen_ops) {
   const std::string name = kPlacers[state.range(0)];
-  const bool search = name == "chains" || name == "local_search" || name == "mcmc";
+  const bool search = place::FindPlacer(name).value()->traits.family == place::Family::kSearch;
   double value = 0;
   std::string note;
   for (auto _ : state) {
-    auto placer = place::MakePlacer(name).value();
-    sim::SimulatedEvaluator evaluator(problem);
-    place::PlaceContext ctx{.evaluator = &evaluator,
-                            .budget = {.time_limit_s = search ? kTimeLimitS : 0}};
-    auto placement = coarsen_ops > 0
-                         ? place::PlaceCoarsened(*placer, problem, ctx,
-                                                 {.target_ops = coarsen_ops, .refine = search})
-                         : placer->Place(problem, ctx);
-    if (!placement.ok()) {
-      state.SkipWithError(placement.status().message().c_str());
+    auto placed = run::Run(problem, {.placer = name,
+                                     .limits = {.seconds = search ? kTimeLimitS : 0},
+                                     .coarsen_ops = coarsen_ops,
+                                     .refine = search});
+    if (!placed.ok()) {
+      state.SkipWithError(placed.status().message().c_str());
       return;
     }
-    sim::SimulatedEvaluator judge(problem);
-    const sim::Evaluation e = judge.Evaluate(*placement);
-    value = e.feasible ? e.value : 0;
-    note = ctx.note;
+    value = placed->evaluation.feasible ? placed->evaluation.value : 0;
+    note = placed->note;
   }
   state.SetLabel(name + (note.empty() ? "" : ": " + note));
   state.counters["ops"] = problem.num_ops();

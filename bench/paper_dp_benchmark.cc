@@ -48,13 +48,12 @@ void BM_PaperDp(benchmark::State& state, Workload w) {
   double value = 0;
   for (auto _ : state) {
     sim::SimulatedEvaluator evaluator(*problem);
-    place::PlaceContext ctx{.evaluator = &evaluator};
-    auto placement = place::MakeDpPlacer()->Place(*problem, ctx);
+    auto placement = place::MakeDpPlacer()->Place(*problem, {.evaluator = &evaluator});
     if (!placement.ok()) {
       state.SkipWithError(placement.status().message().c_str());
       return;
     }
-    value = sim::EvaluateMaxLoad(*problem, *placement).value;
+    value = sim::EvaluateMaxLoad(*problem, placement->placement).value;
   }
   state.counters["max_load"] = value;
   state.counters["rel_diff"] = std::fabs(value - w.optimum) / w.optimum;

@@ -276,11 +276,11 @@ std::string RunOne(const Seed& seed, const std::string& bytes, const fs::path& f
   for (const char* name : {"heft", "m_etf"}) {
     auto placer = dplace::place::MakePlacer(name);
     dplace::sim::SimulatedEvaluator evaluator(*problem);
-    dplace::place::PlaceContext ctx{
-        .evaluator = &evaluator, .seed = 1, .budget = {.max_evaluations = 100, .time_limit_s = 1}};
-    auto placed = (*placer)->Place(*problem, ctx);
+    auto placed = placer->placer->Place(
+        *problem,
+        {.evaluator = &evaluator, .seed = 1, .limits = {.evaluations = 100, .seconds = 1}});
     if (!placed.ok()) return bad(placed.status());
-    evaluator.Evaluate(*placed);
+    evaluator.Evaluate(placed->placement);
   }
   return "";
 }

@@ -10,7 +10,9 @@ LAYERS=(
   "graph hw"
   "cost"
   "sim"
-  "place io report"
+  "place io"
+  "run"
+  "report"
   "cli"
 )
 declare -A rank

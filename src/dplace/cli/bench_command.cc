@@ -149,14 +149,14 @@ struct Comparison {
   double ratio() const { return best_s / classic_s; }
 };
 
-bool Better(const report::PlacerResult& a, const report::PlacerResult& b) {
+bool Better(const run::PlacerResult& a, const run::PlacerResult& b) {
   return place::ScoreOf(a.evaluation) < place::ScoreOf(b.evaluation);
 }
 
-std::optional<Comparison> Compare(const std::vector<report::PlacerResult>& results) {
-  const report::PlacerResult *classic = nullptr, *best = nullptr;
+std::optional<Comparison> Compare(const std::vector<run::PlacerResult>& results) {
+  const run::PlacerResult *classic = nullptr, *best = nullptr;
   Comparison c;
-  for (const report::PlacerResult& r : results) {
+  for (const run::PlacerResult& r : results) {
     if (IsClassic(r.placer) && (classic == nullptr || Better(r, *classic))) classic = &r;
     if (best == nullptr || Better(r, *best)) best = &r;
     if (r.placer == "single") {
@@ -233,6 +233,8 @@ Status RunBench(const BenchFlags& flags) {
     }
   }
   DPLACE_ASSIGN_OR_RETURN(const Suite suite, MakeSuite(flags));
+  DPLACE_ASSIGN_OR_RETURN(const place::PlacerOptions placer_options,
+                          place::ParseOptionSpecs(flags.options));
   std::vector<std::string> placers;
   for (const std::string& name : suite.placers) {
     for (const place::PlacerEntry& e : place::Placers()) {
@@ -259,17 +261,18 @@ Status RunBench(const BenchFlags& flags) {
     if (!w.expert.empty()) {
       DPLACE_ASSIGN_OR_RETURN(expert_plan, io::LoadPlan(w.expert, problem.g(), problem.c()));
     }
-    std::vector<report::PlacerResult> results;
+    std::vector<run::PlacerResult> results;
     for (const std::string& name : placers) {
       // The paper suites compare with the paper's own expert splits only; elsewhere the rule.
       if (name == "expert" && w.expert.empty() && !suite.compare) continue;
-      const RunOptions options{
+      const run::RunRequest request{
+          .placer = name,
+          .options = placer_options,
           .seed = flags.seed,
-          .time_limit_s = flags.time_limit_s,
-          .evaluations = flags.evaluations,
-          .given_plan = name == "expert" && !w.expert.empty() ? &expert_plan : nullptr,
+          .limits = {.evaluations = flags.evaluations, .seconds = flags.time_limit_s},
+          .start = name == "expert" && !w.expert.empty() ? &expert_plan : nullptr,
           .coarsen_ops = flags.coarsen_ops};
-      auto run = RunPlacer(name, problem, options);
+      auto run = run::Run(problem, request);
       progress.Advance(w.name + " " + name);
       if (!run.ok()) {
         rows.push_back({w.name, name, "-", "-", "-", "-", "-", run.status().message()});
@@ -277,9 +280,9 @@ Status RunBench(const BenchFlags& flags) {
       }
       results.push_back(std::move(run).value());
     }
-    ShareBestLowerBound(&results);  // e.g. the integer program's bound holds for every placer
+    run::ShareBestLowerBound(&results);  // e.g. the integer program's bound holds for every placer
     Json results_json = Json::array();
-    for (const report::PlacerResult& r : results) {
+    for (const run::PlacerResult& r : results) {
       char value[32], gap[32];
       std::snprintf(value, sizeof(value), "%.6g", r.evaluation.value);
       std::snprintf(gap, sizeof(gap), "%.1f%%", 100 * report::Gap(r.evaluation));
@@ -300,8 +303,8 @@ Status RunBench(const BenchFlags& flags) {
       }
     }
     if (!flags.report.empty() && problem.objective == sim::Objective::kStep && !results.empty()) {
-      const report::PlacerResult* best = &results[0];
-      for (const report::PlacerResult& r : results) {
+      const run::PlacerResult* best = &results[0];
+      for (const run::PlacerResult& r : results) {
         if (Better(r, *best)) best = &r;
       }
       const sim::StepResult step =

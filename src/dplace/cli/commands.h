@@ -12,14 +12,15 @@ namespace dplace::cli {
 
 struct PlaceFlags {
   ProblemFlags problem;
-  std::string placers = "all";  // comma-separated names, or "all"
-  std::string plan;             // given plan (for `expert`)
-  std::string portfolio;        // members of `portfolio`, comma-separated; empty: its default
+  std::string placers = "all";       // comma-separated names, or "all"
+  std::string plan;                  // given plan: where the searches start, what `expert` returns
+  std::string portfolio;             // members of `portfolio`, comma-separated; empty: its default
+  std::vector<std::string> options;  // --opt PLACER.KEY=VALUE
   uint64_t seed = 1;
   double time_limit_s = 0;
   double total_time_limit_s = 0;  // for all placers together (shared out as they run); 0: none
   int64_t evaluations = 0;        // per search placer; 0: the placer's own default
-  int coarsen_ops = 2000;         // see RunOptions
+  int coarsen_ops = 2000;         // see run::RunRequest
   std::string out;
   bool out_given = false;  // --out was on the command line (an empty name is then an error)
   std::string out_format = "plan";  // plan | paper-split
@@ -58,13 +59,18 @@ struct BenchFlags {
   std::string cluster = "k80x4";                     // machine for workloads that do not define one
   uint64_t seed = 1;
   double time_limit_s = 0;
-  int64_t evaluations = 0;  // per search placer; 0: the placer's own default
-  int coarsen_ops = 2000;   // see RunOptions
+  int64_t evaluations = 0;           // per search placer; 0: the placer's own default
+  int coarsen_ops = 2000;            // see run::RunRequest
+  std::vector<std::string> options;  // --opt PLACER.KEY=VALUE, for every workload
   bool json = false;
   std::string report;  // HTML report file; empty: none
 };
 Status RunBench(const BenchFlags& flags);
 
-Status RunPlacers();
+struct PlacersFlags {
+  bool options = false;  // list each placer's options with defaults
+  bool json = false;
+};
+Status RunPlacers(const PlacersFlags& flags);
 
 }  // namespace dplace::cli

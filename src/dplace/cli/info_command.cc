@@ -74,11 +74,37 @@ Status RunInfo(const InfoFlags& flags) {
   return OkStatus();
 }
 
-Status RunPlacers() {
+Status RunPlacers(const PlacersFlags& flags) {
+  Json all = Json::array();
   for (const place::PlacerEntry& e : place::Placers()) {
-    std::cout << e.name << std::string(14 - std::min<size_t>(13, e.name.size()), ' ')
-              << e.description << "\n";
+    const place::PlacerTraits& t = e.traits;
+    std::string objectives;
+    for (sim::Objective o :
+         {sim::Objective::kStep, sim::Objective::kThroughput, sim::Objective::kLatency}) {
+      if (t.Supports(o))
+        objectives += (objectives.empty() ? "" : ",") + std::string(ObjectiveName(o));
+    }
+    Json options = Json::array();
+    for (const place::OptionDoc& d : place::OptionDocs(e)) {
+      options.push_back({{"key", d.key}, {"default", d.default_value}, {"doc", d.doc}});
+    }
+    all.push_back({{"name", e.name},
+                   {"description", e.description},
+                   {"family", place::FamilyName(t.family)},
+                   {"objectives", objectives},
+                   {"takes_start", t.takes_start},
+                   {"options", options}});
+    if (flags.json) continue;
+    std::cout << e.name << std::string(15 - std::min<size_t>(14, e.name.size()), ' ')
+              << place::FamilyName(t.family)
+              << std::string(10 - place::FamilyName(t.family).size(), ' ') << e.description << "\n";
+    if (!flags.options) continue;
+    for (const Json& o : options) {
+      std::cout << "    " << e.name << "." << o["key"].get<std::string>() << " = "
+                << o["default"].get<std::string>() << "  " << o["doc"].get<std::string>() << "\n";
+    }
   }
+  if (flags.json) PrintJson(all);
   return OkStatus();
 }
 

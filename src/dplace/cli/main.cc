@@ -74,6 +74,10 @@ int Finish(const dplace::Status& status) {
 
 }  // namespace
 
+const char* kOptHelp =
+    "a placer's option, PLACER.KEY=VALUE (repeatable; it applies wherever that placer runs, also "
+    "inside portfolio and the searches' start); `dplace placers --options` lists them";
+
 const char* kCoarsenHelp =
     "place graphs of more than twice N ops through a coarse graph of about N ops, then refine on "
     "every op with the rest of --time-limit (0: never coarsen)";
@@ -121,7 +125,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   place_cmd->add_option("--plan", place.plan,
                         "a given plan (dplace plan or the paper's human-expert split): `expert` "
-                        "returns it, `local_search` starts from it");
+                        "returns it, the searches start from it");
+  place_cmd->add_option("--opt", place.options, kOptHelp);
   place_cmd->add_option("--portfolio", place.portfolio,
                         "members of the `portfolio` placer, comma-separated (default: every step "
                         "placer)");
@@ -181,11 +186,16 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--time-limit", bench.time_limit_s, "seconds per placer (0: none)");
   bench_cmd->add_option("--evaluations", bench.evaluations, kEvaluationsHelp);
   bench_cmd->add_option("--coarsen", bench.coarsen_ops, kCoarsenHelp)->capture_default_str();
+  bench_cmd->add_option("--opt", bench.options, kOptHelp);
   bench_cmd->add_flag("--json", bench.json, "print JSON on stdout");
   bench_cmd->add_option("--report", bench.report,
                         "also write an HTML report (tables, bar charts, best timelines) here");
 
-  CLI::App* placers_cmd = app.add_subcommand("placers", "list the placers");
+  dplace::cli::PlacersFlags placers;
+  CLI::App* placers_cmd = app.add_subcommand("placers", "list the placers and their traits");
+  placers_cmd->add_flag("--options", placers.options,
+                        "also list each placer's options (--opt PLACER.KEY=VALUE) with defaults");
+  placers_cmd->add_flag("--json", placers.json, "print JSON on stdout");
 
   try {
     app.parse(argc, argv);
@@ -203,7 +213,7 @@ int main(int argc, char** argv) {
     if (sim_cmd->parsed()) return Finish(dplace::cli::RunSimulate(simulate));
     if (info_cmd->parsed()) return Finish(dplace::cli::RunInfo(info));
     if (bench_cmd->parsed()) return Finish(dplace::cli::RunBench(bench));
-    if (placers_cmd->parsed()) return Finish(dplace::cli::RunPlacers());
+    if (placers_cmd->parsed()) return Finish(dplace::cli::RunPlacers(placers));
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << std::endl;
     return 1;

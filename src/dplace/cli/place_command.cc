@@ -17,16 +17,14 @@
 namespace dplace::cli {
 namespace {
 
-// `all` means every placer that can run here: on the paper's objectives (throughput, latency) for
-// the placers of the paper's model; `portfolio` is left out (it would run them all again).
-StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, bool have_plan,
-                                               sim::Objective objective,
+// `all` means every placer that supports the objective; `portfolio` is left out (a meta placer:
+// it would run them all again).
+StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, sim::Objective objective,
                                                const std::string& flag = "--placer") {
   std::vector<std::string> names;
   if (spec == "all") {
     for (const place::PlacerEntry& e : place::Placers()) {
-      if ((e.needs_plan && !have_plan) || e.name == "portfolio") continue;
-      if (e.paper_model_only && objective == sim::Objective::kStep) continue;
+      if (e.traits.family == place::Family::kMeta || !e.traits.Supports(objective)) continue;
       names.emplace_back(e.name);
     }
     return names;
@@ -35,7 +33,7 @@ StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, bool hav
   std::string name;
   while (std::getline(ss, name, ',')) {
     if (name.empty()) continue;
-    DPLACE_RETURN_IF_ERROR(place::MakePlacer(name).status().WithContext(flag));
+    DPLACE_RETURN_IF_ERROR(place::FindPlacer(name).status().WithContext(flag));
     names.push_back(name);
   }
   if (names.empty()) return InvalidInput(flag + ": no placer named");
@@ -43,7 +41,7 @@ StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, bool hav
 }
 
 // Best result: feasible first, then the smaller value; ties keep the earlier placer.
-int BestIndex(const std::vector<report::PlacerResult>& results) {
+int BestIndex(const std::vector<run::PlacerResult>& results) {
   int best = 0;
   for (int i = 1; i < static_cast<int>(results.size()); ++i) {
     if (place::ScoreOf(results[static_cast<size_t>(i)].evaluation) <
@@ -61,7 +59,7 @@ int BestIndex(const std::vector<report::PlacerResult>& results) {
 // `single` placer, when it ran, is then a candidate on one device).
 // `lines` gets what the user should read about the choice.
 int DeployIndex(const sim::Problem& problem, double tolerance,
-                std::vector<report::PlacerResult>* results, std::vector<std::string>* lines) {
+                std::vector<run::PlacerResult>* results, std::vector<std::string>* lines) {
   const int best = BestIndex(*results);
   const sim::Evaluation& top = (*results)[static_cast<size_t>(best)].evaluation;
   if (!top.feasible) return best;
@@ -83,12 +81,12 @@ int DeployIndex(const sim::Problem& problem, double tolerance,
     break;
   }
   int chosen = best;
-  auto rank = [&](const report::PlacerResult& r) {
+  auto rank = [&](const run::PlacerResult& r) {
     return std::make_tuple(place::DevicesUsed(problem, r.placement),
                            place::BytesCrossing(problem, r.placement), r.evaluation.value);
   };
   for (size_t i = 0; i < results->size(); ++i) {
-    report::PlacerResult& r = (*results)[i];
+    run::PlacerResult& r = (*results)[i];
     if (!r.evaluation.feasible || r.evaluation.value > limit) continue;
     sim::Placement tidy = place::FollowNeighbours(problem, r.placement);
     if (tidy != r.placement) {
@@ -104,7 +102,7 @@ int DeployIndex(const sim::Problem& problem, double tolerance,
     if (rank(r) < rank((*results)[static_cast<size_t>(chosen)])) chosen = static_cast<int>(i);
   }
   if (chosen != best) {
-    const report::PlacerResult& c = (*results)[static_cast<size_t>(chosen)];
+    const run::PlacerResult& c = (*results)[static_cast<size_t>(chosen)];
     lines->push_back("written: " + c.placer + ", on " +
                      std::to_string(place::DevicesUsed(problem, c.placement)) + " devices, " +
                      percent(c.evaluation.value) + " from the best (--tolerance " +
@@ -117,13 +115,13 @@ int DeployIndex(const sim::Problem& problem, double tolerance,
 // result that is (the `contiguous` placer's, run now if no result is), with a note on stderr: the
 // search is not thrown away for want of a contiguous plan.
 StatusOr<Json> StagesOfBestContiguous(const sim::Problem& problem,
-                                      const std::vector<report::PlacerResult>& results, int chosen,
-                                      const RunOptions& options) {
+                                      const std::vector<run::PlacerResult>& results, int chosen,
+                                      const run::RunRequest& request) {
   auto stages = io::StagesJson(problem, results[static_cast<size_t>(chosen)].placement);
   if (stages.ok()) return stages;
-  const report::PlacerResult* best = nullptr;
+  const run::PlacerResult* best = nullptr;
   Json best_stages;
-  for (const report::PlacerResult& r : results) {
+  for (const run::PlacerResult& r : results) {
     auto s = io::StagesJson(problem, r.placement);
     if (s.ok() &&
         (best == nullptr || place::ScoreOf(r.evaluation) < place::ScoreOf(best->evaluation))) {
@@ -131,9 +129,11 @@ StatusOr<Json> StagesOfBestContiguous(const sim::Problem& problem,
       best_stages = std::move(*s);
     }
   }
-  report::PlacerResult fallback;
+  run::PlacerResult fallback;
   if (best == nullptr) {
-    DPLACE_ASSIGN_OR_RETURN(fallback, RunPlacer("contiguous", problem, options));
+    run::RunRequest contiguous = request;
+    contiguous.placer = "contiguous";
+    DPLACE_ASSIGN_OR_RETURN(fallback, run::Run(problem, contiguous));
     auto s = io::StagesJson(problem, fallback.placement);
     if (!s.ok()) return s.status().WithContext("--export stages");
     best_stages = std::move(*s);
@@ -184,43 +184,53 @@ Status RunPlace(const PlaceFlags& flags) {
     DPLACE_ASSIGN_OR_RETURN(plan, io::LoadPlan(flags.plan, problem.g(), problem.c()));
   }
   DPLACE_ASSIGN_OR_RETURN(std::vector<std::string> names,
-                          PlacerNames(flags.placers, !flags.plan.empty(), problem.objective));
-  std::vector<std::string> portfolio;
+                          PlacerNames(flags.placers, problem.objective));
+  DPLACE_ASSIGN_OR_RETURN(place::PlacerOptions placer_options,
+                          place::ParseOptionSpecs(flags.options));
   if (!flags.portfolio.empty()) {
-    DPLACE_ASSIGN_OR_RETURN(portfolio,
-                            PlacerNames(flags.portfolio, true, problem.objective, "--portfolio"));
+    DPLACE_ASSIGN_OR_RETURN(auto members,
+                            PlacerNames(flags.portfolio, problem.objective, "--portfolio"));
+    std::string list;
+    for (const std::string& m : members) list += (list.empty() ? "" : ",") + m;
+    placer_options["portfolio"]["members"] = list;
+  }
+  // Unknown keys and bad values fail before anything runs.
+  for (const std::string& name : names) {
+    DPLACE_RETURN_IF_ERROR(place::MakePlacer(name, placer_options).status().WithContext("--opt"));
   }
 
-  std::vector<report::PlacerResult> results;
-  const RunOptions options{.seed = flags.seed,
-                           .time_limit_s = flags.time_limit_s,
-                           .evaluations = flags.evaluations,
-                           .given_plan = flags.plan.empty() ? nullptr : &plan,
-                           .portfolio = portfolio,
-                           .coarsen_ops = flags.coarsen_ops};
+  std::vector<run::PlacerResult> results;
+  const run::RunRequest request{
+      .options = placer_options,
+      .seed = flags.seed,
+      .limits = {.evaluations = flags.evaluations, .seconds = flags.time_limit_s},
+      .start = flags.plan.empty() ? nullptr : &plan,
+      .coarsen_ops = flags.coarsen_ops};
   if (!(flags.total_time_limit_s >= 0 && flags.total_time_limit_s <= kMaxSeconds)) {
     return InvalidInput("--total-time-limit: must be between 0 and 1e6 seconds");
   }
   const auto started = std::chrono::steady_clock::now();
   for (size_t i = 0; i < names.size(); ++i) {
-    RunOptions share = options;
+    run::RunRequest share = request;
+    share.placer = names[i];
     if (flags.total_time_limit_s > 0) {
       const double spent =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       const double fair = std::max(
           0.05, (flags.total_time_limit_s - spent) / static_cast<double>(names.size() - i));
-      share.time_limit_s = options.time_limit_s > 0 ? std::min(options.time_limit_s, fair) : fair;
+      share.limits.seconds =
+          request.limits.seconds > 0 ? std::min(request.limits.seconds, fair) : fair;
     }
-    DPLACE_ASSIGN_OR_RETURN(report::PlacerResult r, RunPlacer(names[i], problem, share));
+    DPLACE_ASSIGN_OR_RETURN(run::PlacerResult r, run::Run(problem, share));
     results.push_back(std::move(r));
   }
-  ShareBestLowerBound(&results);
+  run::ShareBestLowerBound(&results);
   if (!(flags.tolerance >= 0 && flags.tolerance <= 1)) {
     return InvalidInput("--tolerance: must be between 0 and 1");
   }
   std::vector<std::string> deploy_lines;
   const int best = DeployIndex(problem, flags.tolerance, &results, &deploy_lines);
-  const report::PlacerResult& winner = results[static_cast<size_t>(best)];
+  const run::PlacerResult& winner = results[static_cast<size_t>(best)];
   // Every output is written to its temporary file first and renamed with the others at the end.
   OutputSet files;
   if (!flags.out.empty()) {
@@ -237,7 +247,7 @@ Status RunPlace(const PlaceFlags& flags) {
       for (const std::string& line : map.split_modules) std::cerr << "note: " << line << "\n";
       j = std::move(map.map);
     } else {
-      DPLACE_ASSIGN_OR_RETURN(j, StagesOfBestContiguous(problem, results, best, options));
+      DPLACE_ASSIGN_OR_RETURN(j, StagesOfBestContiguous(problem, results, best, request));
     }
     DPLACE_RETURN_IF_ERROR(files.Add(file, j.dump(2) + "\n"));
   }

@@ -71,7 +71,7 @@ Status RunSimulate(const SimulateFlags& flags) {
                           io::LoadPlan(flags.plan, problem.g(), problem.c()));
   if (!flags.pipeline.empty()) return RunPipeline(flags, problem, placement);
   sim::SimulatedEvaluator evaluator(problem);
-  const report::PlacerResult result{"plan", placement, evaluator.Evaluate(placement), 0};
+  const run::PlacerResult result{"plan", placement, evaluator.Evaluate(placement), 0};
   if (!flags.trace.empty()) {
     DPLACE_RETURN_IF_ERROR(WriteFileAtomically(flags.trace, TraceFileContent(problem, placement)));
   }

@@ -53,10 +53,9 @@ TEST_P(BaechiTest, WithinTwoPercentOfBaechisOwnPlacement) {
   auto placer = MakePlacer(c.placer);
   ASSERT_TRUE(placer.ok());
   sim::SimulatedEvaluator evaluator(*p);
-  PlaceContext ctx{.evaluator = &evaluator, .seed = 1};
-  auto placement = (*placer)->Place(*p, ctx);
-  ASSERT_TRUE(placement.ok());
-  const sim::Evaluation e = evaluator.Evaluate(*placement);
+  auto placed = placer->placer->Place(*p, {.evaluator = &evaluator, .seed = 1});
+  ASSERT_TRUE(placed.ok());
+  const sim::Evaluation e = evaluator.Evaluate(placed->placement);
   EXPECT_TRUE(e.feasible) << e.reason;
   std::cout << c.graph << " " << c.placer << ": " << e.value * 1e3 << " ms (Baechi's "
             << c.baechi_ms << ")\n";

@@ -1,11 +1,11 @@
 #include "dplace/place/coarsen.h"
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 
 #include "dplace/base/union_find.h"
 #include "dplace/graph/graph_builder.h"
+#include "dplace/place/budget.h"
 #include "dplace/place/search/local_search.h"
 #include "dplace/sim/constraints.h"
 
@@ -274,45 +274,48 @@ StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& option
   return out;
 }
 
-StatusOr<sim::Placement> PlaceCoarsened(Placer& placer, const sim::Problem& problem,
-                                        PlaceContext& context, const CoarsenOptions& options) {
-  if (problem.num_ops() <= 2 * options.target_ops) return placer.Place(problem, context);
-  const auto start = std::chrono::steady_clock::now();
+StatusOr<PlaceResult> PlaceCoarsened(Placer& placer, const sim::Problem& problem,
+                                     const PlaceRequest& request, const CoarsenOptions& options) {
+  if (problem.num_ops() <= 2 * options.target_ops) return placer.Place(problem, request);
+  const Budget budget(request.limits, *request.evaluator);
   DPLACE_ASSIGN_OR_RETURN(Coarsening coarsening, Coarsen(problem, options));
   sim::SimulatedEvaluator evaluator(*coarsening.problem);
-  sim::Placement coarse_plan;  // a given plan, as the coarse ops' devices (the last op's wins)
-  if (context.given_plan != nullptr) {
-    coarse_plan.assign(static_cast<size_t>(coarsening.problem->num_ops()), 0);
+  sim::Placement coarse_start;  // a given start, as the coarse ops' devices (the last op's wins)
+  if (const sim::Placement* start = StartOf(problem, request)) {
+    coarse_start.assign(static_cast<size_t>(coarsening.problem->num_ops()), 0);
     for (size_t i = 0; i < coarsening.coarse_of.size(); ++i) {
-      coarse_plan[static_cast<size_t>(coarsening.coarse_of[i])] = (*context.given_plan)[i];
+      coarse_start[static_cast<size_t>(coarsening.coarse_of[i])] = (*start)[i];
     }
   }
-  const double limit = context.budget.time_limit_s;
-  PlaceContext coarse_context{
+  // The coarse search has three quarters of the time when the result is refined after.
+  const bool refine = options.refine && request.limits.seconds > 0;
+  const PlaceRequest coarse_request{
       .evaluator = &evaluator,
-      .seed = context.seed,
-      .budget = {.max_evaluations = context.budget.max_evaluations,
-                 .time_limit_s = limit > 0 && options.refine ? 0.75 * limit : limit},
-      .given_plan = context.given_plan != nullptr ? &coarse_plan : nullptr,
-      .portfolio = context.portfolio};
-  DPLACE_ASSIGN_OR_RETURN(sim::Placement coarse, placer.Place(*coarsening.problem, coarse_context));
-  sim::Placement placement = coarsening.Expand(coarse);
-  context.note = "coarsened " + std::to_string(problem.num_ops()) + " -> " +
-                 std::to_string(coarsening.problem->num_ops()) + " ops";
-  if (!coarse_context.note.empty()) context.note += "; " + coarse_context.note;
-  const double left =
-      limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (options.refine && limit > 0 && left > 0) {
-    auto refiner = MakeLocalSearchPlacer({.restarts = 1});
-    PlaceContext fine_context{
-        .evaluator = context.evaluator,
-        .seed = context.seed,
-        .budget = {.max_evaluations = context.budget.max_evaluations, .time_limit_s = left},
-        .given_plan = &placement};
-    DPLACE_ASSIGN_OR_RETURN(placement, refiner->Place(problem, fine_context));
-    context.note += "; refined by local search on every op";
+      .seed = request.seed,
+      .limits = {.evaluations = request.limits.evaluations,
+                 .seconds = refine ? budget.Split(0.75).seconds : request.limits.seconds},
+      .start = coarse_start.empty() ? nullptr : &coarse_start};
+  DPLACE_ASSIGN_OR_RETURN(PlaceResult coarse, placer.Place(*coarsening.problem, coarse_request));
+  PlaceResult out{.placement = coarsening.Expand(coarse.placement),
+                  .note = "coarsened " + std::to_string(problem.num_ops()) + " -> " +
+                          std::to_string(coarsening.problem->num_ops()) + " ops"};
+  if (!coarse.note.empty()) out.note += "; " + coarse.note;
+  // A bound the coarse placer proved holds for coarse placements only: not passed on.
+  if (refine && !budget.Out()) {
+    auto refiner = MakeLocalSearchPlacer({.restarts = 1}, nullptr);
+    const PlaceRequest fine_request{.evaluator = request.evaluator,
+                                    .seed = request.seed,
+                                    .limits = {.evaluations = request.limits.evaluations,
+                                               .seconds = budget.Remaining().seconds},
+                                    .start = &out.placement};
+    DPLACE_ASSIGN_OR_RETURN(PlaceResult fine, refiner->Place(problem, fine_request));
+    out.placement = std::move(fine.placement);
+    out.note += "; refined by local search on every op";
+    out.stats.evaluations += fine.stats.evaluations;
   }
-  return placement;
+  out.stats.evaluations += coarse.stats.evaluations;  // on the coarse problem and the problem
+  out.stats.seconds = budget.Elapsed();
+  return out;
 }
 
 }  // namespace dplace::place

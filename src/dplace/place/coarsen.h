@@ -33,11 +33,11 @@ struct Coarsening {
 StatusOr<Coarsening> Coarsen(const sim::Problem& problem, const CoarsenOptions& options);
 
 // Coarsens `problem` when it has more than 2 × target ops, places the coarse problem with
-// `placer`, un-coarsens, and, when asked and the context has a time limit, refines the result on
+// `placer`, un-coarsens, and, when asked and the request has a time limit, refines the result on
 // the original graph with local search (from it, so never worse) for the last quarter of it.
 // Smaller problems are placed directly. The note says what was done ("coarsened 50000 -> 2013 ops;
 // ...").
-StatusOr<sim::Placement> PlaceCoarsened(Placer& placer, const sim::Problem& problem,
-                                        PlaceContext& context, const CoarsenOptions& options);
+StatusOr<PlaceResult> PlaceCoarsened(Placer& placer, const sim::Problem& problem,
+                                     const PlaceRequest& request, const CoarsenOptions& options);
 
 }  // namespace dplace::place

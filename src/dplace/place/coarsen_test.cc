@@ -97,34 +97,38 @@ TEST(CoarsenTest, TrainingGraphKeepsItsGroupsTogether) {
 TEST(CoarsenTest, PlacingThroughTheCoarseGraphIsFeasibleAndRefinementNeverHurts) {
   const sim::Problem p = Training(1500);
   for (const char* name : {"heft", "m_sct", "metis", "mcmc"}) {
-    auto placer = MakePlacer(name).value();
+    Member placer = MakePlacer(name).value();
     sim::SimulatedEvaluator evaluator(p);
-    PlaceContext ctx{.evaluator = &evaluator, .seed = 5, .budget = {.max_evaluations = 300}};
-    auto placement = PlaceCoarsened(*placer, p, ctx, {.target_ops = 200, .refine = false});
-    ASSERT_TRUE(placement.ok()) << name << ": " << placement.status().message();
-    const sim::Evaluation e = sim::SimulatedEvaluator(p).Evaluate(*placement);
+    auto placed = PlaceCoarsened(
+        *placer.placer, p, {.evaluator = &evaluator, .seed = 5, .limits = {.evaluations = 300}},
+        {.target_ops = 200, .refine = false});
+    ASSERT_TRUE(placed.ok()) << name << ": " << placed.status().message();
+    const sim::Evaluation e = sim::SimulatedEvaluator(p).Evaluate(placed->placement);
     EXPECT_TRUE(e.feasible) << name << ": " << e.reason;
-    EXPECT_NE(ctx.note.find("coarsened " + std::to_string(p.num_ops()) + " -> "), std::string::npos)
-        << ctx.note;
+    EXPECT_NE(placed->note.find("coarsened " + std::to_string(p.num_ops()) + " -> "),
+              std::string::npos)
+        << placed->note;
+    EXPECT_GT(placed->stats.seconds, 0) << name;
     // Refinement starts from the un-coarsened placement and only takes improving moves.
-    auto again = MakePlacer(name).value();
+    Member again = MakePlacer(name).value();
     sim::SimulatedEvaluator evaluator2(p);
-    PlaceContext refined_ctx{
-        .evaluator = &evaluator2, .seed = 5, .budget = {.max_evaluations = 300, .time_limit_s = 2}};
-    auto refined = PlaceCoarsened(*again, p, refined_ctx, {.target_ops = 200, .refine = true});
+    auto refined = PlaceCoarsened(
+        *again.placer, p,
+        {.evaluator = &evaluator2, .seed = 5, .limits = {.evaluations = 300, .seconds = 2}},
+        {.target_ops = 200, .refine = true});
     ASSERT_TRUE(refined.ok());
-    EXPECT_LE(sim::SimulatedEvaluator(p).Evaluate(*refined).value, e.value * (1 + 1e-12)) << name;
+    EXPECT_LE(sim::SimulatedEvaluator(p).Evaluate(refined->placement).value, e.value * (1 + 1e-12))
+        << name;
   }
 }
 
 TEST(CoarsenTest, SmallGraphsArePlacedDirectly) {
   const sim::Problem p = Chain(20);
-  auto placer = MakePlacer("heft").value();
+  Member placer = MakePlacer("heft").value();
   sim::SimulatedEvaluator evaluator(p);
-  PlaceContext ctx{.evaluator = &evaluator};
-  auto placement = PlaceCoarsened(*placer, p, ctx, {.target_ops = 10});
-  ASSERT_TRUE(placement.ok());
-  EXPECT_EQ(ctx.note.find("coarsened"), std::string::npos);
+  auto placed = PlaceCoarsened(*placer.placer, p, {.evaluator = &evaluator}, {.target_ops = 10});
+  ASSERT_TRUE(placed.ok());
+  EXPECT_EQ(placed->note.find("coarsened"), std::string::npos);
 }
 
 }  // namespace

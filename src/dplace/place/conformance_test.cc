@@ -53,25 +53,37 @@ struct Outcome {
   sim::Evaluation evaluation;
 };
 
+// Options that keep solver-based placers quick and reproducible: a node limit for those that have
+// one (read from the placer's own option list, not its name).
+PlacerOptions QuickOptions(const PlacerEntry& entry) {
+  PlacerOptions options;
+  for (const OptionDoc& d : OptionDocs(entry)) {
+    if (d.key == "max_nodes") options[std::string(entry.name)]["max_nodes"] = "300";
+  }
+  return options;
+}
+
 Outcome PlaceWith(const PlacerEntry& entry, const sim::Problem& p, uint64_t seed) {
   sim::SimulatedEvaluator evaluator(p);
-  // `expert` gets the round-robin plan as its given plan.
-  sim::Placement plan;
-  // An evaluation budget keeps the search and solver-based placers quick and reproducible (for ilp
-  // it bounds branch-and-bound nodes); the time limit is only a safety net.
-  PlaceContext ctx{.evaluator = &evaluator,
-                   .seed = seed,
-                   .budget = {.max_evaluations = 300, .time_limit_s = 30}};
-  if (entry.needs_plan) {
-    auto rr = MakePlacer("round_robin");
-    plan = std::move((*rr)->Place(p, ctx)).value();
-    ctx.given_plan = &plan;
+  // An evaluation budget keeps the searches quick and reproducible; the time limit is only a
+  // safety net. Placers that take a start get the round-robin placement.
+  PlaceRequest request{
+      .evaluator = &evaluator, .seed = seed, .limits = {.evaluations = 300, .seconds = 30}};
+  sim::Placement start;
+  if (entry.traits.takes_start) {
+    start = MakePlacer("round_robin")->placer->Place(p, request)->placement;
+    request.start = &start;
   }
-  auto placer = entry.make();
-  auto placement = placer->Place(p, ctx);
-  EXPECT_TRUE(placement.ok()) << entry.name << ": " << placement.status().message();
-  if (!placement.ok()) return {};
-  return {*placement, evaluator.Evaluate(*placement)};
+  auto member = MakePlacer(entry.name, QuickOptions(entry));
+  EXPECT_TRUE(member.ok()) << entry.name << ": " << member.status().message();
+  if (!member.ok()) return {};
+  EXPECT_EQ(member->name, entry.name);
+  auto placed = member->placer->Place(p, request);
+  EXPECT_TRUE(placed.ok()) << entry.name << ": " << placed.status().message();
+  if (!placed.ok()) return {};
+  EXPECT_LE(placed->stats.evaluations, evaluator.evaluations());
+  EXPECT_GE(placed->stats.seconds, 0);
+  return {placed->placement, evaluator.Evaluate(placed->placement)};
 }
 
 class ConformanceTest : public ::testing::TestWithParam<PlacerEntry> {};
@@ -80,7 +92,7 @@ TEST_P(ConformanceTest, CompleteAndRespectsKindsAndColocation) {
   for (const sim::Problem& p :
        {LayeredProblem(hw::kUnlimited, sim::Objective::kStep),
         LayeredProblem(hw::kUnlimited, sim::Objective::kThroughput), PaperProblem()}) {
-    if (GetParam().paper_model_only && p.objective != sim::Objective::kThroughput) continue;
+    if (!GetParam().traits.Supports(p.objective)) continue;
     Outcome r = PlaceWith(GetParam(), p, 1);
     ASSERT_EQ(static_cast<int>(r.placement.size()), p.num_ops());
     EXPECT_EQ(sim::FindViolation(p, r.placement), "") << GetParam().name;
@@ -105,9 +117,9 @@ TEST_P(ConformanceTest, FeasibleWhereFeasibleExists) {
 }
 
 TEST_P(ConformanceTest, SameSeedSamePlacement) {
-  sim::Problem p =
-      LayeredProblem(hw::kUnlimited, GetParam().paper_model_only ? sim::Objective::kThroughput
-                                                                 : sim::Objective::kStep);
+  sim::Problem p = LayeredProblem(hw::kUnlimited, GetParam().traits.Supports(sim::Objective::kStep)
+                                                      ? sim::Objective::kStep
+                                                      : sim::Objective::kThroughput);
   for (uint64_t seed : {1u, 42u}) {
     EXPECT_EQ(PlaceWith(GetParam(), p, seed).placement, PlaceWith(GetParam(), p, seed).placement)
         << GetParam().name;
@@ -117,6 +129,57 @@ TEST_P(ConformanceTest, SameSeedSamePlacement) {
 INSTANTIATE_TEST_SUITE_P(AllPlacers, ConformanceTest,
                          ::testing::ValuesIn(Placers().begin(), Placers().end()),
                          [](const auto& test) { return std::string(test.param.name); });
+
+// Every option a placer lists parses from its own default, and a key it does not have is one
+// clear error naming the placer, the key and the keys it has.
+TEST_P(ConformanceTest, OptionsParseAndUnknownKeysFail) {
+  const std::string name(GetParam().name);
+  for (const OptionDoc& d : OptionDocs(GetParam())) {
+    if (d.default_value == "(none)") continue;
+    auto made = MakePlacer(name, {{name, {{d.key, d.default_value}}}});
+    EXPECT_TRUE(made.ok()) << name << "." << d.key << ": " << made.status().message();
+    auto bad = MakePlacer(name, {{name, {{d.key, "not-a-value"}}}});
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidInput) << name << "." << d.key;
+  }
+  auto unknown = MakePlacer(name, {{name, {{"no_such_option", "1"}}}});
+  ASSERT_FALSE(unknown.ok()) << name;
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(unknown.status().message().find("option " + name + ".no_such_option"),
+            std::string::npos)
+      << unknown.status().message();
+  EXPECT_EQ(unknown.status().message().find('\n'), std::string::npos);
+}
+
+TEST(RegistryTest, OptionsReachTheMembersOfMetaPlacers) {
+  // mcmc's option inside the portfolio: a bad value fails when the portfolio is made.
+  auto bad = MakePlacer("portfolio",
+                        {{"portfolio", {{"members", "single,mcmc"}}}, {"mcmc", {{"chains", "0"}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("option mcmc.chains: '0' is not an integer from 1"),
+            std::string::npos)
+      << bad.status().message();
+  auto typo = MakePlacer("mcmc", {{"mcmc", {{"chain", "4"}}}});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("did you mean 'chains'"), std::string::npos)
+      << typo.status().message();
+  auto no_placer = MakePlacer("mcmc", {{"mcmcc", {{"chains", "4"}}}});
+  ASSERT_FALSE(no_placer.ok());
+  EXPECT_NE(no_placer.status().message().find("unknown placer 'mcmcc'"), std::string::npos)
+      << no_placer.status().message();
+}
+
+TEST(RegistryTest, TraitsNotNamesDecide) {
+  for (const PlacerEntry& e : Placers()) {
+    // The exact placers solve the paper's model only; every other placer places for every
+    // objective.
+    EXPECT_EQ(e.traits.Supports(sim::Objective::kStep), e.traits.family != Family::kExact)
+        << e.name;
+    if (e.traits.family == Family::kSearch) {
+      EXPECT_TRUE(e.traits.takes_start) << e.name;
+      EXPECT_GT(e.traits.portfolio_weight, 0) << e.name;
+    }
+  }
+}
 
 TEST(RegistryTest, UnknownNameListsTheKnownOnes) {
   auto p = MakePlacer("magic");
@@ -128,11 +191,11 @@ TEST(SinglePlacerTest, PicksTheFastestDeviceThatFits) {
   // On the paper's machine the best single device is an accelerator (the CPU is 10x slower).
   sim::Problem p = PaperProblem();
   sim::SimulatedEvaluator evaluator(p);
-  PlaceContext ctx{.evaluator = &evaluator};
-  auto placement = MakeSinglePlacer()->Place(p, ctx);
-  ASSERT_TRUE(placement.ok());
-  EXPECT_EQ(p.c().device((*placement)[0]).kind, "accel");
+  auto placed = MakeSinglePlacer()->Place(p, {.evaluator = &evaluator});
+  ASSERT_TRUE(placed.ok());
+  EXPECT_EQ(p.c().device(placed->placement[0]).kind, "accel");
   EXPECT_EQ(evaluator.evaluations(), p.num_devices());
+  EXPECT_EQ(placed->stats.evaluations, p.num_devices());
 }
 
 }  // namespace

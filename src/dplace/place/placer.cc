@@ -1,25 +1,38 @@
 #include "dplace/place/placer.h"
 
+#include <chrono>
 #include <string>
 
 #include "dplace/sim/constraints.h"
 
 namespace dplace::place {
 
-StatusOr<sim::Placement> Placer::Place(const sim::Problem& problem, PlaceContext& context) {
-  if (context.evaluator == nullptr) return Internal("PlaceContext has no evaluator");
+const sim::Placement* StartOf(const sim::Problem& problem, const PlaceRequest& request) {
+  const sim::Placement* start = request.start;
+  return start != nullptr && start->size() == static_cast<size_t>(problem.num_ops()) ? start
+                                                                                     : nullptr;
+}
+
+StatusOr<PlaceResult> Placer::Place(const sim::Problem& problem, const PlaceRequest& request) {
+  if (request.evaluator == nullptr) return Internal("PlaceRequest has no evaluator");
+  const auto began = std::chrono::steady_clock::now();
+  const int64_t evaluations = request.evaluator->evaluations();
+  PlaceResult result;
   if (!problem.infeasible_reason.empty()) {  // nothing to search: say why, place on device 0
-    context.note = "not searched: no placement of this instance can be feasible";
-    return sim::Placement(static_cast<size_t>(problem.num_ops()), 0);
+    result.placement.assign(static_cast<size_t>(problem.num_ops()), 0);
+    result.note = "not searched: no placement of this instance can be feasible";
+  } else {
+    DPLACE_ASSIGN_OR_RETURN(result, PlaceImpl(problem, request));
+    Status shape = sim::CheckShape(problem, result.placement);
+    if (!shape.ok()) {
+      return Internal("placer '" + std::string(name()) +
+                      "' returned a malformed placement: " + shape.message());
+    }
   }
-  auto placement = PlaceImpl(problem, context);
-  if (!placement.ok()) return placement;
-  Status shape = sim::CheckShape(problem, *placement);
-  if (!shape.ok()) {
-    return Internal("placer '" + std::string(name()) +
-                    "' returned a malformed placement: " + shape.message());
-  }
-  return placement;
+  result.stats = {
+      .evaluations = request.evaluator->evaluations() - evaluations,
+      .seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count()};
+  return result;
 }
 
 }  // namespace dplace::place

@@ -1,15 +1,15 @@
-// The Placer interface: one object per algorithm. Place() checks the output (one valid device per
-// op) around the algorithm's PlaceImpl(); infeasible results are data (the evaluator says why), a
-// malformed placement is a bug (Internal). On a problem that is infeasible whatever the placement
-// (Problem::infeasible_reason) Place() does not search: it says so in the note. PlaceContext
-// carries everything per run: evaluator, seed, budget, and a given plan for placers that start from
-// one.
+// The Placer interface and its request and result. A placer gets a problem and a PlaceRequest
+// (evaluator, seed, limits, an optional start) and returns a PlaceResult (placement, note, a bound
+// it proved, what it spent); nothing flows back through the request. Place() checks the output (one
+// valid device per op) around the algorithm's PlaceImpl(); infeasible results are data (the
+// evaluator says why), a malformed placement is a bug (Internal). On a problem that is infeasible
+// whatever the placement (Problem::infeasible_reason) Place() does not search: it says so in the
+// note. Budget (budget.h) is what a running placer spends its limits with.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "dplace/base/status.h"
 #include "dplace/sim/evaluator.h"
@@ -17,37 +17,52 @@
 
 namespace dplace::place {
 
-struct Budget {
-  int64_t max_evaluations = 0;  // 0: no limit
-  double time_limit_s = 0;      // 0: no limit
+// What a run may spend; 0 means no limit. Evaluations are calls of the request's evaluator (for
+// `ilp`, CBC's branch-and-bound nodes).
+struct Limits {
+  int64_t evaluations = 0;
+  double seconds = 0;
 };
 
-struct PlaceContext {
+struct PlaceRequest {
   sim::Evaluator* evaluator = nullptr;  // judges placements by the problem's objective
   uint64_t seed = 1;                    // same seed, same placement
-  Budget budget;
-  const sim::Placement* given_plan = nullptr;  // e.g. from --plan; used by `expert`
-  // Where chains, local_search and mcmc start instead of their own heuristics (the portfolio
-  // hands each search the best placement of the members before it).
+  Limits limits;
+  // Where to begin (a plan the user gave, the best placement of a portfolio's earlier members, a
+  // policy's placement): the searches start from it instead of their own heuristics, and `expert`
+  // returns it. Null: none. Ignored unless it has one device per op.
   const sim::Placement* start = nullptr;
-  std::vector<std::string> portfolio;  // members of `portfolio` (--portfolio); empty: default
-  // Set by the placer for the user: what it proved or why it stopped ("optimal", "time limit").
+};
+
+// The start of `request` when it fits `problem` (one device per op), else null.
+const sim::Placement* StartOf(const sim::Problem& problem, const PlaceRequest& request);
+
+struct PlaceStats {
+  int64_t evaluations = 0;  // of the request's evaluator, this run's own
+  double seconds = 0;       // wall time of the run
+};
+
+struct PlaceResult {
+  sim::Placement placement;
+  // What the placer says of its result for the user: what it proved or why it stopped.
   std::string note;
-  // Set by the placer when it proves a lower bound on the best value any placement can reach.
-  double lower_bound = 0;
+  // A lower bound on the best value any placement can reach that the placer proved (e.g. an
+  // integer program's bound); 0: none. The run service raises the problem's bound with it.
+  double proven_bound = 0;
+  PlaceStats stats;  // set by Placer::Place
 };
 
 class Placer {
  public:
   virtual ~Placer() = default;
   virtual std::string_view name() const = 0;
-  // Places every op of `problem`. Errors: InvalidInput for what the user must fix (a missing plan),
-  // Internal when the algorithm returned a malformed placement.
-  StatusOr<sim::Placement> Place(const sim::Problem& problem, PlaceContext& context);
+  // Places every op of `problem`. Errors: InvalidInput for what the user must fix, Internal when
+  // the algorithm returned a malformed placement.
+  StatusOr<PlaceResult> Place(const sim::Problem& problem, const PlaceRequest& request);
 
  private:
-  virtual StatusOr<sim::Placement> PlaceImpl(const sim::Problem& problem,
-                                             PlaceContext& context) = 0;
+  virtual StatusOr<PlaceResult> PlaceImpl(const sim::Problem& problem,
+                                          const PlaceRequest& request) = 0;
 };
 
 }  // namespace dplace::place

@@ -5,12 +5,13 @@
 #include "dplace/base/spelling.h"
 #include "dplace/place/baseline/baseline.h"
 #include "dplace/place/exact/exact.h"
+#include "dplace/place/meta/best_start.h"
+#include "dplace/place/meta/portfolio.h"
 #include "dplace/place/schedule/list_scheduler.h"
 #include "dplace/place/search/chains.h"
 #include "dplace/place/search/contiguous.h"
 #include "dplace/place/search/local_search.h"
 #include "dplace/place/search/mcmc.h"
-#include "dplace/place/search/portfolio.h"
 #ifdef DPLACE_HAVE_SCOTCH
 #include "dplace/place/partition/scotch_placer.h"
 #endif
@@ -21,64 +22,187 @@
 namespace dplace::place {
 namespace {
 
+using Made = StatusOr<std::unique_ptr<Placer>>;
+
+// A placer without options or members.
+template <std::unique_ptr<Placer> (*Make)()>
+Made Plain(OptionReader&, const Catalog&) {
+  return Make();
+}
+template <ListPolicy policy>
+Made List(OptionReader&, const Catalog&) {
+  return MakeListSchedulerPlacer(policy);
+}
+template <bool contiguous>
+Made Ilp(OptionReader& r, const Catalog&) {
+  IlpOptions o;
+  if (contiguous) o.start_share = 0.5;
+  ReadOptions(r, &o);
+  return contiguous ? MakeIlpContiguousPlacer(o) : MakeIlpPlacer(o);
+}
+Made LocalSearch(OptionReader& r, const Catalog& c) {
+  LocalSearchOptions o;
+  ReadOptions(r, &o);
+  DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
+  return MakeLocalSearchPlacer(o, std::move(start));
+}
+Made Chains(OptionReader& r, const Catalog& c) {
+  ChainsOptions o;
+  ReadOptions(r, &o);
+  std::vector<Member> own_start;
+  for (const std::string& name : c.Names([](const PlacerTraits& t) { return t.own_start; })) {
+    DPLACE_ASSIGN_OR_RETURN(Member m, c.Make(name));
+    own_start.push_back(std::move(m));
+  }
+  return MakeChainsPlacer(o, std::move(own_start));
+}
+Made Mcmc(OptionReader& r, const Catalog& c) {
+  McmcOptions o;
+  ReadOptions(r, &o);
+  DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
+  return MakeMcmcPlacer(o, std::move(start));
+}
+Made Portfolio(OptionReader& r, const Catalog& c) {
+  PortfolioOptions o;
+  ReadOptions(r, &o);
+  return MakePortfolioPlacer(o, c);
+}
+
+constexpr uint32_t kAll = kAllObjectives;
+constexpr PlacerTraits kOneShot{.family = Family::kOneShot, .objectives = kAll};
+// One-shot traits with changes: a default portfolio member, a search start, an own start of
+// chains, a classic baseline.
+constexpr PlacerTraits OneShot(bool member, bool search_start, bool own_start, bool classic) {
+  PlacerTraits t = kOneShot;
+  t.portfolio_member = member;
+  t.search_start = search_start;
+  t.own_start = own_start;
+  t.classic = classic;
+  return t;
+}
+constexpr PlacerTraits Search(double weight, int order, bool member = true) {
+  return {.family = Family::kSearch,
+          .objectives = kAll,
+          .takes_start = true,
+          .portfolio_member = member,
+          .portfolio_weight = weight,
+          .portfolio_order = order};
+}
+constexpr PlacerTraits kExact{.family = Family::kExact,
+                              .objectives = kPaperObjectives,
+                              .portfolio_weight = 1,
+                              .portfolio_order = 1};
+
+constexpr PlacerTraits kChainsTraits = [] {
+  PlacerTraits t = Search(1, 0);
+  t.two_starts = true;
+  return t;
+}();
+constexpr PlacerTraits kExpertTraits = [] {
+  PlacerTraits t = OneShot(true, true, false, true);
+  t.takes_start = true;
+  return t;
+}();
+
 constexpr PlacerEntry kPlacers[] = {
-    {"single", "every op on the best single device that fits", MakeSinglePlacer, false, false},
-    {"round_robin", "co-location units dealt to devices in turn", MakeRoundRobinPlacer, false,
-     false},
-    {"random", "each unit on a random allowed device (seeded)", MakeRandomPlacer, false, false},
-    {"dp", "optimal contiguous max-load split (NeurIPS 2020 DP over ideals)", MakeDpPlacer, false,
-     true},
-    {"pipedream", "optimal split of one linear order of the layers (PipeDream's DP)",
-     MakePipeDreamPlacer, false, true},
+    {"single", "every op on the best single device that fits", OneShot(true, true, true, true),
+     Plain<MakeSinglePlacer>},
+    {"round_robin", "co-location units dealt to devices in turn", kOneShot,
+     Plain<MakeRoundRobinPlacer>},
+    {"random", "each unit on a random allowed device (seeded)", kOneShot, Plain<MakeRandomPlacer>},
+    {"dp", "optimal contiguous max-load split (NeurIPS 2020 DP over ideals)", kExact,
+     Plain<MakeDpPlacer>},
+    {"pipedream", "optimal split of one linear order of the layers (PipeDream's DP)", kExact,
+     Plain<MakePipeDreamPlacer>},
     {"local_search", "random restarts of best-improvement unit moves on the evaluator",
-     [] { return MakeLocalSearchPlacer(); }, false, false},
+     Search(1, 3), LocalSearch},
 #ifdef DPLACE_HAVE_CBC
     {"ilp",
      "non-contiguous max-load or single-sample latency integer program (CBC), with its bound",
-     MakeIlpPlacer, false, true},
+     kExact, Ilp<false>},
     {"ilp_contiguous",
-     "contiguous max-load integer program (CBC) from dp's split: the same optimum",
-     MakeIlpContiguousPlacer, false, true},
+     "contiguous max-load integer program (CBC) from dp's split: the same optimum", kExact,
+     Ilp<true>},
 #endif
 #ifdef DPLACE_HAVE_SCOTCH
-    {"scotch", "Scotch k-way mapping weighted by compute time and transfer cost", MakeScotchPlacer,
-     false, false},
+    {"scotch", "Scotch k-way mapping weighted by compute time and transfer cost",
+     OneShot(true, false, false, true), Plain<MakeScotchPlacer>},
 #endif
 #ifdef DPLACE_HAVE_METIS
     {"metis", "METIS k-way min-cut partition weighted by compute time and transfer cost",
-     MakeMetisPlacer, false, false},
+     OneShot(true, false, false, true), Plain<MakeMetisPlacer>},
 #endif
     {"expert",
      "the plan given with --plan; without one, the human-expert rule (contiguous layer-wise "
      "split balanced by compute time, host CPU for what no GPU runs)",
-     MakeExpertPlacer, false, false},
-    {"heft", "HEFT list scheduling: upward rank, earliest finish time, memory-aware",
-     [] { return MakeListSchedulerPlacer(ListPolicy::kHeft); }, false, false},
+     kExpertTraits, Plain<MakeExpertPlacer>},
     {"m_topo", "Baechi's m-TOPO: topological order filling devices by memory share",
-     [] { return MakeListSchedulerPlacer(ListPolicy::kTopo); }, false, false},
+     OneShot(true, true, false, true), List<ListPolicy::kTopo>},
+    {"heft", "HEFT list scheduling: upward rank, earliest finish time, memory-aware",
+     OneShot(true, true, false, true), List<ListPolicy::kHeft>},
     {"m_etf", "Baechi's m-ETF: earliest start time first, memory-aware",
-     [] { return MakeListSchedulerPlacer(ListPolicy::kEtf); }, false, false},
+     OneShot(true, true, false, true), List<ListPolicy::kEtf>},
     {"m_sct", "Baechi's m-SCT: m-ETF with favourite children from an LP relaxation",
-     [] { return MakeListSchedulerPlacer(ListPolicy::kSct); }, false, false},
+     OneShot(true, false, false, true), List<ListPolicy::kSct>},
     {"contiguous",
      "contiguous runs, one per accelerator, cut where the fewest bytes cross and memory allows",
-     MakeContiguousPlacer, false, false},
+     OneShot(true, true, true, false), Plain<MakeContiguousPlacer>},
     {"chains",
      "linear clusters (longest paths) moved whole to where the simulated step is shortest",
-     MakeChainsPlacer, false, false},
+     kChainsTraits, Chains},
     {"mcmc", "Metropolis search over unit and run moves from the best heuristic (FlexFlow-style)",
-     MakeMcmcPlacer, false, false},
-    {"portfolio", "the best of a set of placers in one budget, with the gap to the lower bound",
-     MakePortfolioPlacer, false, false},
+     Search(4, 2), Mcmc},
+    {"portfolio",
+     "the best of a set of placers in one budget, with the gap to the lower bound",
+     {.family = Family::kMeta, .objectives = kAll, .takes_start = true},
+     Portfolio},
+};
+
+// The table as a catalog, with the run's options.
+class TableCatalog : public Catalog {
+ public:
+  explicit TableCatalog(const PlacerOptions& options) : options_(options) {}
+  StatusOr<Member> Make(std::string_view name) const override {
+    DPLACE_ASSIGN_OR_RETURN(const PlacerEntry* e, FindPlacer(name));
+    auto given = options_.find(std::string(name));
+    OptionReader reader(e->name, given == options_.end() ? OptionValues{} : given->second);
+    DPLACE_ASSIGN_OR_RETURN(std::unique_ptr<Placer> placer, e->make(reader, *this));
+    DPLACE_RETURN_IF_ERROR(reader.Finish());
+    return Member{std::string(e->name), e->traits, std::move(placer)};
+  }
+  std::vector<std::string> Names(bool (*keep)(const PlacerTraits&)) const override {
+    std::vector<std::string> names;
+    for (const PlacerEntry& e : kPlacers) {
+      if (keep(e.traits)) names.emplace_back(e.name);
+    }
+    return names;
+  }
+
+ private:
+  const PlacerOptions& options_;
 };
 
 }  // namespace
 
+std::string_view FamilyName(Family family) {
+  switch (family) {
+    case Family::kOneShot:
+      return "one-shot";
+    case Family::kSearch:
+      return "search";
+    case Family::kExact:
+      return "exact";
+    case Family::kMeta:
+      return "meta";
+  }
+  return "";
+}
+
 std::span<const PlacerEntry> Placers() { return kPlacers; }
 
-StatusOr<std::unique_ptr<Placer>> MakePlacer(std::string_view name) {
+StatusOr<const PlacerEntry*> FindPlacer(std::string_view name) {
   for (const PlacerEntry& e : kPlacers) {
-    if (e.name == name) return e.make();
+    if (e.name == name) return &e;
   }
   std::string names;
   std::vector<std::string> candidates = {"all"};
@@ -88,6 +212,23 @@ StatusOr<std::unique_ptr<Placer>> MakePlacer(std::string_view name) {
   }
   return InvalidInput("unknown placer '" + std::string(name) + "'" + DidYouMean(name, candidates) +
                       " (known: " + names + ", all)");
+}
+
+StatusOr<Member> MakePlacer(std::string_view name, const PlacerOptions& options) {
+  for (const auto& [placer, values] : options) {
+    if (!FindPlacer(placer).ok()) {
+      return FindPlacer(placer).status().WithContext("option " + placer + "." +
+                                                     values.begin()->first);
+    }
+  }
+  return TableCatalog(options).Make(name);
+}
+
+std::vector<OptionDoc> OptionDocs(const PlacerEntry& entry) {
+  const PlacerOptions none;
+  OptionReader reader(entry.name, {});
+  (void)entry.make(reader, TableCatalog(none));
+  return reader.docs();
 }
 
 }  // namespace dplace::place

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <set>
 
+#include "dplace/place/meta/best_start.h"
 #include "dplace/place/registry.h"
 #include "dplace/place/schedule/list_scheduler.h"
 #include "dplace/place/search/chains.h"
-#include "dplace/place/search/start.h"
 #include "dplace/place/units.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/test_problems.h"
@@ -29,18 +29,20 @@ struct Placed {
 Placed PlaceBy(const std::string& name, const sim::Problem& p, int64_t max_evaluations = 0,
                std::vector<std::string> portfolio = {}, const sim::Placement* start = nullptr) {
   sim::SimulatedEvaluator evaluator(p);
-  PlaceContext ctx{.evaluator = &evaluator,
-                   .seed = 7,
-                   .budget = {.max_evaluations = max_evaluations},
-                   .given_plan = nullptr,
-                   .start = start,
-                   .portfolio = std::move(portfolio)};
-  auto placer = MakePlacer(name);
-  EXPECT_TRUE(placer.ok());
-  auto placement = (*placer)->Place(p, ctx);
-  EXPECT_TRUE(placement.ok()) << name << ": " << placement.status().message();
+  PlacerOptions options;
+  for (const std::string& m : portfolio) {
+    std::string& members = options["portfolio"]["members"];
+    members += (members.empty() ? "" : ",") + m;
+  }
+  auto placer = MakePlacer(name, options);
+  EXPECT_TRUE(placer.ok()) << placer.status().message();
+  auto placed = placer->placer->Place(p, {.evaluator = &evaluator,
+                                          .seed = 7,
+                                          .limits = {.evaluations = max_evaluations},
+                                          .start = start});
+  EXPECT_TRUE(placed.ok()) << name << ": " << placed.status().message();
   sim::SimulatedEvaluator judge(p);
-  return {*placement, judge.Evaluate(*placement), ctx.note};
+  return {placed->placement, judge.Evaluate(placed->placement), placed->note};
 }
 
 // Two independent chains of four 1-s ops with 0.01-byte tensors: running them on two GPUs takes
@@ -235,28 +237,31 @@ TEST(ChainsTest, StartsWhereTheCallerSays) {
   EXPECT_NEAR(PlaceBy("chains", p).evaluation.value, 4, 1e-9);
 }
 
+// Members as the table makes them: their traits decide what TwoStarts does with them.
+Member Made(const char* name) { return std::move(MakePlacer(name)).value(); }
+
 TEST(ChainsTest, ItsOwnStartIsTheBetterOfSingleAndContiguousOnceBothAreOffered) {
-  ChainsStart start;
+  TwoStarts start(2);
   const sim::Placement one(3, 0), other(3, 1), third(3, 2);
-  start.Offer("contiguous", other, Score{true, 2});
-  EXPECT_EQ(start.start(), nullptr);
-  start.Offer("heft", one, Score{true, 1});  // not a start of chains
-  EXPECT_EQ(start.start(), nullptr);
-  start.Offer("single", one, Score{true, 3});
-  ASSERT_NE(start.start(), nullptr);
-  EXPECT_EQ(*start.start(), other);
+  start.Offer(Made("contiguous"), other, Score{true, 2});
+  EXPECT_EQ(start.own(), nullptr);
+  start.Offer(Made("heft"), one, Score{true, 1});  // not a start of chains
+  EXPECT_EQ(start.own(), nullptr);
+  start.Offer(Made("single"), one, Score{true, 3});
+  ASSERT_NE(start.own(), nullptr);
+  EXPECT_EQ(*start.own(), other);
   ASSERT_NE(start.best(), nullptr);
   EXPECT_EQ(*start.best(), one) << "heft's placement, the best offered";
 }
 
 TEST(ChainsTest, NoSecondStartWhenTheBestHeuristicIsItsOwn) {
-  ChainsStart start;
+  TwoStarts start(2);
   const sim::Placement one(3, 0), other(3, 1);
-  start.Offer("single", one, Score{true, 3});
-  start.Offer("heft", other, Score{true, 4});
-  start.Offer("contiguous", other, Score{true, 2});
-  ASSERT_NE(start.start(), nullptr);
-  EXPECT_EQ(*start.start(), other);
+  start.Offer(Made("single"), one, Score{true, 3});
+  start.Offer(Made("heft"), other, Score{true, 4});
+  start.Offer(Made("contiguous"), other, Score{true, 2});
+  ASSERT_NE(start.own(), nullptr);
+  EXPECT_EQ(*start.own(), other);
   EXPECT_EQ(start.best(), nullptr);
 }
 
@@ -296,14 +301,13 @@ TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   const sim::Problem p = TwoChains();
   const sim::Placement one_gpu(8, 0);
   sim::SimulatedEvaluator evaluator(p);
-  PlaceContext ctx{
-      .evaluator = &evaluator, .seed = 3, .budget = {.max_evaluations = 300}, .start = &one_gpu};
-  auto placer = MakePlacer("mcmc");
-  ASSERT_TRUE(placer.ok());
-  ASSERT_TRUE((*placer)->Place(p, ctx).ok());
+  auto placed = Made("mcmc").placer->Place(
+      p, {.evaluator = &evaluator, .seed = 3, .limits = {.evaluations = 300}, .start = &one_gpu});
+  ASSERT_TRUE(placed.ok());
   EXPECT_GE(evaluator.evaluations(), 300);
   EXPECT_LE(evaluator.evaluations(), 310);
-  EXPECT_NE(ctx.note.find("2 chains"), std::string::npos) << ctx.note;
+  EXPECT_EQ(placed->stats.evaluations, evaluator.evaluations());
+  EXPECT_NE(placed->note.find("2 chains"), std::string::npos) << placed->note;
 }
 
 TEST(SearchTest, StopsAtTheLowerBound) {
@@ -315,15 +319,11 @@ TEST(SearchTest, StopsAtTheLowerBound) {
   const sim::Placement one_gpu(8, 0);
   for (const char* name : {"mcmc", "local_search"}) {
     sim::SimulatedEvaluator evaluator(p);
-    PlaceContext ctx{.evaluator = &evaluator,
-                     .seed = 3,
-                     .budget = {.max_evaluations = 100000},
-                     .start = &one_gpu};
-    auto placer = MakePlacer(name);
-    ASSERT_TRUE(placer.ok());
-    auto placed = (*placer)->Place(p, ctx);
+    auto placed = Made(name).placer->Place(
+        p,
+        {.evaluator = &evaluator, .seed = 3, .limits = {.evaluations = 100000}, .start = &one_gpu});
     ASSERT_TRUE(placed.ok());
-    EXPECT_NEAR(evaluator.Evaluate(*placed).value, 4, 1e-9) << name;
+    EXPECT_NEAR(evaluator.Evaluate(placed->placement).value, 4, 1e-9) << name;
     EXPECT_LT(evaluator.evaluations(), 10000) << name;
   }
   EXPECT_NE(PlaceBy("mcmc", p, 100000, {}, &one_gpu).note.find("at the lower bound"),

@@ -6,17 +6,12 @@
 #include <string>
 
 #include "dplace/base/json_node.h"
+#include "dplace/run/run.h"
 #include "dplace/sim/evaluation.h"
 
 namespace dplace::report {
 
-struct PlacerResult {
-  std::string placer;
-  sim::Placement placement;
-  sim::Evaluation evaluation;
-  double search_time_s = 0;
-  std::string note;  // what the placer says of its result (e.g. "optimal")
-};
+using run::PlacerResult;
 
 Json ResultJson(const sim::Problem& problem, const PlacerResult& result);
 

@@ -80,16 +80,17 @@ class ExpertPlacer : public Placer {
   std::string_view name() const override { return "expert"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    if (ctx.given_plan == nullptr) {
-      ctx.note = "expert rule: contiguous layer-wise split balanced by compute time";
-      return ExpertRule(p);
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
+    if (req.start == nullptr) {
+      return PlaceResult{
+          .placement = ExpertRule(p),
+          .note = "expert rule: contiguous layer-wise split balanced by compute time"};
     }
-    if (static_cast<int>(ctx.given_plan->size()) != p.num_ops()) {
+    if (StartOf(p, req) == nullptr) {
       return InvalidInput("the plan does not cover the graph's " + std::to_string(p.num_ops()) +
                           " ops");
     }
-    return *ctx.given_plan;
+    return PlaceResult{.placement = *req.start, .note = "the given plan"};
   }
 };
 

@@ -12,8 +12,8 @@ class RandomPlacer : public Placer {
   std::string_view name() const override { return "random"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    Rng rng(ctx.seed);
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
+    Rng rng(req.seed);
     sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
     std::vector<double> used(static_cast<size_t>(p.num_devices()), 0);
     for (const Unit& unit : MakeUnits(p)) {
@@ -25,7 +25,7 @@ class RandomPlacer : public Placer {
       }
       Assign(unit, FirstFit(p, unit, order, &used), &placement);
     }
-    return placement;
+    return PlaceResult{.placement = std::move(placement)};
   }
 };
 

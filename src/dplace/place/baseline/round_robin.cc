@@ -9,7 +9,7 @@ class RoundRobinPlacer : public Placer {
   std::string_view name() const override { return "round_robin"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext&) override {
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest&) override {
     sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
     std::vector<double> used(static_cast<size_t>(p.num_devices()), 0);
     size_t turn = 0;
@@ -24,7 +24,7 @@ class RoundRobinPlacer : public Placer {
       Assign(unit, d, &placement);
       turn = static_cast<size_t>(d) + 1;
     }
-    return placement;
+    return PlaceResult{.placement = std::move(placement)};
   }
 };
 

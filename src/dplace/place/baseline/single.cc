@@ -10,13 +10,13 @@ class SinglePlacer : public Placer {
   std::string_view name() const override { return "single"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
     sim::Placement best;
     bool best_feasible = false;
     double best_value = std::numeric_limits<double>::infinity();
     for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
       sim::Placement candidate = AllOn(p, d);
-      const sim::Evaluation e = ctx.evaluator->Evaluate(candidate);
+      const sim::Evaluation e = req.evaluator->Evaluate(candidate);
       // Feasible beats infeasible; then the smaller value; ties keep the lower device id.
       if ((e.feasible && !best_feasible) || (e.feasible == best_feasible && e.value < best_value)) {
         best = std::move(candidate);
@@ -24,7 +24,7 @@ class SinglePlacer : public Placer {
         best_value = e.value;
       }
     }
-    return best;
+    return PlaceResult{.placement = std::move(best)};
   }
 
   // Every op on `d`, except ops `d` may not run: those go to their fastest allowed device. A

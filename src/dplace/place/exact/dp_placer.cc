@@ -20,33 +20,34 @@ class DpPlacer : public Placer {
   std::string_view name() const override { return "dp"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    const Deadline deadline = DeadlineAfter(ctx.budget.time_limit_s);
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
+    std::string note;
+    const Deadline deadline = DeadlineAfter(req.limits.seconds);
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel model, BuildContiguousModel(p));
     const ContiguousSolution linear = SolveLinear(model, deadline);
     if (!linear.complete && !linear.found) {
-      ctx.note =
+      note =
           "time limit reached before any split over one topological order was found: "
           "everything on one device";
-      return NoSplitFits(model, p.num_ops());
+      return PlaceResult{NoSplitFits(model, p.num_ops()), note};
     }
     ContiguousSolution best = linear;
     auto lattice =
         IdealLattice::All(model.preds, std::min(kMaxIdeals, MaxIdealsInMemory(model)), deadline);
     if (!lattice.ok()) {
-      ctx.note = "not proven optimal: " + lattice.status().message() +
-                 "; best split over one topological order";
+      note = "not proven optimal: " + lattice.status().message() +
+             "; best split over one topological order";
     } else {
       const double bound = linear.found ? linear.max_load : std::numeric_limits<double>::infinity();
       const ContiguousSolution exact = SolveContiguous(model, *lattice, bound, deadline);
       if (exact.found) best = exact;
-      ctx.note = exact.complete
-                     ? "optimal contiguous split (" + std::to_string(lattice->size()) + " ideals)"
-                     : "not proven optimal: time limit reached";
+      note = exact.complete
+                 ? "optimal contiguous split (" + std::to_string(lattice->size()) + " ideals)"
+                 : "not proven optimal: time limit reached";
     }
-    if (best.found) return ToPlacement(model, best, p.num_ops());
-    ctx.note = "no contiguous split fits the devices";
-    return NoSplitFits(model, p.num_ops());
+    if (best.found) return PlaceResult{ToPlacement(model, best, p.num_ops()), note};
+    note = "no contiguous split fits the devices";
+    return PlaceResult{NoSplitFits(model, p.num_ops()), note};
   }
 };
 

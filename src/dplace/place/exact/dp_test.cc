@@ -30,10 +30,9 @@ TEST_P(DpOptimumTest, ReproducesThePaperOptimum) {
                                   cost::RooflineCostModel());
   ASSERT_TRUE(problem.ok());
   sim::SimulatedEvaluator evaluator(*problem);
-  PlaceContext ctx{.evaluator = &evaluator};
-  auto placement = MakeDpPlacer()->Place(*problem, ctx);
-  ASSERT_TRUE(placement.ok()) << placement.status().message();
-  const sim::Evaluation e = sim::EvaluateMaxLoad(*problem, *placement);
+  auto placed = MakeDpPlacer()->Place(*problem, {.evaluator = &evaluator});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  const sim::Evaluation e = sim::EvaluateMaxLoad(*problem, placed->placement);
   EXPECT_TRUE(e.feasible) << e.reason;
   EXPECT_NEAR(e.value, GetParam().max_load, 1e-6 * GetParam().max_load);
 }
@@ -100,10 +99,10 @@ TEST(LinearSplitTest, GreedyBoundThenDpEqualsThePlainDp) {
 TEST(LinearSplitTest, AVeryLongChainKeepsItsDeadline) {
   const sim::Problem p = RandomChain(200'000, 7);
   sim::SimulatedEvaluator evaluator(p);
-  PlaceContext ctx{.evaluator = &evaluator, .budget = {.time_limit_s = 1}};
-  auto placement = MakePipeDreamPlacer()->Place(p, ctx);
-  ASSERT_TRUE(placement.ok()) << placement.status().message();
-  EXPECT_TRUE(evaluator.Evaluate(*placement).feasible);
+  auto placed =
+      MakePipeDreamPlacer()->Place(p, {.evaluator = &evaluator, .limits = {.seconds = 1}});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  EXPECT_TRUE(evaluator.Evaluate(placed->placement).feasible);
 }
 
 }  // namespace

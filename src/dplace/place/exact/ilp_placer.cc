@@ -6,14 +6,15 @@
 //                   max-load split, everything on the CPU pool and everything on one accelerator.
 //   ilp_contiguous  the contiguous max-load program, started from `dp`'s split: it proves (or
 //                   bounds) the same optimum by a different method.
-// Each stops at --time-limit (default 60 s) or after a number of branch-and-bound nodes (the
-// evaluation budget, default 100,000; a node limit is reproducible, a time limit is not), reports
-// its proven bound, and never returns worse than its start.
+// Each stops at --time-limit (default: the option time_limit_s) or after `max_nodes`
+// branch-and-bound nodes (a node limit is reproducible, a time limit is not), reports its proven
+// bound, and never returns worse than its start.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <limits>
 
+#include "dplace/place/budget.h"
 #include "dplace/place/exact/contiguous_dp.h"
 #include "dplace/place/exact/exact.h"
 #include "dplace/place/exact/ilp_programs.h"
@@ -21,56 +22,53 @@
 namespace dplace::place {
 namespace {
 
-constexpr double kDefaultTimeLimitS = 60;
-constexpr int64_t kDefaultMaxNodes = 100000;  // the evaluation budget overrides it
-
-using Clock = std::chrono::steady_clock;
-
-// The placer's time limit (--time-limit, else the default), and what is left of it since `began`.
-double LimitSeconds(const PlaceContext& ctx) {
-  return ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s : kDefaultTimeLimitS;
-}
-double SecondsLeft(const PlaceContext& ctx, Clock::time_point began) {
-  return LimitSeconds(ctx) - std::chrono::duration<double>(Clock::now() - began).count();
+// The placer's budget: the request's time limit, else the option's.
+Budget IlpBudget(const PlaceRequest& req, const IlpOptions& o) {
+  return Budget({.seconds = req.limits.seconds > 0 ? req.limits.seconds : o.time_limit_s},
+                *req.evaluator);
 }
 
 // Solves `program` from `start` (may be empty) and returns the better of CBC's answer and the
 // start; `fallback` when neither exists. `what` names the program in the note. The program's
-// proven bound is a lower bound of the problem (ctx.lower_bound) only when `bounds_problem`: the
-// program optimises the problem's objective over every feasible placement. The time limit counts
-// from `began`, when the placer started.
-StatusOr<sim::Placement> Solve(const sim::Problem& p, PlaceContext& ctx,
-                               const PlacementProgram& program, sim::Objective optimises,
-                               bool bounds_problem, const sim::Placement& start,
-                               const sim::Placement& fallback, const std::string& what,
-                               Clock::time_point began) {
+// proven bound is a lower bound of the problem (PlaceResult::proven_bound) only when
+// `bounds_problem`: the program optimises the problem's objective over every feasible placement.
+// CBC has what is left of `budget`.
+StatusOr<PlaceResult> Solve(const sim::Problem& p, const PlaceRequest& req, const IlpOptions& o,
+                            const Budget& budget, const PlacementProgram& program,
+                            sim::Objective optimises, bool bounds_problem,
+                            const sim::Placement& start, const sim::Placement& fallback,
+                            const std::string& what) {
   MilpOptions options;
-  options.time_limit_s = std::max(0.1, SecondsLeft(ctx, began));
-  options.max_nodes =
-      ctx.budget.max_evaluations > 0 ? ctx.budget.max_evaluations : kDefaultMaxNodes;
+  options.time_limit_s = std::max(0.1, budget.Remaining().seconds);
+  options.max_nodes = o.max_nodes;
+  options.memory_bytes = o.memory_gib * (1ull << 30);
+  PlaceResult out;
   if (!start.empty()) options.start = program.StartValues(start);
   const StatusOr<MilpResult> solved = SolveWithCbc(program.milp(), options);
   if (!solved.ok()) {  // stopped at the time limit, or out of memory: the start stands
     if (solved.status().code() != StatusCode::kInvalidInput) return solved.status();
-    ctx.note =
+    out.note =
         solved.status().message() + "; " + (start.empty() ? "nothing" : "its start") + " returned";
-    return start.empty() ? fallback : start;
+    out.placement = start.empty() ? fallback : start;
+    return out;
   }
   const MilpResult& r = *solved;
   if (r.status == MilpStatus::kInfeasible) {
-    ctx.note = "infeasible: no " + what + " fits the devices (proven by CBC)";
-    return start.empty() ? fallback : start;
+    out.note = "infeasible: no " + what + " fits the devices (proven by CBC)";
+    out.placement = start.empty() ? fallback : start;
+    return out;
   }
-  if (bounds_problem) ctx.lower_bound = std::max(ctx.lower_bound, r.best_bound);
+  if (bounds_problem) out.proven_bound = r.best_bound;
   if (r.status == MilpStatus::kNoSolution) {
-    ctx.note = "no solution within the limits; bound " + std::to_string(r.best_bound);
-    return start.empty() ? fallback : start;
+    out.note = "no solution within the limits; bound " + std::to_string(r.best_bound);
+    out.placement = start.empty() ? fallback : start;
+    return out;
   }
   sim::Placement placement = program.Decode(r.values, p.num_ops());
-  const sim::Evaluation e = ctx.evaluator->Evaluate(placement);
+  const sim::Evaluation e = req.evaluator->Evaluate(placement);
   bool kept_start = false;
   if (!start.empty()) {  // CBC may drop the start; never return worse by the problem's objective
-    const sim::Evaluation from_start = ctx.evaluator->Evaluate(start);
+    const sim::Evaluation from_start = req.evaluator->Evaluate(start);
     if ((from_start.feasible && !e.feasible) ||
         (from_start.feasible == e.feasible && from_start.value < e.value)) {
       placement = start;
@@ -85,9 +83,10 @@ StatusOr<sim::Placement> Solve(const sim::Problem& p, PlaceContext& ctx,
                 proven ? "optimal" : "time or node limit,", what.c_str(),
                 std::string(sim::ValueName(optimises)).c_str(), r.objective, r.best_bound,
                 100 * gap);
-  ctx.note = note;
-  if (kept_start) ctx.note += "; its start is better and is returned";
-  return placement;
+  out.note = note;
+  if (kept_start) out.note += "; its start is better and is returned";
+  out.placement = std::move(placement);
+  return out;
 }
 
 // Splits of one topological order of the DP's units: the max-load optimum (PipeDream's DP) and,
@@ -126,12 +125,13 @@ bool TooLargeToBuild(const ContiguousModel& m, double seconds_left, std::string*
 }
 
 // The best feasible placement among `candidates` by the evaluator; empty when none is feasible.
-sim::Placement BestFeasible(const std::vector<sim::Placement>& candidates, PlaceContext& ctx) {
+sim::Placement BestFeasible(const std::vector<sim::Placement>& candidates,
+                            sim::Evaluator* evaluator) {
   sim::Placement best;
   double best_value = std::numeric_limits<double>::infinity();
   for (const sim::Placement& c : candidates) {
     if (c.empty()) continue;
-    const sim::Evaluation e = ctx.evaluator->Evaluate(c);
+    const sim::Evaluation e = evaluator->Evaluate(c);
     if (e.feasible && e.value < best_value) {
       best = c;
       best_value = e.value;
@@ -140,75 +140,99 @@ sim::Placement BestFeasible(const std::vector<sim::Placement>& candidates, Place
   return best;
 }
 
+// What a placer returns when it does not run CBC: the best start, else `fallback`, with `note`.
+PlaceResult Unsolved(const sim::Placement& start, sim::Placement fallback, std::string note,
+                     const char* returned) {
+  if (!start.empty()) note += returned;
+  return PlaceResult{start.empty() ? std::move(fallback) : start, std::move(note)};
+}
+
 class IlpPlacer : public Placer {
  public:
+  explicit IlpPlacer(IlpOptions options) : options_(options) {}
   std::string_view name() const override { return "ilp"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    const Clock::time_point began = Clock::now();
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
+    const Budget budget = IlpBudget(req, options_);
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel m, BuildContiguousModel(p, /*for_contiguity=*/false));
-    // The starts may take a third of the time; CBC has the rest.
-    DPLACE_ASSIGN_OR_RETURN(const LinearSplits linear,
-                            SplitLinearOrder(p, DeadlineAfter(LimitSeconds(ctx) / 3)));
-    const double left = SecondsLeft(ctx, began);
+    DPLACE_ASSIGN_OR_RETURN(
+        const LinearSplits linear,
+        SplitLinearOrder(p, DeadlineAfter(budget.Split(options_.start_share).seconds)));
+    const double left = budget.Remaining().seconds;
+    std::string note;
     if (p.objective != sim::Objective::kLatency) {
-      const sim::Placement start = BestFeasible({linear.max_load}, ctx);
-      if (TooLargeToBuild(m, left, &ctx.note)) {
-        ctx.note += start.empty() ? "" : "; the best split of one topological order returned";
-        return start.empty() ? NoSplitFits(m, p.num_ops()) : start;
+      const sim::Placement start = BestFeasible({linear.max_load}, req.evaluator);
+      if (TooLargeToBuild(m, left, &note)) {
+        return Unsolved(start, NoSplitFits(m, p.num_ops()), note,
+                        "; the best split of one topological order returned");
       }
-      return Solve(p, ctx, *NonContiguousMaxLoad(m), sim::Objective::kThroughput, true,
-                   start.empty() ? linear.max_load : start, NoSplitFits(m, p.num_ops()),
-                   "non-contiguous split", began);
+      return Solve(p, req, options_, budget, *NonContiguousMaxLoad(m), sim::Objective::kThroughput,
+                   true, start.empty() ? linear.max_load : start, NoSplitFits(m, p.num_ops()),
+                   "non-contiguous split");
     }
     std::vector<sim::Placement> candidates = {linear.latency, linear.max_load};
     for (const auto* devices : {&m.cpus, &m.accelerators}) {
       if (!devices->empty()) candidates.emplace_back(p.num_ops(), devices->front());
     }
-    const sim::Placement start = BestFeasible(candidates, ctx);
-    if (TooLargeToBuild(m, left, &ctx.note)) {
-      ctx.note += start.empty() ? "" : "; the best of its starts returned";
-      return start.empty() ? NoSplitFits(m, p.num_ops()) : start;
+    const sim::Placement start = BestFeasible(candidates, req.evaluator);
+    if (TooLargeToBuild(m, left, &note)) {
+      return Unsolved(start, NoSplitFits(m, p.num_ops()), note,
+                      "; the best of its starts returned");
     }
     // The start's latency bounds the optimum (with room for the solver's rounding).
     const double upper_bound = start.empty()
                                    ? std::numeric_limits<double>::infinity()
-                                   : ctx.evaluator->Evaluate(start).value * (1 + 1e-6) + 1e-9;
-    return Solve(p, ctx, *Latency(p, m, upper_bound), sim::Objective::kLatency, true, start,
-                 NoSplitFits(m, p.num_ops()), "single-sample latency split", began);
+                                   : req.evaluator->Evaluate(start).value * (1 + 1e-6) + 1e-9;
+    return Solve(p, req, options_, budget, *Latency(p, m, upper_bound), sim::Objective::kLatency,
+                 true, start, NoSplitFits(m, p.num_ops()), "single-sample latency split");
   }
+
+  IlpOptions options_;
 };
 
 class IlpContiguousPlacer : public Placer {
  public:
+  explicit IlpContiguousPlacer(IlpOptions options) : options_(options) {}
   std::string_view name() const override { return "ilp_contiguous"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    const Clock::time_point began = Clock::now();
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
+    const Budget budget = IlpBudget(req, options_);
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel m, BuildContiguousModel(p));
-    // `dp` may take half the time; CBC has the rest.
-    PlaceContext dp_ctx{.evaluator = ctx.evaluator, .seed = ctx.seed, .budget = ctx.budget};
-    dp_ctx.budget.time_limit_s = LimitSeconds(ctx) / 2;
-    DPLACE_ASSIGN_OR_RETURN(sim::Placement dp, MakeDpPlacer()->Place(p, dp_ctx));
-    const sim::Placement start = BestFeasible({dp}, ctx);
-    const double left = SecondsLeft(ctx, began);
-    if (TooLargeToBuild(m, left, &ctx.note)) {
-      ctx.note += start.empty() ? "" : "; dp's split returned";
-      return start.empty() ? NoSplitFits(m, p.num_ops()) : start;
+    // `dp` may take its share of the time; CBC has the rest.
+    const PlaceRequest dp_req{
+        .evaluator = req.evaluator, .seed = req.seed, .limits = budget.Split(options_.start_share)};
+    DPLACE_ASSIGN_OR_RETURN(PlaceResult dp, MakeDpPlacer()->Place(p, dp_req));
+    const sim::Placement start = BestFeasible({dp.placement}, req.evaluator);
+    std::string note;
+    if (TooLargeToBuild(m, budget.Remaining().seconds, &note)) {
+      return Unsolved(start, NoSplitFits(m, p.num_ops()), note, "; dp's split returned");
     }
     // Its bound holds for contiguous splits only: it is not a bound of the problem.
-    return Solve(p, ctx, *ContiguousMaxLoad(m), sim::Objective::kThroughput, false, start,
-                 NoSplitFits(m, p.num_ops()), "contiguous split", began);
+    return Solve(p, req, options_, budget, *ContiguousMaxLoad(m), sim::Objective::kThroughput,
+                 false, start, NoSplitFits(m, p.num_ops()), "contiguous split");
   }
+
+  IlpOptions options_;
 };
 
 }  // namespace
 
-std::unique_ptr<Placer> MakeIlpPlacer() { return std::make_unique<IlpPlacer>(); }
-std::unique_ptr<Placer> MakeIlpContiguousPlacer() {
-  return std::make_unique<IlpContiguousPlacer>();
+void ReadOptions(OptionReader& r, IlpOptions* o) {
+  r.Read("time_limit_s", &o->time_limit_s, 0.01, 1e6, "seconds when --time-limit is not given");
+  r.Read("max_nodes", &o->max_nodes, 1, int64_t{1} << 40,
+         "branch-and-bound nodes CBC may explore (reproducible, unlike a time limit)");
+  r.Read("memory_gib", &o->memory_gib, 0.1, 1024, "address space of the CBC process, GiB");
+  r.Read("start_share", &o->start_share, 0.01, 0.9,
+         "share of the time for the start (linear-order splits; dp for ilp_contiguous)");
+}
+
+std::unique_ptr<Placer> MakeIlpPlacer(IlpOptions options) {
+  return std::make_unique<IlpPlacer>(options);
+}
+std::unique_ptr<Placer> MakeIlpContiguousPlacer(IlpOptions options) {
+  return std::make_unique<IlpContiguousPlacer>(options);
 }
 
 }  // namespace dplace::place

@@ -67,11 +67,10 @@ struct Solved {
 
 Solved PlaceWith(Placer& placer, const sim::Problem& p) {
   sim::SimulatedEvaluator evaluator(p);
-  PlaceContext ctx{.evaluator = &evaluator, .budget = {.time_limit_s = 60}};
-  auto placement = placer.Place(p, ctx);
-  EXPECT_TRUE(placement.ok()) << placement.status().message();
-  if (!placement.ok()) return {};
-  return {evaluator.Evaluate(*placement), ctx.note, ctx.lower_bound};
+  auto placed = placer.Place(p, {.evaluator = &evaluator, .limits = {.seconds = 60}});
+  EXPECT_TRUE(placed.ok()) << placed.status().message();
+  if (!placed.ok()) return {};
+  return {evaluator.Evaluate(placed->placement), placed->note, placed->proven_bound};
 }
 
 TEST(IlpTest, NonContiguousMaxLoadEqualsBruteForce) {
@@ -137,35 +136,32 @@ TEST(IlpTest, NonContiguousStartsFromTheLinearOptimumAndProvesABound) {
   const sim::Problem p =
       PaperProblem("throughput-inputs/LayerGraphs/bert24_inference", sim::Objective::kThroughput);
   sim::SimulatedEvaluator evaluator(p);
-  PlaceContext ctx{.evaluator = &evaluator, .budget = {.max_evaluations = 300}};
-  auto ilp = MakeIlpPlacer()->Place(p, ctx);
+  auto ilp = MakeIlpPlacer({.max_nodes = 300})->Place(p, {.evaluator = &evaluator});
   ASSERT_TRUE(ilp.ok()) << ilp.status().message();
-  const sim::Evaluation e = sim::EvaluateMaxLoad(p, *ilp);
+  const sim::Evaluation e = sim::EvaluateMaxLoad(p, ilp->placement);
   EXPECT_TRUE(e.feasible) << e.reason;
   EXPECT_LE(e.value, 17.78990625 * (1 + 1e-9));  // the contiguous optimum is a feasible start
-  EXPECT_GT(ctx.lower_bound, p.throughput_lower_bound);
-  EXPECT_LE(ctx.lower_bound, e.value * (1 + 1e-9));
-  EXPECT_NE(ctx.note.find("bound"), std::string::npos) << ctx.note;
+  EXPECT_GT(ilp->proven_bound, p.throughput_lower_bound);
+  EXPECT_LE(ilp->proven_bound, e.value * (1 + 1e-9));
+  EXPECT_NE(ilp->note.find("bound"), std::string::npos) << ilp->note;
 }
 
 TEST(IlpTest, LatencyOnThePaperInputBeatsItsStarts) {
   const sim::Problem p =
       PaperProblem("latency-inputs/LayerGraphs/bert24_inference", sim::Objective::kLatency);
   sim::SimulatedEvaluator evaluator(p);
-  PlaceContext ctx{.evaluator = &evaluator, .budget = {.max_evaluations = 200}};
-  auto ilp = MakeIlpPlacer()->Place(p, ctx);
+  auto ilp = MakeIlpPlacer({.max_nodes = 200})->Place(p, {.evaluator = &evaluator});
   ASSERT_TRUE(ilp.ok()) << ilp.status().message();
-  const sim::Evaluation e = sim::EvaluateLatency(p, *ilp);
+  const sim::Evaluation e = sim::EvaluateLatency(p, ilp->placement);
   EXPECT_TRUE(e.feasible) << e.reason;
   for (const char* name : {"single", "dp", "pipedream"}) {
     sim::SimulatedEvaluator other_evaluator(p);
-    PlaceContext other{.evaluator = &other_evaluator};
-    auto placement = (*MakePlacer(name))->Place(p, other);
-    ASSERT_TRUE(placement.ok());
-    EXPECT_LE(e.value, sim::EvaluateLatency(p, *placement).value * (1 + 1e-9)) << name;
+    auto placed = MakePlacer(name)->placer->Place(p, {.evaluator = &other_evaluator});
+    ASSERT_TRUE(placed.ok());
+    EXPECT_LE(e.value, sim::EvaluateLatency(p, placed->placement).value * (1 + 1e-9)) << name;
   }
-  EXPECT_GE(ctx.lower_bound, 0);
-  EXPECT_LE(ctx.lower_bound, e.value * (1 + 1e-9));
+  EXPECT_GE(ilp->proven_bound, 0);
+  EXPECT_LE(ilp->proven_bound, e.value * (1 + 1e-9));
   EXPECT_GE(e.value, p.latency_lower_bound);
 }
 

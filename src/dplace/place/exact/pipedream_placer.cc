@@ -13,16 +13,17 @@ class PipeDreamPlacer : public Placer {
   std::string_view name() const override { return "pipedream"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    const Deadline deadline = DeadlineAfter(ctx.budget.time_limit_s);
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
+    std::string note;
+    const Deadline deadline = DeadlineAfter(req.limits.seconds);
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel model, BuildContiguousModel(p));
     const ContiguousSolution s = SolveLinear(model, deadline);
     if (!s.complete) {
-      ctx.note = "not proven optimal over the linear order: time limit or memory budget reached";
+      note = "not proven optimal over the linear order: time limit or memory budget reached";
     }
-    if (s.found) return ToPlacement(model, s, p.num_ops());
-    ctx.note = "no split of the linear order fits the devices";
-    return NoSplitFits(model, p.num_ops());
+    if (s.found) return PlaceResult{ToPlacement(model, s, p.num_ops()), note};
+    note = "no split of the linear order fits the devices";
+    return PlaceResult{NoSplitFits(model, p.num_ops()), note};
   }
 };
 

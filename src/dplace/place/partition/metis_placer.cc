@@ -41,12 +41,12 @@ class MetisPlacer : public Placer {
   std::string_view name() const override { return "metis"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
     const UnitGraph ug = MakeUnitGraph(p);
     idx_t n = static_cast<idx_t>(ug.units.size());
     idx_t parts = p.num_devices();
     std::vector<int> part(static_cast<size_t>(n), 0);
-    if (parts < 2 || n <= 1) return PartsToPlacement(p, ug, part);
+    if (parts < 2 || n <= 1) return PlaceResult{PartsToPlacement(p, ug, part)};
     idx_t constraints = 1, cut = 0;
     std::vector<idx_t> xadj(ug.offsets.begin(), ug.offsets.end());
     std::vector<idx_t> adjncy(ug.neighbours.begin(), ug.neighbours.end());
@@ -59,7 +59,7 @@ class MetisPlacer : public Placer {
     std::vector<idx_t> out(static_cast<size_t>(n), 0);
     idx_t options[METIS_NOPTIONS];
     METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_SEED] = static_cast<idx_t>(ctx.seed % 2147483647);
+    options[METIS_OPTION_SEED] = static_cast<idx_t>(req.seed % 2147483647);
     options[METIS_OPTION_OBJTYPE] = METIS_OBJTYPE_CUT;
     int rc;
     {
@@ -74,7 +74,7 @@ class MetisPlacer : public Placer {
     if (rc != METIS_OK)
       return Internal("metis: partitioning failed (code " + std::to_string(rc) + ")");
     part.assign(out.begin(), out.end());
-    return PartsToPlacement(p, ug, part);
+    return PlaceResult{PartsToPlacement(p, ug, part)};
   }
 };
 

@@ -20,7 +20,7 @@ class ScotchPlacer : public Placer {
   std::string_view name() const override { return "scotch"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
     const UnitGraph ug = MakeUnitGraph(p);
     const auto n = static_cast<SCOTCH_Num>(ug.units.size());
     const int k = p.num_devices();
@@ -45,7 +45,7 @@ class ScotchPlacer : public Placer {
     SCOTCH_graphInit(&bound);
     SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
     SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1);
-    SCOTCH_contextRandomSeed(&context, static_cast<SCOTCH_Num>(ctx.seed % 2147483647));
+    SCOTCH_contextRandomSeed(&context, static_cast<SCOTCH_Num>(req.seed % 2147483647));
     int rc =
         SCOTCH_graphBuild(&graph, 0, n, verttab.data(), verttab.data() + 1, velotab.data(), nullptr,
                           static_cast<SCOTCH_Num>(edgetab.size()), edgetab.data(), edlotab.data());
@@ -59,7 +59,7 @@ class ScotchPlacer : public Placer {
     SCOTCH_graphExit(&graph);
     SCOTCH_contextExit(&context);
     if (rc != 0) return Internal("scotch: mapping failed (code " + std::to_string(rc) + ")");
-    return PartsToPlacement(p, ug, std::vector<int>(parttab.begin(), parttab.end()));
+    return PlaceResult{PartsToPlacement(p, ug, std::vector<int>(parttab.begin(), parttab.end()))};
   }
 };
 

@@ -518,27 +518,28 @@ class ListSchedulerPlacer : public Placer {
   }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
+    std::string note;
     switch (policy_) {
       case ListPolicy::kHeft:
-        return Heft(p);
+        return PlaceResult{Heft(p), note};
       case ListPolicy::kTopo:
-        return Topo(p);
+        return PlaceResult{Topo(p), note};
       case ListPolicy::kEtf:
-        return Etf(p, {});
+        return PlaceResult{Etf(p, {}), note};
       case ListPolicy::kSct: {
-        const double limit = ctx.budget.time_limit_s > 0 ? ctx.budget.time_limit_s / 2 : 30;
+        const double limit = req.limits.seconds > 0 ? req.limits.seconds / 2 : 30;
         const MeanCosts means = Means(p);
         size_t pairs = 0;
         for (sim::OpId op = 0; op < p.num_ops(); ++op) pairs += p.g().Successors(op).size();
-        if (pairs > kMaxLpPairs || (ctx.budget.time_limit_s > 0 && LpSeconds(pairs) > limit)) {
-          ctx.note = "favourite children chosen greedily (LP of " + std::to_string(pairs) +
-                     (pairs > kMaxLpPairs ? " pairs too large)" : " pairs too slow for the limit)");
-          return Etf(p, GreedyFavourites(p, means));
+        if (pairs > kMaxLpPairs || (req.limits.seconds > 0 && LpSeconds(pairs) > limit)) {
+          note = "favourite children chosen greedily (LP of " + std::to_string(pairs) +
+                 (pairs > kMaxLpPairs ? " pairs too large)" : " pairs too slow for the limit)");
+          return PlaceResult{Etf(p, GreedyFavourites(p, means)), note};
         }
         std::vector<sim::OpId> favourite = Favourites(p, means, limit);
-        if (favourite.empty()) ctx.note = "favourite-child LP not solved: plain m-ETF";
-        return Etf(p, favourite);
+        if (favourite.empty()) note = "favourite-child LP not solved: plain m-ETF";
+        return PlaceResult{Etf(p, favourite), note};
       }
     }
     return Internal("unknown list policy");

@@ -4,16 +4,12 @@
 #include <string>
 
 #include "dplace/base/union_find.h"
-#include "dplace/place/registry.h"
+#include "dplace/place/budget.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
 
 namespace dplace::place {
 namespace {
-
-// Paths taken one by one; the ops left after this many become clusters of one op each, so that
-// clustering stays O(kMaxPaths × (ops + edges)) on wide graphs.
-constexpr int kMaxPaths = 2048;
 
 // Mean transfer time of each tensor over the links between distinct devices (zero on one device).
 std::vector<double> MeanTransferTimes(const sim::Problem& p) {
@@ -44,8 +40,9 @@ struct Group {
   double work_s = 0;
 };
 
-std::vector<Group> ClusterGroups(const sim::Problem& p, const std::vector<Unit>& units) {
-  const std::vector<int> cluster = LinearClusters(p);
+std::vector<Group> ClusterGroups(const sim::Problem& p, const std::vector<Unit>& units,
+                                 int max_paths) {
+  const std::vector<int> cluster = LinearClusters(p, max_paths);
   const int clusters = cluster.empty() ? 0 : *std::max_element(cluster.begin(), cluster.end()) + 1;
   UnionFind sets(static_cast<size_t>(clusters));
   for (const Unit& u : units) {
@@ -75,36 +72,35 @@ std::vector<Group> ClusterGroups(const sim::Problem& p, const std::vector<Unit>&
 
 class ChainsPlacer : public Placer {
  public:
+  ChainsPlacer(ChainsOptions options, std::vector<Member> own_start)
+      : options_(options), own_start_(std::move(own_start)) {}
   std::string_view name() const override { return "chains"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    const BudgetClock clock(ctx);
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
     const std::vector<Unit> units = MakeUnits(p);
-    const int64_t default_evaluations =
-        ctx.budget.time_limit_s > 0
-            ? 0
-            : std::clamp<int64_t>(20 * static_cast<int64_t>(units.size()), 2000, 20000);
+    const Budget budget(
+        req.limits, *req.evaluator,
+        std::clamp<int64_t>(options_.evaluations_per_unit * static_cast<int64_t>(units.size()),
+                            options_.min_evaluations, options_.max_evaluations));
+    sim::Evaluator& evaluator = *req.evaluator;
 
     // Start: the caller's, else the better of one device and the cheapest contiguous runs.
     sim::Placement current;
     Score current_score;
     std::string start = "the given start";
-    if (ctx.start != nullptr && ctx.start->size() == static_cast<size_t>(p.num_ops())) {
-      current = *ctx.start;
-      current_score = ScoreOf(ctx.evaluator->Evaluate(current));
+    if (const sim::Placement* given = StartOf(p, req)) {
+      current = *given;
+      current_score = ScoreOf(evaluator.Evaluate(current));
     } else {
-      for (const char* name : {"single", "contiguous"}) {
-        auto placer = MakePlacer(name);
-        if (!placer.ok()) continue;
-        PlaceContext sub{.evaluator = ctx.evaluator, .seed = ctx.seed};
-        auto placed = (*placer)->Place(p, sub);
-        if (!placed.ok()) return placed.status();
-        const Score s = ScoreOf(ctx.evaluator->Evaluate(*placed));
+      for (Member& m : own_start_) {
+        const PlaceRequest sub{.evaluator = req.evaluator, .seed = req.seed};
+        DPLACE_ASSIGN_OR_RETURN(PlaceResult placed, m.placer->Place(p, sub));
+        const Score s = ScoreOf(evaluator.Evaluate(placed.placement));
         if (current.empty() || s < current_score) {
-          current = std::move(*placed);
+          current = std::move(placed.placement);
           current_score = s;
-          start = name;
+          start = m.name;
         }
       }
     }
@@ -112,15 +108,15 @@ class ChainsPlacer : public Placer {
     for (size_t u = 0; u < units.size(); ++u)
       unit_device[u] = current[static_cast<size_t>(units[u].ops.front())];
 
-    const std::vector<Group> groups = ClusterGroups(p, units);
-    ctx.evaluator->SetBase(current);
+    const std::vector<Group> groups = ClusterGroups(p, units, options_.max_paths);
+    evaluator.SetBase(current);
     int passes = 0, moves = 0;
     bool improved = true;
-    while (improved && !clock.Out(default_evaluations)) {
+    while (improved && !budget.Out()) {
       improved = false;
       ++passes;
       for (const Group& g : groups) {
-        if (clock.Out(default_evaluations)) break;
+        if (budget.Out()) break;
         sim::DeviceId best_to = -1;
         Score best = current_score;
         for (sim::DeviceId to = 0; to < p.num_devices(); ++to) {
@@ -132,7 +128,7 @@ class ChainsPlacer : public Placer {
                                          [&](size_t u) { return unit_device[u] == to; });
           if (!allowed || there) continue;
           for (size_t u : g.units) Assign(units[u], to, &current);
-          const Score s = ScoreOf(ctx.evaluator->EvaluateNear(current, ToBeat(best)));
+          const Score s = ScoreOf(evaluator.EvaluateNear(current, ToBeat(best)));
           if (s < best) {
             best = s;
             best_to = to;
@@ -144,28 +140,31 @@ class ChainsPlacer : public Placer {
         }
         if (best_to >= 0) {
           current_score = best;
-          ctx.evaluator->SetBase(current);
+          evaluator.SetBase(current);
           improved = true;
           ++moves;
         }
       }
     }
-    ctx.note = std::to_string(groups.size()) + " clusters from " + start + "; " +
-               std::to_string(moves) + " moves in " + std::to_string(passes) + " passes";
-    return current;
+    std::string note = std::to_string(groups.size()) + " clusters from " + start + "; " +
+                       std::to_string(moves) + " moves in " + std::to_string(passes) + " passes";
+    return PlaceResult{std::move(current), std::move(note)};
   }
+
+  ChainsOptions options_;
+  std::vector<Member> own_start_;
 };
 
 }  // namespace
 
-std::vector<std::vector<size_t>> ChainGroups(const sim::Problem& p,
-                                             const std::vector<Unit>& units) {
+std::vector<std::vector<size_t>> ChainGroups(const sim::Problem& p, const std::vector<Unit>& units,
+                                             int max_paths) {
   std::vector<std::vector<size_t>> out;
-  for (Group& g : ClusterGroups(p, units)) out.push_back(std::move(g.units));
+  for (Group& g : ClusterGroups(p, units, max_paths)) out.push_back(std::move(g.units));
   return out;
 }
 
-std::vector<int> LinearClusters(const sim::Problem& p) {
+std::vector<int> LinearClusters(const sim::Problem& p, int max_paths) {
   const graph::Graph& g = p.g();
   const auto n = static_cast<size_t>(p.num_ops());
   std::vector<double> work(n);
@@ -179,7 +178,7 @@ std::vector<int> LinearClusters(const sim::Problem& p) {
   std::vector<sim::OpId> from(n);
   int next = 0;
   size_t left = n;
-  while (left > 0 && next < kMaxPaths) {
+  while (left > 0 && next < max_paths) {
     // The longest path through the ops not yet clustered, ending at `end`.
     sim::OpId end = -1;
     for (sim::OpId op : g.TopologicalOrder()) {
@@ -211,6 +210,17 @@ std::vector<int> LinearClusters(const sim::Problem& p) {
   return cluster;
 }
 
-std::unique_ptr<Placer> MakeChainsPlacer() { return std::make_unique<ChainsPlacer>(); }
+void ReadOptions(OptionReader& r, ChainsOptions* o) {
+  r.Read("max_paths", &o->max_paths, 1, 1 << 30,
+         "longest paths taken as clusters; the ops left become clusters of one op");
+  r.Read("evaluations_per_unit", &o->evaluations_per_unit, 1, 1 << 20,
+         "evaluations per co-location unit without --time-limit or --evaluations");
+  r.Read("min_evaluations", &o->min_evaluations, 1, int64_t{1} << 40, "... at least this many");
+  r.Read("max_evaluations", &o->max_evaluations, 1, int64_t{1} << 40, "... at most this many");
+}
+
+std::unique_ptr<Placer> MakeChainsPlacer(ChainsOptions options, std::vector<Member> own_start) {
+  return std::make_unique<ChainsPlacer>(options, std::move(own_start));
+}
 
 }  // namespace dplace::place

@@ -192,7 +192,8 @@ class ContiguousPlacer : public Placer {
   std::string_view name() const override { return "contiguous"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
+    std::string note;
     const std::vector<Unit> units = MakeUnits(p);
     const std::vector<sim::DeviceId> chain = AcceleratorChain(p);
     sim::Placement placement(static_cast<size_t>(p.num_ops()), chain.front());
@@ -210,12 +211,12 @@ class ContiguousPlacer : public Placer {
       }
     }
     if (seq.empty()) {
-      ctx.note = "no unit may run on an accelerator";
-      return placement;
+      note = "no unit may run on an accelerator";
+      return PlaceResult{std::move(placement), note};
     }
     // The static footprint counts every tensor for the whole step; the simulation frees them. The
     // second program scales footprints by what one device's simulated peak makes of them.
-    const sim::Evaluation one = ctx.evaluator->Evaluate(placement);
+    const sim::Evaluation one = req.evaluator->Evaluate(placement);
     const double peak = one.devices[static_cast<size_t>(chain.front())].peak_memory_bytes;
     std::vector<double> scales = {1};
     if (footprint > 0 && peak > 0 && peak < footprint) scales.push_back(peak / footprint);
@@ -243,21 +244,21 @@ class ContiguousPlacer : public Placer {
     sim::Placement candidate = placement;
     for (Cut& c : cuts) {
       program.Place(c.starts, &candidate);
-      c.score = ScoreOf(ctx.evaluator->Evaluate(candidate));
+      c.score = ScoreOf(req.evaluator->Evaluate(candidate));
     }
     std::stable_sort(cuts.begin(), cuts.end(),
                      [](const Cut& a, const Cut& b) { return a.score < b.score; });
-    const int64_t until = ctx.evaluator->evaluations() + kRefineEvaluations;
+    const int64_t until = req.evaluator->evaluations() + kRefineEvaluations;
     for (Cut& c : cuts) {
-      Refine(program, seq.size(), ctx.evaluator, until, &c, &candidate);
+      Refine(program, seq.size(), req.evaluator, until, &c, &candidate);
       if (c.score < best_score) {
         best_score = c.score;
         best = candidate;
         best_runs = c.starts.size() + 1;
       }
     }
-    ctx.note = std::to_string(best_runs) + (best_runs == 1 ? " run" : " contiguous runs");
-    return best;
+    note = std::to_string(best_runs) + (best_runs == 1 ? " run" : " contiguous runs");
+    return PlaceResult{std::move(best), note};
   }
 };
 

@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "dplace/base/rng.h"
+#include "dplace/place/budget.h"
 #include "dplace/place/search/score.h"
-#include "dplace/place/search/start.h"
 #include "dplace/place/units.h"
 
 namespace dplace::place {
@@ -13,18 +13,20 @@ namespace {
 
 class LocalSearchPlacer : public Placer {
  public:
-  explicit LocalSearchPlacer(LocalSearchOptions options) : options_(options) {}
+  LocalSearchPlacer(LocalSearchOptions options, std::shared_ptr<StartFinder> start)
+      : options_(options), start_(std::move(start)) {}
   std::string_view name() const override { return "local_search"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    const BudgetClock clock(ctx);
-    auto out_of_budget = [&] { return clock.Out(); };
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
+    const Budget budget(req.limits, *req.evaluator);
+    auto out_of_budget = [&] { return budget.Out(); };
+    sim::Evaluator& evaluator = *req.evaluator;
     // Moves must beat `than`: the simulation may give up on one once it is sure not to.
     auto score = [&](const sim::Placement& placement, const Score& than) {
-      return ScoreOf(ctx.evaluator->EvaluateNear(placement, ToBeat(than)));
+      return ScoreOf(evaluator.EvaluateNear(placement, ToBeat(than)));
     };
-    Rng rng(ctx.seed);
+    Rng rng(req.seed);
     const std::vector<Unit> units = MakeUnits(p);
     sim::Placement best_placement;
     Score best;
@@ -36,20 +38,16 @@ class LocalSearchPlacer : public Placer {
         const auto& allowed = units[u].devices;
         unit_device[u] = allowed.empty() ? 0 : allowed[rng.Below(allowed.size())];
       }
-      if (restart == 0 && ctx.given_plan != nullptr && ctx.start == nullptr &&
-          ctx.given_plan->size() == static_cast<size_t>(p.num_ops())) {
-        for (size_t u = 0; u < units.size(); ++u) {
-          unit_device[u] = (*ctx.given_plan)[static_cast<size_t>(units[u].ops.front())];
-        }
-      } else if (restart == 0) {
-        const Start start = BestHeuristic(p, ctx);
+      if (restart == 0 && (StartOf(p, req) != nullptr || start_ != nullptr)) {
+        const Start start =
+            start_ != nullptr ? start_->Find(p, req) : Start{.placement = *StartOf(p, req)};
         for (size_t u = 0; u < units.size() && !start.placement.empty(); ++u) {
           unit_device[u] = start.placement[static_cast<size_t>(units[u].ops.front())];
         }
       }
       for (size_t u = 0; u < units.size(); ++u) Assign(units[u], unit_device[u], &placement);
-      ctx.evaluator->SetBase(placement);  // moves re-simulate from where they differ
-      Score current = ScoreOf(ctx.evaluator->EvaluateNear(placement));
+      evaluator.SetBase(placement);  // moves re-simulate from where they differ
+      Score current = ScoreOf(evaluator.EvaluateNear(placement));
       bool improved = true;
       while (improved && !out_of_budget() && !AtLowerBound(p, current)) {
         improved = false;
@@ -72,7 +70,7 @@ class LocalSearchPlacer : public Placer {
           }
           Assign(units[u], best_to, &placement);
           if (best_to != from) {
-            ctx.evaluator->SetBase(placement);
+            evaluator.SetBase(placement);
             unit_device[u] = best_to;
             current = best_move;
             improved = true;
@@ -88,16 +86,23 @@ class LocalSearchPlacer : public Placer {
       best_placement.assign(static_cast<size_t>(p.num_ops()), 0);
       for (const Unit& u : units) Assign(u, u.devices.empty() ? 0 : u.devices[0], &best_placement);
     }
-    return best_placement;
+    return PlaceResult{.placement = std::move(best_placement)};
   }
 
   LocalSearchOptions options_;
+  std::shared_ptr<StartFinder> start_;
 };
 
 }  // namespace
 
-std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options) {
-  return std::make_unique<LocalSearchPlacer>(options);
+void ReadOptions(OptionReader& r, LocalSearchOptions* o) {
+  r.Read("restarts", &o->restarts, 1, 1 << 20,
+         "restarts (the first from the start, the others at random)");
+}
+
+std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options,
+                                              std::shared_ptr<StartFinder> start) {
+  return std::make_unique<LocalSearchPlacer>(options, std::move(start));
 }
 
 }  // namespace dplace::place

@@ -1,6 +1,6 @@
 // Local search on any evaluator (the NeurIPS 2020 paper's baseline, also used for the step
-// objective): restarts, the first from the given plan (--plan; each co-location unit on its first
-// op's device) or else the best of the fast heuristics (search/start.h), the others from a
+// objective): restarts, the first from the request's start (--plan; each co-location unit on its
+// first op's device) or else the best of the fast heuristics (meta/best_start.h), the others from a
 // random assignment of co-location units to allowed devices; from each, move one unit at a time to
 // the device that improves the evaluation most, until no move helps. Infeasible placements rank
 // after feasible ones (then by value). Budget: --time-limit and the evaluation count; same seed,
@@ -9,14 +9,20 @@
 
 #include <memory>
 
+#include "dplace/place/options.h"
 #include "dplace/place/placer.h"
+#include "dplace/place/search/score.h"
 
 namespace dplace::place {
 
 struct LocalSearchOptions {
   int restarts = 10;  // the paper's setting
 };
+void ReadOptions(OptionReader& reader, LocalSearchOptions* options);
 
-std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options = {});
+// `start` finds the first restart's start when the request has none; null: the first restart
+// starts at random like the others.
+std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options,
+                                              std::shared_ptr<StartFinder> start);
 
 }  // namespace dplace::place

@@ -6,44 +6,13 @@
 #include <thread>
 
 #include "dplace/base/rng.h"
+#include "dplace/place/budget.h"
 #include "dplace/place/search/chains.h"
 #include "dplace/place/search/score.h"
-#include "dplace/place/search/start.h"
 #include "dplace/place/units.h"
 
 namespace dplace::place {
 namespace {
-
-// Metropolis temperature, as a relative worsening accepted with probability 1/e: 1e-4 at the start,
-// cooling geometrically to 1e-6. Moves that leave the step time unchanged are always accepted, so
-// the chain walks the plateaus of ops off the critical path; a higher start temperature (2e-2 was
-// the first choice) lets the chain drift away from the start and never come back in 2 s.
-constexpr double kStartTemperature = 1e-4;
-constexpr double kCooling = 0.01;
-// Proposals are simulated incrementally against a base placement; any base gives exact answers,
-// a closer one a shorter re-simulation. Most accepted moves leave the step time unchanged, and
-// re-basing on each of them cost more than it saved (41,785 proposals in 2 s on inception_v3's
-// training step on v100x8-nvlink, against 54,824 when re-basing every 16th acceptance).
-constexpr int64_t kRebaseEvery = 16;
-// Proposal mix: a whole name scope of the unit (when it has one), else a run of units that follow
-// it on its device, else the unit alone; the target is the device of a neighbouring unit with
-// probability kNeighbourTarget. Chosen on 36 of the models suite's workloads (2 s chains): against
-// 15% / 30% / 50%, this mix gave step times 1.7% shorter in geometric mean (shorter on 15, longer
-// on 8); sending the chain back to the best placement after 500 or 3,000 proposals without
-// progress, and swapping u with a neighbour on the target device, changed nothing beyond the noise
-// of 2 s runs (about 0.5% between two runs of one configuration).
-constexpr double kScopeMove = 0.3, kRunMove = 0.3, kNeighbourTarget = 0.95;
-// Share of proposals that move a unit on the critical path of the current placement (recomputed
-// at each re-base): only those can shorten the step at once.
-constexpr double kCriticalUnit = 0.5;
-// Chains run side by side, each on its own evaluator (and thread, where the machine has a second
-// core), and meet every kEpoch proposals of each: a chain whose current placement is worse than
-// the best any has found continues from that best. Their number does not depend on the machine, so
-// a run that stops on evaluations gives the same placement everywhere. On 12 workloads of the
-// models suite × 3 seeds (2 s runs, two cores), against one chain: step times 1.4% shorter in
-// geometric mean (1.0% meeting every 250 proposals, 0.5% every 4,000, 0.4% never meeting).
-constexpr int kChains = 2;
-constexpr int64_t kEpoch = 1000;
 
 // What every chain reads: the units, which unit each op is in, the groups that move together.
 struct Moves {
@@ -71,8 +40,14 @@ Moves MakeMoves(const sim::Problem& p) {
 // One Metropolis chain over the units' devices.
 class Chain {
  public:
-  Chain(const sim::Problem& p, const Moves& moves, sim::Evaluator* evaluator, uint64_t seed)
-      : p_(p), m_(moves), evaluator_(evaluator), rng_(seed), is_critical_(moves.units.size()) {}
+  Chain(const sim::Problem& p, const Moves& moves, const McmcOptions& options,
+        sim::Evaluator* evaluator, uint64_t seed)
+      : p_(p),
+        m_(moves),
+        o_(options),
+        evaluator_(evaluator),
+        rng_(seed),
+        is_critical_(moves.units.size()) {}
 
   // Continues from `placement`, whose score is `score`.
   void Restart(const sim::Placement& placement, const Score& score) {
@@ -86,14 +61,13 @@ class Chain {
     FindCritical();
   }
 
-  // Up to `proposals` proposals at the temperature `temperature(evaluations of this chain)`, until
-  // `out(evaluations)` says the budget is spent or no unit can move.
+  // Up to `proposals` proposals at the temperature `temperature()`, until `out()` says the budget
+  // is spent or no unit can move.
   template <typename Temperature, typename Out>
   void Run(int64_t proposals, const Temperature& temperature, const Out& out) {
     for (int64_t i = 0; i < proposals && !stuck_; ++i) {
-      const int64_t evaluations = evaluator_->evaluations();
-      if (out(evaluations)) return;
-      Propose(temperature(evaluations));
+      if (out()) return;
+      Propose(temperature());
     }
   }
 
@@ -125,20 +99,20 @@ class Chain {
   void Propose(double temperature) {
     const std::vector<Unit>& units = m_.units;
     moved_.clear();
-    const size_t u = !critical_.empty() && rng_.Uniform() < kCriticalUnit
+    const size_t u = !critical_.empty() && rng_.Uniform() < o_.critical_unit
                          ? critical_[rng_.Below(critical_.size())]
                          : rng_.Below(units.size());
     const sim::DeviceId from = unit_device_[u];
     const auto& groups_of_u = m_.groups.of_unit[u];
     const double kind = rng_.Uniform();
-    if (kind < kScopeMove && !groups_of_u.empty()) {
+    if (kind < o_.scope_move && !groups_of_u.empty()) {
       const auto& members =
           m_.groups.members[static_cast<size_t>(groups_of_u[rng_.Below(groups_of_u.size())])];
       moved_.assign(members.begin(), members.end());
     } else {
       moved_.push_back(u);
     }
-    if (kind >= kScopeMove && kind < kScopeMove + kRunMove) {
+    if (kind >= o_.scope_move && kind < o_.scope_move + o_.run_move) {
       const size_t length = 2 + rng_.Below(7);
       while (moved_.size() < length) {
         const size_t last = moved_.back();
@@ -159,7 +133,7 @@ class Chain {
     // neighbours all share its device proposes nothing on the first branch: the draw starts over,
     // so the chain spends its evaluations on the boundaries between devices.
     targets_.clear();
-    if (rng_.Uniform() < kNeighbourTarget) {
+    if (rng_.Uniform() < o_.neighbour_target) {
       for (sim::OpId op : units[u].ops) {
         for (auto neighbours : {p_.g().Predecessors(op), p_.g().Successors(op)}) {
           for (sim::OpId o : neighbours) {
@@ -206,7 +180,7 @@ class Chain {
     ++accepted_;
     for (size_t v : moved_) unit_device_[v] = to;
     current_score_ = s;
-    if (accepted_ % kRebaseEvery == 0) {
+    if (accepted_ % o_.rebase_every == 0) {
       evaluator_->SetBase(current_);
       FindCritical();
     }
@@ -218,6 +192,7 @@ class Chain {
 
   const sim::Problem& p_;
   const Moves& m_;
+  const McmcOptions& o_;
   sim::Evaluator* evaluator_;
   Rng rng_;
   sim::Placement current_, best_;
@@ -241,72 +216,62 @@ size_t Leader(const std::vector<Chain>& chains) {
 
 class McmcPlacer : public Placer {
  public:
+  McmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start)
+      : options_(options), start_(std::move(start)) {}
   std::string_view name() const override { return "mcmc"; }
 
  private:
-  StatusOr<sim::Placement> PlaceImpl(const sim::Problem& p, PlaceContext& ctx) override {
-    const BudgetClock clock(ctx);
+  StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
+    const McmcOptions& o = options_;
     const Moves moves = MakeMoves(p);
-    Start start = BestHeuristic(p, ctx);
-    if (moves.units.empty()) return std::move(start.placement);
-
-    // Without a limit of its own the search stops after 200 proposals per unit (at most 20,000);
-    // with a time limit it runs until the time is spent. The chains share the evaluations.
-    const bool by_evaluations = ctx.budget.max_evaluations > 0 || ctx.budget.time_limit_s <= 0;
-    const int64_t budget =
-        ctx.budget.max_evaluations > 0
-            ? ctx.budget.max_evaluations - clock.Evaluations()
-            : std::min<int64_t>(20000, 200 * static_cast<int64_t>(moves.units.size()));
-    const int64_t share = std::max<int64_t>(0, budget) / kChains;
+    // The chains share what the start left of the limits. Without limits the search stops after
+    // `evaluations_per_unit` proposals per unit (at most max_evaluations), the start's aside; with
+    // a time limit only it runs until the time is spent.
+    const Budget whole(req.limits, *req.evaluator);
+    Start start = start_->Find(p, req);
+    if (moves.units.empty()) return PlaceResult{std::move(start.placement)};
+    const Budget budget(whole.Remaining(), *req.evaluator,
+                        std::min(o.max_evaluations, o.evaluations_per_unit *
+                                                        static_cast<int64_t>(moves.units.size())));
+    const Limits per_chain = budget.Parallel(o.chains);
     std::vector<std::unique_ptr<sim::Evaluator>> forks;
     std::vector<Chain> chains;
-    chains.reserve(kChains);
-    for (int i = 0; i < kChains; ++i) {
+    std::vector<Budget> budgets;
+    chains.reserve(static_cast<size_t>(o.chains));
+    for (int i = 0; i < o.chains; ++i) {
       sim::Evaluator* evaluator =
-          i == 0 ? ctx.evaluator : forks.emplace_back(ctx.evaluator->Fork()).get();
-      chains.emplace_back(p, moves, evaluator,
-                          ctx.seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i));
+          i == 0 ? req.evaluator : forks.emplace_back(req.evaluator->Fork()).get();
+      chains.emplace_back(p, moves, o, evaluator,
+                          req.seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i));
       chains.back().Restart(start.placement, start.score);
+      budgets.emplace_back(per_chain, *evaluator);
     }
-    std::vector<int64_t> first(kChains);
-    for (int i = 0; i < kChains; ++i)
-      first[static_cast<size_t>(i)] = chains[static_cast<size_t>(i)].evaluations();
-    // A chain's fraction of the budget spent after `evaluations` of its evaluator's, by whichever
-    // limit is closer.
-    auto spent = [&](int i, int64_t evaluations) {
-      double s = ctx.budget.time_limit_s > 0 ? clock.Elapsed() / ctx.budget.time_limit_s : 0;
-      if (by_evaluations) {
-        s = share == 0
-                ? 1
-                : std::max(s, static_cast<double>(evaluations - first[static_cast<size_t>(i)]) /
-                                  static_cast<double>(share));
-      }
-      return s;
-    };
+    // A chain's evaluation share may round to none: it is spent from the start.
+    const bool none = budget.limits().evaluations > 0 && per_chain.evaluations == 0;
+    auto spent = [&](int i) { return none ? 1.0 : budgets[static_cast<size_t>(i)].Spent(); };
     auto run = [&](int i) {
       chains[static_cast<size_t>(i)].Run(
-          kEpoch,
-          [&](int64_t n) {
-            return kStartTemperature * std::pow(kCooling, std::min(1.0, spent(i, n)));
+          o.epoch,
+          [&] {
+            return o.start_temperature *
+                   std::pow(o.end_temperature / o.start_temperature, std::min(1.0, spent(i)));
           },
-          [&](int64_t n) { return spent(i, n) >= 1; });
+          [&] { return spent(i) >= 1; });
     };
     const bool threads = std::thread::hardware_concurrency() > 1;
     // A chain at the lower bound has found an optimum: nothing is left to search for.
     while (!AtLowerBound(p, chains[Leader(chains)].best_score())) {
       bool done = true;
-      for (int i = 0; i < kChains; ++i) {
-        const Chain& c = chains[static_cast<size_t>(i)];
-        done &= c.stuck() || spent(i, c.evaluations()) >= 1;
-      }
+      for (int i = 0; i < o.chains; ++i)
+        done &= chains[static_cast<size_t>(i)].stuck() || spent(i) >= 1;
       if (done) break;
       if (threads) {
         std::vector<std::thread> helpers;
-        for (int i = 1; i < kChains; ++i) helpers.emplace_back(run, i);
+        for (int i = 1; i < o.chains; ++i) helpers.emplace_back(run, i);
         run(0);
         for (std::thread& t : helpers) t.join();
       } else {
-        for (int i = 0; i < kChains; ++i) run(i);
+        for (int i = 0; i < o.chains; ++i) run(i);
       }
       // The chains meet: one whose current placement is worse than the best either has found
       // continues from that best.
@@ -322,17 +287,45 @@ class McmcPlacer : public Placer {
       proposed += c.proposed();
       accepted += c.accepted();
     }
-    for (const auto& fork : forks) ctx.evaluator->CountEvaluations(fork->evaluations());
+    for (const auto& fork : forks) req.evaluator->CountEvaluations(fork->evaluations());
     const Chain& leader = chains[Leader(chains)];
-    ctx.note = "from " + start.placer + "; " + std::to_string(kChains) + " chains, " +
-               std::to_string(proposed) + " proposals, " + std::to_string(accepted) + " accepted" +
-               (AtLowerBound(p, leader.best_score()) ? "; at the lower bound" : "");
-    return leader.best();
+    std::string note = "from " + start.placer + "; " + std::to_string(o.chains) + " chains, " +
+                       std::to_string(proposed) + " proposals, " + std::to_string(accepted) +
+                       " accepted" +
+                       (AtLowerBound(p, leader.best_score()) ? "; at the lower bound" : "");
+    return PlaceResult{leader.best(), std::move(note)};
   }
+
+  McmcOptions options_;
+  std::shared_ptr<StartFinder> start_;
 };
 
 }  // namespace
 
-std::unique_ptr<Placer> MakeMcmcPlacer() { return std::make_unique<McmcPlacer>(); }
+void ReadOptions(OptionReader& r, McmcOptions* o) {
+  r.Read("start_temperature", &o->start_temperature, 1e-12, 10,
+         "relative worsening accepted with probability 1/e at the start");
+  r.Read("end_temperature", &o->end_temperature, 1e-12, 10,
+         "... at the end (geometric cooling over the budget)");
+  r.Read("chains", &o->chains, 1, 64, "Metropolis chains side by side (one thread each)");
+  r.Read("epoch", &o->epoch, 1, int64_t{1} << 40,
+         "proposals of each chain between meetings (a worse chain continues from the best)");
+  r.Read("rebase_every", &o->rebase_every, 1, int64_t{1} << 40,
+         "accepted moves between re-bases of the incremental simulation");
+  r.Read("scope_move", &o->scope_move, 0, 1, "share of proposals that move a whole group");
+  r.Read("run_move", &o->run_move, 0, 1,
+         "share that move a run of units following one another on a device");
+  r.Read("neighbour_target", &o->neighbour_target, 0, 1,
+         "share whose target is the device of a neighbouring unit");
+  r.Read("critical_unit", &o->critical_unit, 0, 1,
+         "share that move a unit on the critical path (step objective)");
+  r.Read("evaluations_per_unit", &o->evaluations_per_unit, 1, 1 << 20,
+         "proposals per unit without --time-limit or --evaluations");
+  r.Read("max_evaluations", &o->max_evaluations, 1, int64_t{1} << 40, "... at most this many");
+}
+
+std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start) {
+  return std::make_unique<McmcPlacer>(options, std::move(start));
+}
 
 }  // namespace dplace::place

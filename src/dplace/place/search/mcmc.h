@@ -1,23 +1,64 @@
 // `mcmc`: FlexFlow-style Metropolis search on the evaluator (simulated annealing). It starts from
-// the best of the heuristics (search/start.h) and proposes moves of co-location units: one unit, a
-// run of up to eight units that follow one another on the same device, or a whole group of the
-// unit (a name scope, ScopeGroups, or its linear cluster, ChainGroups, unless that holds more than
-// half the units), to the device of a neighbouring unit or any allowed device. A worse placement is
-// accepted with probability exp(-relative worsening / T), T falling geometrically from 1e-4 to 1e-6
-// over the budget; infeasible proposals are accepted only from an infeasible state. Proposals are
-// simulated incrementally (Evaluator::EvaluateNear). Two chains run on two threads (one after
-// the other on a machine with one core), each on its own evaluator (Evaluator::Fork); every 1,000
-// proposals each continues from the best placement found so far. Budget: --time-limit (runs until
-// it is spent) and evaluations (without a time limit, 200 per unit, at most 20,000), shared by the
-// chains; a run that stops on evaluations gives the same result for a seed on any machine.
+// the request's start, else the best of the heuristics (meta/best_start.h) and proposes moves of
+// co-location units: one unit, a run of up to eight units that follow one another on the same
+// device, or a whole group of the unit (a name scope, ScopeGroups, or its linear cluster,
+// ChainGroups, unless that holds more than half the units), to the device of a neighbouring unit or
+// any allowed device. A worse placement is accepted with probability exp(-relative worsening / T),
+// T falling geometrically from 1e-4 to 1e-6 over the budget; infeasible proposals are accepted only
+// from an infeasible state. Proposals are simulated incrementally (Evaluator::EvaluateNear). Two
+// chains run on two threads (one after the other on a machine with one core), each on its own
+// evaluator (Evaluator::Fork); every 1,000 proposals each continues from the best placement found
+// so far. Budget: --time-limit (runs until it is spent) and evaluations (without a time limit, 200
+// per unit, at most 20,000), shared by the chains; a run that stops on evaluations gives the same
+// result for a seed on any machine.
 #pragma once
 
 #include <memory>
 
+#include "dplace/place/options.h"
 #include "dplace/place/placer.h"
+#include "dplace/place/search/score.h"
 
 namespace dplace::place {
 
-std::unique_ptr<Placer> MakeMcmcPlacer();
+struct McmcOptions {
+  // Metropolis temperature, as a relative worsening accepted with probability 1/e: 1e-4 at the
+  // start, cooling geometrically to 1e-6. Moves that leave the step time unchanged are always
+  // accepted, so the chain walks the plateaus of ops off the critical path; a higher start
+  // temperature (2e-2 was the first choice) lets the chain drift away from the start and never
+  // come back in 2 s.
+  double start_temperature = 1e-4;
+  double end_temperature = 1e-6;
+  // Chains run side by side, each on its own evaluator (and thread, where the machine has a
+  // second core), and meet every `epoch` proposals of each: a chain whose current placement is
+  // worse than the best any has found continues from that best. Their number does not depend on
+  // the machine, so a run that stops on evaluations gives the same placement everywhere. On 12
+  // workloads of the models suite × 3 seeds (2 s runs, two cores), against one chain: step times
+  // 1.4% shorter in geometric mean (1.0% meeting every 250 proposals, 0.5% every 4,000, 0.4%
+  // never meeting).
+  int chains = 2;
+  int64_t epoch = 1000;
+  // Proposals are simulated incrementally against a base placement; any base gives exact
+  // answers, a closer one a shorter re-simulation. Most accepted moves leave the step time
+  // unchanged, and re-basing on each of them cost more than it saved (41,785 proposals in 2 s on
+  // inception_v3's training step on v100x8-nvlink, against 54,824 when re-basing every 16th).
+  int64_t rebase_every = 16;
+  // Proposal mix: a whole name scope of the unit (when it has one), else a run of units that
+  // follow it on its device, else the unit alone; the target is the device of a neighbouring unit
+  // with probability neighbour_target. Chosen on 36 of the models suite's workloads (2 s chains):
+  // against 15% / 30% / 50%, this mix gave step times 1.7% shorter in geometric mean (shorter on
+  // 15, longer on 8).
+  double scope_move = 0.3, run_move = 0.3, neighbour_target = 0.95;
+  // Share of proposals that move a unit on the critical path of the current placement
+  // (recomputed at each re-base): only those can shorten the step at once.
+  double critical_unit = 0.5;
+  // Without --time-limit or --evaluations: proposals per unit, and at most this many.
+  int64_t evaluations_per_unit = 200;
+  int64_t max_evaluations = 20000;
+};
+void ReadOptions(OptionReader& reader, McmcOptions* options);
+
+// `start` finds where the chains begin (the request's start, else the best heuristic).
+std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start);
 
 }  // namespace dplace::place

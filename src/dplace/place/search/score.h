@@ -1,9 +1,10 @@
 // What the search placers share: how placements rank (feasible first, then the smaller value) and
-// the budget of a run (evaluations and seconds, counted from the placer's start).
+// where a search starts.
 #pragma once
 
-#include <chrono>
 #include <limits>
+#include <memory>
+#include <string>
 
 #include "dplace/place/placer.h"
 
@@ -31,30 +32,21 @@ inline bool AtLowerBound(const sim::Problem& p, const Score& s) {
   return s.feasible && p.LowerBound() > 0 && s.value <= p.LowerBound() * (1 + 1e-9);
 }
 
-class BudgetClock {
- public:
-  explicit BudgetClock(const PlaceContext& ctx)
-      : ctx_(ctx), start_(std::chrono::steady_clock::now()), first_(ctx.evaluator->evaluations()) {}
-  double Elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-  int64_t Evaluations() const { return ctx_.evaluator->evaluations() - first_; }
-  // Fraction of the budget spent, by whichever limit is closer (0 when there is none).
-  double Spent(int64_t default_evaluations) const {
-    double spent = 0;
-    if (ctx_.budget.time_limit_s > 0) spent = Elapsed() / ctx_.budget.time_limit_s;
-    const int64_t evals =
-        ctx_.budget.max_evaluations > 0 ? ctx_.budget.max_evaluations : default_evaluations;
-    if (evals > 0)
-      spent = std::max(spent, static_cast<double>(Evaluations()) / static_cast<double>(evals));
-    return spent;
-  }
-  bool Out(int64_t default_evaluations = 0) const { return Spent(default_evaluations) >= 1; }
+// Where a search begins: a placement and its score, and where it came from.
+struct Start {
+  sim::Placement placement;  // empty when no heuristic could run
+  Score score;
+  std::string placer;  // which placer it came from ("the given start" for the request's)
+};
 
- private:
-  const PlaceContext& ctx_;
-  std::chrono::steady_clock::time_point start_;
-  int64_t first_;
+// How a search finds its start when the request gives none (meta/best_start.h makes the usual
+// one, from the heuristics the table marks): given to the searches when the table makes them.
+class StartFinder {
+ public:
+  virtual ~StartFinder() = default;
+  // The request's start when it fits the problem, else the finder's best placement (scored by
+  // the request's evaluator, within the request's limits).
+  virtual Start Find(const sim::Problem& problem, const PlaceRequest& request) = 0;
 };
 
 }  // namespace dplace::place

@@ -1,0 +1,77 @@
+#include "dplace/place/meta/best_start.h"
+
+#include "dplace/place/budget.h"
+
+namespace dplace::place {
+
+void TwoStarts::Offer(const Member& placer, const sim::Placement& placement, const Score& score) {
+  if (best_.placement.empty() || score < best_.score) best_ = {placement, score, placer.name};
+  if (!placer.traits.own_start) return;
+  ++offered_;
+  if (own_.placement.empty() || score < own_.score) own_ = {placement, score, placer.name};
+}
+
+const sim::Placement* TwoStarts::best() const {
+  if (best_.placement.empty() || (own() != nullptr && best_.placement == own_.placement))
+    return nullptr;
+  return &best_.placement;
+}
+
+BestStart::BestStart(std::vector<Member> heuristics, std::vector<Member> two_start)
+    : heuristics_(std::move(heuristics)), two_start_(std::move(two_start)) {}
+
+Start BestStart::Find(const sim::Problem& p, const PlaceRequest& req) {
+  if (const sim::Placement* given = StartOf(p, req)) {
+    return {*given, ScoreOf(req.evaluator->Evaluate(*given)), "the given start"};
+  }
+  Start best;
+  int own_members = 0;
+  for (const Member& m : heuristics_) own_members += m.traits.own_start;
+  TwoStarts starts(own_members);
+  for (Member& m : heuristics_) {
+    auto placed = m.placer->Place(p, {.evaluator = req.evaluator, .seed = req.seed});
+    if (!placed.ok()) continue;
+    const Score s = ScoreOf(req.evaluator->Evaluate(placed->placement));
+    starts.Offer(m, placed->placement, s);
+    if (best.placement.empty() || s < best.score) best = {placed->placement, s, m.name};
+  }
+  // The two-start searches: from their own start, then from the best heuristic (as in the
+  // portfolio), in a quarter of the request's time together (the second run has what the first
+  // left: nothing on nmt, whose clusters keep moving, about half on NASNet); or each with its own
+  // evaluation budget.
+  const Budget quarter({.seconds = req.limits.seconds / 4}, *req.evaluator);
+  for (Member& m : two_start_) {
+    for (const bool own : {true, false}) {
+      const sim::Placement* start = own ? starts.own() : starts.best();
+      if (!own && start == nullptr) continue;
+      PlaceRequest sub{.evaluator = req.evaluator, .seed = req.seed, .start = start};
+      if (req.limits.seconds > 0) {
+        sub.limits.seconds = quarter.Remaining().seconds;
+        if (quarter.Spent() > 0.96) continue;  // less than 1% of the request's time left
+      }
+      auto placed = m.placer->Place(p, sub);
+      if (!placed.ok()) continue;
+      const Score s = ScoreOf(req.evaluator->Evaluate(placed->placement));
+      if (best.placement.empty() || s < best.score) best = {placed->placement, s, m.name};
+    }
+  }
+  return best;
+}
+
+StatusOr<std::shared_ptr<StartFinder>> MakeBestStart(const Catalog& catalog) {
+  std::vector<Member> heuristics, two_start;
+  for (const std::string& name :
+       catalog.Names([](const PlacerTraits& t) { return t.search_start; })) {
+    DPLACE_ASSIGN_OR_RETURN(Member m, catalog.Make(name));
+    heuristics.push_back(std::move(m));
+  }
+  for (const std::string& name :
+       catalog.Names([](const PlacerTraits& t) { return t.two_starts; })) {
+    DPLACE_ASSIGN_OR_RETURN(Member m, catalog.Make(name));
+    two_start.push_back(std::move(m));
+  }
+  return std::shared_ptr<StartFinder>(
+      std::make_shared<BestStart>(std::move(heuristics), std::move(two_start)));
+}
+
+}  // namespace dplace::place

@@ -1,0 +1,124 @@
+#include "dplace/run/load.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "dplace/graph/precision.h"
+#include "dplace/graph/training.h"
+#include "dplace/io/plan_export.h"
+
+namespace dplace::run {
+namespace {
+
+StatusOr<io::InputShapes> ParseShapes(const std::vector<std::string>& specs) {
+  io::InputShapes shapes;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidInput("--shapes: '" + spec + "' is not NAME=DIMS (e.g. tokens=8x512)");
+    }
+    std::vector<int64_t>& dims = shapes[spec.substr(0, eq)];
+    const std::string text = spec.substr(eq + 1);
+    for (size_t at = 0; at <= text.size();) {
+      const size_t x = std::min(text.find('x', at), text.size());
+      const std::string d = text.substr(at, x - at);
+      char* end = nullptr;
+      const long long v = d.empty() ? 0 : std::strtoll(d.c_str(), &end, 10);
+      if (d.empty() || *end != '\0' || v < 1 || v > (1LL << 40)) {
+        return InvalidInput("--shapes: '" + spec +
+                            "': each dimension must be an integer from 1 "
+                            "to 2^40, dimensions joined by 'x'");
+      }
+      dims.push_back(v);
+      at = x + 1;
+    }
+  }
+  return shapes;
+}
+
+}  // namespace
+
+StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
+  DPLACE_ASSIGN_OR_RETURN(io::InputShapes shapes, ParseShapes(flags.shapes));
+  if (!shapes.empty() && !flags.path.ends_with(".onnx")) {
+    return InvalidInput(flags.path + ": --shapes applies to ONNX models only");
+  }
+  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, io::LoadGraph(flags.path, shapes));
+  for (const std::string& w : loaded.warnings) {
+    std::cerr << "warning: " << flags.path << ": " << w << "\n";
+  }
+  if (!flags.unit.empty() && flags.unit != "op") {
+    int depth = 1;
+    if (flags.unit != "module") {
+      const std::string prefix = "module:";
+      char* end = nullptr;
+      const long v = flags.unit.starts_with(prefix)
+                         ? std::strtol(flags.unit.c_str() + prefix.size(), &end, 10)
+                         : 0;
+      if (end == nullptr || *end != '\0' || v < 1 || v > 64) {
+        return InvalidInput("--unit: '" + flags.unit +
+                            "' is not op, module or module:DEPTH "
+                            "(DEPTH from 1 to 64)");
+      }
+      depth = static_cast<int>(v);
+    }
+    auto grouped = io::GroupByModule(*loaded.graph, depth);
+    if (!grouped.ok()) return grouped.status().WithContext("--unit").WithContext(flags.path);
+    loaded.graph = std::make_shared<const graph::Graph>(std::move(grouped).value());
+  }
+  if (flags.training) {
+    auto expanded = graph::ExpandTraining(*loaded.graph, {.colocate = !flags.free_gradients});
+    if (!expanded.ok()) return expanded.status().WithContext("--training").WithContext(flags.path);
+    loaded.graph = std::make_shared<const graph::Graph>(std::move(expanded).value());
+  }
+  if (!flags.dtype.empty()) {
+    const auto precision = graph::ParsePrecision(flags.dtype);
+    if (!precision) {
+      return InvalidInput("--dtype: '" + flags.dtype + "' is not fp32, fp16, bf16 or amp");
+    }
+    if (*precision != loaded.precision) {
+      loaded.graph = std::make_shared<const graph::Graph>(
+          graph::ApplyPrecision(*loaded.graph, loaded.precision, *precision));
+      loaded.precision = *precision;
+    }
+  }
+  return loaded;
+}
+
+StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
+  LoadedProblem out;
+  DPLACE_ASSIGN_OR_RETURN(out.loaded, LoadGraphFile(flags.graph));
+  std::shared_ptr<const hw::Cluster> cluster = out.loaded.cluster;
+  if (!flags.cluster.empty()) {
+    DPLACE_ASSIGN_OR_RETURN(cluster, io::LoadCluster(flags.cluster));
+  }
+  if (cluster == nullptr) {
+    return InvalidInput(flags.graph.path + ": this graph format does not describe a machine; " +
+                        "pass --cluster (a preset such as k80x4, or a dplace-cluster/1 file)");
+  }
+  if (graph::UsesHalfPeak(out.loaded.precision)) {
+    cluster = std::make_shared<const hw::Cluster>(cluster->AtHalfPrecision());
+  }
+  sim::Objective objective = out.loaded.format == io::GraphFormat::kPaper
+                                 ? sim::Objective::kThroughput
+                                 : sim::Objective::kStep;
+  if (!flags.objective.empty()) {
+    auto parsed = sim::ParseObjective(flags.objective);
+    if (!parsed) {
+      return InvalidInput("--objective: '" + flags.objective +
+                          "' is not step, throughput or latency");
+    }
+    objective = *parsed;
+  }
+  // A file that defines its own machine is an instance: an op that machine cannot run makes it
+  // infeasible (a result). A graph paired with a cluster that cannot run it is a usage error.
+  const sim::MissingDevice missing =
+      flags.cluster.empty() ? sim::MissingDevice::kInfeasible : sim::MissingDevice::kBadInput;
+  auto problem =
+      sim::MakeProblem(out.loaded.graph, cluster, objective, cost::RooflineCostModel(), missing);
+  if (!problem.ok()) return problem.status().WithContext(flags.graph.path);
+  out.problem = std::make_shared<const sim::Problem>(std::move(problem).value());
+  return out;
+}
+
+}  // namespace dplace::run

@@ -1,0 +1,44 @@
+// Loading a problem as a user names it: a graph file (any format dplace reads) with its
+// transformations (module units, training expansion, precision, fixed input shapes), and a
+// cluster (preset or file) unless the graph's file defines its machine. The CLI's flags, the
+// benches and the Python module fill a ProblemSpec.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dplace/base/status.h"
+#include "dplace/io/load.h"
+#include "dplace/sim/problem.h"
+
+namespace dplace::run {
+
+struct GraphSpec {
+  std::string path;
+  bool training = false;            // expand into a training step (graph/training.h)
+  bool free_gradients = false;      // ... without co-locating backward and update ops
+  std::string dtype;                // fp32 | fp16 | bf16 | amp; empty: the graph's own precision
+  std::vector<std::string> shapes;  // "name=8x512": an ONNX input's fixed size
+  std::string unit;  // "module[:DEPTH]": ops of one module kept together (io::GroupByModule)
+};
+
+// Loads the graph, prints the importer's warnings on stderr ("warning: <file>: ..."), expands
+// it for training when asked, and rescales it to `dtype` (LoadedGraph::precision then says which).
+StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& spec);
+
+struct ProblemSpec {
+  GraphSpec graph;
+  std::string cluster;    // preset or file; optional when the graph file defines the machine
+  std::string objective;  // step | throughput | latency; empty: throughput for the paper's files,
+                          // else step
+};
+
+struct LoadedProblem {
+  io::LoadedGraph loaded;
+  std::shared_ptr<const sim::Problem> problem;
+};
+
+StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& spec);
+
+}  // namespace dplace::run

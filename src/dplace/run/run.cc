@@ -1,0 +1,37 @@
+#include "dplace/run/run.h"
+
+#include <algorithm>
+
+#include "dplace/place/coarsen.h"
+
+namespace dplace::run {
+
+StatusOr<PlacerResult> Run(const sim::Problem& problem, const RunRequest& request) {
+  DPLACE_ASSIGN_OR_RETURN(place::Member member, place::MakePlacer(request.placer, request.options));
+  sim::SimulatedEvaluator evaluator(problem);
+  const place::PlaceRequest place_request{.evaluator = &evaluator,
+                                          .seed = request.seed,
+                                          .limits = request.limits,
+                                          .start = request.start};
+  // The exact placers prove optimality and bounds: only on the graph itself.
+  auto placed =
+      request.coarsen_ops > 0 && member.traits.family != place::Family::kExact
+          ? place::PlaceCoarsened(*member.placer, problem, place_request,
+                                  {.target_ops = request.coarsen_ops, .refine = request.refine})
+          : member.placer->Place(problem, place_request);
+  if (!placed.ok()) return placed.status().WithContext("placer " + request.placer);
+  sim::SimulatedEvaluator judge(problem);
+  sim::Evaluation e = judge.Evaluate(placed->placement);
+  e.lower_bound = std::max(e.lower_bound, placed->proven_bound);
+  return PlacerResult{
+      request.placer,        std::move(placed->placement), std::move(e),
+      placed->stats.seconds, std::move(placed->note),      placed->stats.evaluations};
+}
+
+void ShareBestLowerBound(std::vector<PlacerResult>* results) {
+  double best = 0;
+  for (const auto& r : *results) best = std::max(best, r.evaluation.lower_bound);
+  for (auto& r : *results) r.evaluation.lower_bound = best;
+}
+
+}  // namespace dplace::run

@@ -1,0 +1,43 @@
+// The run service: what the CLI, the benches, the Python module and training call to place a
+// problem. Run() makes the placer from the table with its options, coarsens a large graph (unless
+// the placer is exact), places, and judges the placement with a fresh evaluator of the problem;
+// the result carries the problem's lower bound raised by any bound the placer proved.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dplace/base/status.h"
+#include "dplace/place/registry.h"
+#include "dplace/sim/evaluation.h"
+#include "dplace/sim/problem.h"
+
+namespace dplace::run {
+
+struct RunRequest {
+  std::string placer;
+  place::PlacerOptions options;  // per placer name: its own and its members' (--opt)
+  uint64_t seed = 1;
+  place::Limits limits;
+  const sim::Placement* start = nullptr;  // e.g. --plan: where searches start, what expert returns
+  int coarsen_ops = 2000;  // graphs of more than twice this many ops are coarsened (0: never)
+  bool refine = true;      // ... and refined on every op after (place/coarsen.h)
+};
+
+// A judged placement: what every report prints.
+struct PlacerResult {
+  std::string placer;
+  sim::Placement placement;
+  sim::Evaluation evaluation;  // lower_bound: the problem's, raised by the placer's proof
+  double search_time_s = 0;
+  std::string note;         // what the placer says of its result (e.g. "optimal")
+  int64_t evaluations = 0;  // evaluations the placer made
+};
+
+StatusOr<PlacerResult> Run(const sim::Problem& problem, const RunRequest& request);
+
+// A bound a placer proved holds for every placement of the problem: gives each result the best.
+void ShareBestLowerBound(std::vector<PlacerResult>* results);
+
+}  // namespace dplace::run
