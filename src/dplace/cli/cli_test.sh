@@ -251,6 +251,27 @@ expect_bad_input bad_objective "--objective: 'fast'" place --graph "$GRAPH" --ob
 expect_bad_input bad_placer "unknown placer 'magic'" place --graph "$GRAPH" --placer magic
 expect_bad_input portfolio_bad_member "--portfolio: unknown placer 'nope'" place --graph "$GRAPH" \
   --placer portfolio --portfolio single,nope
+# Placer options (--opt PLACER.KEY=VALUE): every placer rejects a key it does not have, and a value
+# out of range, with one line; a good option is taken (and reaches portfolio's members).
+for placer in $("$DPLACE" placers --json | /usr/bin/python3 -c "import json,sys; print(' '.join(p['name'] for p in json.load(sys.stdin)))"); do
+  expect_bad_input "opt_unknown_$placer" "option $placer.bogus: $placer has no option 'bogus'" \
+    place --graph "$GRAPH" --placer "$placer" --opt "$placer.bogus=1"
+done
+expect_bad_input opt_range "option mcmc.chains: '0' is not an integer from 1 to 64" \
+  place --graph "$GRAPH" --placer mcmc --opt mcmc.chains=0
+expect_bad_input opt_typo "did you mean 'restarts'" \
+  place --graph "$GRAPH" --placer local_search --opt local_search.restart=2
+expect_bad_input opt_form "--opt: 'mcmc' is not PLACER.KEY=VALUE" place --graph "$GRAPH" --opt mcmc
+expect_bad_input opt_member "option mcmc.epoch: '-1'" place --graph "$TMP/toy.json" \
+  --cluster k80x4 --placer portfolio --portfolio single,mcmc --opt mcmc.epoch=-1
+if "$DPLACE" place --graph "$GRAPH" --placer mcmc --evaluations 200 --opt mcmc.chains=3 \
+    --json >"$TMP/opt.json" 2>"$TMP/err"; then
+  [[ $(json_get "$TMP/opt.json" "d['best']['note']") == *"3 chains"* ]] && ok \
+    || fail "opt: mcmc.chains=3 not taken: $(json_get "$TMP/opt.json" "d['best']['note']")"
+else
+  fail "opt: mcmc.chains=3 exited non-zero: $(cat "$TMP/err")"
+fi
+"$DPLACE" placers --options | grep -q "^    mcmc.chains = 2 " && ok || fail "placers --options: mcmc.chains"
 # Output paths are checked before any search.
 expect_bad_input unwritable "--out: $TMP/nodir/out.json: folder $TMP/nodir does not exist" \
   place --graph "$GRAPH" --placer single --out "$TMP/nodir/out.json"

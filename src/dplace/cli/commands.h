@@ -51,7 +51,8 @@ struct InfoFlags {
 Status RunInfo(const InfoFlags& flags);
 
 struct BenchFlags {
-  std::string suite;  // paper2020 | latency2020 | pipedream | models | step-profiles
+  std::string suite;  // a manifest's name (bench/suites/NAME.json) or a manifest file
+  std::string suites = DPLACE_SOURCE_DIR "/bench/suites";  // where the named manifests are
   // Folders of the suites' workloads and of the bundled models; relative to the source tree the
   // binary was built from (not the working directory), unless given.
   std::string data = DPLACE_SOURCE_DIR "/testdata";

@@ -23,7 +23,9 @@ std::string PlanFileContent(const std::string& format, const sim::Problem& probl
     j = io::WritePaperSplit(problem.g(), problem.c(), result.placement, result.evaluation);
   } else {
     j = io::WritePlan(problem.g(), problem.c(), result.placement, result.evaluation,
-                      {.placer = result.placer, .search_time_s = result.search_time_s});
+                      {.placer = result.placer,
+                       .search_time_s = result.search_time_s,
+                       .options = result.options});
   }
   return j.dump(2) + "\n";
 }

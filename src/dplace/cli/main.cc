@@ -2,7 +2,7 @@
 //   dplace place    --graph G [--cluster C] --placer NAME[,NAME...|all] ...
 //   dplace simulate --graph G [--cluster C] --plan P ...
 //   dplace info     --graph G [--json]
-//   dplace bench    --suite paper2020|latency2020|pipedream [--json]
+//   dplace bench    --suite NAME|FILE.json [--json]   (bench/suites/NAME.json)
 //   dplace placers
 // Exit codes: 0 success (an infeasible placement is a result, not an error), 2 bad input,
 // 1 internal failure.
@@ -175,7 +175,8 @@ int main(int argc, char** argv) {
   CLI::App* bench_cmd = app.add_subcommand("bench", "run every placer on a suite of workloads");
   bench_cmd
       ->add_option("--suite", bench.suite,
-                   "paper2020, latency2020, pipedream, models or step-profiles")
+                   "a suite of bench/suites (paper2020, latency2020, pipedream, models, "
+                   "step-profiles) or a dplace-suite/1 file")
       ->required();
   bench_cmd->add_option("--models", bench.models, "folder with the ONNX models (suite models)")
       ->capture_default_str();

@@ -12,7 +12,7 @@ StatusOr<sim::Placement> ReadPlan(const JsonNode& root, const graph::Graph& g,
                                   const hw::Cluster& c) {
   DPLACE_RETURN_IF_ERROR(
       root.OnlyKeys({"format", "graph", "cluster", "objective", "value", "feasible", "lower_bound",
-                     "reason", "placer", "placement"}));
+                     "reason", "placer", "options", "placement"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode placement_node, root.Field("placement"));
   DPLACE_ASSIGN_OR_RETURN(auto members, placement_node.Members());
   sim::Placement placement(static_cast<size_t>(g.num_ops()), -1);
@@ -48,6 +48,7 @@ Json WritePlan(const graph::Graph& g, const hw::Cluster& c, const sim::Placement
             {"lower_bound", evaluation.lower_bound}};
   if (!evaluation.feasible) j["reason"] = evaluation.reason;
   if (!info.placer.empty()) j["placer"] = info.placer;
+  if (!info.options.empty()) j["options"] = info.options;
   j["placement"] = std::move(map);
   return j;
 }

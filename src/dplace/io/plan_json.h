@@ -21,6 +21,7 @@ StatusOr<sim::Placement> ReadPlan(const JsonNode& root, const graph::Graph& g,
 struct PlanInfo {
   std::string placer;  // who made it; empty if unknown
   double search_time_s = 0;
+  std::vector<std::string> options;  // the placer options it ran with, "placer.key=value"
 };
 
 Json WritePlan(const graph::Graph& g, const hw::Cluster& c, const sim::Placement& placement,

@@ -23,9 +23,18 @@ StatusOr<PlacerResult> Run(const sim::Problem& problem, const RunRequest& reques
   sim::SimulatedEvaluator judge(problem);
   sim::Evaluation e = judge.Evaluate(placed->placement);
   e.lower_bound = std::max(e.lower_bound, placed->proven_bound);
-  return PlacerResult{
-      request.placer,        std::move(placed->placement), std::move(e),
-      placed->stats.seconds, std::move(placed->note),      placed->stats.evaluations};
+  PlacerResult result{.placer = request.placer,
+                      .placement = std::move(placed->placement),
+                      .evaluation = std::move(e),
+                      .search_time_s = placed->stats.seconds,
+                      .note = std::move(placed->note),
+                      .evaluations = placed->stats.evaluations};
+  for (const auto& [placer, values] : request.options) {
+    for (const auto& [key, value] : values) {
+      result.options.push_back(placer + "." + key + "=" + value);
+    }
+  }
+  return result;
 }
 
 void ShareBestLowerBound(std::vector<PlacerResult>* results) {

@@ -31,8 +31,9 @@ struct PlacerResult {
   sim::Placement placement;
   sim::Evaluation evaluation;  // lower_bound: the problem's, raised by the placer's proof
   double search_time_s = 0;
-  std::string note;         // what the placer says of its result (e.g. "optimal")
-  int64_t evaluations = 0;  // evaluations the placer made
+  std::string note;                  // what the placer says of its result (e.g. "optimal")
+  int64_t evaluations = 0;           // evaluations the placer made
+  std::vector<std::string> options;  // the run's placer options, "placer.key=value"
 };
 
 StatusOr<PlacerResult> Run(const sim::Problem& problem, const RunRequest& request);
