@@ -47,9 +47,9 @@ Placed PlaceBy(const std::string& name, const sim::Problem& p, int64_t max_evalu
 
 // Two independent chains of four 1-s ops with 0.01-byte tensors: running them on two GPUs takes
 // 4 s (plus nothing to move), one GPU 8 s.
-sim::Problem TwoChains() {
-  graph::GraphBuilder b("two_chains");
-  for (int chain = 0; chain < 2; ++chain) {
+sim::Problem Chains(int n) {
+  graph::GraphBuilder b("chains");
+  for (int chain = 0; chain < n; ++chain) {
     graph::OpId prev = -1;
     for (int i = 0; i < 4; ++i) {
       const graph::OpId op =
@@ -60,6 +60,7 @@ sim::Problem TwoChains() {
   }
   return Make(b, ThreeDevices());
 }
+sim::Problem TwoChains() { return Chains(2); }
 
 TEST(ListSchedulerTest, HeftAndEtfRunIndependentChainsInParallel) {
   const sim::Problem p = TwoChains();
@@ -297,9 +298,11 @@ TEST(McmcTest, ImprovesOnTheGivenStart) {
 
 TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   // The second chain evaluates on an evaluator of its own; its evaluations count against the
-  // caller's budget and come back to the caller's evaluator (about 150 each, not 300 each).
-  const sim::Problem p = TwoChains();
-  const sim::Placement one_gpu(8, 0);
+  // caller's budget and come back to the caller's evaluator (about 150 each, not 300 each). Four
+  // chains of ops on three devices: the lower bound (work over devices) is out of reach, so the
+  // search spends its budget.
+  const sim::Problem p = Chains(4);
+  const sim::Placement one_gpu(16, 0);
   sim::SimulatedEvaluator evaluator(p);
   auto placed = Made("mcmc").placer->Place(
       p, {.evaluator = &evaluator, .seed = 3, .limits = {.evaluations = 300}, .start = &one_gpu});

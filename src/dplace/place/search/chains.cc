@@ -5,6 +5,7 @@
 
 #include "dplace/base/union_find.h"
 #include "dplace/place/budget.h"
+#include "dplace/place/search/moves.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
 
@@ -70,6 +71,45 @@ std::vector<Group> ClusterGroups(const sim::Problem& p, const std::vector<Unit>&
   return groups;
 }
 
+// Best-improvement passes over the groups, largest first: each group whole to the device where
+// the evaluation improves most (every unit of it allowed there, not all of it there already);
+// done after a pass without a move.
+class GroupPasses {
+ public:
+  explicit GroupPasses(const std::vector<Group>& groups) : groups_(groups) {}
+
+  bool Next(UnitMoves& state, Proposal* p) {
+    if (at_ == groups_.size() || passes_ == 0) {
+      if (passes_ > 0 && state.accepted() == accepted_) return false;
+      if (groups_.empty()) return false;
+      accepted_ = state.accepted();
+      ++passes_;
+      at_ = 0;
+    }
+    const Group& g = groups_[at_++];
+    const std::vector<Unit>& units = state.units();
+    p->units = g.units;
+    p->targets.clear();
+    for (sim::DeviceId to = 0; to < state.problem().num_devices(); ++to) {
+      const bool allowed = std::all_of(g.units.begin(), g.units.end(), [&](size_t u) {
+        const auto& d = units[u].devices;
+        return std::find(d.begin(), d.end(), to) != d.end();
+      });
+      const bool there = std::all_of(g.units.begin(), g.units.end(),
+                                     [&](size_t u) { return state.device(u) == to; });
+      if (allowed && !there) p->targets.push_back(to);
+    }
+    return true;
+  }
+  int passes() const { return passes_; }
+
+ private:
+  const std::vector<Group>& groups_;
+  size_t at_ = 0;
+  int passes_ = 0;
+  int64_t accepted_ = 0;
+};
+
 class ChainsPlacer : public Placer {
  public:
   ChainsPlacer(ChainsOptions options, std::vector<Member> own_start)
@@ -104,50 +144,18 @@ class ChainsPlacer : public Placer {
         }
       }
     }
-    std::vector<sim::DeviceId> unit_device(units.size());
-    for (size_t u = 0; u < units.size(); ++u)
-      unit_device[u] = current[static_cast<size_t>(units[u].ops.front())];
-
     const std::vector<Group> groups = ClusterGroups(p, units, options_.max_paths);
-    evaluator.SetBase(current);
-    int passes = 0, moves = 0;
-    bool improved = true;
-    while (improved && !budget.Out()) {
-      improved = false;
-      ++passes;
-      for (const Group& g : groups) {
-        if (budget.Out()) break;
-        sim::DeviceId best_to = -1;
-        Score best = current_score;
-        for (sim::DeviceId to = 0; to < p.num_devices(); ++to) {
-          const bool allowed = std::all_of(g.units.begin(), g.units.end(), [&](size_t u) {
-            const auto& d = units[u].devices;
-            return std::find(d.begin(), d.end(), to) != d.end();
-          });
-          const bool there = std::all_of(g.units.begin(), g.units.end(),
-                                         [&](size_t u) { return unit_device[u] == to; });
-          if (!allowed || there) continue;
-          for (size_t u : g.units) Assign(units[u], to, &current);
-          const Score s = ScoreOf(evaluator.EvaluateNear(current, ToBeat(best)));
-          if (s < best) {
-            best = s;
-            best_to = to;
-          }
-        }
-        for (size_t u : g.units) {
-          if (best_to >= 0) unit_device[u] = best_to;
-          Assign(units[u], unit_device[u], &current);
-        }
-        if (best_to >= 0) {
-          current_score = best;
-          evaluator.SetBase(current);
-          improved = true;
-          ++moves;
-        }
-      }
-    }
+    UnitMoves state(p, units, evaluator);
+    state.Restart(current, current_score);
+    GroupPasses passes(groups);
+    BestImprovement accept;
+    RunMoves(state, passes, accept, [&] { return budget.Out(); });
+    current = state.current();
+    const int64_t moves = state.accepted();
+    const int passes_run = passes.passes();
     std::string note = std::to_string(groups.size()) + " clusters from " + start + "; " +
-                       std::to_string(moves) + " moves in " + std::to_string(passes) + " passes";
+                       std::to_string(moves) + " moves in " + std::to_string(passes_run) +
+                       " passes";
     return PlaceResult{std::move(current), std::move(note)};
   }
 

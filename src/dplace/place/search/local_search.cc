@@ -5,11 +5,45 @@
 
 #include "dplace/base/rng.h"
 #include "dplace/place/budget.h"
+#include "dplace/place/search/moves.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
 
 namespace dplace::place {
 namespace {
+
+// Best-improvement passes: each co-location unit in turn (a new random order each pass) to the
+// allowed device that improves the evaluation most; done after a pass without a move.
+class UnitPasses {
+ public:
+  explicit UnitPasses(Rng& rng) : rng_(rng) {}
+
+  bool Next(UnitMoves& state, Proposal* p) {
+    const std::vector<Unit>& units = state.units();
+    if (at_ == order_.size()) {  // a pass ends: another only if this one moved something
+      if (!order_.empty() && state.accepted() == accepted_) return false;
+      accepted_ = state.accepted();
+      order_.resize(units.size());
+      std::iota(order_.begin(), order_.end(), 0);
+      for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.Below(i)]);
+      at_ = 0;
+      if (order_.empty()) return false;
+    }
+    const size_t u = order_[at_++];
+    p->units.assign(1, u);
+    p->targets.clear();
+    for (sim::DeviceId to : units[u].devices) {
+      if (to != state.device(u)) p->targets.push_back(to);
+    }
+    return true;
+  }
+
+ private:
+  Rng& rng_;
+  std::vector<size_t> order_;
+  size_t at_ = 0;
+  int64_t accepted_ = 0;
+};
 
 class LocalSearchPlacer : public Placer {
  public:
@@ -20,17 +54,12 @@ class LocalSearchPlacer : public Placer {
  private:
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
     const Budget budget(req.limits, *req.evaluator);
-    auto out_of_budget = [&] { return budget.Out(); };
     sim::Evaluator& evaluator = *req.evaluator;
-    // Moves must beat `than`: the simulation may give up on one once it is sure not to.
-    auto score = [&](const sim::Placement& placement, const Score& than) {
-      return ScoreOf(evaluator.EvaluateNear(placement, ToBeat(than)));
-    };
     Rng rng(req.seed);
     const std::vector<Unit> units = MakeUnits(p);
     sim::Placement best_placement;
     Score best;
-    for (int restart = 0; restart < options_.restarts && !out_of_budget() && !AtLowerBound(p, best);
+    for (int restart = 0; restart < options_.restarts && !budget.Out() && !AtLowerBound(p, best);
          ++restart) {
       sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
       std::vector<sim::DeviceId> unit_device(units.size(), 0);
@@ -46,40 +75,14 @@ class LocalSearchPlacer : public Placer {
         }
       }
       for (size_t u = 0; u < units.size(); ++u) Assign(units[u], unit_device[u], &placement);
-      evaluator.SetBase(placement);  // moves re-simulate from where they differ
-      Score current = ScoreOf(evaluator.EvaluateNear(placement));
-      bool improved = true;
-      while (improved && !out_of_budget() && !AtLowerBound(p, current)) {
-        improved = false;
-        std::vector<size_t> order(units.size());
-        std::iota(order.begin(), order.end(), 0);
-        for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);
-        for (size_t u : order) {
-          if (out_of_budget()) break;
-          const sim::DeviceId from = unit_device[u];
-          sim::DeviceId best_to = from;
-          Score best_move = current;
-          for (sim::DeviceId to : units[u].devices) {
-            if (to == from) continue;
-            Assign(units[u], to, &placement);
-            const Score s = score(placement, best_move);
-            if (s < best_move) {
-              best_move = s;
-              best_to = to;
-            }
-          }
-          Assign(units[u], best_to, &placement);
-          if (best_to != from) {
-            evaluator.SetBase(placement);
-            unit_device[u] = best_to;
-            current = best_move;
-            improved = true;
-          }
-        }
-      }
-      if (best_placement.empty() || current < best) {
-        best = current;
-        best_placement = placement;
+      UnitMoves state(p, units, evaluator);
+      state.Restart(placement, ScoreOf(evaluator.Evaluate(placement)));
+      UnitPasses passes(rng);
+      BestImprovement accept;
+      RunMoves(state, passes, accept, [&] { return budget.Out(); });
+      if (best_placement.empty() || state.score() < best) {
+        best = state.score();
+        best_placement = state.current();
       }
     }
     if (best_placement.empty()) {  // no time for even one restart: a valid start all the same

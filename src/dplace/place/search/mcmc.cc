@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <thread>
 
 #include "dplace/base/rng.h"
 #include "dplace/place/budget.h"
 #include "dplace/place/search/chains.h"
+#include "dplace/place/search/moves.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
 
@@ -37,176 +39,164 @@ Moves MakeMoves(const sim::Problem& p) {
   return m;
 }
 
-// One Metropolis chain over the units' devices.
-class Chain {
+// Metropolis proposals: one unit, a run of units that follow one another on its device, or a
+// whole name scope or linear cluster it belongs to, to the device of a neighbouring unit (or any).
+// A unit whose neighbours all share its device proposes nothing on the first branch: the draw
+// starts over, so the chain spends its evaluations on the boundaries between devices.
+class McmcProposer {
  public:
-  Chain(const sim::Problem& p, const Moves& moves, const McmcOptions& options,
-        sim::Evaluator* evaluator, uint64_t seed)
-      : p_(p),
-        m_(moves),
-        o_(options),
-        evaluator_(evaluator),
-        rng_(seed),
-        is_critical_(moves.units.size()) {}
+  McmcProposer(const sim::Problem& p, const Moves& moves, const McmcOptions& options, Rng& rng)
+      : p_(p), m_(moves), o_(options), rng_(rng), is_critical_(moves.units.size()) {}
 
-  // Continues from `placement`, whose score is `score`.
-  void Restart(const sim::Placement& placement, const Score& score) {
-    current_ = placement;
-    current_score_ = score;
-    unit_device_.resize(m_.units.size());
-    for (size_t u = 0; u < m_.units.size(); ++u)
-      unit_device_[u] = current_[static_cast<size_t>(m_.units[u].ops[0])];
-    if (best_.empty() || score < best_score_) best_ = placement, best_score_ = score;
-    evaluator_->SetBase(current_);  // proposals re-simulate from where they differ
-    FindCritical();
+  // The next `proposals` calls of Next propose (an epoch); then Next says it is done.
+  void StartEpoch(int64_t proposals) { left_ = proposals; }
+
+  bool Next(UnitMoves& state, Proposal* p) {
+    if (left_ <= 0 || stuck_) return false;
+    --left_;
+    Propose(state, p);
+    return true;
   }
 
-  // Up to `proposals` proposals at the temperature `temperature()`, until `out()` says the budget
-  // is spent or no unit can move.
-  template <typename Temperature, typename Out>
-  void Run(int64_t proposals, const Temperature& temperature, const Out& out) {
-    for (int64_t i = 0; i < proposals && !stuck_; ++i) {
-      if (out()) return;
-      Propose(temperature());
-    }
-  }
-
-  int64_t evaluations() const { return evaluator_->evaluations(); }
-  const sim::Placement& best() const { return best_; }
-  const Score& best_score() const { return best_score_; }
-  int64_t proposed() const { return proposed_; }
-  int64_t accepted() const { return accepted_; }
-  const Score& current_score() const { return current_score_; }
-  bool stuck() const { return stuck_; }
-
- private:
-  void FindCritical() {
+  // The units on the critical path of the current placement (StepSimulator::CriticalPath): only
+  // they can shorten the step at once. Called at every re-base.
+  void FindCritical(UnitMoves& state) {
     for (size_t v : critical_) is_critical_[v] = 0;
     critical_.clear();
-    for (sim::OpId op : evaluator_->CriticalPath(current_)) {
+    for (sim::OpId op : state.evaluator().CriticalPath(state.current())) {
       const auto v = static_cast<size_t>(m_.unit_of_op[static_cast<size_t>(op)]);
       if (!is_critical_[v]) critical_.push_back(v);
       is_critical_[v] = 1;
     }
   }
 
-  sim::DeviceId DeviceOfOp(sim::OpId op) const {
-    return unit_device_[static_cast<size_t>(m_.unit_of_op[static_cast<size_t>(op)])];
+  bool stuck() const { return stuck_; }
+
+ private:
+  sim::DeviceId DeviceOfOp(const UnitMoves& state, sim::OpId op) const {
+    return state.device(static_cast<size_t>(m_.unit_of_op[static_cast<size_t>(op)]));
   }
 
-  // Propose: one unit, a run of units that follow one another on its device, or a whole name
-  // scope it belongs to (a module, or every call of one: a layer of an unrolled RNN).
-  void Propose(double temperature) {
+  void Propose(const UnitMoves& state, Proposal* p) {
     const std::vector<Unit>& units = m_.units;
-    moved_.clear();
+    std::vector<size_t>& moved = p->units;
+    std::vector<sim::DeviceId>& targets = p->targets;
+    moved.clear();
     const size_t u = !critical_.empty() && rng_.Uniform() < o_.critical_unit
                          ? critical_[rng_.Below(critical_.size())]
                          : rng_.Below(units.size());
-    const sim::DeviceId from = unit_device_[u];
+    const sim::DeviceId from = state.device(u);
     const auto& groups_of_u = m_.groups.of_unit[u];
     const double kind = rng_.Uniform();
     if (kind < o_.scope_move && !groups_of_u.empty()) {
       const auto& members =
           m_.groups.members[static_cast<size_t>(groups_of_u[rng_.Below(groups_of_u.size())])];
-      moved_.assign(members.begin(), members.end());
+      moved.assign(members.begin(), members.end());
     } else {
-      moved_.push_back(u);
+      moved.push_back(u);
     }
     if (kind >= o_.scope_move && kind < o_.scope_move + o_.run_move) {
       const size_t length = 2 + rng_.Below(7);
-      while (moved_.size() < length) {
-        const size_t last = moved_.back();
+      while (moved.size() < length) {
+        const size_t last = moved.back();
         size_t next = units.size();
         for (sim::OpId s : p_.g().Successors(units[last].ops.back())) {
           const auto v = static_cast<size_t>(m_.unit_of_op[static_cast<size_t>(s)]);
-          if (v != last && unit_device_[v] == from &&
-              std::find(moved_.begin(), moved_.end(), v) == moved_.end()) {
+          if (v != last && state.device(v) == from &&
+              std::find(moved.begin(), moved.end(), v) == moved.end()) {
             next = v;
             break;
           }
         }
         if (next == units.size()) break;
-        moved_.push_back(next);
+        moved.push_back(next);
       }
     }
-    // Target: mostly the device of a unit u exchanges tensors with, else any device. A unit whose
-    // neighbours all share its device proposes nothing on the first branch: the draw starts over,
-    // so the chain spends its evaluations on the boundaries between devices.
-    targets_.clear();
+    // Target: mostly the device of a unit u exchanges tensors with, else any device.
+    targets.clear();
     if (rng_.Uniform() < o_.neighbour_target) {
       for (sim::OpId op : units[u].ops) {
         for (auto neighbours : {p_.g().Predecessors(op), p_.g().Successors(op)}) {
           for (sim::OpId o : neighbours) {
-            const sim::DeviceId d = DeviceOfOp(o);
-            if (d != from && std::find(targets_.begin(), targets_.end(), d) == targets_.end()) {
-              targets_.push_back(d);
+            const sim::DeviceId d = DeviceOfOp(state, o);
+            if (d != from && std::find(targets.begin(), targets.end(), d) == targets.end()) {
+              targets.push_back(d);
             }
           }
         }
       }
     }
-    if (targets_.empty()) targets_ = units[u].devices;
-    std::erase_if(targets_, [&](sim::DeviceId d) {
+    if (targets.empty()) targets = units[u].devices;
+    std::erase_if(targets, [&](sim::DeviceId d) {
       if (d == from) return true;
-      for (size_t v : moved_) {
+      for (size_t v : moved) {
         const auto& allowed = units[v].devices;
         if (std::find(allowed.begin(), allowed.end(), d) == allowed.end()) return true;
       }
       return false;
     });
-    if (targets_.empty()) {
+    if (targets.empty()) {
       stuck_ = ++idle_ > 100 * static_cast<int64_t>(units.size()) + 1000;  // nothing can move
       return;
     }
     idle_ = 0;
-    const sim::DeviceId to = targets_[rng_.Below(targets_.size())];
-    for (size_t v : moved_) Assign(units[v], to, &current_);
-    // Metropolis: a relative worsening w is accepted with probability exp(-w / temperature),
-    // that is when the step time is below current * (1 + temperature * -ln r) for a uniform r
-    // drawn first, so the simulation can give up on a proposal once it is sure to exceed that.
-    const double accept_below =
-        current_score_.feasible
-            ? current_score_.value * (1 + temperature * -std::log(std::max(rng_.Uniform(), 1e-300)))
-            : std::numeric_limits<double>::infinity();
-    const Score s = ScoreOf(evaluator_->EvaluateNear(current_, accept_below));
-    ++proposed_;
-    // An infeasible chain wanders until it is feasible.
-    const bool accept =
-        !current_score_.feasible || s < current_score_ || (s.feasible && s.value < accept_below);
-    if (!accept) {
-      for (size_t v : moved_) Assign(units[v], unit_device_[v], &current_);
-      return;
-    }
-    ++accepted_;
-    for (size_t v : moved_) unit_device_[v] = to;
-    current_score_ = s;
-    if (accepted_ % o_.rebase_every == 0) {
-      evaluator_->SetBase(current_);
-      FindCritical();
-    }
-    if (s < best_score_) {
-      best_score_ = s;
-      best_ = current_;
-    }
   }
 
   const sim::Problem& p_;
   const Moves& m_;
   const McmcOptions& o_;
-  sim::Evaluator* evaluator_;
-  Rng rng_;
-  sim::Placement current_, best_;
-  Score current_score_, best_score_;
-  std::vector<sim::DeviceId> unit_device_;
-  std::vector<size_t> critical_, moved_;
+  Rng& rng_;
+  std::vector<size_t> critical_;
   std::vector<char> is_critical_;
-  std::vector<sim::DeviceId> targets_;
-  int64_t proposed_ = 0, accepted_ = 0, idle_ = 0;
+  int64_t left_ = 0, idle_ = 0;
   bool stuck_ = false;
 };
 
+// One Metropolis chain over the units' devices: the shared move loop (search/moves.h) with the
+// proposals above and the Metropolis acceptor.
+class Chain {
+ public:
+  Chain(const sim::Problem& p, const Moves& moves, const McmcOptions& options,
+        sim::Evaluator* evaluator, uint64_t seed)
+      : rng_(seed),
+        state_(p, moves.units, *evaluator, options.rebase_every, /*track_best=*/true),
+        proposer_(p, moves, options, rng_) {
+    state_.on_rebase = [this] { proposer_.FindCritical(state_); };
+  }
+  Chain(const Chain&) = delete;
+  Chain& operator=(const Chain&) = delete;
+
+  // Continues from `placement`, whose score is `score`.
+  void Restart(const sim::Placement& placement, const Score& score) {
+    state_.Restart(placement, score);
+  }
+
+  // Up to `proposals` proposals at the temperature `temperature()`, until `out()` says the budget
+  // is spent or no unit can move.
+  template <typename Temperature, typename Out>
+  void Run(int64_t proposals, const Temperature& temperature, const Out& out) {
+    proposer_.StartEpoch(proposals);
+    Metropolis<const Temperature&> acceptor(rng_, temperature);
+    RunMoves(state_, proposer_, acceptor, out);
+    proposed_ += acceptor.proposed();
+  }
+
+  const sim::Placement& best() const { return state_.best(); }
+  const Score& best_score() const { return state_.best_score(); }
+  int64_t proposed() const { return proposed_; }
+  int64_t accepted() const { return state_.accepted(); }
+  const Score& current_score() const { return state_.score(); }
+  bool stuck() const { return proposer_.stuck(); }
+
+ private:
+  Rng rng_;
+  UnitMoves state_;
+  McmcProposer proposer_;
+  int64_t proposed_ = 0;
+};
+
 // The chain with the best placement (the first of equals).
-size_t Leader(const std::vector<Chain>& chains) {
+size_t Leader(const std::deque<Chain>& chains) {
   size_t leader = 0;
   for (size_t i = 1; i < chains.size(); ++i) {
     if (chains[i].best_score() < chains[leader].best_score()) leader = i;
@@ -228,6 +218,8 @@ class McmcPlacer : public Placer {
     // `evaluations_per_unit` proposals per unit (at most max_evaluations), the start's aside; with
     // a time limit only it runs until the time is spent.
     const Budget whole(req.limits, *req.evaluator);
+    // The temperature falls with the time spent since the placer began (the start's included).
+    const Budget time({.seconds = req.limits.seconds}, *req.evaluator);
     Start start = start_->Find(p, req);
     if (moves.units.empty()) return PlaceResult{std::move(start.placement)};
     const Budget budget(whole.Remaining(), *req.evaluator,
@@ -235,20 +227,21 @@ class McmcPlacer : public Placer {
                                                         static_cast<int64_t>(moves.units.size())));
     const Limits per_chain = budget.Parallel(o.chains);
     std::vector<std::unique_ptr<sim::Evaluator>> forks;
-    std::vector<Chain> chains;
+    std::deque<Chain> chains;  // not movable: each refers to itself
     std::vector<Budget> budgets;
-    chains.reserve(static_cast<size_t>(o.chains));
     for (int i = 0; i < o.chains; ++i) {
       sim::Evaluator* evaluator =
           i == 0 ? req.evaluator : forks.emplace_back(req.evaluator->Fork()).get();
       chains.emplace_back(p, moves, o, evaluator,
                           req.seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i));
       chains.back().Restart(start.placement, start.score);
-      budgets.emplace_back(per_chain, *evaluator);
+      budgets.emplace_back(Limits{.evaluations = per_chain.evaluations}, *evaluator);
     }
     // A chain's evaluation share may round to none: it is spent from the start.
     const bool none = budget.limits().evaluations > 0 && per_chain.evaluations == 0;
-    auto spent = [&](int i) { return none ? 1.0 : budgets[static_cast<size_t>(i)].Spent(); };
+    auto spent = [&](int i) {
+      return none ? 1.0 : std::max(time.Spent(), budgets[static_cast<size_t>(i)].Spent());
+    };
     auto run = [&](int i) {
       chains[static_cast<size_t>(i)].Run(
           o.epoch,

@@ -1,0 +1,42 @@
+#include "dplace/place/search/moves.h"
+
+namespace dplace::place {
+
+UnitMoves::UnitMoves(const sim::Problem& problem, const std::vector<Unit>& units,
+                     sim::Evaluator& evaluator, int64_t rebase_every, bool track_best)
+    : problem_(problem),
+      units_(units),
+      evaluator_(evaluator),
+      rebase_every_(rebase_every),
+      track_best_(track_best) {}
+
+void UnitMoves::Restart(const sim::Placement& placement, const Score& score) {
+  current_ = placement;
+  score_ = score;
+  unit_device_.resize(units_.size());
+  for (size_t u = 0; u < units_.size(); ++u) {
+    unit_device_[u] = units_[u].ops.empty() ? 0 : current_[static_cast<size_t>(units_[u].ops[0])];
+  }
+  if (track_best_ && (best_.empty() || score < best_score_)) best_ = placement, best_score_ = score;
+  Rebase();
+}
+
+void UnitMoves::Keep(const std::vector<size_t>& moved, sim::DeviceId to, const Score& score) {
+  for (size_t v : moved) {
+    unit_device_[v] = to;
+    Assign(units_[v], to, &current_);
+  }
+  score_ = score;
+  if (++accepted_ % rebase_every_ == 0) Rebase();
+  if (track_best_ && score < best_score_) {
+    best_score_ = score;
+    best_ = current_;
+  }
+}
+
+void UnitMoves::Rebase() {
+  evaluator_.SetBase(current_);  // proposals re-simulate from where they differ
+  if (on_rebase) on_rebase();
+}
+
+}  // namespace dplace::place

@@ -1,0 +1,110 @@
+// The move loop and its acceptors on a hand-worked problem, and the Budget that every search
+// spends: two independent 1-s ops on two GPUs (and a CPU at 10 s an op), tensors of no size.
+#include "dplace/place/search/moves.h"
+
+#include <gtest/gtest.h>
+
+#include "dplace/place/budget.h"
+#include "dplace/sim/evaluator.h"
+#include "dplace/sim/test_problems.h"
+
+namespace dplace::place {
+namespace {
+
+sim::Problem TwoOps() {
+  graph::GraphBuilder b("two_ops");
+  b.AddOp(sim::testing::TimedOp("a", 1, 10));
+  b.AddOp(sim::testing::TimedOp("b", 1, 10));
+  return sim::testing::Make(b, sim::testing::ThreeDevices());
+}
+
+// Proposes the given proposals in order, then is done.
+struct Script {
+  std::vector<Proposal> proposals;
+  size_t at = 0;
+  bool Next(UnitMoves&, Proposal* p) {
+    if (at == proposals.size()) return false;
+    *p = proposals[at++];
+    return true;
+  }
+};
+
+TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
+  const sim::Problem p = TwoOps();
+  const std::vector<Unit> units = MakeUnits(p);
+  sim::SimulatedEvaluator evaluator(p);
+  UnitMoves state(p, units, evaluator);
+  const sim::Placement both_on_d0(2, 0);
+  state.Restart(both_on_d0, ScoreOf(evaluator.Evaluate(both_on_d0)));
+  ASSERT_NEAR(state.score().value, 2, 1e-12);
+  BestImprovement accept;
+  // Op b to the CPU (10 s) or to d1 (1 s): d1.
+  EXPECT_TRUE(accept.Decide(state, {.units = {1}, .targets = {2, 1}}));
+  EXPECT_EQ(state.current(), (sim::Placement{0, 1}));
+  EXPECT_NEAR(state.score().value, 1, 1e-12);
+  // Op a to the CPU only: worse, so nothing moves, and the placement is as it was.
+  EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = {2}}));
+  EXPECT_EQ(state.current(), (sim::Placement{0, 1}));
+  EXPECT_EQ(state.accepted(), 1);
+}
+
+TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
+  const sim::Problem p = TwoOps();
+  const std::vector<Unit> units = MakeUnits(p);
+  sim::SimulatedEvaluator evaluator(p);
+  UnitMoves state(p, units, evaluator, 1, /*track_best=*/true);
+  const sim::Placement split{0, 1};
+  state.Restart(split, ScoreOf(evaluator.Evaluate(split)));
+  Rng rng(1);
+  Metropolis accept(rng, [] { return 0.0; });
+  EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = {2}}));  // 10 s: rejected
+  EXPECT_EQ(state.current(), split);
+  // An equal move (1 s either way) is below current * (1 + 0): rejected too; a high temperature
+  // takes the worse move, and the best stays the split.
+  Metropolis hot(rng, [] { return 1e9; });
+  EXPECT_TRUE(hot.Decide(state, {.units = {0}, .targets = {2}}));
+  EXPECT_EQ(state.current(), (sim::Placement{2, 1}));
+  EXPECT_EQ(state.best(), split);
+  EXPECT_EQ(accept.proposed() + hot.proposed(), 2);
+}
+
+TEST(MovesTest, TheLoopStopsWhenTheProposerIsDoneOrTheBudgetIsOut) {
+  const sim::Problem p = TwoOps();
+  const std::vector<Unit> units = MakeUnits(p);
+  sim::SimulatedEvaluator evaluator(p);
+  UnitMoves state(p, units, evaluator);
+  const sim::Placement on_cpu(2, 2);
+  state.Restart(on_cpu, ScoreOf(evaluator.Evaluate(on_cpu)));
+  BestImprovement accept;
+  Script script{{{.units = {0}, .targets = {0}}, {.units = {1}, .targets = {}}}};
+  int outs = 0;
+  RunMoves(state, script, accept, [&] { return ++outs > 100; });
+  EXPECT_EQ(script.at, 2u);  // both proposed; the empty one moved nothing
+  EXPECT_EQ(state.current(), (sim::Placement{0, 2}));
+  Script more{{{.units = {1}, .targets = {1}}}};
+  RunMoves(state, more, accept, [] { return true; });  // out at once
+  EXPECT_EQ(more.at, 0u);
+}
+
+TEST(BudgetTest, SpentRemainingAndSplit) {
+  const sim::Problem p = TwoOps();
+  sim::SimulatedEvaluator evaluator(p);
+  const Budget budget({.evaluations = 10}, evaluator);
+  EXPECT_EQ(budget.Spent(), 0);
+  for (int i = 0; i < 4; ++i) evaluator.Evaluate(sim::Placement(2, 0));
+  EXPECT_NEAR(budget.Spent(), 0.4, 1e-12);
+  EXPECT_EQ(budget.Remaining().evaluations, 6);
+  EXPECT_EQ(budget.Split(0.5).evaluations, 3);
+  EXPECT_EQ(budget.Parallel(4).evaluations, 1);
+  EXPECT_EQ(budget.Remaining().seconds, 0);  // no time limit: none handed on
+  for (int i = 0; i < 6; ++i) evaluator.Evaluate(sim::Placement(2, 0));
+  EXPECT_TRUE(budget.Out());
+  EXPECT_EQ(budget.Remaining().evaluations, 1);  // a member handed it stops at once
+  // Without limits, a search's own default applies; with a time limit it does not.
+  EXPECT_EQ(Budget({}, evaluator, 50).limits().evaluations, 50);
+  EXPECT_EQ(Budget({.seconds = 1}, evaluator, 50).limits().evaluations, 0);
+  EXPECT_GT(Budget({.seconds = 100}, evaluator).Remaining().seconds, 99);
+}
+
+}  // namespace
+}  // namespace dplace::place
