@@ -19,6 +19,7 @@
 #include "dplace/place/registry.h"
 #include "dplace/place/units.h"
 #include "dplace/sim/evaluator.h"
+#include "dplace/sim/step_sim.h"
 
 namespace dplace {
 namespace {
@@ -26,7 +27,7 @@ namespace {
 constexpr const char* kModels[] = {"resnet50", "inception_v3", "bert_encoder", "rnnlm", "nmt"};
 
 struct Fixture {
-  std::unique_ptr<sim::Problem> problem;
+  std::shared_ptr<const sim::Problem> problem;
   sim::Placement base;
   std::vector<sim::Placement> moved;  // base with one unit on another device
 };
@@ -42,14 +43,14 @@ const Fixture& Get(const benchmark::State& state) {
   auto g = training ? std::make_shared<const graph::Graph>(
                           graph::ExpandTraining(*loaded.value().graph).value())
                     : loaded.value().graph;
-  f.problem = std::make_unique<sim::Problem>(
+  f.problem = std::make_shared<const sim::Problem>(
       std::move(sim::MakeProblem(g, *io::LoadCluster("v100x8-nvlink"), sim::Objective::kStep,
                                  cost::RooflineCostModel()))
           .value());
-  sim::SimulatedEvaluator evaluator(*f.problem);
+  const auto evaluator = sim::MakeEvaluator(f.problem);
   f.base = place::MakePlacer("heft")
                .value()
-               .placer->Place(*f.problem, {.evaluator = &evaluator, .seed = 1})
+               .placer->Place(*f.problem, {.evaluator = evaluator.get(), .seed = 1})
                .value()
                .placement;
   const std::vector<place::Unit> units = place::MakeUnits(*f.problem);

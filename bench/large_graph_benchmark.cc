@@ -23,35 +23,36 @@ constexpr const char* kPlacers[] = {"single",     "metis",  "scotch",       "exp
                                     "contiguous", "chains", "local_search", "mcmc"};
 constexpr double kTimeLimitS = 20;
 
-std::unique_ptr<sim::Problem> MakeProblemOn(std::shared_ptr<const graph::Graph> g) {
+std::shared_ptr<const sim::Problem> MakeProblemOn(std::shared_ptr<const graph::Graph> g) {
   auto cluster = io::LoadCluster("v100x8-nvlink");
-  return std::make_unique<sim::Problem>(
+  return std::make_shared<const sim::Problem>(
       std::move(sim::MakeProblem(std::move(g), *cluster, sim::Objective::kStep,
                                  cost::RooflineCostModel()))
           .value());
 }
 
 // 17,000 forward ops in layers of 32 -> forward + backward + update: 51,000 ops.
-const sim::Problem& Synthetic() {
-  static const std::unique_ptr<sim::Problem> problem = [] {
+const std::shared_ptr<const sim::Problem>& Synthetic() {
+  static const std::shared_ptr<const sim::Problem> problem = [] {
     const graph::Graph forward =
         graph::MakeLayeredGraph({.num_ops = 17000, .width = 32, .seed = 1});
     return MakeProblemOn(
         std::make_shared<const graph::Graph>(graph::ExpandTraining(forward).value()));
   }();
-  return *problem;
+  return problem;
 }
 
-const sim::Problem& Gnmt() {
-  static const std::unique_ptr<sim::Problem> problem = [] {
+const std::shared_ptr<const sim::Problem>& Gnmt() {
+  static const std::shared_ptr<const sim::Problem> problem = [] {
     auto loaded =
         io::LoadGraph(std::string(DPLACE_SOURCE_DIR) + "/testdata/baechi-gnmt/gnmt_v2_fwd.json");
     return MakeProblemOn(loaded->graph);
   }();
-  return *problem;
+  return problem;
 }
 
-void Place(benchmark::State& state, const sim::Problem& problem, int coarsen_ops) {
+void Place(benchmark::State& state, const std::shared_ptr<const sim::Problem>& problem,
+           int coarsen_ops) {
   const std::string name = kPlacers[state.range(0)];
   const bool search = place::FindPlacer(name).value()->traits.family == place::Family::kSearch;
   double value = 0;
@@ -69,9 +70,9 @@ void Place(benchmark::State& state, const sim::Problem& problem, int coarsen_ops
     note = placed->note;
   }
   state.SetLabel(name + (note.empty() ? "" : ": " + note));
-  state.counters["ops"] = problem.num_ops();
+  state.counters["ops"] = problem->num_ops();
   state.counters["step_ms"] = value * 1e3;
-  state.counters["bound_ms"] = problem.step_lower_bound * 1e3;
+  state.counters["bound_ms"] = problem->lower_bound * 1e3;
 }
 
 void BM_Synthetic51kCoarsened(benchmark::State& state) { Place(state, Synthetic(), 2000); }

@@ -43,12 +43,17 @@ void BM_PaperDp(benchmark::State& state, Workload w) {
     state.SkipWithError(loaded.status().message().c_str());
     return;
   }
-  auto problem = sim::MakeProblem(loaded->graph, loaded->cluster, sim::Objective::kThroughput,
-                                  cost::RooflineCostModel());
+  auto made = sim::MakeProblem(loaded->graph, loaded->cluster, sim::Objective::kThroughput,
+                               cost::RooflineCostModel());
+  if (!made.ok()) {
+    state.SkipWithError(made.status().message().c_str());
+    return;
+  }
+  const auto problem = std::make_shared<const sim::Problem>(std::move(made).value());
   double value = 0;
   for (auto _ : state) {
-    sim::SimulatedEvaluator evaluator(*problem);
-    auto placement = place::MakeDpPlacer()->Place(*problem, {.evaluator = &evaluator});
+    const auto evaluator = sim::MakeEvaluator(problem);
+    auto placement = place::MakeDpPlacer()->Place(*problem, {.evaluator = evaluator.get()});
     if (!placement.ok()) {
       state.SkipWithError(placement.status().message().c_str());
       return;

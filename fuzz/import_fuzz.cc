@@ -259,28 +259,29 @@ std::string RunOne(const Seed& seed, const std::string& bytes, const fs::path& f
     case Kind::kPlan:
       break;
   }
-  auto problem = dplace::sim::MakeProblem(graph, cluster, dplace::sim::Objective::kStep,
-                                          dplace::cost::RooflineCostModel(),
-                                          dplace::sim::MissingDevice::kBadInput);
-  if (!problem.ok()) return bad(problem.status());
+  auto made = dplace::sim::MakeProblem(graph, cluster, dplace::sim::Objective::kStep,
+                                       dplace::cost::RooflineCostModel(),
+                                       dplace::sim::MissingDevice::kBadInput);
+  if (!made.ok()) return bad(made.status());
+  const auto problem = std::make_shared<const dplace::sim::Problem>(std::move(made).value());
   if (seed.kind == Kind::kPlan) {
     auto p = dplace::io::LoadPlan(file.string(), problem->g(), problem->c());
     if (!p.ok()) return bad(p.status());
     *loaded = true;
-    dplace::sim::SimulatedEvaluator evaluator(*problem);
-    evaluator.Evaluate(*p);
+    const auto evaluator = dplace::sim::MakeEvaluator(problem);
+    evaluator->Evaluate(*p);
     return "";
   }
   *loaded = true;
   if (problem->num_ops() > 3000) return "";  // placing large graphs is the benchmarks' job
   for (const char* name : {"heft", "m_etf"}) {
     auto placer = dplace::place::MakePlacer(name);
-    dplace::sim::SimulatedEvaluator evaluator(*problem);
+    const auto evaluator = dplace::sim::MakeEvaluator(problem);
     auto placed = placer->placer->Place(
         *problem,
-        {.evaluator = &evaluator, .seed = 1, .limits = {.evaluations = 100, .seconds = 1}});
+        {.evaluator = evaluator.get(), .seed = 1, .limits = {.evaluations = 100, .seconds = 1}});
     if (!placed.ok()) return bad(placed.status());
-    evaluator.Evaluate(placed->placement);
+    evaluator->Evaluate(placed->placement);
   }
   return "";
 }

@@ -87,7 +87,7 @@ Status RunBench(const BenchFlags& flags) {
           .limits = {.evaluations = flags.evaluations, .seconds = flags.time_limit_s},
           .start = name == "expert" && !w.expert.empty() ? &expert_plan : nullptr,
           .coarsen_ops = flags.coarsen_ops};
-      auto run = run::Run(problem, request);
+      auto run = run::Run(lp.problem, request);
       progress.Advance(w.name + " " + name);
       if (!run.ok()) {
         rows.push_back({w.name, name, "-", "-", "-", "-", "-", run.status().message()});

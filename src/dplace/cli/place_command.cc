@@ -58,13 +58,14 @@ int BestIndex(const std::vector<run::PlacerResult>& results) {
 // is still within the tolerance. Where one device of some kind is within it, `lines` says so (the
 // `single` placer, when it ran, is then a candidate on one device).
 // `lines` gets what the user should read about the choice.
-int DeployIndex(const sim::Problem& problem, double tolerance,
+int DeployIndex(const std::shared_ptr<const sim::Problem>& shared, double tolerance,
                 std::vector<run::PlacerResult>* results, std::vector<std::string>* lines) {
   const int best = BestIndex(*results);
   const sim::Evaluation& top = (*results)[static_cast<size_t>(best)].evaluation;
   if (!top.feasible) return best;
   const double limit = top.value * (1 + tolerance);
-  sim::SimulatedEvaluator evaluator(problem);
+  const sim::Problem& problem = *shared;
+  const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(shared);
   auto percent = [&](double value) {
     return dplace::FormatPercent(top.value > 0 ? value / top.value - 1 : 0);
   };
@@ -74,7 +75,7 @@ int DeployIndex(const sim::Problem& problem, double tolerance,
     const std::string& kind = problem.c().device(d).kind;
     if (!kinds_seen.insert(kind).second) continue;
     sim::Placement one(static_cast<size_t>(problem.num_ops()), d);
-    sim::Evaluation e = evaluator.Evaluate(one);
+    sim::Evaluation e = evaluator->Evaluate(one);
     if (!e.feasible || e.value > limit) continue;
     if (place::DevicesUsed(problem, (*results)[static_cast<size_t>(best)].placement) <= 1) break;
     lines->push_back("one device is within " + percent(e.value) + " of the best: use one " + kind);
@@ -90,7 +91,7 @@ int DeployIndex(const sim::Problem& problem, double tolerance,
     if (!r.evaluation.feasible || r.evaluation.value > limit) continue;
     sim::Placement tidy = place::FollowNeighbours(problem, r.placement);
     if (tidy != r.placement) {
-      sim::Evaluation e = evaluator.Evaluate(tidy);
+      sim::Evaluation e = evaluator->Evaluate(tidy);
       if (e.feasible && e.value <= limit && rank({.placement = tidy, .evaluation = e}) < rank(r)) {
         e.lower_bound = r.evaluation.lower_bound;
         r.placement = std::move(tidy);
@@ -114,9 +115,10 @@ int DeployIndex(const sim::Problem& problem, double tolerance,
 // Stages of the plan written, or, when it is not a pipeline of contiguous stages, of the best
 // result that is (the `contiguous` placer's, run now if no result is), with a note on stderr: the
 // search is not thrown away for want of a contiguous plan.
-StatusOr<Json> StagesOfBestContiguous(const sim::Problem& problem,
+StatusOr<Json> StagesOfBestContiguous(const std::shared_ptr<const sim::Problem>& shared,
                                       const std::vector<run::PlacerResult>& results, int chosen,
                                       const run::RunRequest& request) {
+  const sim::Problem& problem = *shared;
   auto stages = io::StagesJson(problem, results[static_cast<size_t>(chosen)].placement);
   if (stages.ok()) return stages;
   const run::PlacerResult* best = nullptr;
@@ -133,7 +135,7 @@ StatusOr<Json> StagesOfBestContiguous(const sim::Problem& problem,
   if (best == nullptr) {
     run::RunRequest contiguous = request;
     contiguous.placer = "contiguous";
-    DPLACE_ASSIGN_OR_RETURN(fallback, run::Run(problem, contiguous));
+    DPLACE_ASSIGN_OR_RETURN(fallback, run::Run(shared, contiguous));
     auto s = io::StagesJson(problem, fallback.placement);
     if (!s.ok()) return s.status().WithContext("--export stages");
     best_stages = std::move(*s);
@@ -221,7 +223,7 @@ Status RunPlace(const PlaceFlags& flags) {
       share.limits.seconds =
           request.limits.seconds > 0 ? std::min(request.limits.seconds, fair) : fair;
     }
-    DPLACE_ASSIGN_OR_RETURN(run::PlacerResult r, run::Run(problem, share));
+    DPLACE_ASSIGN_OR_RETURN(run::PlacerResult r, run::Run(lp.problem, share));
     results.push_back(std::move(r));
   }
   run::ShareBestLowerBound(&results);
@@ -229,7 +231,7 @@ Status RunPlace(const PlaceFlags& flags) {
     return InvalidInput("--tolerance: must be between 0 and 1");
   }
   std::vector<std::string> deploy_lines;
-  const int best = DeployIndex(problem, flags.tolerance, &results, &deploy_lines);
+  const int best = DeployIndex(lp.problem, flags.tolerance, &results, &deploy_lines);
   const run::PlacerResult& winner = results[static_cast<size_t>(best)];
   // Every output is written to its temporary file first and renamed with the others at the end.
   OutputSet files;
@@ -247,7 +249,7 @@ Status RunPlace(const PlaceFlags& flags) {
       for (const std::string& line : map.split_modules) std::cerr << "note: " << line << "\n";
       j = std::move(map.map);
     } else {
-      DPLACE_ASSIGN_OR_RETURN(j, StagesOfBestContiguous(problem, results, best, request));
+      DPLACE_ASSIGN_OR_RETURN(j, StagesOfBestContiguous(lp.problem, results, best, request));
     }
     DPLACE_RETURN_IF_ERROR(files.Add(file, j.dump(2) + "\n"));
   }

@@ -70,8 +70,8 @@ Status RunSimulate(const SimulateFlags& flags) {
   DPLACE_ASSIGN_OR_RETURN(sim::Placement placement,
                           io::LoadPlan(flags.plan, problem.g(), problem.c()));
   if (!flags.pipeline.empty()) return RunPipeline(flags, problem, placement);
-  sim::SimulatedEvaluator evaluator(problem);
-  const run::PlacerResult result{"plan", placement, evaluator.Evaluate(placement), 0};
+  const run::PlacerResult result{"plan", placement,
+                                 sim::MakeEvaluator(lp.problem)->Evaluate(placement)};
   if (!flags.trace.empty()) {
     DPLACE_RETURN_IF_ERROR(WriteFileAtomically(flags.trace, TraceFileContent(problem, placement)));
   }

@@ -12,7 +12,7 @@
 #include "dplace/graph/graph_builder.h"
 #include "dplace/io/load.h"
 #include "dplace/place/registry.h"
-#include "dplace/sim/evaluator.h"
+#include "dplace/sim/test_problems.h"
 
 namespace dplace::place {
 namespace {
@@ -52,10 +52,10 @@ TEST_P(BaechiTest, WithinTwoPercentOfBaechisOwnPlacement) {
   ASSERT_TRUE(p.ok()) << p.status().message();
   auto placer = MakePlacer(c.placer);
   ASSERT_TRUE(placer.ok());
-  sim::SimulatedEvaluator evaluator(*p);
-  auto placed = placer->placer->Place(*p, {.evaluator = &evaluator, .seed = 1});
+  const auto evaluator = sim::testing::EvaluatorOf(*p);
+  auto placed = placer->placer->Place(*p, {.evaluator = evaluator.get(), .seed = 1});
   ASSERT_TRUE(placed.ok());
-  const sim::Evaluation e = evaluator.Evaluate(placed->placement);
+  const sim::Evaluation e = evaluator->Evaluate(placed->placement);
   EXPECT_TRUE(e.feasible) << e.reason;
   std::cout << c.graph << " " << c.placer << ": " << e.value * 1e3 << " ms (Baechi's "
             << c.baechi_ms << ")\n";

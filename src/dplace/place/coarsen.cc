@@ -270,7 +270,7 @@ StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& option
       sim::MakeProblem(std::make_shared<const graph::Graph>(std::move(coarse_graph)), p.cluster,
                        p.objective, cost::CostTable::Summed(p.costs, out.coarse_of, count),
                        missing));
-  out.problem = std::make_unique<sim::Problem>(std::move(coarse_problem));
+  out.problem = std::make_shared<const sim::Problem>(std::move(coarse_problem));
   return out;
 }
 
@@ -279,7 +279,7 @@ StatusOr<PlaceResult> PlaceCoarsened(Placer& placer, const sim::Problem& problem
   if (problem.num_ops() <= 2 * options.target_ops) return placer.Place(problem, request);
   const Budget budget(request.limits, *request.evaluator);
   DPLACE_ASSIGN_OR_RETURN(Coarsening coarsening, Coarsen(problem, options));
-  sim::SimulatedEvaluator evaluator(*coarsening.problem);
+  const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(coarsening.problem);
   sim::Placement coarse_start;  // a given start, as the coarse ops' devices (the last op's wins)
   if (const sim::Placement* start = StartOf(problem, request)) {
     coarse_start.assign(static_cast<size_t>(coarsening.problem->num_ops()), 0);
@@ -290,7 +290,7 @@ StatusOr<PlaceResult> PlaceCoarsened(Placer& placer, const sim::Problem& problem
   // The coarse search has three quarters of the time when the result is refined after.
   const bool refine = options.refine && request.limits.seconds > 0;
   const PlaceRequest coarse_request{
-      .evaluator = &evaluator,
+      .evaluator = evaluator.get(),
       .seed = request.seed,
       .limits = {.evaluations = request.limits.evaluations,
                  .seconds = refine ? budget.Split(0.75).seconds : request.limits.seconds},

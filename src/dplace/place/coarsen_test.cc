@@ -61,8 +61,8 @@ TEST(CoarsenTest, AChainBecomesIntervalsWithSummedTimes) {
   // Placing the coarse chain on one GPU = the chain on one GPU.
   const sim::Placement fine = c->Expand(sim::Placement(10, 1));
   EXPECT_EQ(fine, sim::Placement(100, 1));
-  EXPECT_DOUBLE_EQ(sim::SimulatedEvaluator(coarse).Evaluate(sim::Placement(10, 1)).value,
-                   sim::SimulatedEvaluator(p).Evaluate(fine).value);
+  EXPECT_DOUBLE_EQ(sim::testing::EvaluatorOf(coarse)->Evaluate(sim::Placement(10, 1)).value,
+                   sim::testing::EvaluatorOf(p)->Evaluate(fine).value);
 }
 
 TEST(CoarsenTest, TrainingGraphKeepsItsGroupsTogether) {
@@ -98,12 +98,13 @@ TEST(CoarsenTest, PlacingThroughTheCoarseGraphIsFeasibleAndRefinementNeverHurts)
   const sim::Problem p = Training(1500);
   for (const char* name : {"heft", "m_sct", "metis", "mcmc"}) {
     Member placer = MakePlacer(name).value();
-    sim::SimulatedEvaluator evaluator(p);
-    auto placed = PlaceCoarsened(
-        *placer.placer, p, {.evaluator = &evaluator, .seed = 5, .limits = {.evaluations = 300}},
-        {.target_ops = 200, .refine = false});
+    const auto evaluator = sim::testing::EvaluatorOf(p);
+    auto placed =
+        PlaceCoarsened(*placer.placer, p,
+                       {.evaluator = evaluator.get(), .seed = 5, .limits = {.evaluations = 300}},
+                       {.target_ops = 200, .refine = false});
     ASSERT_TRUE(placed.ok()) << name << ": " << placed.status().message();
-    const sim::Evaluation e = sim::SimulatedEvaluator(p).Evaluate(placed->placement);
+    const sim::Evaluation e = sim::testing::EvaluatorOf(p)->Evaluate(placed->placement);
     EXPECT_TRUE(e.feasible) << name << ": " << e.reason;
     EXPECT_NE(placed->note.find("coarsened " + std::to_string(p.num_ops()) + " -> "),
               std::string::npos)
@@ -111,13 +112,14 @@ TEST(CoarsenTest, PlacingThroughTheCoarseGraphIsFeasibleAndRefinementNeverHurts)
     EXPECT_GT(placed->stats.seconds, 0) << name;
     // Refinement starts from the un-coarsened placement and only takes improving moves.
     Member again = MakePlacer(name).value();
-    sim::SimulatedEvaluator evaluator2(p);
+    const auto evaluator2 = sim::testing::EvaluatorOf(p);
     auto refined = PlaceCoarsened(
         *again.placer, p,
-        {.evaluator = &evaluator2, .seed = 5, .limits = {.evaluations = 300, .seconds = 2}},
+        {.evaluator = evaluator2.get(), .seed = 5, .limits = {.evaluations = 300, .seconds = 2}},
         {.target_ops = 200, .refine = true});
     ASSERT_TRUE(refined.ok());
-    EXPECT_LE(sim::SimulatedEvaluator(p).Evaluate(refined->placement).value, e.value * (1 + 1e-12))
+    EXPECT_LE(sim::testing::EvaluatorOf(p)->Evaluate(refined->placement).value,
+              e.value * (1 + 1e-12))
         << name;
   }
 }
@@ -125,8 +127,9 @@ TEST(CoarsenTest, PlacingThroughTheCoarseGraphIsFeasibleAndRefinementNeverHurts)
 TEST(CoarsenTest, SmallGraphsArePlacedDirectly) {
   const sim::Problem p = Chain(20);
   Member placer = MakePlacer("heft").value();
-  sim::SimulatedEvaluator evaluator(p);
-  auto placed = PlaceCoarsened(*placer.placer, p, {.evaluator = &evaluator}, {.target_ops = 10});
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  auto placed =
+      PlaceCoarsened(*placer.placer, p, {.evaluator = evaluator.get()}, {.target_ops = 10});
   ASSERT_TRUE(placed.ok());
   EXPECT_EQ(placed->note.find("coarsened"), std::string::npos);
 }

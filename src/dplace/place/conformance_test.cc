@@ -64,11 +64,11 @@ PlacerOptions QuickOptions(const PlacerEntry& entry) {
 }
 
 Outcome PlaceWith(const PlacerEntry& entry, const sim::Problem& p, uint64_t seed) {
-  sim::SimulatedEvaluator evaluator(p);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
   // An evaluation budget keeps the searches quick and reproducible; the time limit is only a
   // safety net. Placers that take a start get the round-robin placement.
   PlaceRequest request{
-      .evaluator = &evaluator, .seed = seed, .limits = {.evaluations = 300, .seconds = 30}};
+      .evaluator = evaluator.get(), .seed = seed, .limits = {.evaluations = 300, .seconds = 30}};
   sim::Placement start;
   if (entry.traits.takes_start) {
     start = MakePlacer("round_robin")->placer->Place(p, request)->placement;
@@ -81,9 +81,9 @@ Outcome PlaceWith(const PlacerEntry& entry, const sim::Problem& p, uint64_t seed
   auto placed = member->placer->Place(p, request);
   EXPECT_TRUE(placed.ok()) << entry.name << ": " << placed.status().message();
   if (!placed.ok()) return {};
-  EXPECT_LE(placed->stats.evaluations, evaluator.evaluations());
+  EXPECT_LE(placed->stats.evaluations, evaluator->evaluations());
   EXPECT_GE(placed->stats.seconds, 0);
-  return {placed->placement, evaluator.Evaluate(placed->placement)};
+  return {placed->placement, evaluator->Evaluate(placed->placement)};
 }
 
 class ConformanceTest : public ::testing::TestWithParam<PlacerEntry> {};
@@ -190,11 +190,11 @@ TEST(RegistryTest, UnknownNameListsTheKnownOnes) {
 TEST(SinglePlacerTest, PicksTheFastestDeviceThatFits) {
   // On the paper's machine the best single device is an accelerator (the CPU is 10x slower).
   sim::Problem p = PaperProblem();
-  sim::SimulatedEvaluator evaluator(p);
-  auto placed = MakeSinglePlacer()->Place(p, {.evaluator = &evaluator});
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  auto placed = MakeSinglePlacer()->Place(p, {.evaluator = evaluator.get()});
   ASSERT_TRUE(placed.ok());
   EXPECT_EQ(p.c().device(placed->placement[0]).kind, "accel");
-  EXPECT_EQ(evaluator.evaluations(), p.num_devices());
+  EXPECT_EQ(evaluator->evaluations(), p.num_devices());
   EXPECT_EQ(placed->stats.evaluations, p.num_devices());
 }
 

@@ -28,7 +28,7 @@ struct Placed {
 
 Placed PlaceBy(const std::string& name, const sim::Problem& p, int64_t max_evaluations = 0,
                std::vector<std::string> portfolio = {}, const sim::Placement* start = nullptr) {
-  sim::SimulatedEvaluator evaluator(p);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
   PlacerOptions options;
   for (const std::string& m : portfolio) {
     std::string& members = options["portfolio"]["members"];
@@ -36,13 +36,13 @@ Placed PlaceBy(const std::string& name, const sim::Problem& p, int64_t max_evalu
   }
   auto placer = MakePlacer(name, options);
   EXPECT_TRUE(placer.ok()) << placer.status().message();
-  auto placed = placer->placer->Place(p, {.evaluator = &evaluator,
+  auto placed = placer->placer->Place(p, {.evaluator = evaluator.get(),
                                           .seed = 7,
                                           .limits = {.evaluations = max_evaluations},
                                           .start = start});
   EXPECT_TRUE(placed.ok()) << name << ": " << placed.status().message();
-  sim::SimulatedEvaluator judge(p);
-  return {placed->placement, judge.Evaluate(placed->placement), placed->note};
+  const auto judge = sim::testing::EvaluatorOf(p);
+  return {placed->placement, judge->Evaluate(placed->placement), placed->note};
 }
 
 // Two independent chains of four 1-s ops with 0.01-byte tensors: running them on two GPUs takes
@@ -303,13 +303,14 @@ TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   // search spends its budget.
   const sim::Problem p = Chains(4);
   const sim::Placement one_gpu(16, 0);
-  sim::SimulatedEvaluator evaluator(p);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
   auto placed = Made("mcmc").placer->Place(
-      p, {.evaluator = &evaluator, .seed = 3, .limits = {.evaluations = 300}, .start = &one_gpu});
+      p,
+      {.evaluator = evaluator.get(), .seed = 3, .limits = {.evaluations = 300}, .start = &one_gpu});
   ASSERT_TRUE(placed.ok());
-  EXPECT_GE(evaluator.evaluations(), 300);
-  EXPECT_LE(evaluator.evaluations(), 310);
-  EXPECT_EQ(placed->stats.evaluations, evaluator.evaluations());
+  EXPECT_GE(evaluator->evaluations(), 300);
+  EXPECT_LE(evaluator->evaluations(), 310);
+  EXPECT_EQ(placed->stats.evaluations, evaluator->evaluations());
   EXPECT_NE(placed->note.find("2 chains"), std::string::npos) << placed->note;
 }
 
@@ -321,13 +322,14 @@ TEST(SearchTest, StopsAtTheLowerBound) {
   ASSERT_NEAR(p.LowerBound(), 4, 1e-9);
   const sim::Placement one_gpu(8, 0);
   for (const char* name : {"mcmc", "local_search"}) {
-    sim::SimulatedEvaluator evaluator(p);
-    auto placed = Made(name).placer->Place(
-        p,
-        {.evaluator = &evaluator, .seed = 3, .limits = {.evaluations = 100000}, .start = &one_gpu});
+    const auto evaluator = sim::testing::EvaluatorOf(p);
+    auto placed = Made(name).placer->Place(p, {.evaluator = evaluator.get(),
+                                               .seed = 3,
+                                               .limits = {.evaluations = 100000},
+                                               .start = &one_gpu});
     ASSERT_TRUE(placed.ok());
-    EXPECT_NEAR(evaluator.Evaluate(placed->placement).value, 4, 1e-9) << name;
-    EXPECT_LT(evaluator.evaluations(), 10000) << name;
+    EXPECT_NEAR(evaluator->Evaluate(placed->placement).value, 4, 1e-9) << name;
+    EXPECT_LT(evaluator->evaluations(), 10000) << name;
   }
   EXPECT_NE(PlaceBy("mcmc", p, 100000, {}, &one_gpu).note.find("at the lower bound"),
             std::string::npos);

@@ -6,10 +6,11 @@
 
 namespace dplace::run {
 
-StatusOr<PlacerResult> Run(const sim::Problem& problem, const RunRequest& request) {
+StatusOr<PlacerResult> Run(std::shared_ptr<const sim::Problem> shared, const RunRequest& request) {
+  const sim::Problem& problem = *shared;
   DPLACE_ASSIGN_OR_RETURN(place::Member member, place::MakePlacer(request.placer, request.options));
-  sim::SimulatedEvaluator evaluator(problem);
-  const place::PlaceRequest place_request{.evaluator = &evaluator,
+  const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(shared);
+  const place::PlaceRequest place_request{.evaluator = evaluator.get(),
                                           .seed = request.seed,
                                           .limits = request.limits,
                                           .start = request.start};
@@ -20,8 +21,7 @@ StatusOr<PlacerResult> Run(const sim::Problem& problem, const RunRequest& reques
                                   {.target_ops = request.coarsen_ops, .refine = request.refine})
           : member.placer->Place(problem, place_request);
   if (!placed.ok()) return placed.status().WithContext("placer " + request.placer);
-  sim::SimulatedEvaluator judge(problem);
-  sim::Evaluation e = judge.Evaluate(placed->placement);
+  sim::Evaluation e = sim::MakeEvaluator(shared)->Evaluate(placed->placement);
   e.lower_bound = std::max(e.lower_bound, placed->proven_bound);
   PlacerResult result{.placer = request.placer,
                       .placement = std::move(placed->placement),

@@ -1,40 +1,79 @@
 #include "dplace/sim/evaluator.h"
 
-namespace dplace::sim {
+#include "dplace/sim/latency.h"
+#include "dplace/sim/max_load.h"
+#include "dplace/sim/step_sim.h"
 
-Evaluation SimulatedEvaluator::Evaluate(const Placement& placement) {
-  ++evaluations_;
-  switch (problem_.objective) {
+namespace dplace::sim {
+namespace {
+
+class StepEvaluator final : public Evaluator, public IncrementalEvaluator {
+ public:
+  explicit StepEvaluator(std::shared_ptr<const Problem> problem)
+      : Evaluator(std::move(problem)), step_(this->problem()) {}
+  std::unique_ptr<Evaluator> Fork() const override {
+    return std::make_unique<StepEvaluator>(shared_problem());
+  }
+  IncrementalEvaluator* Incremental() override { return this; }
+  void SetBase(const Placement& base) override { step_.SetBase(base); }
+  Evaluation EvaluateNear(const Placement& placement, double give_up_above) override {
+    Count();
+    return step_.RunNear(placement, give_up_above).evaluation;
+  }
+  std::vector<OpId> CriticalPath(const Placement& placement) override {
+    Count();
+    return step_.CriticalPath(placement);
+  }
+
+ private:
+  Evaluation EvaluateImpl(const Placement& placement) override {
+    return step_.Run(placement).evaluation;
+  }
+  StepSimulator step_;
+};
+
+class ThroughputEvaluator final : public Evaluator {
+ public:
+  explicit ThroughputEvaluator(std::shared_ptr<const Problem> problem)
+      : Evaluator(std::move(problem)), max_load_(this->problem()) {}
+  std::unique_ptr<Evaluator> Fork() const override {
+    return std::make_unique<ThroughputEvaluator>(shared_problem());
+  }
+
+ private:
+  Evaluation EvaluateImpl(const Placement& placement) override {
+    return max_load_.Evaluate(placement);
+  }
+  MaxLoadEvaluator max_load_;
+};
+
+class SampleLatencyEvaluator final : public Evaluator {
+ public:
+  explicit SampleLatencyEvaluator(std::shared_ptr<const Problem> problem)
+      : Evaluator(std::move(problem)), latency_(this->problem()) {}
+  std::unique_ptr<Evaluator> Fork() const override {
+    return std::make_unique<SampleLatencyEvaluator>(shared_problem());
+  }
+
+ private:
+  Evaluation EvaluateImpl(const Placement& placement) override {
+    return latency_.Evaluate(placement);
+  }
+  LatencyEvaluator latency_;
+};
+
+}  // namespace
+
+std::unique_ptr<Evaluator> MakeEvaluator(std::shared_ptr<const Problem> problem) {
+  switch (problem->objective) {
     case Objective::kThroughput:
-      return max_load_.Evaluate(placement);
+      return std::make_unique<ThroughputEvaluator>(std::move(problem));
     case Objective::kLatency:
-      return latency_.Evaluate(placement);
+      return std::make_unique<SampleLatencyEvaluator>(std::move(problem));
     case Objective::kStep:
       break;
   }
-  return step_.Run(placement).evaluation;
-}
-
-void SimulatedEvaluator::SetBase(const Placement& base) {
-  if (problem_.objective == Objective::kStep) step_.SetBase(base);
-}
-
-Evaluation SimulatedEvaluator::EvaluateNear(const Placement& placement) {
-  if (problem_.objective != Objective::kStep) return Evaluate(placement);
-  ++evaluations_;
-  return step_.RunNear(placement).evaluation;
-}
-
-Evaluation SimulatedEvaluator::EvaluateNear(const Placement& placement, double give_up_above) {
-  if (problem_.objective != Objective::kStep) return Evaluate(placement);
-  ++evaluations_;
-  return step_.RunNear(placement, give_up_above).evaluation;
-}
-
-std::vector<OpId> SimulatedEvaluator::CriticalPath(const Placement& placement) {
-  if (problem_.objective != Objective::kStep) return {};
-  ++evaluations_;
-  return step_.CriticalPath(placement);
+  return std::make_unique<StepEvaluator>(std::move(problem));
 }
 
 }  // namespace dplace::sim

@@ -1,68 +1,72 @@
-// Evaluator judges placements of one problem by the problem's objective: the step simulator for
-// `step`, the max-load model for `throughput`, the call model for `latency`. It counts evaluations,
-// so placers can keep budgets.
+// Evaluators judge placements of one problem by the problem's objective: the step simulator for
+// `step`, the max-load model for `throughput`, the call model for `latency` (MakeEvaluator picks
+// it). Every evaluator evaluates, counts its evaluations (so placers keep budgets) and forks (a
+// copy for a search's second thread). Only the step simulator can also evaluate incrementally,
+// give up early and name the critical path: the IncrementalEvaluator that Incremental() returns,
+// which the searches and the learning environment ask for explicitly. Evaluators share ownership
+// of their problem.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
-#include "dplace/sim/latency.h"
-#include "dplace/sim/max_load.h"
-#include "dplace/sim/step_sim.h"
+#include "dplace/sim/evaluation.h"
+#include "dplace/sim/problem.h"
 
 namespace dplace::sim {
+
+class IncrementalEvaluator;
 
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
-  // Full evaluation: value, feasibility with reason, lower bound, per-device report.
-  virtual Evaluation Evaluate(const Placement& placement) = 0;
-  // Incremental evaluation, for search: after SetBase(b), EvaluateNear(p) returns exactly
-  // Evaluate(p) (and counts as one evaluation), faster when p differs from b in a few ops. By
-  // default SetBase does nothing and EvaluateNear evaluates in full.
-  virtual void SetBase(const Placement& /*base*/) {}
-  virtual Evaluation EvaluateNear(const Placement& placement) { return Evaluate(placement); }
-  // EvaluateNear for a search that rejects every placement worse than `give_up_above`: the step
-  // simulator may stop early on one and return an infeasible evaluation with a value above it
-  // (StepSimulator::RunNear). Otherwise the same as EvaluateNear.
-  virtual Evaluation EvaluateNear(const Placement& placement, double /*give_up_above*/) {
-    return EvaluateNear(placement);
+  // Full evaluation: value, feasibility with reason, lower bound, per-device report. Counts one.
+  Evaluation Evaluate(const Placement& placement) {
+    ++evaluations_;
+    return EvaluateImpl(placement);
   }
-  // The ops the step time waits for (StepSimulator::CriticalPath), for searches that aim their
-  // moves; empty for the other objectives. Counts as one evaluation.
-  virtual std::vector<OpId> CriticalPath(const Placement& /*placement*/) { return {}; }
-  // Number of Evaluate, EvaluateNear and CriticalPath calls so far.
-  virtual int64_t evaluations() const = 0;
-  // A new evaluator of the same problem with no base, for a search's second thread (one evaluator
-  // is never used by two threads at once), and the way back for the evaluations made with it.
+  // Number of evaluations so far (incremental ones and critical paths included), and the way back
+  // for those a fork made.
+  int64_t evaluations() const { return evaluations_; }
+  void CountEvaluations(int64_t n) { evaluations_ += n; }
+  // A new evaluator of the same problem with no base and no count (one evaluator is never used by
+  // two threads at once).
   virtual std::unique_ptr<Evaluator> Fork() const = 0;
-  virtual void CountEvaluations(int64_t n) = 0;
-};
+  // The incremental capabilities when this evaluator has them (objective step); null otherwise.
+  virtual IncrementalEvaluator* Incremental() { return nullptr; }
+  const Problem& problem() const { return *problem_; }
 
-class SimulatedEvaluator : public Evaluator {
- public:
-  explicit SimulatedEvaluator(const Problem& problem)
-      : problem_(problem), step_(problem), max_load_(problem), latency_(problem) {}
-  Evaluation Evaluate(const Placement& placement) override;
-  // The step simulator re-simulates from its last checkpoint before the change matters
-  // (StepSimulator::RunNear); the other objectives are cheap enough to evaluate in full.
-  void SetBase(const Placement& base) override;
-  Evaluation EvaluateNear(const Placement& placement) override;
-  Evaluation EvaluateNear(const Placement& placement, double give_up_above) override;
-  std::vector<OpId> CriticalPath(const Placement& placement) override;
-  int64_t evaluations() const override { return evaluations_; }
-  std::unique_ptr<Evaluator> Fork() const override {
-    return std::make_unique<SimulatedEvaluator>(problem_);
-  }
-  void CountEvaluations(int64_t n) override { evaluations_ += n; }
+ protected:
+  explicit Evaluator(std::shared_ptr<const Problem> problem) : problem_(std::move(problem)) {}
+  void Count() { ++evaluations_; }
+  const std::shared_ptr<const Problem>& shared_problem() const { return problem_; }
 
  private:
-  const Problem& problem_;
-  StepSimulator step_;
-  MaxLoadEvaluator max_load_;
-  LatencyEvaluator latency_;
+  virtual Evaluation EvaluateImpl(const Placement& placement) = 0;
+
+  std::shared_ptr<const Problem> problem_;
   int64_t evaluations_ = 0;
 };
+
+// What the step simulator adds, for searches that move a few ops at a time.
+class IncrementalEvaluator {
+ public:
+  virtual ~IncrementalEvaluator() = default;
+  // After SetBase(b), EvaluateNear(p) returns exactly Evaluate(p) (and counts as one evaluation),
+  // faster when p differs from b in a few ops (StepSimulator::RunNear). A search that rejects
+  // every placement worse than `give_up_above` lets the simulation stop early on one: it then
+  // returns an infeasible evaluation with a value above it.
+  virtual void SetBase(const Placement& base) = 0;
+  virtual Evaluation EvaluateNear(
+      const Placement& placement,
+      double give_up_above = std::numeric_limits<double>::infinity()) = 0;
+  // The ops the step time waits for (StepSimulator::CriticalPath). Counts as one evaluation.
+  virtual std::vector<OpId> CriticalPath(const Placement& placement) = 0;
+};
+
+// The evaluator of `problem`'s objective.
+std::unique_ptr<Evaluator> MakeEvaluator(std::shared_ptr<const Problem> problem);
 
 }  // namespace dplace::sim

@@ -13,7 +13,7 @@ LatencyEvaluator::LatencyEvaluator(const Problem& problem) : problem_(problem), 
 Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
   Evaluation e = max_load_.Evaluate(placement);
   e.objective = Objective::kLatency;
-  e.lower_bound = problem_.latency_lower_bound;
+  e.lower_bound = problem_.lower_bound;
   const graph::Graph& g = problem_.g();
   const int n = g.num_ops();
   // Nodes: op i when it runs in the pool, n + d for the call of device d.

@@ -51,7 +51,7 @@ TEST(LatencyTest, ParallelCpuOpsOverlap) {
   b.AddEdge(a, 0, y);
   const Problem p = Make(b, ThreeDevices(), Objective::kLatency);
   EXPECT_DOUBLE_EQ(EvaluateLatency(p, {2, 2, 2}).value, 19);  // not 26: the pool has no queue
-  EXPECT_DOUBLE_EQ(p.latency_lower_bound, 2);                 // a then x or y, on a GPU
+  EXPECT_DOUBLE_EQ(p.lower_bound, 2);                         // a then x or y, on a GPU
 }
 
 TEST(LatencyTest, ANonContiguousCallIsInfeasible) {

@@ -38,12 +38,12 @@ TEST(LowerBoundTest, JoinPaysForSerialisingOrForTransfers) {
   // or has b and c run one after the other on its device: 1 + 2 + 2 + 1 = 6, which is also what
   // everything on one device takes.
   const Problem p = Diamond(10);
-  EXPECT_DOUBLE_EQ(p.step_lower_bound, 6);
+  EXPECT_DOUBLE_EQ(p.lower_bound, 6);
   EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0, 0}).evaluation.value, 6);
   // With 0.5-s tensors the split pays off: the bound is the critical path plus one transfer, and
   // c on d1 reaches it.
   const Problem q = Diamond(0.5);
-  EXPECT_DOUBLE_EQ(q.step_lower_bound, 1 + 2 + 0.5 + 1);
+  EXPECT_DOUBLE_EQ(q.lower_bound, 1 + 2 + 0.5 + 1);
   EXPECT_DOUBLE_EQ(SimulateStep(q, {0, 0, 1, 0}).evaluation.value, 4.5);
 }
 
@@ -60,11 +60,11 @@ TEST(LowerBoundTest, ForkPaysForSerialisingOrForTransfers) {
     return Make(builder, ThreeDevices());
   };
   const Problem p = fork(10);
-  EXPECT_DOUBLE_EQ(p.step_lower_bound, 5);
+  EXPECT_DOUBLE_EQ(p.lower_bound, 5);
   EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0}).evaluation.value, 5);
   // A 0.5-s tensor: c on another device ends at 1 + 0.5 + 2, which the bound reaches.
   const Problem q = fork(0.5);
-  EXPECT_DOUBLE_EQ(q.step_lower_bound, 3.5);
+  EXPECT_DOUBLE_EQ(q.lower_bound, 3.5);
   EXPECT_DOUBLE_EQ(SimulateStep(q, {0, 0, 1}).evaluation.value, 3.5);
 }
 
@@ -88,7 +88,7 @@ TEST(LowerBoundTest, ABranchOnTheJoinsDeviceBringsItsWholeChain) {
   builder.AddEdge(last[0], 0, d);
   builder.AddEdge(last[1], 0, d);
   const Problem p = Make(builder, ThreeDevices());
-  EXPECT_DOUBLE_EQ(p.step_lower_bound, 6);
+  EXPECT_DOUBLE_EQ(p.lower_bound, 6);
   EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0, 0, 0, 0}).evaluation.value, 6);
 }
 
@@ -109,7 +109,7 @@ TEST(LowerBoundTest, ABranchSentAwayCrossesOutAndBack) {
   builder.AddEdge(b, 0, d);
   builder.AddEdge(c, 0, d);
   const Problem p = Make(builder, ThreeDevices());
-  EXPECT_DOUBLE_EQ(p.step_lower_bound, 6);
+  EXPECT_DOUBLE_EQ(p.lower_bound, 6);
   EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0, 0}).evaluation.value, 6);
   EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 1, 0}).evaluation.value, 6);
 }
@@ -124,7 +124,7 @@ TEST(LowerBoundTest, TensorReadTwiceCrossesOnce) {
   for (auto producer : {x, x, y, y}) builder.AddEdge(producer, 0, z);
   const Problem p = Make(builder, ThreeDevices());
   EXPECT_DOUBLE_EQ(SimulateStep(p, {1, 0, 0}).evaluation.value, 6);
-  EXPECT_DOUBLE_EQ(p.step_lower_bound, 6);
+  EXPECT_DOUBLE_EQ(p.lower_bound, 6);
 }
 
 TEST(LowerBoundTest, WorkBoundCountsASlowDeviceAsAFraction) {
@@ -175,8 +175,8 @@ int CheckRandomGraphs(uint64_t seed, int ops, double next, double any) {
       if (placement[1] != placement[4] && trial % 2 == 1) continue;  // co-location
       best = std::min(best, sim.Makespan(placement));
     }
-    EXPECT_GE(best, p.step_lower_bound * (1 - 1e-12)) << "seed " << seed << " trial " << trial;
-    if (best <= p.step_lower_bound * (1 + 1e-12)) ++tight;
+    EXPECT_GE(best, p.lower_bound * (1 - 1e-12)) << "seed " << seed << " trial " << trial;
+    if (best <= p.lower_bound * (1 + 1e-12)) ++tight;
   }
   return tight;
 }

@@ -65,7 +65,7 @@ Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
   Evaluation e;
   e.objective = Objective::kThroughput;
   e.value = Value(placement);
-  e.lower_bound = problem_.throughput_lower_bound;
+  e.lower_bound = problem_.lower_bound;
   std::fill(memory_.begin(), memory_.end(), 0.0);
   e.devices.resize(compute_.size());
   for (OpId i = 0; i < problem_.num_ops(); ++i) {

@@ -51,7 +51,7 @@ TEST(MaxLoadTest, MemoryIsTheSumOfOpFootprints) {
       << e.reason;
   EXPECT_TRUE(EvaluateMaxLoad(p, {0, 1}).feasible);
   EXPECT_DOUBLE_EQ(EvaluateMaxLoad(p, {0, 1}).value, 1);
-  EXPECT_GE(EvaluateMaxLoad(p, {0, 1}).value, p.throughput_lower_bound);
+  EXPECT_GE(EvaluateMaxLoad(p, {0, 1}).value, p.lower_bound);
 }
 
 }  // namespace

@@ -42,10 +42,8 @@ struct Problem {
   cost::CostTable costs;
   // Bit k set when the op may run on devices of cluster kind k (cluster->kinds()[k]).
   std::vector<uint64_t> allowed_kinds;
-  // Lower bounds on the objectives over all feasible placements (lower_bound.h).
-  double step_lower_bound = 0;
-  double throughput_lower_bound = 0;
-  double latency_lower_bound = 0;
+  // A lower bound on `objective` over all feasible placements (lower_bound.h).
+  double lower_bound = 0;
   // Why no placement can be feasible, when the problem's own machine lacks every device an op may
   // run on (see MakeProblem); empty otherwise. Every evaluation then reports this reason.
   std::string infeasible_reason;
@@ -57,17 +55,7 @@ struct Problem {
   bool Allowed(OpId op, DeviceId d) const {
     return (allowed_kinds[static_cast<size_t>(op)] >> cluster->KindIndex(d)) & 1u;
   }
-  double LowerBound() const {
-    switch (objective) {
-      case Objective::kStep:
-        return step_lower_bound;
-      case Objective::kThroughput:
-        return throughput_lower_bound;
-      case Objective::kLatency:
-        return latency_lower_bound;
-    }
-    return 0;
-  }
+  double LowerBound() const { return lower_bound; }
 };
 
 // What to do when an op may run on no device of the cluster.

@@ -415,7 +415,7 @@ StepResult StepSimulator::RunNear(const Placement& placement, double give_up_abo
   Evaluation& e = result.evaluation;
   e.objective = Objective::kStep;
   e.value = above;
-  e.lower_bound = problem_.step_lower_bound;
+  e.lower_bound = problem_.lower_bound;
   e.feasible = false;
   e.reason = "the step takes more than " + std::to_string(give_up_above) + " s";
   return result;
@@ -506,7 +506,7 @@ StepResult StepSimulator::Report(const Placement& placement) const {
   Evaluation& e = result.evaluation;
   e.objective = Objective::kStep;
   e.value = s_.makespan;
-  e.lower_bound = problem_.step_lower_bound;
+  e.lower_bound = problem_.lower_bound;
   e.devices.resize(static_cast<size_t>(problem_.num_devices()));
   for (OpId i = 0; i < problem_.num_ops(); ++i) {
     DeviceReport& r = e.devices[static_cast<size_t>(placement[static_cast<size_t>(i)])];

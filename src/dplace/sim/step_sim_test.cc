@@ -162,8 +162,8 @@ TEST(StepSimTest, LowerBoundHoldsOnSyntheticGraphs) {
   const double split = sim.Makespan(placement);
   std::fill(placement.begin(), placement.end(), 0);
   const double single = sim.Makespan(placement);
-  EXPECT_GE(split, p.step_lower_bound);
-  EXPECT_GE(single, p.step_lower_bound);
+  EXPECT_GE(split, p.lower_bound);
+  EXPECT_GE(single, p.lower_bound);
   // On one device with no transfers the step is exactly the sum of the op times.
   double sum = 0;
   for (OpId i = 0; i < 500; ++i) sum += p.costs.OpTime(i, 0);

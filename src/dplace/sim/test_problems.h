@@ -7,6 +7,7 @@
 
 #include "dplace/cost/cost_model.h"
 #include "dplace/graph/graph_builder.h"
+#include "dplace/sim/evaluator.h"
 #include "dplace/sim/problem.h"
 
 namespace dplace::sim::testing {
@@ -31,6 +32,12 @@ inline Problem Make(graph::GraphBuilder& b, std::shared_ptr<const hw::Cluster> c
                     Objective objective = Objective::kStep) {
   auto g = std::make_shared<const graph::Graph>(std::move(b.Build()).value());
   return std::move(MakeProblem(g, std::move(c), objective, cost::RooflineCostModel())).value();
+}
+
+// The evaluator of a copy of `problem` (evaluators share ownership of their problem; a test's
+// problem is a value).
+inline std::unique_ptr<Evaluator> EvaluatorOf(const Problem& problem) {
+  return MakeEvaluator(std::make_shared<const Problem>(problem));
 }
 
 }  // namespace dplace::sim::testing

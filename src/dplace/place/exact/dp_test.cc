@@ -29,8 +29,8 @@ TEST_P(DpOptimumTest, ReproducesThePaperOptimum) {
   auto problem = sim::MakeProblem(loaded->graph, loaded->cluster, sim::Objective::kThroughput,
                                   cost::RooflineCostModel());
   ASSERT_TRUE(problem.ok());
-  sim::SimulatedEvaluator evaluator(*problem);
-  auto placed = MakeDpPlacer()->Place(*problem, {.evaluator = &evaluator});
+  const auto evaluator = sim::testing::EvaluatorOf(*problem);
+  auto placed = MakeDpPlacer()->Place(*problem, {.evaluator = evaluator.get()});
   ASSERT_TRUE(placed.ok()) << placed.status().message();
   const sim::Evaluation e = sim::EvaluateMaxLoad(*problem, placed->placement);
   EXPECT_TRUE(e.feasible) << e.reason;
@@ -98,11 +98,11 @@ TEST(LinearSplitTest, GreedyBoundThenDpEqualsThePlainDp) {
 // chain's prefixes are not stored as bitsets (200k x 200k bits); the deadline ends it.
 TEST(LinearSplitTest, AVeryLongChainKeepsItsDeadline) {
   const sim::Problem p = RandomChain(200'000, 7);
-  sim::SimulatedEvaluator evaluator(p);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
   auto placed =
-      MakePipeDreamPlacer()->Place(p, {.evaluator = &evaluator, .limits = {.seconds = 1}});
+      MakePipeDreamPlacer()->Place(p, {.evaluator = evaluator.get(), .limits = {.seconds = 1}});
   ASSERT_TRUE(placed.ok()) << placed.status().message();
-  EXPECT_TRUE(evaluator.Evaluate(placed->placement).feasible);
+  EXPECT_TRUE(evaluator->Evaluate(placed->placement).feasible);
 }
 
 }  // namespace

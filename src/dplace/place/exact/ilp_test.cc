@@ -47,13 +47,13 @@ sim::Problem SmallProblem(sim::Objective objective) {
 
 // Best feasible value over all 3^7 placements.
 double BruteForce(const sim::Problem& p) {
-  sim::SimulatedEvaluator evaluator(p);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
   double best = std::numeric_limits<double>::infinity();
   sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
   for (int code = 0; code < 2187; ++code) {
     for (int i = 0, c = code; i < p.num_ops(); ++i, c /= 3)
       placement[static_cast<size_t>(i)] = c % 3;
-    const sim::Evaluation e = evaluator.Evaluate(placement);
+    const sim::Evaluation e = evaluator->Evaluate(placement);
     if (e.feasible) best = std::min(best, e.value);
   }
   return best;
@@ -66,11 +66,11 @@ struct Solved {
 };
 
 Solved PlaceWith(Placer& placer, const sim::Problem& p) {
-  sim::SimulatedEvaluator evaluator(p);
-  auto placed = placer.Place(p, {.evaluator = &evaluator, .limits = {.seconds = 60}});
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  auto placed = placer.Place(p, {.evaluator = evaluator.get(), .limits = {.seconds = 60}});
   EXPECT_TRUE(placed.ok()) << placed.status().message();
   if (!placed.ok()) return {};
-  return {evaluator.Evaluate(placed->placement), placed->note, placed->proven_bound};
+  return {evaluator->Evaluate(placed->placement), placed->note, placed->proven_bound};
 }
 
 TEST(IlpTest, NonContiguousMaxLoadEqualsBruteForce) {
@@ -135,13 +135,13 @@ INSTANTIATE_TEST_SUITE_P(Paper, IlpContiguousPaperTest,
 TEST(IlpTest, NonContiguousStartsFromTheLinearOptimumAndProvesABound) {
   const sim::Problem p =
       PaperProblem("throughput-inputs/LayerGraphs/bert24_inference", sim::Objective::kThroughput);
-  sim::SimulatedEvaluator evaluator(p);
-  auto ilp = MakeIlpPlacer({.max_nodes = 300})->Place(p, {.evaluator = &evaluator});
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  auto ilp = MakeIlpPlacer({.max_nodes = 300})->Place(p, {.evaluator = evaluator.get()});
   ASSERT_TRUE(ilp.ok()) << ilp.status().message();
   const sim::Evaluation e = sim::EvaluateMaxLoad(p, ilp->placement);
   EXPECT_TRUE(e.feasible) << e.reason;
   EXPECT_LE(e.value, 17.78990625 * (1 + 1e-9));  // the contiguous optimum is a feasible start
-  EXPECT_GT(ilp->proven_bound, p.throughput_lower_bound);
+  EXPECT_GT(ilp->proven_bound, p.lower_bound);
   EXPECT_LE(ilp->proven_bound, e.value * (1 + 1e-9));
   EXPECT_NE(ilp->note.find("bound"), std::string::npos) << ilp->note;
 }
@@ -149,20 +149,20 @@ TEST(IlpTest, NonContiguousStartsFromTheLinearOptimumAndProvesABound) {
 TEST(IlpTest, LatencyOnThePaperInputBeatsItsStarts) {
   const sim::Problem p =
       PaperProblem("latency-inputs/LayerGraphs/bert24_inference", sim::Objective::kLatency);
-  sim::SimulatedEvaluator evaluator(p);
-  auto ilp = MakeIlpPlacer({.max_nodes = 200})->Place(p, {.evaluator = &evaluator});
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  auto ilp = MakeIlpPlacer({.max_nodes = 200})->Place(p, {.evaluator = evaluator.get()});
   ASSERT_TRUE(ilp.ok()) << ilp.status().message();
   const sim::Evaluation e = sim::EvaluateLatency(p, ilp->placement);
   EXPECT_TRUE(e.feasible) << e.reason;
   for (const char* name : {"single", "dp", "pipedream"}) {
-    sim::SimulatedEvaluator other_evaluator(p);
-    auto placed = MakePlacer(name)->placer->Place(p, {.evaluator = &other_evaluator});
+    const auto other_evaluator = sim::testing::EvaluatorOf(p);
+    auto placed = MakePlacer(name)->placer->Place(p, {.evaluator = other_evaluator.get()});
     ASSERT_TRUE(placed.ok());
     EXPECT_LE(e.value, sim::EvaluateLatency(p, placed->placement).value * (1 + 1e-9)) << name;
   }
   EXPECT_GE(ilp->proven_bound, 0);
   EXPECT_LE(ilp->proven_bound, e.value * (1 + 1e-9));
-  EXPECT_GE(e.value, p.latency_lower_bound);
+  EXPECT_GE(e.value, p.lower_bound);
 }
 
 }  // namespace

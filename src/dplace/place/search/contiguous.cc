@@ -163,14 +163,17 @@ void Refine(const CutProgram& program, size_t units, sim::Evaluator* evaluator, 
       const size_t lo = c == 0 ? 1 : starts[c - 1] + 1;
       const size_t hi = c + 1 == starts.size() ? units - 1 : starts[c + 1] - 1;
       program.Place(starts, candidate);
-      evaluator->SetBase(*candidate);
+      sim::IncrementalEvaluator* incremental = evaluator->Incremental();
+      if (incremental != nullptr) incremental->SetBase(*candidate);
       const size_t from = starts[c];
       size_t best_at = from;
       auto try_at = [&](size_t at) {
         if (at == from || at < lo || at > hi || evaluator->evaluations() >= until) return;
         starts[c] = at;
         program.Place(starts, candidate);
-        const Score s = ScoreOf(evaluator->EvaluateNear(*candidate, ToBeat(cut->score)));
+        const Score s = ScoreOf(incremental != nullptr
+                                    ? incremental->EvaluateNear(*candidate, ToBeat(cut->score))
+                                    : evaluator->Evaluate(*candidate));
         if (s < cut->score) {
           cut->score = s;
           best_at = at;

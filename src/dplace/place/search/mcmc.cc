@@ -63,7 +63,9 @@ class McmcProposer {
   void FindCritical(UnitMoves& state) {
     for (size_t v : critical_) is_critical_[v] = 0;
     critical_.clear();
-    for (sim::OpId op : state.evaluator().CriticalPath(state.current())) {
+    sim::IncrementalEvaluator* incremental = state.evaluator().Incremental();
+    if (incremental == nullptr) return;  // no step simulation: no critical path
+    for (sim::OpId op : incremental->CriticalPath(state.current())) {
       const auto v = static_cast<size_t>(m_.unit_of_op[static_cast<size_t>(op)]);
       if (!is_critical_[v]) critical_.push_back(v);
       is_critical_[v] = 1;

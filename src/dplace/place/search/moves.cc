@@ -7,6 +7,7 @@ UnitMoves::UnitMoves(const sim::Problem& problem, const std::vector<Unit>& units
     : problem_(problem),
       units_(units),
       evaluator_(evaluator),
+      incremental_(evaluator.Incremental()),
       rebase_every_(rebase_every),
       track_best_(track_best) {}
 
@@ -35,7 +36,8 @@ void UnitMoves::Keep(const std::vector<size_t>& moved, sim::DeviceId to, const S
 }
 
 void UnitMoves::Rebase() {
-  evaluator_.SetBase(current_);  // proposals re-simulate from where they differ
+  // Proposals re-simulate from where they differ.
+  if (incremental_ != nullptr) incremental_->SetBase(current_);
   if (on_rebase) on_rebase();
 }
 

@@ -19,6 +19,7 @@
 #include "dplace/base/rng.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
+#include "dplace/sim/evaluator.h"
 
 namespace dplace::place {
 
@@ -43,7 +44,8 @@ class UnitMoves {
   // Puts `moved` on `to` and evaluates the placement; the move stays applied until Undo or Keep.
   Score Try(const std::vector<size_t>& moved, sim::DeviceId to, double give_up_above) {
     for (size_t v : moved) Assign(units_[v], to, &current_);
-    return ScoreOf(evaluator_.EvaluateNear(current_, give_up_above));
+    return ScoreOf(incremental_ != nullptr ? incremental_->EvaluateNear(current_, give_up_above)
+                                           : evaluator_.Evaluate(current_));
   }
   // Puts `moved` back on their devices.
   void Undo(const std::vector<size_t>& moved) {
@@ -72,6 +74,7 @@ class UnitMoves {
   const sim::Problem& problem_;
   const std::vector<Unit>& units_;
   sim::Evaluator& evaluator_;
+  sim::IncrementalEvaluator* const incremental_;  // null: every move evaluated in full
   const int64_t rebase_every_;
   const bool track_best_;
   sim::Placement current_, best_;

@@ -32,10 +32,10 @@ struct Script {
 TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
   const sim::Problem p = TwoOps();
   const std::vector<Unit> units = MakeUnits(p);
-  sim::SimulatedEvaluator evaluator(p);
-  UnitMoves state(p, units, evaluator);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  UnitMoves state(p, units, *evaluator);
   const sim::Placement both_on_d0(2, 0);
-  state.Restart(both_on_d0, ScoreOf(evaluator.Evaluate(both_on_d0)));
+  state.Restart(both_on_d0, ScoreOf(evaluator->Evaluate(both_on_d0)));
   ASSERT_NEAR(state.score().value, 2, 1e-12);
   BestImprovement accept;
   // Op b to the CPU (10 s) or to d1 (1 s): d1.
@@ -51,10 +51,10 @@ TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
 TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
   const sim::Problem p = TwoOps();
   const std::vector<Unit> units = MakeUnits(p);
-  sim::SimulatedEvaluator evaluator(p);
-  UnitMoves state(p, units, evaluator, 1, /*track_best=*/true);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  UnitMoves state(p, units, *evaluator, 1, /*track_best=*/true);
   const sim::Placement split{0, 1};
-  state.Restart(split, ScoreOf(evaluator.Evaluate(split)));
+  state.Restart(split, ScoreOf(evaluator->Evaluate(split)));
   Rng rng(1);
   Metropolis accept(rng, [] { return 0.0; });
   EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = {2}}));  // 10 s: rejected
@@ -71,10 +71,10 @@ TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
 TEST(MovesTest, TheLoopStopsWhenTheProposerIsDoneOrTheBudgetIsOut) {
   const sim::Problem p = TwoOps();
   const std::vector<Unit> units = MakeUnits(p);
-  sim::SimulatedEvaluator evaluator(p);
-  UnitMoves state(p, units, evaluator);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  UnitMoves state(p, units, *evaluator);
   const sim::Placement on_cpu(2, 2);
-  state.Restart(on_cpu, ScoreOf(evaluator.Evaluate(on_cpu)));
+  state.Restart(on_cpu, ScoreOf(evaluator->Evaluate(on_cpu)));
   BestImprovement accept;
   Script script{{{.units = {0}, .targets = {0}}, {.units = {1}, .targets = {}}}};
   int outs = 0;
@@ -88,22 +88,22 @@ TEST(MovesTest, TheLoopStopsWhenTheProposerIsDoneOrTheBudgetIsOut) {
 
 TEST(BudgetTest, SpentRemainingAndSplit) {
   const sim::Problem p = TwoOps();
-  sim::SimulatedEvaluator evaluator(p);
-  const Budget budget({.evaluations = 10}, evaluator);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  const Budget budget({.evaluations = 10}, *evaluator);
   EXPECT_EQ(budget.Spent(), 0);
-  for (int i = 0; i < 4; ++i) evaluator.Evaluate(sim::Placement(2, 0));
+  for (int i = 0; i < 4; ++i) evaluator->Evaluate(sim::Placement(2, 0));
   EXPECT_NEAR(budget.Spent(), 0.4, 1e-12);
   EXPECT_EQ(budget.Remaining().evaluations, 6);
   EXPECT_EQ(budget.Split(0.5).evaluations, 3);
   EXPECT_EQ(budget.Parallel(4).evaluations, 1);
   EXPECT_EQ(budget.Remaining().seconds, 0);  // no time limit: none handed on
-  for (int i = 0; i < 6; ++i) evaluator.Evaluate(sim::Placement(2, 0));
+  for (int i = 0; i < 6; ++i) evaluator->Evaluate(sim::Placement(2, 0));
   EXPECT_TRUE(budget.Out());
   EXPECT_EQ(budget.Remaining().evaluations, 1);  // a member handed it stops at once
   // Without limits, a search's own default applies; with a time limit it does not.
-  EXPECT_EQ(Budget({}, evaluator, 50).limits().evaluations, 50);
-  EXPECT_EQ(Budget({.seconds = 1}, evaluator, 50).limits().evaluations, 0);
-  EXPECT_GT(Budget({.seconds = 100}, evaluator).Remaining().seconds, 99);
+  EXPECT_EQ(Budget({}, *evaluator, 50).limits().evaluations, 50);
+  EXPECT_EQ(Budget({.seconds = 1}, *evaluator, 50).limits().evaluations, 0);
+  EXPECT_GT(Budget({.seconds = 100}, *evaluator).Remaining().seconds, 99);
 }
 
 }  // namespace

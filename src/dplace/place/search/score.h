@@ -21,7 +21,7 @@ struct Score {
 inline Score ScoreOf(const sim::Evaluation& e) { return Score{e.feasible, e.value}; }
 
 // The value a placement must stay below to beat `s` (none while `s` is infeasible): the
-// give_up_above of Evaluator::EvaluateNear for a search that only takes improvements.
+// give_up_above of IncrementalEvaluator::EvaluateNear for a search that only takes improvements.
 inline double ToBeat(const Score& s) {
   return s.feasible ? s.value : std::numeric_limits<double>::infinity();
 }
