@@ -40,11 +40,13 @@ Made Ilp(OptionReader& r, const Catalog&) {
   ReadOptions(r, &o);
   return contiguous ? MakeIlpContiguousPlacer(o) : MakeIlpPlacer(o);
 }
-Made LocalSearch(OptionReader& r, const Catalog& c) {
-  LocalSearchOptions o;
+// A search that starts, without a start in the request, from the table's best heuristic.
+template <typename Options, std::unique_ptr<Placer> (*Make)(Options, std::shared_ptr<StartFinder>)>
+Made FromBestStart(OptionReader& r, const Catalog& c) {
+  Options o;
   ReadOptions(r, &o);
   DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
-  return MakeLocalSearchPlacer(o, std::move(start));
+  return Make(o, std::move(start));
 }
 Made Chains(OptionReader& r, const Catalog& c) {
   ChainsOptions o;
@@ -55,12 +57,6 @@ Made Chains(OptionReader& r, const Catalog& c) {
     own_start.push_back(std::move(m));
   }
   return MakeChainsPlacer(o, std::move(own_start));
-}
-Made Mcmc(OptionReader& r, const Catalog& c) {
-  McmcOptions o;
-  ReadOptions(r, &o);
-  DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
-  return MakeMcmcPlacer(o, std::move(start));
 }
 Made Portfolio(OptionReader& r, const Catalog& c) {
   PortfolioOptions o;
@@ -115,7 +111,7 @@ constexpr PlacerEntry kPlacers[] = {
     {"pipedream", "optimal split of one linear order of the layers (PipeDream's DP)", kExact,
      Plain<MakePipeDreamPlacer>},
     {"local_search", "random restarts of best-improvement unit moves on the evaluator",
-     Search(1, 3), LocalSearch},
+     Search(1, 3), FromBestStart<LocalSearchOptions, MakeLocalSearchPlacer>},
 #ifdef DPLACE_HAVE_CBC
     {"ilp",
      "non-contiguous max-load or single-sample latency integer program (CBC), with its bound",
@@ -151,7 +147,7 @@ constexpr PlacerEntry kPlacers[] = {
      "linear clusters (longest paths) moved whole to where the simulated step is shortest",
      kChainsTraits, Chains},
     {"mcmc", "Metropolis search over unit and run moves from the best heuristic (FlexFlow-style)",
-     Search(4, 2), Mcmc},
+     Search(4, 2), FromBestStart<McmcOptions, MakeMcmcPlacer>},
     {"portfolio",
      "the best of a set of placers in one budget, with the gap to the lower bound",
      {.family = Family::kMeta, .objectives = kAll, .takes_start = true},

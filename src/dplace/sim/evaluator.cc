@@ -32,34 +32,22 @@ class StepEvaluator final : public Evaluator, public IncrementalEvaluator {
   StepSimulator step_;
 };
 
-class ThroughputEvaluator final : public Evaluator {
+// An objective without incremental evaluation: every evaluation is `Model::Evaluate` (the
+// max-load model for throughput, the call model for latency).
+template <typename Model>
+class ModelEvaluator final : public Evaluator {
  public:
-  explicit ThroughputEvaluator(std::shared_ptr<const Problem> problem)
-      : Evaluator(std::move(problem)), max_load_(this->problem()) {}
+  explicit ModelEvaluator(std::shared_ptr<const Problem> problem)
+      : Evaluator(std::move(problem)), model_(this->problem()) {}
   std::unique_ptr<Evaluator> Fork() const override {
-    return std::make_unique<ThroughputEvaluator>(shared_problem());
+    return std::make_unique<ModelEvaluator>(shared_problem());
   }
 
  private:
   Evaluation EvaluateImpl(const Placement& placement) override {
-    return max_load_.Evaluate(placement);
+    return model_.Evaluate(placement);
   }
-  MaxLoadEvaluator max_load_;
-};
-
-class SampleLatencyEvaluator final : public Evaluator {
- public:
-  explicit SampleLatencyEvaluator(std::shared_ptr<const Problem> problem)
-      : Evaluator(std::move(problem)), latency_(this->problem()) {}
-  std::unique_ptr<Evaluator> Fork() const override {
-    return std::make_unique<SampleLatencyEvaluator>(shared_problem());
-  }
-
- private:
-  Evaluation EvaluateImpl(const Placement& placement) override {
-    return latency_.Evaluate(placement);
-  }
-  LatencyEvaluator latency_;
+  Model model_;
 };
 
 }  // namespace
@@ -67,9 +55,9 @@ class SampleLatencyEvaluator final : public Evaluator {
 std::unique_ptr<Evaluator> MakeEvaluator(std::shared_ptr<const Problem> problem) {
   switch (problem->objective) {
     case Objective::kThroughput:
-      return std::make_unique<ThroughputEvaluator>(std::move(problem));
+      return std::make_unique<ModelEvaluator<MaxLoadEvaluator>>(std::move(problem));
     case Objective::kLatency:
-      return std::make_unique<SampleLatencyEvaluator>(std::move(problem));
+      return std::make_unique<ModelEvaluator<LatencyEvaluator>>(std::move(problem));
     case Objective::kStep:
       break;
   }
