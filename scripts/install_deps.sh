@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format python3 python3-torch python3-torchvision
+  clang-format clang-tidy python3 python3-torch python3-torchvision
   libscotch-dev libmetis-dev coinor-libcbc-dev libonnx-dev libprotobuf-dev protobuf-compiler
   chromium
 )

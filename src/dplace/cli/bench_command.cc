@@ -114,7 +114,7 @@ Status RunBench(const BenchFlags& flags) {
         workload["best"] = {{"placer", c->best}, {"value", c->best_s}};
         workload["ratio"] = c->ratio();
         workload["single_within_5pct"] = c->single_within_5pct;
-        comparisons.push_back({w.name, *c});
+        comparisons.emplace_back(w.name, *c);
       }
     }
     if (!flags.report.empty() && problem.objective == sim::Objective::kStep && !results.empty()) {

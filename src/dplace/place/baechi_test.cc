@@ -73,7 +73,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& param_info) {
       std::string name = std::string(param_info.param.graph);
       name = name.substr(name.rfind('/') + 1);
-      name = name.substr(0, name.find(".")) + "_" + param_info.param.placer;
+      name = name.substr(0, name.find('.')) + "_" + param_info.param.placer;
       return name;
     });
 

@@ -27,7 +27,8 @@ struct Placed {
 };
 
 Placed PlaceBy(const std::string& name, const sim::Problem& p, int64_t max_evaluations = 0,
-               std::vector<std::string> portfolio = {}, const sim::Placement* start = nullptr) {
+               const std::vector<std::string>& portfolio = {},
+               const sim::Placement* start = nullptr) {
   const auto evaluator = sim::testing::EvaluatorOf(p);
   PlacerOptions options;
   for (const std::string& m : portfolio) {

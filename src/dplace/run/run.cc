@@ -6,7 +6,8 @@
 
 namespace dplace::run {
 
-StatusOr<PlacerResult> Run(std::shared_ptr<const sim::Problem> shared, const RunRequest& request) {
+StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
+                           const RunRequest& request) {
   const sim::Problem& problem = *shared;
   DPLACE_ASSIGN_OR_RETURN(place::Member member, place::MakePlacer(request.placer, request.options));
   const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(shared);

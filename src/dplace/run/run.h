@@ -37,7 +37,8 @@ struct PlacerResult {
   std::vector<std::string> options;  // the run's placer options, "placer.key=value"
 };
 
-StatusOr<PlacerResult> Run(std::shared_ptr<const sim::Problem> problem, const RunRequest& request);
+StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& problem,
+                           const RunRequest& request);
 
 // A bound a placer proved holds for every placement of the problem: gives each result the best.
 void ShareBestLowerBound(std::vector<PlacerResult>* results);

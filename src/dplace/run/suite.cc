@@ -163,7 +163,7 @@ StatusOr<Suite> LoadSuite(const std::string& suite, const std::string& manifests
     }
     return OkStatus();
   };
-  for (Status st :
+  for (const Status& st :
        {string_field("description", &out.description), string_field("objective", &out.objective),
         bool_field("compare", &out.compare), bool_field("expert_rule", &out.expert_rule)}) {
     if (!st.ok()) return fail(st);

@@ -21,7 +21,7 @@ Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
     const DeviceId d = placement[static_cast<size_t>(op)];
     return pooled_[static_cast<size_t>(d)] ? op : n + d;
   };
-  const size_t nodes = static_cast<size_t>(n + problem_.num_devices());
+  const size_t nodes = static_cast<size_t>(n) + static_cast<size_t>(problem_.num_devices());
   auto used = [&](size_t x) {
     return x < static_cast<size_t>(n) ? node_of(static_cast<OpId>(x)) == static_cast<int>(x)
                                       : !pooled_[x - static_cast<size_t>(n)] &&
@@ -71,7 +71,7 @@ Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
     std::string devices;
     for (DeviceId d = 0; d < problem_.num_devices(); ++d) {
       if (e.devices[static_cast<size_t>(d)].ops > 0 && !pooled_[static_cast<size_t>(d)] &&
-          indegree_[static_cast<size_t>(n + d)] > 0) {
+          indegree_[static_cast<size_t>(n) + static_cast<size_t>(d)] > 0) {
         devices += (devices.empty() ? "" : ", ") + problem_.c().device(d).name;
       }
     }

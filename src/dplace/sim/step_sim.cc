@@ -86,7 +86,7 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
     scratch_bytes_[static_cast<size_t>(i)] = o.scratch_bytes;
     double bytes = o.scratch_bytes;
     for (int32_t k = 0; k < o.num_outputs; ++k)
-      bytes += local_bytes_[static_cast<size_t>(o.first_output + k)];
+      bytes += local_bytes_[static_cast<size_t>(o.first_output) + static_cast<size_t>(k)];
     start_bytes_[static_cast<size_t>(i)] = bytes;
   }
   auto allowed = [&problem](OpId op, DeviceId d) { return problem.Allowed(op, d); };
@@ -393,7 +393,7 @@ void StepSimulator::SetBase(const Placement& base) {
     base_end_.assign(base.size(), 0.0);
     Reset(base, nullptr);
   }
-  num_checkpoints_ = static_cast<size_t>(kept + 1);
+  num_checkpoints_ = static_cast<size_t>(kept) + 1;
   base_ = base;
   Continue(base, nullptr, /*record=*/true);
 }

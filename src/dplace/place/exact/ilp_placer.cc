@@ -144,7 +144,7 @@ sim::Placement BestFeasible(const std::vector<sim::Placement>& candidates,
 PlaceResult Unsolved(const sim::Placement& start, sim::Placement fallback, std::string note,
                      const char* returned) {
   if (!start.empty()) note += returned;
-  return PlaceResult{start.empty() ? std::move(fallback) : start, std::move(note)};
+  return PlaceResult{start.empty() ? std::move(fallback) : sim::Placement(start), std::move(note)};
 }
 
 class IlpPlacer : public Placer {
