@@ -70,7 +70,7 @@ Status RunBench(const BenchFlags& flags) {
     auto probe = io::LoadGraph(w.graph);
     if (!probe.ok()) return probe.status();
     if (probe->cluster == nullptr) pf.cluster = w.cluster.empty() ? flags.cluster : w.cluster;
-    DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, LoadProblem(pf));
+    DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, ProblemFromFlags(pf));
     const sim::Problem& problem = *lp.problem;
     sim::Placement expert_plan;
     if (!w.expert.empty()) {

@@ -245,7 +245,7 @@ cat >"$TMP/baechi.json" <<'JSON'
 JSON
 expect_bad_input no_device "op 'a' may only run on [tpu]" place --graph "$TMP/tpu.json" --cluster k80x4 \
   --out "$TMP/o3.json"
-expect_bad_input no_cluster "pass --cluster" place --graph "$TMP/toy.json"
+expect_bad_input no_cluster "--cluster: none given" place --graph "$TMP/toy.json"
 expect_bad_input bad_cluster "no such file" place --graph "$TMP/toy.json" --cluster nosuch
 expect_bad_input bad_objective "--objective: 'fast'" place --graph "$GRAPH" --objective fast
 expect_bad_input bad_placer "unknown placer 'magic'" place --graph "$GRAPH" --placer magic

@@ -16,6 +16,39 @@
 
 namespace dplace::cli {
 
+namespace {
+
+Status WithFlagNames(const Status& status) {
+  std::string m = status.message();
+  for (const char* field : {"shapes", "unit", "training", "dtype", "cluster", "objective"}) {
+    // "fix it with shapes NAME=DIMS": the field named inside a sentence.
+    const std::string with = std::string("with ") + field + " ";
+    if (const size_t at = m.find(with); at != std::string::npos) m.insert(at + 5, "--");
+    const std::string key = std::string(field) + ": ";
+    for (size_t at = m.find(key); at != std::string::npos; at = m.find(key, at + 1)) {
+      if (at == 0 || (at >= 2 && m.compare(at - 2, 2, ": ") == 0)) {
+        m.insert(at, "--");
+        break;
+      }
+    }
+  }
+  return Status(status.code(), m);
+}
+
+}  // namespace
+
+StatusOr<io::LoadedGraph> GraphFromFlags(const GraphFlags& flags) {
+  auto loaded = run::LoadGraphFile(flags);
+  if (!loaded.ok()) return WithFlagNames(loaded.status());
+  return loaded;
+}
+
+StatusOr<LoadedProblem> ProblemFromFlags(const ProblemFlags& flags) {
+  auto loaded = run::LoadProblem(flags);
+  if (!loaded.ok()) return WithFlagNames(loaded.status());
+  return loaded;
+}
+
 std::string PlanFileContent(const std::string& format, const sim::Problem& problem,
                             const run::PlacerResult& result) {
   Json j;

@@ -17,8 +17,11 @@ namespace dplace::cli {
 using GraphFlags = run::GraphSpec;
 using ProblemFlags = run::ProblemSpec;
 using run::LoadedProblem;
-using run::LoadGraphFile;
-using run::LoadProblem;
+
+// The run service's loaders with their errors worded for the command line: the spec field that
+// went wrong ("objective: 'fast' is not ...") is named by its flag ("--objective: ...").
+StatusOr<io::LoadedGraph> GraphFromFlags(const GraphFlags& flags);
+StatusOr<LoadedProblem> ProblemFromFlags(const ProblemFlags& flags);
 
 // The plan file's content (dplace-plan/1, or the paper's split format when `format` is
 // "paper-split").

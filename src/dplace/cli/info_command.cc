@@ -12,7 +12,7 @@ namespace dplace::cli {
 Status RunInfo(const InfoFlags& flags) {
   GraphFlags forward_flags = flags.graph;
   forward_flags.training = false;
-  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, LoadGraphFile(forward_flags));
+  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, GraphFromFlags(forward_flags));
   const double saved_bytes = graph::SavedActivationBytes(*loaded.graph);
   if (flags.graph.training) {
     auto expanded = graph::ExpandTraining(*loaded.graph, {.colocate = !flags.graph.free_gradients});
@@ -57,7 +57,7 @@ Status RunInfo(const InfoFlags& flags) {
   if (!flags.cluster.empty()) {
     DPLACE_ASSIGN_OR_RETURN(
         LoadedProblem lp,
-        LoadProblem({.graph = flags.graph, .cluster = flags.cluster, .objective = "step"}));
+        ProblemFromFlags({.graph = flags.graph, .cluster = flags.cluster, .objective = "step"}));
     std::cout << "on " << lp.problem->c().name() << " ("
               << graph::PrecisionName(lp.loaded.precision)
               << (lp.loaded.batch > 0 ? ", batch " + std::to_string(lp.loaded.batch) : "")

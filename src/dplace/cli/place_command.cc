@@ -179,7 +179,7 @@ Status RunPlace(const PlaceFlags& flags) {
   if (flags.out_given && flags.out.empty()) return InvalidInput("--out: the file name is empty");
   for (const auto& [kind, file] : exports) outputs.emplace_back("--export " + kind, file);
   DPLACE_RETURN_IF_ERROR(CheckOutputs(outputs));
-  DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, LoadProblem(flags.problem));
+  DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, ProblemFromFlags(flags.problem));
   const sim::Problem& problem = *lp.problem;
   sim::Placement plan;
   if (!flags.plan.empty()) {

@@ -65,7 +65,7 @@ Status RunSimulate(const SimulateFlags& flags) {
   if (flags.microbatches < 1 || flags.microbatches > 100000) {
     return InvalidInput("--microbatches: must be between 1 and 100000");
   }
-  DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, LoadProblem(flags.problem));
+  DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, ProblemFromFlags(flags.problem));
   const sim::Problem& problem = *lp.problem;
   DPLACE_ASSIGN_OR_RETURN(sim::Placement placement,
                           io::LoadPlan(flags.plan, problem.g(), problem.c()));

@@ -116,7 +116,7 @@ class Importer {
         if (t.dims[d] < 0) {
           return InvalidInput("input '" + input.name() + "' has a symbolic dimension " +
                               std::to_string(d) +
-                              ": its shapes cannot be inferred; fix it with --shapes " +
+                              ": its shapes cannot be inferred; fix it with shapes " +
                               input.name() + "=... or export with fixed sizes");
         }
       }
@@ -464,8 +464,7 @@ StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& n
       names += (names.empty() ? "" : ", ") + v.name();
     }
     if (found == nullptr) {
-      return InvalidInput("--shapes: the model has no input '" + input + "' (inputs: " + names +
-                          ")");
+      return InvalidInput("shapes: the model has no input '" + input + "' (inputs: " + names + ")");
     }
     auto* shape = found->mutable_type()->mutable_tensor_type()->mutable_shape();
     shape->clear_dim();

@@ -15,7 +15,7 @@ StatusOr<io::InputShapes> ParseShapes(const std::vector<std::string>& specs) {
   for (const std::string& spec : specs) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return InvalidInput("--shapes: '" + spec + "' is not NAME=DIMS (e.g. tokens=8x512)");
+      return InvalidInput("shapes: '" + spec + "' is not NAME=DIMS (e.g. tokens=8x512)");
     }
     std::vector<int64_t>& dims = shapes[spec.substr(0, eq)];
     const std::string text = spec.substr(eq + 1);
@@ -25,7 +25,7 @@ StatusOr<io::InputShapes> ParseShapes(const std::vector<std::string>& specs) {
       char* end = nullptr;
       const long long v = d.empty() ? 0 : std::strtoll(d.c_str(), &end, 10);
       if (d.empty() || *end != '\0' || v < 1 || v > (1LL << 40)) {
-        return InvalidInput("--shapes: '" + spec +
+        return InvalidInput("shapes: '" + spec +
                             "': each dimension must be an integer from 1 "
                             "to 2^40, dimensions joined by 'x'");
       }
@@ -41,7 +41,7 @@ StatusOr<io::InputShapes> ParseShapes(const std::vector<std::string>& specs) {
 StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
   DPLACE_ASSIGN_OR_RETURN(io::InputShapes shapes, ParseShapes(flags.shapes));
   if (!shapes.empty() && !flags.path.ends_with(".onnx")) {
-    return InvalidInput(flags.path + ": --shapes applies to ONNX models only");
+    return InvalidInput(flags.path + ": shapes: apply to ONNX models only");
   }
   DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, io::LoadGraph(flags.path, shapes));
   for (const std::string& w : loaded.warnings) {
@@ -56,25 +56,25 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
                          ? std::strtol(flags.unit.c_str() + prefix.size(), &end, 10)
                          : 0;
       if (end == nullptr || *end != '\0' || v < 1 || v > 64) {
-        return InvalidInput("--unit: '" + flags.unit +
+        return InvalidInput("unit: '" + flags.unit +
                             "' is not op, module or module:DEPTH "
                             "(DEPTH from 1 to 64)");
       }
       depth = static_cast<int>(v);
     }
     auto grouped = io::GroupByModule(*loaded.graph, depth);
-    if (!grouped.ok()) return grouped.status().WithContext("--unit").WithContext(flags.path);
+    if (!grouped.ok()) return grouped.status().WithContext("unit").WithContext(flags.path);
     loaded.graph = std::make_shared<const graph::Graph>(std::move(grouped).value());
   }
   if (flags.training) {
     auto expanded = graph::ExpandTraining(*loaded.graph, {.colocate = !flags.free_gradients});
-    if (!expanded.ok()) return expanded.status().WithContext("--training").WithContext(flags.path);
+    if (!expanded.ok()) return expanded.status().WithContext("training").WithContext(flags.path);
     loaded.graph = std::make_shared<const graph::Graph>(std::move(expanded).value());
   }
   if (!flags.dtype.empty()) {
     const auto precision = graph::ParsePrecision(flags.dtype);
     if (!precision) {
-      return InvalidInput("--dtype: '" + flags.dtype + "' is not fp32, fp16, bf16 or amp");
+      return InvalidInput("dtype: '" + flags.dtype + "' is not fp32, fp16, bf16 or amp");
     }
     if (*precision != loaded.precision) {
       loaded.graph = std::make_shared<const graph::Graph>(
@@ -93,8 +93,9 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
     DPLACE_ASSIGN_OR_RETURN(cluster, io::LoadCluster(flags.cluster));
   }
   if (cluster == nullptr) {
-    return InvalidInput(flags.graph.path + ": this graph format does not describe a machine; " +
-                        "pass --cluster (a preset such as k80x4, or a dplace-cluster/1 file)");
+    return InvalidInput(flags.graph.path +
+                        ": cluster: none given, and this graph format does not describe a machine "
+                        "(give a preset such as k80x4, or a dplace-cluster/1 file)");
   }
   if (graph::UsesHalfPeak(out.loaded.precision)) {
     cluster = std::make_shared<const hw::Cluster>(cluster->AtHalfPrecision());
@@ -105,7 +106,7 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
   if (!flags.objective.empty()) {
     auto parsed = sim::ParseObjective(flags.objective);
     if (!parsed) {
-      return InvalidInput("--objective: '" + flags.objective +
+      return InvalidInput("objective: '" + flags.objective +
                           "' is not step, throughput or latency");
     }
     objective = *parsed;
