@@ -1,0 +1,77 @@
+// The run service: a placer made from the table with its options, placed and judged; the lower
+// bound raised by a placer's proof; large graphs coarsened except for the exact placers.
+#include "dplace/run/run.h"
+
+#include <gtest/gtest.h>
+
+#include "dplace/run/load.h"
+
+namespace dplace::run {
+namespace {
+
+const std::string kRoot = DPLACE_SOURCE_DIR;
+
+std::shared_ptr<const sim::Problem> Paper(const std::string& workload) {
+  auto lp = LoadProblem(
+      {.graph = {.path = kRoot + "/testdata/dnn-partitioning/throughput-inputs/" + workload}});
+  EXPECT_TRUE(lp.ok()) << lp.status().message();
+  return lp->problem;
+}
+
+TEST(RunTest, PlacesJudgesAndRecordsTheOptions) {
+  const auto problem = Paper("LayerGraphs/bert24_training.json");
+  auto r = run::Run(problem, {.placer = "mcmc",
+                              .options = {{"mcmc", {{"chains", "3"}}}},
+                              .seed = 4,
+                              .limits = {.evaluations = 500}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->placer, "mcmc");
+  EXPECT_NE(r->note.find("3 chains"), std::string::npos) << r->note;
+  EXPECT_EQ(r->options, std::vector<std::string>{"mcmc.chains=3"});
+  EXPECT_TRUE(r->evaluation.feasible);
+  EXPECT_GT(r->evaluations, 0);
+  // The judgement is a fresh evaluation of the returned placement.
+  EXPECT_EQ(sim::MakeEvaluator(problem)->Evaluate(r->placement).value, r->evaluation.value);
+  // Same seed, same placement.
+  auto again = run::Run(problem, {.placer = "mcmc",
+                                  .options = {{"mcmc", {{"chains", "3"}}}},
+                                  .seed = 4,
+                                  .limits = {.evaluations = 500}});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->placement, r->placement);
+}
+
+TEST(RunTest, AProvenBoundRaisesTheProblemsAndIsShared) {
+  const auto problem = Paper("LayerGraphs/bert24_inference.json");
+  auto ilp = run::Run(problem, {.placer = "ilp", .options = {{"ilp", {{"max_nodes", "300"}}}}});
+  auto single = run::Run(problem, {.placer = "single"});
+  ASSERT_TRUE(ilp.ok() && single.ok());
+  EXPECT_GT(ilp->evaluation.lower_bound, problem->LowerBound());
+  EXPECT_EQ(single->evaluation.lower_bound, problem->LowerBound());
+  std::vector<PlacerResult> results = {*single, *ilp};
+  ShareBestLowerBound(&results);
+  EXPECT_EQ(results[0].evaluation.lower_bound, ilp->evaluation.lower_bound);
+}
+
+TEST(RunTest, UnknownPlacersAndOptionsAreInputErrors) {
+  const auto problem = Paper("LayerGraphs/bert24_training.json");
+  EXPECT_EQ(run::Run(problem, {.placer = "nope"}).status().code(), StatusCode::kInvalidInput);
+  auto bad = run::Run(problem, {.placer = "dp", .options = {{"dp", {{"depth", "2"}}}}});
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(bad.status().message().find("dp has no option 'depth' (it has none)"),
+            std::string::npos)
+      << bad.status().message();
+}
+
+TEST(RunTest, ExactPlacersAreNotCoarsened) {
+  // 64 ops with coarsening from 10: the one-shot placer goes through the coarse graph, dp does not.
+  const auto problem = Paper("LayerGraphs/bert24_training.json");
+  auto heft = run::Run(problem, {.placer = "heft", .coarsen_ops = 10});
+  auto dp = run::Run(problem, {.placer = "dp", .coarsen_ops = 10});
+  ASSERT_TRUE(heft.ok() && dp.ok());
+  EXPECT_EQ(heft->note.rfind("coarsened", 0), 0u) << heft->note;
+  EXPECT_EQ(dp->note, "optimal contiguous split (30 ideals)");
+}
+
+}  // namespace
+}  // namespace dplace::run
