@@ -50,8 +50,15 @@ Status RunBench(const BenchFlags& flags) {
   DPLACE_ASSIGN_OR_RETURN(
       const run::Suite suite,
       run::LoadSuite(flags.suite, flags.suites, {.data = flags.data, .models = flags.models}));
+  // The manifest's options, then --opt's (which win).
+  std::vector<std::string> specs = suite.options;
+  specs.insert(specs.end(), flags.options.begin(), flags.options.end());
   DPLACE_ASSIGN_OR_RETURN(const place::PlacerOptions placer_options,
-                          place::ParseOptionSpecs(flags.options));
+                          place::ParseOptionSpecs(specs));
+  for (const std::string& name : suite.placers) {  // bad options fail before the first workload
+    if (!place::FindPlacer(name).ok()) continue;
+    DPLACE_RETURN_IF_ERROR(place::MakePlacer(name, placer_options).status().WithContext("--opt"));
+  }
   std::vector<std::string> placers;  // those of the suite built into this binary
   for (const std::string& name : suite.placers) {
     if (place::FindPlacer(name).ok()) placers.push_back(name);

@@ -272,6 +272,21 @@ else
   fail "opt: mcmc.chains=3 exited non-zero: $(cat "$TMP/err")"
 fi
 "$DPLACE" placers --options | grep -q "^    mcmc.chains = 2 " && ok || fail "placers --options: mcmc.chains"
+# A suite manifest of one's own, with options; a bad one is one line.
+cat >"$TMP/suite.json" <<'JSON'
+{"format": "dplace-suite/1", "description": "one model", "objective": "step",
+ "placers": ["single", "mcmc"], "options": ["mcmc.chains=3"],
+ "workloads": [{"files": ["{models}/resnet50.onnx"], "name": "{stem}@{cluster}", "clusters": ["k80x4"]}]}
+JSON
+if "$DPLACE" bench --suite "$TMP/suite.json" --evaluations 200 --json >"$TMP/suite_out.json" 2>"$TMP/err"; then
+  [[ $(json_get "$TMP/suite_out.json" "d['workloads'][0]['workload'], d['workloads'][0]['results'][1]['options']") == \
+    "('resnet50@k80x4', ['mcmc.chains=3'])" ]] && ok || fail "bench manifest: $(cat "$TMP/suite_out.json" | head -c 300)"
+else
+  fail "bench manifest exited non-zero: $(cat "$TMP/err")"
+fi
+sed 's/mcmc.chains=3/mcmc.chain=3/' "$TMP/suite.json" >"$TMP/suite_bad.json"
+expect_bad_input suite_bad_option "did you mean 'chains'" bench --suite "$TMP/suite_bad.json"
+expect_bad_input suite_unknown "--suite: 'modles' is not a suite (did you mean 'models'?)" bench --suite modles
 # Output paths are checked before any search.
 expect_bad_input unwritable "--out: $TMP/nodir/out.json: folder $TMP/nodir does not exist" \
   place --graph "$GRAPH" --placer single --out "$TMP/nodir/out.json"

@@ -43,6 +43,7 @@ Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {
               {"devices", devices}};
   if (!e.feasible) out["reason"] = e.reason;
   if (!result.note.empty()) out["note"] = result.note;
+  if (!result.options.empty()) out["options"] = result.options;
   return out;
 }
 

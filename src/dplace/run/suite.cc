@@ -145,8 +145,8 @@ StatusOr<Suite> LoadSuite(const std::string& suite, const std::string& manifests
   const JsonNode root(*parsed, "(top level)");
   auto fail = [&](const Status& s) { return s.WithContext(file); };
   Suite out{.name = fs::path(file).stem().string()};
-  Status s = root.OnlyKeys(
-      {"format", "description", "objective", "placers", "compare", "expert_rule", "workloads"});
+  Status s = root.OnlyKeys({"format", "description", "objective", "placers", "options", "compare",
+                            "expert_rule", "workloads"});
   if (!s.ok()) return fail(s);
   auto format = root.Field("format");
   if (!format.ok() || format->json() != "dplace-suite/1") {
@@ -177,6 +177,11 @@ StatusOr<Suite> LoadSuite(const std::string& suite, const std::string& manifests
   auto names = Strings(*placers);
   if (!names.ok()) return fail(names.status());
   out.placers = std::move(*names);
+  if (auto options = root.OptionalField("options")) {
+    auto specs = Strings(*options);
+    if (!specs.ok()) return fail(specs.status());
+    out.options = std::move(*specs);
+  }
   auto workloads = root.Field("workloads");
   if (!workloads.ok()) return fail(workloads.status());
   auto elements = workloads->Elements();

@@ -23,6 +23,7 @@ struct Suite {
   std::string description;
   std::string objective;
   std::vector<std::string> placers;  // those built into this binary are run
+  std::vector<std::string> options;  // placer options, "placer.key=value" (as --opt)
   // Compare the best classic baseline (PlacerTraits::classic) with the best of all.
   bool compare = false;
   // Run `expert` on workloads without a plan (its rule); false: only where the suite has a plan.

@@ -86,6 +86,23 @@ TEST_F(BadSuiteTest, EachProblemIsOneClearError) {
   }
 }
 
+TEST_F(BadSuiteTest, OptionsAreTakenAsGiven) {
+  auto s = LoadText(
+      R"({"format": "dplace-suite/1", "description": "d", "objective": "step",
+          "placers": ["mcmc"], "options": ["mcmc.chains=3"],
+          "workloads": [{"files": ["{models}/resnet50.onnx"], "name": "{stem}",
+                         "clusters": ["k80x4"]}]})");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->options, std::vector<std::string>{"mcmc.chains=3"});
+  ASSERT_EQ(s->workloads.size(), 1u);
+  EXPECT_EQ(s->workloads[0].name, "resnet50");
+  auto bad = LoadText(
+      R"({"format": "dplace-suite/1", "description": "d", "objective": "step",
+          "placers": [], "options": "mcmc.chains=3", "workloads": []})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("options"), std::string::npos) << bad.status().message();
+}
+
 TEST(SuiteTest, UnknownNameListsTheSuites) {
   auto s = LoadSuite("model", kRoot + "/bench/suites", kFolders);
   ASSERT_FALSE(s.ok());
