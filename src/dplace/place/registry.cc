@@ -65,43 +65,39 @@ Made Portfolio(OptionReader& r, const Catalog& c) {
 }
 
 constexpr uint32_t kAll = kAllObjectives;
+// Traits named by what they say, so that a row reads as a sentence.
 constexpr PlacerTraits kOneShot{.family = Family::kOneShot, .objectives = kAll};
-// One-shot traits with changes: a default portfolio member, a search start, an own start of
-// chains, a classic baseline.
-constexpr PlacerTraits OneShot(bool member, bool search_start, bool own_start, bool classic) {
-  PlacerTraits t = kOneShot;
-  t.portfolio_member = member;
-  t.search_start = search_start;
-  t.own_start = own_start;
-  t.classic = classic;
-  return t;
-}
-constexpr PlacerTraits Search(double weight, int order, bool member = true) {
-  return {.family = Family::kSearch,
-          .objectives = kAll,
-          .takes_start = true,
-          .portfolio_member = member,
-          .portfolio_weight = weight,
-          .portfolio_order = order};
-}
+// A classic baseline in the default portfolio; ...Start: also one the searches start from.
+constexpr PlacerTraits kBaseline{
+    .family = Family::kOneShot, .objectives = kAll, .portfolio_member = true, .classic = true};
+constexpr PlacerTraits kBaselineStart{.family = Family::kOneShot,
+                                      .objectives = kAll,
+                                      .portfolio_member = true,
+                                      .search_start = true,
+                                      .classic = true};
 constexpr PlacerTraits kExact{.family = Family::kExact,
                               .objectives = kPaperObjectives,
                               .portfolio_weight = 1,
                               .portfolio_order = 1};
-
-constexpr PlacerTraits kChainsTraits = [] {
-  PlacerTraits t = Search(1, 0);
-  t.two_starts = true;
-  return t;
-}();
-constexpr PlacerTraits kExpertTraits = [] {
-  PlacerTraits t = OneShot(true, true, false, true);
-  t.takes_start = true;
-  return t;
-}();
+// A search in the default portfolio: its share of the time and its turn.
+constexpr PlacerTraits Search(double weight, int order) {
+  return {.family = Family::kSearch,
+          .objectives = kAll,
+          .takes_start = true,
+          .portfolio_member = true,
+          .portfolio_weight = weight,
+          .portfolio_order = order};
+}
 
 constexpr PlacerEntry kPlacers[] = {
-    {"single", "every op on the best single device that fits", OneShot(true, true, true, true),
+    {"single",
+     "every op on the best single device that fits",
+     {.family = Family::kOneShot,
+      .objectives = kAll,
+      .portfolio_member = true,
+      .own_start = true,
+      .search_start = true,
+      .classic = true},
      Plain<MakeSinglePlacer>},
     {"round_robin", "co-location units dealt to devices in turn", kOneShot,
      Plain<MakeRoundRobinPlacer>},
@@ -121,31 +117,49 @@ constexpr PlacerEntry kPlacers[] = {
      Ilp<true>},
 #endif
 #ifdef DPLACE_HAVE_SCOTCH
-    {"scotch", "Scotch k-way mapping weighted by compute time and transfer cost",
-     OneShot(true, false, false, true), Plain<MakeScotchPlacer>},
+    {"scotch", "Scotch k-way mapping weighted by compute time and transfer cost", kBaseline,
+     Plain<MakeScotchPlacer>},
 #endif
 #ifdef DPLACE_HAVE_METIS
-    {"metis", "METIS k-way min-cut partition weighted by compute time and transfer cost",
-     OneShot(true, false, false, true), Plain<MakeMetisPlacer>},
+    {"metis", "METIS k-way min-cut partition weighted by compute time and transfer cost", kBaseline,
+     Plain<MakeMetisPlacer>},
 #endif
     {"expert",
      "the plan given with --plan; without one, the human-expert rule (contiguous layer-wise "
      "split balanced by compute time, host CPU for what no GPU runs)",
-     kExpertTraits, Plain<MakeExpertPlacer>},
-    {"m_topo", "Baechi's m-TOPO: topological order filling devices by memory share",
-     OneShot(true, true, false, true), List<ListPolicy::kTopo>},
+     {.family = Family::kOneShot,
+      .objectives = kAll,
+      .takes_start = true,
+      .portfolio_member = true,
+      .search_start = true,
+      .classic = true},
+     Plain<MakeExpertPlacer>},
+    {"m_topo", "Baechi's m-TOPO: topological order filling devices by memory share", kBaselineStart,
+     List<ListPolicy::kTopo>},
     {"heft", "HEFT list scheduling: upward rank, earliest finish time, memory-aware",
-     OneShot(true, true, false, true), List<ListPolicy::kHeft>},
-    {"m_etf", "Baechi's m-ETF: earliest start time first, memory-aware",
-     OneShot(true, true, false, true), List<ListPolicy::kEtf>},
-    {"m_sct", "Baechi's m-SCT: m-ETF with favourite children from an LP relaxation",
-     OneShot(true, false, false, true), List<ListPolicy::kSct>},
+     kBaselineStart, List<ListPolicy::kHeft>},
+    {"m_etf", "Baechi's m-ETF: earliest start time first, memory-aware", kBaselineStart,
+     List<ListPolicy::kEtf>},
+    {"m_sct", "Baechi's m-SCT: m-ETF with favourite children from an LP relaxation", kBaseline,
+     List<ListPolicy::kSct>},
     {"contiguous",
      "contiguous runs, one per accelerator, cut where the fewest bytes cross and memory allows",
-     OneShot(true, true, true, false), Plain<MakeContiguousPlacer>},
+     {.family = Family::kOneShot,
+      .objectives = kAll,
+      .portfolio_member = true,
+      .own_start = true,
+      .search_start = true},
+     Plain<MakeContiguousPlacer>},
     {"chains",
      "linear clusters (longest paths) moved whole to where the simulated step is shortest",
-     kChainsTraits, Chains},
+     {.family = Family::kSearch,
+      .objectives = kAll,
+      .takes_start = true,
+      .portfolio_member = true,
+      .portfolio_weight = 1,
+      .portfolio_order = 0,
+      .two_starts = true},
+     Chains},
     {"mcmc", "Metropolis search over unit and run moves from the best heuristic (FlexFlow-style)",
      Search(4, 2), FromBestStart<McmcOptions, MakeMcmcPlacer>},
     {"portfolio",
