@@ -16,7 +16,7 @@
 #include "dplace/graph/graph.h"
 #include "dplace/graph/precision.h"
 #include "dplace/hw/cluster.h"
-#include "dplace/io/onnx_model.h"
+#include "dplace/io/onnx/model.h"
 #include "dplace/sim/problem.h"
 
 namespace dplace::io {

@@ -1,10 +1,12 @@
-#include "dplace/io/onnx_validate.h"
+#include "dplace/io/onnx/validate.h"
 
 #include <onnx/defs/schema.h>
 
 #include <map>
 #include <set>
 #include <string>
+
+#include "dplace/io/onnx/ops.h"
 
 namespace dplace::io {
 namespace {
@@ -57,21 +59,19 @@ Status CheckRanks(const onnx::NodeProto& node, const std::string& label,
     auto it = ranks.find(node.input(slot));
     return it == ranks.end() ? -1 : it->second;
   };
-  const std::string& type = node.op_type();
-  const std::set<std::string> spatial = {"Conv", "ConvTranspose", "MaxPool", "AveragePool",
-                                         "LpPool"};
-  if (spatial.count(type)) {
+  const OnnxRanks ranks_needed = OnnxOpOf(node.op_type()).ranks;
+  if (ranks_needed == OnnxRanks::kSpatial || ranks_needed == OnnxRanks::kSpatialWithWeight) {
     if (rank(0) >= 0 && rank(0) < 3) {
       return InvalidInput(label + ": its input has rank " + std::to_string(rank(0)) +
                           ", needs at least 3 (batch, channels, spatial)");
     }
-    if ((type == "Conv" || type == "ConvTranspose") && rank(1) >= 0 &&
+    if (ranks_needed == OnnxRanks::kSpatialWithWeight && rank(1) >= 0 &&
         (rank(1) < 3 || (rank(0) >= 0 && rank(1) != rank(0)))) {
       return InvalidInput(label + ": its weight has rank " + std::to_string(rank(1)) +
                           ", the input's rank (at least 3) is needed");
     }
   }
-  if (type == "LSTM" || type == "GRU" || type == "RNN") {
+  if (ranks_needed == OnnxRanks::kSequence) {
     for (int slot = 0; slot < 3; ++slot) {
       if (rank(slot) >= 0 && rank(slot) != 3) {
         return InvalidInput(label + ": input " + std::to_string(slot) + " has rank " +

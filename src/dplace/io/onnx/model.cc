@@ -1,4 +1,4 @@
-#include "dplace/io/onnx_model.h"
+#include "dplace/io/onnx/model.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -8,9 +8,9 @@
 #include <unordered_map>
 
 #include "dplace/graph/graph_builder.h"
-#include "dplace/io/onnx_autograd.h"
-#include "dplace/io/onnx_shapes.h"
-#include "dplace/io/onnx_validate.h"
+#include "dplace/io/onnx/ops.h"
+#include "dplace/io/onnx/shapes.h"
+#include "dplace/io/onnx/validate.h"
 
 namespace dplace::io {
 namespace {
@@ -69,14 +69,6 @@ double Bytes(const TensorInfo& t) {
   for (int64_t d : t.dims) n *= static_cast<double>(d > 0 ? d : 1);
   return n;
 }
-
-// Ops through which a parameter stays a parameter (weights are often transposed or reshaped
-// before use), and the consumers that read data in their first input.
-const std::set<std::string, std::less<>> kPassThrough = {
-    "Identity", "Transpose", "Reshape", "Cast", "Squeeze", "Unsqueeze", "Split", "Slice", "Expand"};
-const std::set<std::string, std::less<>> kGather = {"Gather", "GatherElements", "GatherND"};
-// Ops whose operands may be weights in any slot (a bias added, a class token concatenated).
-const std::set<std::string, std::less<>> kBinary = {"Add", "Mul", "Sub", "Div", "Pow", "Concat"};
 
 class Importer {
  public:
@@ -149,14 +141,17 @@ class Importer {
     if (it == consumers_.end()) return true;
     for (const auto& [node_index, slot] : it->second) {
       const onnx::NodeProto& node = model_.graph().node(node_index);
-      const std::string& type = node.op_type();
-      if (kPassThrough.count(type) && slot == 0 && depth < 8) {
+      const OnnxWeightUse use = OnnxOpOf(node.op_type()).weights;
+      if (use == OnnxWeightUse::kPassThrough && slot == 0 && depth < 8) {
         for (const std::string& out : node.output()) {
           if (!IsParameter(out, depth + 1)) return false;
         }
         continue;
       }
-      if (kGather.count(type) ? slot == 1 : (slot == 0 && !kBinary.count(type))) return false;
+      if (use == OnnxWeightUse::kGather ? slot == 1
+                                        : (slot == 0 && use != OnnxWeightUse::kAnySlot)) {
+        return false;
+      }
     }
     return true;
   }
@@ -171,16 +166,17 @@ class Importer {
     const std::set<std::pair<int, int>> unsaved = DecomposedFunctionInputs();
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& node = g.node(i);
+      const OnnxOp& info = OnnxOpOf(node.op_type());
       auto requires_grad = [&](int slot) { return RequiresGrad(node.input(slot)); };
       bool differentiable = false;
       for (int s = 0; s < node.input_size(); ++s)
         differentiable = differentiable || requires_grad(s);
-      differentiable = differentiable && OnnxOpIsDifferentiable(node.op_type());
+      differentiable = differentiable && info.differentiable;
       if (differentiable) {
         for (const std::string& out : node.output()) requires_grad_.insert(out);
       }
-      const OnnxSaved saved = OnnxSavedFor(node.op_type());
-      const bool view = OnnxOpIsView(node.op_type()) && node.input_size() > 0;
+      const OnnxSaved& saved = info.saved;
+      const bool view = info.view && node.input_size() > 0;
       const auto base = view ? producer.find(node.input(0)) : producer.end();
       graph::Op op;
       op.name = node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name();
@@ -236,7 +232,7 @@ class Importer {
         out_bytes += out.empty() ? 0 : Bytes(t);
         out_elements += out.empty() ? 0 : Bytes(t) / ElementBytes(t.elem_type);
       }
-      double flops = node.op_type() == "If" ? branches.flops : OnnxNodeFlops(shapes);
+      double flops = info.branches ? branches.flops : OnnxNodeFlops(shapes);
       if (flops < 0) {
         ++unknown_types[node.op_type()];
         flops = out_elements;
@@ -409,7 +405,8 @@ class Importer {
       produced.insert(node.output().begin(), node.output().end());
       const Branches inner = SummariseBranches(node);
       outer.insert(inner.outer_inputs.begin(), inner.outer_inputs.end());
-      const double f = node.op_type() == "If" ? inner.flops : OnnxNodeFlops(ShapesOf(node));
+      const double f =
+          OnnxOpOf(node.op_type()).branches ? inner.flops : OnnxNodeFlops(ShapesOf(node));
       flops += std::max(f, 0.0);
     }
     return flops;

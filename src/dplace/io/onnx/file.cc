@@ -1,4 +1,4 @@
-#include "dplace/io/onnx_file.h"
+#include "dplace/io/onnx/file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -7,7 +7,8 @@
 //     file's); output bytes from the inferred shapes;
 //   - parameters: initializers, and graph inputs that are only read as weights (docs/onnx.md);
 //     a node holds the parameters it reads first (a shared weight is counted once);
-//   - FLOPs per op from its type, attributes and shapes (onnx_flops.cc); bytes accessed = its
+//   - FLOPs per op from its type, attributes and shapes (flops.h, the op table in ops.h); bytes
+//   accessed = its
 //     inputs + outputs.
 // Warnings (not errors): an op type without a FLOPs formula (one line per type, a generic estimate
 // used), dimensions shape inference could not determine (taken as 1). Errors: not a model, a data
@@ -40,16 +41,5 @@ using InputShapes = std::map<std::string, std::vector<int64_t>>;
 
 StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& name,
                                   const InputShapes& shapes = {});
-
-// FLOPs of one node from its type and shapes, or -1 when dplace has no formula for the type.
-// `int_attr(name, default)` reads an integer attribute; dims of -1 are unknown (taken as 1).
-struct OnnxNodeShapes {
-  std::string op_type;
-  std::vector<std::vector<int64_t>> inputs, outputs;  // empty vector: absent optional input
-  std::vector<int64_t> kernel_shape;                  // attribute, when given
-  int64_t group = 1;
-  int64_t trans_a = 0, trans_b = 0;
-};
-double OnnxNodeFlops(const OnnxNodeShapes& node);
 
 }  // namespace dplace::io

@@ -1,4 +1,6 @@
 // The ONNX importer on the bundled model exports (models/) and on small models built here.
+#include "dplace/io/onnx/model.h"
+
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -9,8 +11,7 @@
 #include "dplace/base/json_node.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/load.h"
-#include "dplace/io/onnx_file.h"
-#include "dplace/io/onnx_model.h"
+#include "dplace/io/onnx/file.h"
 
 namespace dplace::io {
 namespace {
@@ -19,7 +20,7 @@ std::string ModelPath(const std::string& name) {
   return std::string(DPLACE_SOURCE_DIR) + "/models/" + name + ".onnx";
 }
 
-void AddValue(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims,
+void AddValue(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims,
               const std::string& symbolic = "") {
   v->set_name(name);
   auto* type = v->mutable_type()->mutable_tensor_type();
@@ -29,7 +30,8 @@ void AddValue(onnx::ValueInfoProto* v, const std::string& name, std::vector<int6
 }
 
 onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& type,
-                         std::vector<std::string> inputs, std::vector<std::string> outputs) {
+                         const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs) {
   onnx::NodeProto* n = g->add_node();
   n->set_op_type(type);
   n->set_name(type + "_" + std::to_string(g->node_size()));
@@ -114,7 +116,7 @@ TEST(OnnxTest, WeightsInExternalDataAreNotNeeded) {
 // tensors stay, and the model reads as the one with its values.
 TEST(OnnxTest, WeightValuesAreLeftOutBeforeParsing) {
   onnx::ModelProto m = SmallModel();
-  m.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string(216 * 4, '\x01'));
+  m.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string(size_t{216} * 4, '\x01'));
   for (int i = 0; i < 8; ++i) m.mutable_graph()->mutable_initializer(1)->add_float_data(1);
   onnx::TensorProto* shape = m.mutable_graph()->add_initializer();
   shape->set_name("shape");
@@ -124,7 +126,7 @@ TEST(OnnxTest, WeightValuesAreLeftOutBeforeParsing) {
   const std::string bytes = m.SerializeAsString();
   const std::string light = WithoutWeights(bytes);
   ASSERT_FALSE(light.empty());
-  EXPECT_LT(light.size(), bytes.size() - 216 * 4);
+  EXPECT_LT(light.size(), bytes.size() - size_t{216} * 4);
   onnx::ModelProto back;
   ASSERT_TRUE(back.ParseFromString(light));
   const auto& init = back.graph().initializer();
@@ -328,7 +330,7 @@ TEST(OnnxTest, ComputedReshapesAreSized) {
 }
 
 onnx::NodeProto* AddConstant(onnx::GraphProto* g, const std::string& name,
-                             std::vector<int64_t> dims, const std::vector<double>& values,
+                             const std::vector<int64_t>& dims, const std::vector<double>& values,
                              bool real) {
   onnx::NodeProto* n = AddNode(g, "Constant", {}, {name});
   onnx::AttributeProto* a = n->add_attribute();
@@ -354,7 +356,7 @@ void SetInt(onnx::NodeProto* n, const std::string& name, int64_t value) {
   a->set_i(value);
 }
 
-void SetInts(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> values) {
+void SetInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
   onnx::AttributeProto* a = n->add_attribute();
   a->set_name(name);
   a->set_type(onnx::AttributeProto::INTS);

@@ -1,4 +1,4 @@
-// ONNX shape inference, continued past computed shapes (onnx_shapes.cc): fills the model's
+// ONNX shape inference, continued past computed shapes (shapes.cc): fills the model's
 // value_info with every shape ONNX infers plus those derived from evaluating the small tensors
 // PyTorch exports compute shapes with, taken If branches included; data-dependent sizes take their
 // upper bound (docs/onnx.md).
