@@ -71,7 +71,7 @@ int DeployIndex(const std::shared_ptr<const sim::Problem>& shared, double tolera
   };
   // One device of each kind, where every op may run there.
   std::set<std::string> kinds_seen;
-  for (sim::DeviceId d = 0; d < problem.num_devices(); ++d) {
+  for (sim::DeviceId d{0}; d < problem.num_devices(); ++d) {
     const std::string& kind = problem.c().device(d).kind;
     if (!kinds_seen.insert(kind).second) continue;
     sim::Placement one(static_cast<size_t>(problem.num_ops()), d);

@@ -17,7 +17,7 @@ double RooflineCostModel::OpTime(const graph::Op& op, const hw::Device& device) 
 CostTable::CostTable(const graph::Graph& g, const hw::Cluster& c, const CostModel& model)
     : num_ops_(static_cast<size_t>(g.num_ops())) {
   std::vector<hw::DeviceId> representative;
-  for (hw::DeviceId d = 0; d < c.num_devices(); ++d) {
+  for (hw::DeviceId d{0}; d < c.num_devices(); ++d) {
     const hw::Device& dev = c.device(d);
     int cls = -1;
     for (size_t k = 0; k < representative.size(); ++k) {
@@ -39,7 +39,7 @@ CostTable::CostTable(const graph::Graph& g, const hw::Cluster& c, const CostMode
   for (size_t k = 0; k < representative.size(); ++k) {
     const hw::Device& dev = c.device(representative[k]);
     for (size_t i = 0; i < num_ops_; ++i) {
-      times_[k * num_ops_ + i] = model.OpTime(g.ops()[i], dev);
+      times_[k * num_ops_ + i] = model.OpTime(g.op(graph::OpId(i)), dev);
     }
   }
 }

@@ -57,7 +57,7 @@ class CostTable {
   template <typename Allowed>
   double MinOpTime(graph::OpId op, int num_devices, Allowed allowed) const {
     double best = -1;
-    for (hw::DeviceId d = 0; d < num_devices; ++d) {
+    for (hw::DeviceId d{0}; d < num_devices; ++d) {
       if (!allowed(op, d)) continue;
       const double t = OpTime(op, d);
       if (best < 0 || t < best) best = t;

@@ -15,12 +15,14 @@
 #include <utility>
 #include <vector>
 
+#include "dplace/base/strong_id.h"
+
 namespace dplace::graph {
 
-using OpId = int32_t;
-using TensorId = int32_t;
-using GroupId = int32_t;
-inline constexpr GroupId kNoGroup = -1;
+using OpId = Id<struct OpTag>;
+using TensorId = Id<struct TensorTag>;
+using GroupId = Id<struct GroupTag>;
+inline constexpr GroupId kNoGroup{-1};
 
 enum class OpKind : uint8_t { kForward, kBackward, kUpdate };
 std::string_view OpKindName(OpKind kind);
@@ -38,8 +40,8 @@ struct Op {
   std::vector<std::pair<std::string, double>> time_s;
   GroupId colocation = kNoGroup;          // ops of one group must share a device
   std::vector<std::string> device_kinds;  // kinds it may run on; empty = any kind
-  int64_t source_id = -1;     // the op's id in the file it came from (the paper's node id), or -1
-  TensorId first_output = 0;  // set by the builder: outputs are [first_output, +num_outputs)
+  int64_t source_id = -1;    // the op's id in the file it came from (the paper's node id), or -1
+  TensorId first_output{0};  // set by the builder: outputs are [first_output, +num_outputs)
   int32_t num_outputs = 0;
   // What a training step's backward pass keeps of this op's first output (PyTorch's autograd:
   // ReLU, Sigmoid, Softmax keep their result; most ops do not). Importers that know no better
@@ -56,7 +58,7 @@ struct Op {
 };
 
 struct Tensor {
-  OpId producer = 0;
+  OpId producer{0};
   int32_t index = 0;  // output index of the producer
   double bytes = 0;
   // Measured time to move this tensor between two devices (seconds), e.g. the paper's edge cost;
@@ -67,13 +69,13 @@ struct Tensor {
   // when the base is outside the graph: a parameter or a model input) stays allocated while the
   // view lives. A copy sent to another device is a real tensor of `bytes`.
   bool view = false;
-  TensorId view_of = -1;
+  TensorId view_of{-1};
 };
 
 struct Edge {
-  OpId from = 0;
+  OpId from{0};
   int32_t output = 0;
-  OpId to = 0;
+  OpId to{0};
   // Whether `to`'s backward pass keeps this tensor (training expansion); importers that know no
   // better leave it true.
   bool saved = true;
@@ -84,10 +86,13 @@ class Graph {
   const std::string& name() const { return name_; }
   int num_ops() const { return static_cast<int>(ops_.size()); }
   int num_tensors() const { return static_cast<int>(tensors_.size()); }
-  const std::vector<Op>& ops() const { return ops_; }
-  const Op& op(OpId id) const { return ops_[static_cast<size_t>(id)]; }
-  const std::vector<Tensor>& tensors() const { return tensors_; }
-  const Tensor& tensor(TensorId id) const { return tensors_[static_cast<size_t>(id)]; }
+  const IdVector<OpId, Op>& ops() const { return ops_; }
+  const Op& op(OpId id) const { return ops_[id]; }
+  // Every op id, ascending.
+  IdRange<OpId> op_ids() const { return ops_.ids(); }
+  const IdVector<TensorId, Tensor>& tensors() const { return tensors_; }
+  const Tensor& tensor(TensorId id) const { return tensors_[id]; }
+  IdRange<TensorId> tensor_ids() const { return tensors_.ids(); }
   // Edges as given (duplicates of one tensor to one consumer kept).
   const std::vector<Edge>& edges() const { return edges_; }
   // Names of co-location groups, indexed by GroupId.
@@ -108,7 +113,7 @@ class Graph {
   std::span<const OpId> Successors(OpId op) const { return Slice(succs_, succ_offsets_, op); }
   // First output tensor of `op`; outputs of op are [FirstOutput(op), FirstOutput(op + 1)).
   // FirstOutput(num_ops()) == num_tensors().
-  TensorId FirstOutput(OpId op) const { return first_output_[static_cast<size_t>(op)]; }
+  TensorId FirstOutput(OpId op) const { return first_output_[op]; }
   // A topological order (Kahn's algorithm, smallest id first among ready ops).
   const std::vector<OpId>& TopologicalOrder() const { return topo_; }
 
@@ -120,17 +125,17 @@ class Graph {
 
  private:
   friend class GraphBuilder;
-  template <typename T>
+  template <typename T, typename IdT>
   static std::span<const T> Slice(const std::vector<T>& data, const std::vector<int32_t>& offsets,
-                                  int32_t i) {
-    const auto b = static_cast<size_t>(offsets[static_cast<size_t>(i)]);
-    const auto e = static_cast<size_t>(offsets[static_cast<size_t>(i) + 1]);
+                                  IdT i) {
+    const auto b = static_cast<size_t>(offsets[i.index()]);
+    const auto e = static_cast<size_t>(offsets[i.index() + 1]);
     return std::span<const T>(data.data() + b, e - b);
   }
 
   std::string name_;
-  std::vector<Op> ops_;
-  std::vector<Tensor> tensors_;
+  IdVector<OpId, Op> ops_;
+  IdVector<TensorId, Tensor> tensors_;
   std::vector<Edge> edges_;
   std::vector<std::string> groups_;
   std::unordered_map<std::string, OpId> op_by_name_;
@@ -139,7 +144,7 @@ class Graph {
   std::vector<OpId> consumers_, preds_, succs_, group_members_;
   std::vector<TensorId> inputs_;
   std::vector<OpId> topo_;
-  std::vector<TensorId> first_output_;  // num_ops + 1 entries
+  IdVector<OpId, TensorId> first_output_;  // num_ops + 1 entries
 };
 
 }  // namespace dplace::graph

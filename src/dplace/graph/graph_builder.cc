@@ -47,7 +47,7 @@ TensorSpec SpecOf(const Graph& g, TensorId t) {
   return {.bytes = tensor.bytes,
           .transfer_time_s = tensor.transfer_time_s,
           .view = tensor.view,
-          .view_of_op = based ? g.tensor(tensor.view_of).producer : -1,
+          .view_of_op = based ? g.tensor(tensor.view_of).producer : OpId(-1),
           .view_of_output = based ? g.tensor(tensor.view_of).index : 0};
 }
 
@@ -142,7 +142,7 @@ Status GraphBuilder::CheckAcyclic(const Graph& g) const {
   // therefore revisit an op, and the walk between the two visits is a cycle.
   std::vector<char> done(static_cast<size_t>(n), 0);
   for (OpId v : g.topo_) done[static_cast<size_t>(v)] = 1;
-  OpId v = 0;
+  OpId v{0};
   while (done[static_cast<size_t>(v)]) ++v;
   std::vector<int> position(static_cast<size_t>(n), -1);
   std::vector<OpId> walk;
@@ -174,16 +174,16 @@ StatusOr<Graph> GraphBuilder::Build() {
   view_bases_.clear();
   Graph g;
   g.name_ = std::move(name_);
-  g.ops_ = std::move(ops_);
-  g.tensors_ = std::move(tensors_);
+  g.ops_ = IdVector<OpId, Op>(std::move(ops_));
+  g.tensors_ = IdVector<TensorId, Tensor>(std::move(tensors_));
   g.edges_ = std::move(edges_);
   g.groups_ = std::move(groups_);
   const int n = g.num_ops();
   g.op_by_name_.reserve(static_cast<size_t>(n));
-  for (OpId i = 0; i < n; ++i) g.op_by_name_.emplace(g.ops_[static_cast<size_t>(i)].name, i);
+  for (OpId i : g.op_ids()) g.op_by_name_.emplace(g.ops_[i].name, i);
   g.first_output_.reserve(static_cast<size_t>(n) + 1);
   for (const Op& op : g.ops_) g.first_output_.push_back(op.first_output);
-  g.first_output_.push_back(g.num_tensors());
+  g.first_output_.push_back(TensorId(g.num_tensors()));
 
   std::vector<std::pair<int32_t, OpId>> consumers, preds, succs, members;
   std::vector<std::pair<int32_t, TensorId>> inputs;
@@ -192,14 +192,14 @@ StatusOr<Graph> GraphBuilder::Build() {
   preds.reserve(g.edges_.size());
   succs.reserve(g.edges_.size());
   for (const Edge& e : g.edges_) {
-    const TensorId t = g.ops_[static_cast<size_t>(e.from)].first_output + e.output;
+    const TensorId t = g.ops_[e.from].first_output + e.output;
     consumers.emplace_back(t, e.to);
     inputs.emplace_back(e.to, t);
     preds.emplace_back(e.to, e.from);
     succs.emplace_back(e.from, e.to);
   }
-  for (OpId i = 0; i < n; ++i) {
-    const GroupId grp = g.ops_[static_cast<size_t>(i)].colocation;
+  for (OpId i{0}; i < n; ++i) {
+    const GroupId grp = g.ops_[i].colocation;
     if (grp != kNoGroup) members.emplace_back(grp, i);
   }
   BuildCsr(g.num_tensors(), std::move(consumers), &g.consumer_offsets_, &g.consumers_);
@@ -210,10 +210,10 @@ StatusOr<Graph> GraphBuilder::Build() {
            &g.group_members_);
 
   std::vector<int32_t> indegree(static_cast<size_t>(n));
-  for (OpId i = 0; i < n; ++i)
+  for (OpId i{0}; i < n; ++i)
     indegree[static_cast<size_t>(i)] = static_cast<int32_t>(g.Predecessors(i).size());
   std::priority_queue<OpId, std::vector<OpId>, std::greater<>> ready;
-  for (OpId i = 0; i < n; ++i) {
+  for (OpId i{0}; i < n; ++i) {
     if (indegree[static_cast<size_t>(i)] == 0) ready.push(i);
   }
   g.topo_.reserve(static_cast<size_t>(n));

@@ -19,7 +19,7 @@ struct TensorSpec {
   // A view (Tensor::view): of output `view_of_output` of op `view_of_op`, which must feed the
   // producer; `view_of_op` < 0 for a view of something outside the graph.
   bool view = false;
-  OpId view_of_op = -1;
+  OpId view_of_op{-1};
   int32_t view_of_output = 0;
 };
 

@@ -30,8 +30,8 @@ TEST(GraphBuilderTest, BuildsCsrAndTopologicalOrder) {
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(g->num_ops(), 3);
   EXPECT_EQ(g->num_tensors(), 4);
-  EXPECT_EQ(g->Consumers(1).size(), 2u);  // a:1 -> c, d
-  EXPECT_EQ(g->Inputs(d).size(), 3u);     // a:0, a:1, c:0
+  EXPECT_EQ(g->Consumers(graph::TensorId(1)).size(), 2u);  // a:1 -> c, d
+  EXPECT_EQ(g->Inputs(d).size(), 3u);                      // a:0, a:1, c:0
   EXPECT_EQ(g->Predecessors(d).size(), 2u);
   EXPECT_EQ(g->TopologicalOrder(), (std::vector<OpId>{a, c, d}));
   EXPECT_EQ(g->FindOp("c"), c);
@@ -57,7 +57,7 @@ TEST(GraphBuilderTest, CycleIsReportedWithItsOps) {
               m.find("y -> z -> x -> y") != std::string::npos ||
               m.find("z -> x -> y -> z") != std::string::npos)
       << m;
-  EXPECT_EQ(m.find("w"), std::string::npos) << "w is not on the cycle: " << m;
+  EXPECT_EQ(m.find('w'), std::string::npos) << "w is not on the cycle: " << m;
 }
 
 TEST(GraphBuilderTest, RejectsBadCostsNamesAndEdges) {
@@ -109,14 +109,14 @@ TEST(GraphBuilderTest, GroupsCollectTheirMembers) {
   auto g = b.Build();
   ASSERT_TRUE(g.ok());
   ASSERT_EQ(g->groups().size(), 1u);
-  EXPECT_EQ(g->GroupMembers(0).size(), 2u);
+  EXPECT_EQ(g->GroupMembers(graph::GroupId(0)).size(), 2u);
 }
 
 TEST(SyntheticTest, SameSeedSameGraph) {
   Graph a = MakeLayeredGraph({.num_ops = 200, .width = 8, .seed = 3});
   Graph b = MakeLayeredGraph({.num_ops = 200, .width = 8, .seed = 3});
   ASSERT_EQ(a.edges().size(), b.edges().size());
-  EXPECT_EQ(a.op(150).time_s, b.op(150).time_s);
+  EXPECT_EQ(a.op(graph::OpId(150)).time_s, b.op(graph::OpId(150)).time_s);
   EXPECT_EQ(a.TopologicalOrder().size(), 200u);
 }
 

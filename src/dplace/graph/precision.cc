@@ -45,7 +45,7 @@ Graph ApplyPrecision(const Graph& g, Precision from, Precision to) {
   const double activation = b.activation / a.activation;
   GraphBuilder builder(g.name());
   for (const std::string& group : g.groups()) builder.Group(group);
-  for (OpId id = 0; id < g.num_ops(); ++id) {
+  for (OpId id{0}; id < g.num_ops(); ++id) {
     Op op = g.op(id);
     op.bytes_accessed *= activation;
     op.scratch_bytes *= activation;

@@ -24,7 +24,7 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
   const int n = g.num_ops();
   // Forward ops as they are; each in a co-location group when colocating.
   std::vector<GroupId> group_of(static_cast<size_t>(n), kNoGroup);
-  for (OpId f = 0; f < n; ++f) {
+  for (OpId f{0}; f < n; ++f) {
     Op op = g.op(f);
     if (options.colocate && op.colocation == kNoGroup) op.colocation = b.Group("train:" + op.name);
     group_of[static_cast<size_t>(f)] = op.colocation;
@@ -38,7 +38,7 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
   // carries the weight gradient to the update op.
   std::vector<OpId> grad_of(static_cast<size_t>(n));
   std::vector<std::map<TensorId, int>> grad_output(static_cast<size_t>(n));
-  for (OpId f = 0; f < n; ++f) {
+  for (OpId f{0}; f < n; ++f) {
     const Op& fwd = g.op(f);
     const bool has_params = fwd.param_bytes > 0;
     const double factor = has_params ? 2 : 1;
@@ -74,7 +74,7 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
               grad_of[static_cast<size_t>(e.from)]);  // its gradient, in reverse
   }
   // Optimiser updates.
-  for (OpId f = 0; f < n; ++f) {
+  for (OpId f{0}; f < n; ++f) {
     const Op& fwd = g.op(f);
     if (fwd.param_bytes <= 0) continue;
     Op op;
@@ -108,13 +108,13 @@ double SavedActivationBytes(const Graph& forward) {
     const TensorId t = root(forward.FirstOutput(e.from) + e.output);
     if (t >= 0) kept[static_cast<size_t>(t)] = 1;
   }
-  for (OpId op = 0; op < forward.num_ops(); ++op) {
+  for (OpId op{0}; op < forward.num_ops(); ++op) {
     if (!forward.op(op).saves_output || forward.Successors(op).empty()) continue;
     const TensorId t = root(forward.FirstOutput(op));
     if (t >= 0) kept[static_cast<size_t>(t)] = 1;
   }
   double bytes = 0;
-  for (TensorId t = 0; t < forward.num_tensors(); ++t) {
+  for (TensorId t{0}; t < forward.num_tensors(); ++t) {
     if (kept[static_cast<size_t>(t)]) bytes += forward.tensor(t).bytes;
   }
   return bytes;

@@ -9,8 +9,8 @@
 namespace dplace::hw {
 
 std::optional<DeviceId> Cluster::FindDevice(std::string_view name) const {
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i].name == name) return static_cast<DeviceId>(i);
+  for (DeviceId d : devices_.ids()) {
+    if (devices_[d].name == name) return d;
   }
   return std::nullopt;
 }
@@ -69,12 +69,11 @@ StatusOr<Cluster> ClusterBuilder::Build() {
     if (p.a < 0 || p.a >= n || p.b < 0 || p.b >= n)
       return InvalidInput("link to an unknown device");
     if (bad_link(p.link)) {
-      return InvalidInput("link " + devices_[static_cast<size_t>(p.a)].name + " <-> " +
-                          devices_[static_cast<size_t>(p.b)].name +
+      return InvalidInput("link " + devices_[p.a].name + " <-> " + devices_[p.b].name +
                           ": bandwidth must be positive and latency non-negative");
     }
-    c.links_[static_cast<size_t>(p.a * n + p.b)] = p.link;
-    c.links_[static_cast<size_t>(p.b * n + p.a)] = p.link;
+    c.links_[p.a.index() * static_cast<size_t>(n) + p.b.index()] = p.link;
+    c.links_[p.b.index() * static_cast<size_t>(n) + p.a.index()] = p.link;
   }
   for (Link& l : c.links_) l.empty_is_free = empty_free_;
   for (const Device& d : devices_) {

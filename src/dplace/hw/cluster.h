@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "dplace/base/status.h"
+#include "dplace/base/strong_id.h"
 
 namespace dplace::hw {
 
-using DeviceId = int32_t;
+using DeviceId = Id<struct DeviceTag>;
 inline constexpr double kUnlimited = std::numeric_limits<double>::infinity();
 
 struct Device {
@@ -42,11 +43,13 @@ class Cluster {
  public:
   const std::string& name() const { return name_; }
   int num_devices() const { return static_cast<int>(devices_.size()); }
-  const std::vector<Device>& devices() const { return devices_; }
-  const Device& device(DeviceId d) const { return devices_[static_cast<size_t>(d)]; }
+  const IdVector<DeviceId, Device>& devices() const { return devices_; }
+  const Device& device(DeviceId d) const { return devices_[d]; }
+  // Every device id, ascending.
+  IdRange<DeviceId> device_ids() const { return devices_.ids(); }
   // The link used by a transfer from `src` to `dst` (src != dst).
   const Link& LinkBetween(DeviceId src, DeviceId dst) const {
-    return links_[static_cast<size_t>(src) * devices_.size() + static_cast<size_t>(dst)];
+    return links_[src.index() * devices_.size() + dst.index()];
   }
   std::optional<DeviceId> FindDevice(std::string_view name) const;
   // This machine as a half-precision step sees it: each device's peak_flops_half (where given)
@@ -54,15 +57,15 @@ class Cluster {
   Cluster AtHalfPrecision() const;
   // Distinct device kinds in order of first appearance; KindIndex maps a device to its position.
   const std::vector<std::string>& kinds() const { return kinds_; }
-  int KindIndex(DeviceId d) const { return kind_index_[static_cast<size_t>(d)]; }
+  int KindIndex(DeviceId d) const { return kind_index_[d]; }
 
  private:
   friend class ClusterBuilder;
   std::string name_;
-  std::vector<Device> devices_;
+  IdVector<DeviceId, Device> devices_;
   std::vector<Link> links_;  // row-major [src][dst]
   std::vector<std::string> kinds_;
-  std::vector<int> kind_index_;
+  IdVector<DeviceId, int> kind_index_;
 };
 
 class ClusterBuilder {
@@ -89,7 +92,7 @@ class ClusterBuilder {
     Link link;
   };
   std::string name_;
-  std::vector<Device> devices_;
+  IdVector<DeviceId, Device> devices_;
   Link default_link_;
   std::vector<PairLink> links_;
   bool empty_free_ = false;

@@ -34,13 +34,13 @@ TEST(GraphJsonTest, ReadsEveryFieldAndRoundTrips) {
   EXPECT_EQ(g.name(), "toy");
   EXPECT_EQ(g.num_ops(), 3);
   EXPECT_EQ(g.num_tensors(), 4);
-  const graph::Op& a = g.op(0);
+  const graph::Op& a = g.op(graph::OpId(0));
   EXPECT_EQ(a.type, "MatMul");
   EXPECT_DOUBLE_EQ(*a.MeasuredTime("cpu"), 0.01);
   EXPECT_DOUBLE_EQ(a.flops, 2e9);
-  EXPECT_DOUBLE_EQ(g.tensor(1).bytes, 1024);
-  EXPECT_EQ(g.op(1).kind, graph::OpKind::kBackward);
-  EXPECT_EQ(g.op(1).colocation, a.colocation);
+  EXPECT_DOUBLE_EQ(g.tensor(graph::TensorId(1)).bytes, 1024);
+  EXPECT_EQ(g.op(graph::OpId(1)).kind, graph::OpKind::kBackward);
+  EXPECT_EQ(g.op(graph::OpId(1)).colocation, a.colocation);
   EXPECT_EQ(g.edges()[0].output, 1);
   EXPECT_EQ(loaded->cluster, nullptr);
 
@@ -55,11 +55,11 @@ TEST(ClusterJsonTest, CountsGroupsAndUnits) {
   auto c = LoadCluster(dir.Write("c.json", kTwoGpu));
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_EQ((*c)->num_devices(), 3);
-  EXPECT_EQ((*c)->device(1).name, "gpu1");
-  EXPECT_DOUBLE_EQ((*c)->device(0).memory_bytes, 16.0 * (1ull << 30));
-  EXPECT_DOUBLE_EQ((*c)->device(2).memory_bytes, 64e9);
-  EXPECT_DOUBLE_EQ((*c)->LinkBetween(1, 0).bandwidth_bytes_per_s, 25e9);
-  EXPECT_DOUBLE_EQ((*c)->LinkBetween(0, 2).latency_s, 20e-6);
+  EXPECT_EQ((*c)->device(hw::DeviceId(1)).name, "gpu1");
+  EXPECT_DOUBLE_EQ((*c)->device(hw::DeviceId(0)).memory_bytes, 16.0 * (1ull << 30));
+  EXPECT_DOUBLE_EQ((*c)->device(hw::DeviceId(2)).memory_bytes, 64e9);
+  EXPECT_DOUBLE_EQ((*c)->LinkBetween(hw::DeviceId(1), hw::DeviceId(0)).bandwidth_bytes_per_s, 25e9);
+  EXPECT_DOUBLE_EQ((*c)->LinkBetween(hw::DeviceId(0), hw::DeviceId(2)).latency_s, 20e-6);
 }
 
 // A 0-byte tensor pays the link's latency, unless the cluster says such transfers are free.
@@ -71,11 +71,14 @@ TEST(ClusterJsonTest, ZeroByteTransferRule) {
   const graph::Tensor empty{.bytes = 0}, full{.bytes = 1e9};
   auto charged = LoadCluster(dir.Write("a.json", base + "}"));
   ASSERT_TRUE(charged.ok()) << charged.status().message();
-  EXPECT_DOUBLE_EQ(cost::TransferTime(empty, (*charged)->LinkBetween(0, 1)), 100e-6);
+  EXPECT_DOUBLE_EQ(
+      cost::TransferTime(empty, (*charged)->LinkBetween(hw::DeviceId(0), hw::DeviceId(1))), 100e-6);
   auto free = LoadCluster(dir.Write("b.json", base + R"(, "zero_byte_transfers": "free"})"));
   ASSERT_TRUE(free.ok()) << free.status().message();
-  EXPECT_DOUBLE_EQ(cost::TransferTime(empty, (*free)->LinkBetween(0, 1)), 0);
-  EXPECT_DOUBLE_EQ(cost::TransferTime(full, (*free)->LinkBetween(1, 0)), 1 + 100e-6);
+  EXPECT_DOUBLE_EQ(
+      cost::TransferTime(empty, (*free)->LinkBetween(hw::DeviceId(0), hw::DeviceId(1))), 0);
+  EXPECT_DOUBLE_EQ(cost::TransferTime(full, (*free)->LinkBetween(hw::DeviceId(1), hw::DeviceId(0))),
+                   1 + 100e-6);
   auto bad = LoadCluster(dir.Write("c.json", base + R"(, "zero_byte_transfers": "cheap"})"));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("zero_byte_transfers: must be \"latency\""),
@@ -110,7 +113,7 @@ TEST(PlanJsonTest, RoundTripAndGroupFill) {
       "placement": {"a": "gpu1", "c": "host"}})"),
                             *g->graph, **c);
   ASSERT_TRUE(placement.ok()) << placement.status().message();
-  EXPECT_EQ(*placement, (sim::Placement{1, 1, 2}));
+  EXPECT_EQ(*placement, (sim::OnDevices({1, 1, 2})));
   sim::Evaluation e;
   e.value = 1.5;
   Json plan = WritePlan(*g->graph, **c, *placement, e, {.placer = "test"});

@@ -115,13 +115,13 @@ StatusOr<GraphWithMachine> ReadPaperInput(const JsonNode& root, const std::strin
 }
 
 Status FillFromGroups(const graph::Graph& g, sim::Placement* placement) {
-  std::vector<hw::DeviceId> group_device(g.groups().size(), -1);
-  for (graph::OpId i = 0; i < g.num_ops(); ++i) {
+  std::vector<hw::DeviceId> group_device(g.groups().size(), hw::DeviceId(-1));
+  for (graph::OpId i{0}; i < g.num_ops(); ++i) {
     const graph::GroupId grp = g.op(i).colocation;
     const hw::DeviceId d = (*placement)[static_cast<size_t>(i)];
     if (grp != graph::kNoGroup && d >= 0) group_device[static_cast<size_t>(grp)] = d;
   }
-  for (graph::OpId i = 0; i < g.num_ops(); ++i) {
+  for (graph::OpId i{0}; i < g.num_ops(); ++i) {
     hw::DeviceId& d = (*placement)[static_cast<size_t>(i)];
     if (d >= 0) continue;
     const graph::GroupId grp = g.op(i).colocation;
@@ -139,7 +139,7 @@ namespace {
 // Devices that take the split's "fpgas" and "cpus" lists, in cluster order.
 void SplitDevices(const hw::Cluster& c, std::vector<hw::DeviceId>* accels,
                   std::vector<hw::DeviceId>* cpus) {
-  for (hw::DeviceId d = 0; d < c.num_devices(); ++d) {
+  for (hw::DeviceId d{0}; d < c.num_devices(); ++d) {
     (c.device(d).kind == kPaperCpuKind ? cpus : accels)->push_back(d);
   }
 }
@@ -149,13 +149,13 @@ void SplitDevices(const hw::Cluster& c, std::vector<hw::DeviceId>* accels,
 StatusOr<sim::Placement> ReadPaperSplit(const JsonNode& root, const graph::Graph& g,
                                         const hw::Cluster& c) {
   std::unordered_map<int64_t, graph::OpId> by_id;
-  for (graph::OpId i = 0; i < g.num_ops(); ++i) {
+  for (graph::OpId i{0}; i < g.num_ops(); ++i) {
     const int64_t id = g.op(i).source_id >= 0 ? g.op(i).source_id : i;
     by_id[id] = i;
   }
   std::vector<hw::DeviceId> accels, cpus;
   SplitDevices(c, &accels, &cpus);
-  sim::Placement placement(static_cast<size_t>(g.num_ops()), -1);
+  sim::Placement placement(static_cast<size_t>(g.num_ops()), sim::DeviceId(-1));
   const std::pair<const char*, const std::vector<hw::DeviceId>*> lists[] = {{"fpgas", &accels},
                                                                             {"cpus", &cpus}};
   DPLACE_RETURN_IF_ERROR(root.OnlyKeys({"fpgas", "cpus", "maxLoad"}));
@@ -196,7 +196,7 @@ Json WritePaperSplit(const graph::Graph& g, const hw::Cluster& c, const sim::Pla
     Json out = Json::array();
     for (hw::DeviceId d : devices) {
       Json nodes = Json::array();
-      for (graph::OpId i = 0; i < g.num_ops(); ++i) {
+      for (graph::OpId i{0}; i < g.num_ops(); ++i) {
         if (placement[static_cast<size_t>(i)] != d) continue;
         nodes.push_back(g.op(i).source_id >= 0 ? g.op(i).source_id : int64_t{i});
       }

@@ -73,7 +73,7 @@ TEST(PaperInputTest, FieldsMapOntoTheModel) {
   EXPECT_EQ(g.num_ops(), 64);
   EXPECT_EQ(g.edges().size(), 110u);
   EXPECT_EQ(c.num_devices(), 7);  // maxFPGAs 6 + maxCPUs 1
-  EXPECT_DOUBLE_EQ(c.device(0).memory_bytes, 17185374208.0);
+  EXPECT_DOUBLE_EQ(c.device(hw::DeviceId(0)).memory_bytes, 17185374208.0);
   const graph::Op& n3 = g.op(*g.FindOp("node3"));
   EXPECT_EQ(n3.source_id, 3);
   EXPECT_DOUBLE_EQ(*n3.MeasuredTime("accel"), 0.696);

@@ -100,7 +100,7 @@ StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth) {
   graph::GraphBuilder b(g.name());
   for (const std::string& group : g.groups()) b.Group(group);
   int scoped = 0;
-  for (graph::OpId id = 0; id < g.num_ops(); ++id) {
+  for (graph::OpId id{0}; id < g.num_ops(); ++id) {
     graph::Op op = g.op(id);
     std::string module = OpModule(op);
     for (size_t at = 0, segments = 0; at < module.size(); ++at) {
@@ -137,7 +137,7 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
   // backward and update ops ("X/grad", "X/update") count with their forward op X.
   std::vector<std::string> module(static_cast<size_t>(p.num_ops()));
   std::map<std::string, sim::OpId> forward_op;
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::Op& o = g.op(op);
     module[static_cast<size_t>(op)] = OpModule(o);
     if (o.kind == graph::OpKind::kForward) forward_op[o.name] = op;
@@ -155,14 +155,14 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
     }
     if (seen.count(m.substr(0, underscore))) m.resize(underscore);
   }
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::Op& o = g.op(op);
     if (o.kind == graph::OpKind::kForward) continue;
     auto it = forward_op.find(o.name.substr(0, o.name.rfind('/')));
     if (it != forward_op.end())
       module[static_cast<size_t>(op)] = module[static_cast<size_t>(it->second)];
   }
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::Op& o = g.op(op);
     const sim::DeviceId d = placement[static_cast<size_t>(op)];
     tree.Add(module[static_cast<size_t>(op)]).own[d] += o.flops + 1;
@@ -174,7 +174,7 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
     const hw::Device& dev = c.device(d);
     if (dev.kind == "gpu") {
       int index = 0;
-      for (sim::DeviceId e = 0; e < d; ++e) index += c.device(e).kind == "gpu";
+      for (sim::DeviceId e{0}; e < d; ++e) index += c.device(e).kind == "gpu";
       return index;
     }
     return dev.kind == "cpu" ? Json(std::string("cpu")) : Json(dev.name);
@@ -222,7 +222,7 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
   }
   struct Stage {
     sim::DeviceId device;
-    sim::OpId first = -1, last = -1;
+    sim::OpId first{-1}, last{-1};
     bool fed = false;
     int ops = 0;
   };

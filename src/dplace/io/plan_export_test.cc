@@ -41,12 +41,12 @@ sim::Problem Chain(sim::Objective objective = sim::Objective::kStep) {
 
 TEST(PlanExportTest, DeviceMapByModule) {
   const sim::Problem p = Chain();
-  const Json j = DeviceMapJson(p, {0, 2, 1});
+  const Json j = DeviceMapJson(p, sim::OnDevices({0, 2, 1}));
   EXPECT_EQ(j["a.x"], 0);
   EXPECT_EQ(j["a.y"], "cpu");
   EXPECT_EQ(j["b"], 1);  // the coarsest module on one device, not b.z beside it
   EXPECT_EQ(j.size(), 3u);
-  EXPECT_EQ(DeviceMapJson(p, {1, 1, 1}), Json({{"", 1}}));  // the whole model
+  EXPECT_EQ(DeviceMapJson(p, sim::OnDevices({1, 1, 1})), Json({{"", 1}}));  // the whole model
 }
 
 // Parameters name their module exactly (scopes may not: "/blk/Conv" holds "blk.0.weight");
@@ -68,7 +68,7 @@ TEST(PlanExportTest, DeviceMapFromParameterNamesIsFlatAndCovering) {
   const sim::Problem p =
       std::move(sim::MakeProblem(g, cluster, sim::Objective::kStep, cost::RooflineCostModel()))
           .value();
-  const DeviceMap map = MakeDeviceMap(p, {0, 1, 1, 0});
+  const DeviceMap map = MakeDeviceMap(p, sim::OnDevices({0, 1, 1, 0}));
   // blk, not blk.0: the coarsest module on one device; the root's parameter by its name.
   EXPECT_EQ(map.map, Json({{"blk", 0}, {"scale", 1}, {"head", 1}}));
   ASSERT_EQ(map.split_modules.size(), 1u);
@@ -77,12 +77,12 @@ TEST(PlanExportTest, DeviceMapFromParameterNamesIsFlatAndCovering) {
 
 TEST(PlanExportTest, StagesOfAContiguousSplit) {
   const sim::Problem p = Chain();
-  auto j = StagesJson(p, {1, 1, 0});
+  auto j = StagesJson(p, sim::OnDevices({1, 1, 0}));
   ASSERT_TRUE(j.ok()) << j.status().message();
   EXPECT_EQ((*j)["stages"][0]["device"], "gpu1");
   EXPECT_EQ((*j)["stages"][0]["ops"], 2);
   EXPECT_EQ((*j)["split_points"], Json::array({"/b/z/MatMul"}));
-  auto bad = StagesJson(p, {0, 1, 0});
+  auto bad = StagesJson(p, sim::OnDevices({0, 1, 0}));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("not a pipeline of contiguous stages"), std::string::npos);
 }
@@ -91,13 +91,13 @@ TEST(PlanExportTest, StagesOfAContiguousSplit) {
 // throughput objective's max-load model sends for free, so it is not written as a stage there. At
 // either end it is the host holding the inputs or outputs, and is.
 TEST(PlanExportTest, TheHostCpuIsAMiddleStageOnlyWhereItsTransfersAreCharged) {
-  EXPECT_TRUE(StagesJson(Chain(sim::Objective::kStep), {0, 2, 1}).ok());
-  auto middle = StagesJson(Chain(sim::Objective::kThroughput), {0, 2, 1});
+  EXPECT_TRUE(StagesJson(Chain(sim::Objective::kStep), sim::OnDevices({0, 2, 1})).ok());
+  auto middle = StagesJson(Chain(sim::Objective::kThroughput), sim::OnDevices({0, 2, 1}));
   ASSERT_FALSE(middle.ok());
   EXPECT_NE(middle.status().message().find("the host CPU cpu0 is stage 2 of 3"), std::string::npos)
       << middle.status().message();
-  EXPECT_TRUE(StagesJson(Chain(sim::Objective::kThroughput), {2, 0, 1}).ok());
-  EXPECT_TRUE(StagesJson(Chain(sim::Objective::kThroughput), {0, 1, 2}).ok());
+  EXPECT_TRUE(StagesJson(Chain(sim::Objective::kThroughput), sim::OnDevices({2, 0, 1})).ok());
+  EXPECT_TRUE(StagesJson(Chain(sim::Objective::kThroughput), sim::OnDevices({0, 1, 2})).ok());
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ StatusOr<sim::Placement> ReadPlan(const JsonNode& root, const graph::Graph& g,
                      "reason", "placer", "options", "placement"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode placement_node, root.Field("placement"));
   DPLACE_ASSIGN_OR_RETURN(auto members, placement_node.Members());
-  sim::Placement placement(static_cast<size_t>(g.num_ops()), -1);
+  sim::Placement placement(static_cast<size_t>(g.num_ops()), sim::DeviceId(-1));
   for (const auto& [op_name, device_node] : members) {
     auto op = g.FindOp(op_name);
     if (!op)
@@ -36,7 +36,7 @@ StatusOr<sim::Placement> ReadPlan(const JsonNode& root, const graph::Graph& g,
 Json WritePlan(const graph::Graph& g, const hw::Cluster& c, const sim::Placement& placement,
                const sim::Evaluation& evaluation, const PlanInfo& info) {
   Json map = Json::object();
-  for (graph::OpId i = 0; i < g.num_ops(); ++i) {
+  for (graph::OpId i{0}; i < g.num_ops(); ++i) {
     map[g.op(i).name] = c.device(placement[static_cast<size_t>(i)]).name;
   }
   Json j = {{"format", "dplace-plan/1"},

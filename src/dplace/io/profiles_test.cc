@@ -65,7 +65,7 @@ TEST(PiperInputTest, EveryInputLoadsWithItsMachine) {
   EXPECT_DOUBLE_EQ(*op.MeasuredTime("gpu"), 25.678e-3);
   EXPECT_DOUBLE_EQ(op.param_bytes, 264765440);
   EXPECT_DOUBLE_EQ(op.scratch_bytes, 13107200);
-  EXPECT_DOUBLE_EQ(gnmt->cluster->device(0).memory_bytes, 80e9);
+  EXPECT_DOUBLE_EQ(gnmt->cluster->device(hw::DeviceId(0)).memory_bytes, 80e9);
   // A layer with several outputs: their activation sizes add up.
   auto pd = LoadGraph(kData + "pipedream-profiles/gnmt.graph.txt");
   ASSERT_TRUE(pd.ok()) << pd.status().message();
@@ -111,16 +111,16 @@ TEST(BaechiProfileTest, SlotsAndControlEdges) {
   auto loaded = LoadGraph(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   const graph::Graph& g = *loaded->graph;
-  const graph::Op& a = g.op(0);
+  const graph::Op& a = g.op(graph::OpId(0));
   EXPECT_EQ(a.num_outputs, 3);  // two data outputs and the empty one control edges read
   EXPECT_DOUBLE_EQ(a.param_bytes, 5);
   EXPECT_DOUBLE_EQ(a.scratch_bytes, 7);
-  EXPECT_EQ(g.Inputs(1)[0], a.first_output + 1);
-  EXPECT_DOUBLE_EQ(g.tensor(g.Inputs(1)[0]).bytes, 200);
-  EXPECT_DOUBLE_EQ(g.tensor(g.Inputs(2)[0]).bytes, 0);
-  EXPECT_EQ(g.op(1).colocation, a.colocation);
+  EXPECT_EQ(g.Inputs(graph::OpId(1))[0], a.first_output + 1);
+  EXPECT_DOUBLE_EQ(g.tensor(g.Inputs(graph::OpId(1))[0]).bytes, 200);
+  EXPECT_DOUBLE_EQ(g.tensor(g.Inputs(graph::OpId(2))[0]).bytes, 0);
+  EXPECT_EQ(g.op(graph::OpId(1)).colocation, a.colocation);
   EXPECT_NE(a.colocation, graph::kNoGroup);
-  EXPECT_EQ(g.op(2).colocation, graph::kNoGroup);
+  EXPECT_EQ(g.op(graph::OpId(2)).colocation, graph::kNoGroup);
 }
 
 TEST(ProfilesBadInputTest, OneLineErrors) {

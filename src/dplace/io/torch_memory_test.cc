@@ -52,7 +52,7 @@ TEST_P(TorchMemoryTest, TrainingPeakWithinFifteenPercent) {
   ASSERT_TRUE(problem.ok());
   const sim::KindFit gpu = sim::FitOnOneDevice(*problem, loaded->batch).front();
   double outputs = 0;  // tensors of the forward graph that nothing consumes
-  for (graph::TensorId t = 0; t < loaded->graph->num_tensors(); ++t) {
+  for (graph::TensorId t{0}; t < loaded->graph->num_tensors(); ++t) {
     if (loaded->graph->Consumers(t).empty()) outputs += loaded->graph->tensor(t).bytes;
   }
   const Json& torch = PyTorchFigures(GetParam());

@@ -26,7 +26,7 @@ struct Case {
 // `g` without its co-location groups.
 graph::Graph WithoutColocation(const graph::Graph& g) {
   graph::GraphBuilder b(g.name());
-  for (graph::OpId id = 0; id < g.num_ops(); ++id) {
+  for (graph::OpId id{0}; id < g.num_ops(); ++id) {
     graph::Op op = g.op(id);
     op.colocation = graph::kNoGroup;
     std::vector<graph::TensorSpec> outputs;

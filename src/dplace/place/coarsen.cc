@@ -30,7 +30,7 @@ std::vector<OpId> KeyedTopologicalOrder(const graph::Graph& g, const std::vector
     stack.push_back(op);
     ready_by_key[static_cast<size_t>(key[static_cast<size_t>(op)])].push_back(op);
   };
-  for (OpId op = g.num_ops() - 1; op >= 0; --op) {
+  for (OpId op(g.num_ops() - 1); op >= 0; --op) {
     pending[static_cast<size_t>(op)] = static_cast<int32_t>(g.Predecessors(op).size());
     if (pending[static_cast<size_t>(op)] == 0) make_ready(op);
   }
@@ -38,7 +38,7 @@ std::vector<OpId> KeyedTopologicalOrder(const graph::Graph& g, const std::vector
   order.reserve(n);
   int32_t current = -1;
   while (order.size() < n) {
-    OpId op = -1;
+    OpId op{-1};
     if (current >= 0) {
       auto& same = ready_by_key[static_cast<size_t>(current)];
       while (!same.empty() && taken[static_cast<size_t>(same.back())]) same.pop_back();
@@ -69,14 +69,14 @@ class GroupSets {
     const graph::Graph& g = p.g();
     work_.assign(g.groups().size(), 0);
     bytes_.assign(g.groups().size(), 0);
-    for (OpId op = 0; op < g.num_ops(); ++op) {
+    for (OpId op{0}; op < g.num_ops(); ++op) {
       const graph::GroupId grp = g.op(op).colocation;
       if (grp == graph::kNoGroup) continue;
       work_[static_cast<size_t>(grp)] += work[static_cast<size_t>(op)];
       bytes_[static_cast<size_t>(grp)] += sim::OpFootprintBytes(g, op);
     }
   }
-  graph::GroupId Find(graph::GroupId x) { return sets_.Find(x); }
+  graph::GroupId Find(graph::GroupId x) { return graph::GroupId(sets_.Find(x)); }
   double Work(graph::GroupId root) const { return work_[static_cast<size_t>(root)]; }
   double Bytes(graph::GroupId root) const { return bytes_[static_cast<size_t>(root)]; }
   void Join(graph::GroupId a, graph::GroupId b) {
@@ -104,15 +104,15 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
   const int n = g.num_ops();
   std::vector<double> work(static_cast<size_t>(n));
   double total = 0;
-  for (OpId op = 0; op < n; ++op) {
+  for (OpId op{0}; op < n; ++op) {
     work[static_cast<size_t>(op)] = p.costs.MinOpTime(
         op, p.num_devices(), [&](OpId o, sim::DeviceId d) { return p.Allowed(o, d); });
     total += work[static_cast<size_t>(op)];
   }
   Intervals out{.of = std::vector<int32_t>(static_cast<size_t>(n), -1), .sets = GroupSets(p, work)};
   GroupSets* sets = &out.sets;
-  double min_memory = p.c().device(0).memory_bytes;
-  for (sim::DeviceId d = 1; d < p.num_devices(); ++d) {
+  double min_memory = p.c().device(sim::DeviceId(0)).memory_bytes;
+  for (sim::DeviceId d{1}; d < p.num_devices(); ++d) {
     min_memory = std::min(min_memory, p.c().device(d).memory_bytes);
   }
   const int target = std::max(1, options.target_ops);
@@ -168,14 +168,14 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
       p, options, KeyedTopologicalOrder(g, std::vector<int32_t>(static_cast<size_t>(g.num_ops()))));
   if (g.groups().empty()) return first;
   std::vector<int32_t> key_of_set(g.groups().size(), std::numeric_limits<int32_t>::max());
-  for (OpId op = 0; op < g.num_ops(); ++op) {
+  for (OpId op{0}; op < g.num_ops(); ++op) {
     const graph::GroupId grp = g.op(op).colocation;
     if (grp == graph::kNoGroup) continue;
     int32_t& k = key_of_set[static_cast<size_t>(first.sets.Find(grp))];
     k = std::min(k, first.of[static_cast<size_t>(op)]);
   }
   std::vector<int32_t> key(static_cast<size_t>(g.num_ops()));
-  for (OpId op = 0; op < g.num_ops(); ++op) {
+  for (OpId op{0}; op < g.num_ops(); ++op) {
     const graph::GroupId grp = g.op(op).colocation;
     key[static_cast<size_t>(op)] = grp == graph::kNoGroup
                                        ? first.of[static_cast<size_t>(op)]
@@ -204,7 +204,7 @@ StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& option
   out.coarse_of = std::move(intervals.of);
 
   std::vector<std::vector<OpId>> members(static_cast<size_t>(count));
-  for (OpId op = 0; op < g.num_ops(); ++op) {
+  for (OpId op{0}; op < g.num_ops(); ++op) {
     members[static_cast<size_t>(out.coarse_of[static_cast<size_t>(op)])].push_back(op);
   }
   auto outside = [&](graph::TensorId t, int32_t c) {
@@ -254,9 +254,9 @@ StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& option
         if (index < 0) continue;
         int32_t last = -1;
         for (OpId consumer : g.Consumers(t)) {
-          const int32_t to = out.coarse_of[static_cast<size_t>(consumer)];
+          const OpId to(out.coarse_of[static_cast<size_t>(consumer)]);
           if (to == c || to == last) continue;
-          builder.AddEdge(c, index, to);
+          builder.AddEdge(OpId(c), index, to);
           last = to;
         }
       }
@@ -282,7 +282,7 @@ StatusOr<PlaceResult> PlaceCoarsened(Placer& placer, const sim::Problem& problem
   const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(coarsening.problem);
   sim::Placement coarse_start;  // a given start, as the coarse ops' devices (the last op's wins)
   if (const sim::Placement* start = StartOf(problem, request)) {
-    coarse_start.assign(static_cast<size_t>(coarsening.problem->num_ops()), 0);
+    coarse_start.assign(static_cast<size_t>(coarsening.problem->num_ops()), sim::DeviceId(0));
     for (size_t i = 0; i < coarsening.coarse_of.size(); ++i) {
       coarse_start[static_cast<size_t>(coarsening.coarse_of[i])] = (*start)[i];
     }

@@ -52,17 +52,18 @@ TEST(CoarsenTest, AChainBecomesIntervalsWithSummedTimes) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   const sim::Problem& coarse = *c->problem;
   EXPECT_EQ(coarse.num_ops(), 10);  // ten 10-s intervals
-  for (graph::OpId op = 0; op < coarse.num_ops(); ++op) {
-    EXPECT_DOUBLE_EQ(coarse.costs.OpTime(op, 0), 10) << op;
+  for (graph::OpId op{0}; op < coarse.num_ops(); ++op) {
+    EXPECT_DOUBLE_EQ(coarse.costs.OpTime(op, sim::DeviceId(0)), 10) << op;
   }
   // Intervals of consecutive ops: op i in interval i / 10; one edge between neighbours.
   for (int i = 0; i < 100; ++i) EXPECT_EQ(c->coarse_of[static_cast<size_t>(i)], i / 10);
   EXPECT_EQ(coarse.g().edges().size(), 9u);
   // Placing the coarse chain on one GPU = the chain on one GPU.
-  const sim::Placement fine = c->Expand(sim::Placement(10, 1));
-  EXPECT_EQ(fine, sim::Placement(100, 1));
-  EXPECT_DOUBLE_EQ(sim::testing::EvaluatorOf(coarse)->Evaluate(sim::Placement(10, 1)).value,
-                   sim::testing::EvaluatorOf(p)->Evaluate(fine).value);
+  const sim::Placement fine = c->Expand(sim::Placement(10, sim::DeviceId(1)));
+  EXPECT_EQ(fine, sim::Placement(100, sim::DeviceId(1)));
+  EXPECT_DOUBLE_EQ(
+      sim::testing::EvaluatorOf(coarse)->Evaluate(sim::Placement(10, sim::DeviceId(1))).value,
+      sim::testing::EvaluatorOf(p)->Evaluate(fine).value);
 }
 
 TEST(CoarsenTest, TrainingGraphKeepsItsGroupsTogether) {
@@ -75,18 +76,21 @@ TEST(CoarsenTest, TrainingGraphKeepsItsGroupsTogether) {
   EXPECT_LT(coarse.num_ops(), p.num_ops() / 5);
   // Total work is kept on every device.
   double fine_total = 0, coarse_total = 0;
-  for (graph::OpId op = 0; op < p.num_ops(); ++op) fine_total += p.costs.OpTime(op, 0);
-  for (graph::OpId op = 0; op < coarse.num_ops(); ++op) coarse_total += coarse.costs.OpTime(op, 0);
+  for (graph::OpId op{0}; op < p.num_ops(); ++op)
+    fine_total += p.costs.OpTime(op, sim::DeviceId(0));
+  for (graph::OpId op{0}; op < coarse.num_ops(); ++op)
+    coarse_total += coarse.costs.OpTime(op, sim::DeviceId(0));
   EXPECT_NEAR(coarse_total, fine_total, 1e-9 * fine_total);
   // Any coarse placement that keeps coarse groups together keeps the original groups together.
   sim::Placement coarse_plan(static_cast<size_t>(coarse.num_ops()));
-  for (graph::OpId op = 0; op < coarse.num_ops(); ++op) {
+  for (graph::OpId op{0}; op < coarse.num_ops(); ++op) {
     const graph::GroupId grp = coarse.g().op(op).colocation;
-    coarse_plan[static_cast<size_t>(op)] = (grp == graph::kNoGroup ? op : grp) % 4;
+    coarse_plan[static_cast<size_t>(op)] =
+        sim::DeviceId((grp == graph::kNoGroup ? op.value() : grp.value()) % 4);
   }
   const sim::Placement fine = c->Expand(coarse_plan);
   std::vector<std::set<sim::DeviceId>> devices(p.g().groups().size());
-  for (graph::OpId op = 0; op < p.num_ops(); ++op) {
+  for (graph::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::GroupId grp = p.g().op(op).colocation;
     if (grp != graph::kNoGroup)
       devices[static_cast<size_t>(grp)].insert(fine[static_cast<size_t>(op)]);

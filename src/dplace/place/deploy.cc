@@ -15,7 +15,7 @@ std::vector<char> Working(const sim::Problem& p) {
   auto allowed = [&p](sim::OpId op, sim::DeviceId d) { return p.Allowed(op, d); };
   std::vector<double> fastest(static_cast<size_t>(p.num_ops()));
   double total = 0;
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     fastest[static_cast<size_t>(op)] = p.costs.MinOpTime(op, p.num_devices(), allowed);
     total += fastest[static_cast<size_t>(op)];
   }
@@ -46,7 +46,7 @@ sim::Placement FollowNeighbours(const sim::Problem& p, const sim::Placement& pla
       }
       frontier = std::move(next);
     }
-    return -1;
+    return sim::DeviceId(-1);
   };
   for (const Unit& unit : MakeUnits(p)) {
     if (std::any_of(unit.ops.begin(), unit.ops.end(),
@@ -67,7 +67,7 @@ sim::Placement FollowNeighbours(const sim::Problem& p, const sim::Placement& pla
 int DevicesUsed(const sim::Problem& p, const sim::Placement& placement) {
   const std::vector<char> working = Working(p);
   std::set<sim::DeviceId> used;
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     if (working[static_cast<size_t>(op)]) used.insert(placement[static_cast<size_t>(op)]);
   }
   return static_cast<int>(used.size());
@@ -77,7 +77,7 @@ double BytesCrossing(const sim::Problem& p, const sim::Placement& placement) {
   const graph::Graph& g = p.g();
   double bytes = 0;
   std::set<sim::DeviceId> sent;
-  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const sim::DeviceId src = placement[static_cast<size_t>(g.tensor(t).producer)];
     sent.clear();
     for (sim::OpId c : g.Consumers(t)) {

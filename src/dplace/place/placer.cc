@@ -19,7 +19,7 @@ StatusOr<PlaceResult> Placer::Place(const sim::Problem& problem, const PlaceRequ
   const int64_t evaluations = request.evaluator->evaluations();
   PlaceResult result;
   if (!problem.infeasible_reason.empty()) {  // nothing to search: say why, place on device 0
-    result.placement.assign(static_cast<size_t>(problem.num_ops()), 0);
+    result.placement.assign(static_cast<size_t>(problem.num_ops()), sim::DeviceId(0));
     result.note = "not searched: no placement of this instance can be feasible";
   } else {
     DPLACE_ASSIGN_OR_RETURN(result, PlaceImpl(problem, request));

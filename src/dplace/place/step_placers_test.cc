@@ -51,7 +51,7 @@ Placed PlaceBy(const std::string& name, const sim::Problem& p, int64_t max_evalu
 sim::Problem Chains(int n) {
   graph::GraphBuilder b("chains");
   for (int chain = 0; chain < n; ++chain) {
-    graph::OpId prev = -1;
+    graph::OpId prev{-1};
     for (int i = 0; i < 4; ++i) {
       const graph::OpId op =
           b.AddOp(TimedOp("c" + std::to_string(chain) + "_" + std::to_string(i), 1), {{0.01, -1}});
@@ -110,7 +110,7 @@ TEST(ExpertRuleTest, ContiguousHalvesAndTheHostForCpuOnlyOps) {
   // A chain of eight 1-s ops, the last CPU-only: the first seven split 4 / 3 over the two GPUs in
   // order (the first GPU takes its half, 3.5 s, then one more op), the last on the CPU.
   graph::GraphBuilder b("chain");
-  graph::OpId prev = -1;
+  graph::OpId prev{-1};
   for (int i = 0; i < 8; ++i) {
     graph::Op op = TimedOp("op" + std::to_string(i), 1);
     if (i == 7) op.device_kinds = {"cpu"};
@@ -120,14 +120,14 @@ TEST(ExpertRuleTest, ContiguousHalvesAndTheHostForCpuOnlyOps) {
   }
   const sim::Problem p = Make(b, ThreeDevices());
   const Placed r = PlaceBy("expert", p);
-  EXPECT_EQ(r.placement, (sim::Placement{0, 0, 0, 0, 1, 1, 1, 2}));
+  EXPECT_EQ(r.placement, (sim::OnDevices({0, 0, 0, 0, 1, 1, 1, 2})));
 }
 
 // A chain of six 1-s ops holding 10 parameter bytes each, with outputs of `bytes[i]` (op i to op
 // i + 1); op 5 CPU-only when `cpu_tail`.
 sim::Problem WeightedChain(const std::vector<double>& bytes, double memory, bool cpu_tail = false) {
   graph::GraphBuilder b("chain");
-  graph::OpId prev = -1;
+  graph::OpId prev{-1};
   for (size_t i = 0; i < 6; ++i) {
     graph::Op op = TimedOp("op" + std::to_string(i), 1);
     op.param_bytes = 10;
@@ -145,13 +145,13 @@ TEST(ContiguousTest, CutsWhereTheFewestBytesCrossThatMemoryAllows) {
   // op 2 (0.5) or op 3 (1): after op 2, for 6 s of compute and 0.5 s of transfer.
   const sim::Problem p = WeightedChain({2, 1.5, 0.5, 1, 2}, 46);
   const Placed r = PlaceBy("contiguous", p);
-  EXPECT_EQ(r.placement, (sim::Placement{0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(r.placement, (sim::OnDevices({0, 0, 0, 1, 1, 1})));
   EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
   EXPECT_NEAR(r.evaluation.value, 6.5, 1e-9);
   EXPECT_EQ(r.note, "2 contiguous runs");
   // With room for everything the chain stays on one device.
   const Placed one = PlaceBy("contiguous", WeightedChain({2, 1.5, 0.5, 1, 2}, 1000));
-  EXPECT_EQ(one.placement, (sim::Placement{0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(one.placement, (sim::OnDevices({0, 0, 0, 0, 0, 0})));
   EXPECT_NEAR(one.evaluation.value, 6, 1e-9);
 }
 
@@ -160,7 +160,7 @@ TEST(ContiguousTest, HostForCpuOnlyOpsAndNoRunOverADisallowedDevice) {
   // op 2 is the cheapest that fits (0.5 bytes).
   const sim::Problem p = WeightedChain({2, 1.5, 0.5, 1, 2}, 36, /*cpu_tail=*/true);
   const Placed r = PlaceBy("contiguous", p);
-  EXPECT_EQ(r.placement, (sim::Placement{0, 0, 0, 1, 1, 2}));
+  EXPECT_EQ(r.placement, (sim::OnDevices({0, 0, 0, 1, 1, 2})));
   EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
 }
 
@@ -182,7 +182,7 @@ TEST(ContiguousTest, MovesTheCutToWhereTheSimulatedStepIsShortest) {
   b.AddEdge(x, 0, c);
   b.AddEdge(y, 0, c);
   const Placed r = PlaceBy("contiguous", Make(b, ThreeDevices(35)));
-  EXPECT_EQ(r.placement, (sim::Placement{0, 0, 1, 1}));
+  EXPECT_EQ(r.placement, (sim::OnDevices({0, 0, 1, 1})));
   EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
   EXPECT_NEAR(r.evaluation.value, 5, 1e-9);
 }
@@ -213,7 +213,7 @@ TEST(ChainsTest, TheRecurrentChainGetsADeviceOfItsOwn) {
   std::vector<graph::OpId> xs;
   for (int t = 0; t < 4; ++t)
     xs.push_back(b.AddOp(TimedOp("x" + std::to_string(t), 1), {{0.01, -1}}));
-  graph::OpId h = -1;
+  graph::OpId h{-1};
   for (int t = 0; t < 4; ++t) {
     const graph::OpId next = b.AddOp(TimedOp("h" + std::to_string(t), 1), {{0.01, -1}});
     b.AddEdge(xs[static_cast<size_t>(t)], 0, next);
@@ -232,7 +232,7 @@ TEST(ChainsTest, StartsWhereTheCallerSays) {
   // With a start and one evaluation, chains returns the start (one GPU: 8 s); on its own it
   // starts from the better of one device and contiguous runs, and moves a chain away (4 s).
   const sim::Problem p = TwoChains();
-  const sim::Placement one_gpu(8, 0);
+  const sim::Placement one_gpu(8, sim::DeviceId(0));
   const Placed r = PlaceBy("chains", p, 1, {}, &one_gpu);
   EXPECT_EQ(r.placement, one_gpu);
   EXPECT_NE(r.note.find("from the given start"), std::string::npos) << r.note;
@@ -244,7 +244,8 @@ Member Made(const char* name) { return std::move(MakePlacer(name)).value(); }
 
 TEST(ChainsTest, ItsOwnStartIsTheBetterOfSingleAndContiguousOnceBothAreOffered) {
   TwoStarts start(2);
-  const sim::Placement one(3, 0), other(3, 1), third(3, 2);
+  const sim::Placement one(3, sim::DeviceId(0)), other(3, sim::DeviceId(1)),
+      third(3, sim::DeviceId(2));
   start.Offer(Made("contiguous"), other, Score{true, 2});
   EXPECT_EQ(start.own(), nullptr);
   start.Offer(Made("heft"), one, Score{true, 1});  // not a start of chains
@@ -258,7 +259,7 @@ TEST(ChainsTest, ItsOwnStartIsTheBetterOfSingleAndContiguousOnceBothAreOffered) 
 
 TEST(ChainsTest, NoSecondStartWhenTheBestHeuristicIsItsOwn) {
   TwoStarts start(2);
-  const sim::Placement one(3, 0), other(3, 1);
+  const sim::Placement one(3, sim::DeviceId(0)), other(3, sim::DeviceId(1));
   start.Offer(Made("single"), one, Score{true, 3});
   start.Offer(Made("heft"), other, Score{true, 4});
   start.Offer(Made("contiguous"), other, Score{true, 2});
@@ -280,7 +281,7 @@ TEST(McmcTest, StartsWhereTheCallerSays) {
   // With a start and no evaluation to spare beyond judging it, mcmc and local_search return the
   // start itself (one GPU: 8 s), not the best heuristic (4 s).
   const sim::Problem p = TwoChains();
-  const sim::Placement one_gpu(8, 0);
+  const sim::Placement one_gpu(8, sim::DeviceId(0));
   for (const char* name : {"mcmc", "local_search"}) {
     const Placed r = PlaceBy(name, p, 1, {}, &one_gpu);
     EXPECT_EQ(r.placement, one_gpu) << name;
@@ -293,7 +294,7 @@ TEST(McmcTest, StartsWhereTheCallerSays) {
 TEST(McmcTest, ImprovesOnTheGivenStart) {
   // From one GPU (8 s), a few hundred proposals find the two chains a GPU each (4 s).
   const sim::Problem p = TwoChains();
-  const sim::Placement one_gpu(8, 0);
+  const sim::Placement one_gpu(8, sim::DeviceId(0));
   EXPECT_NEAR(PlaceBy("mcmc", p, 400, {}, &one_gpu).evaluation.value, 4, 1e-9);
 }
 
@@ -303,7 +304,7 @@ TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   // chains of ops on three devices: the lower bound (work over devices) is out of reach, so the
   // search spends its budget.
   const sim::Problem p = Chains(4);
-  const sim::Placement one_gpu(16, 0);
+  const sim::Placement one_gpu(16, sim::DeviceId(0));
   const auto evaluator = sim::testing::EvaluatorOf(p);
   auto placed = Made("mcmc").placer->Place(
       p,
@@ -321,7 +322,7 @@ TEST(SearchTest, StopsAtTheLowerBound) {
   // the one that got there.
   const sim::Problem p = TwoChains();
   ASSERT_NEAR(p.LowerBound(), 4, 1e-9);
-  const sim::Placement one_gpu(8, 0);
+  const sim::Placement one_gpu(8, sim::DeviceId(0));
   for (const char* name : {"mcmc", "local_search"}) {
     const auto evaluator = sim::testing::EvaluatorOf(p);
     auto placed = Made(name).placer->Place(p, {.evaluator = evaluator.get(),

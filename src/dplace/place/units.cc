@@ -30,7 +30,7 @@ std::vector<Unit> MakeUnits(const sim::Problem& p) {
     u.footprint_bytes += sim::OpFootprintBytes(g, op);
   }
   for (Unit& u : units) {
-    for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
+    for (sim::DeviceId d{0}; d < p.num_devices(); ++d) {
       bool ok = true;
       for (sim::OpId op : u.ops) ok = ok && p.Allowed(op, d);
       if (ok) u.devices.push_back(d);
@@ -102,7 +102,7 @@ std::vector<sim::DeviceId> FastestFirst(const sim::Problem& p, const Unit& unit)
 
 sim::DeviceId FirstFit(const sim::Problem& p, const Unit& unit,
                        const std::vector<sim::DeviceId>& candidates, std::vector<double>* used) {
-  sim::DeviceId best = candidates.empty() ? 0 : candidates.front();
+  sim::DeviceId best = candidates.empty() ? sim::DeviceId(0) : candidates.front();
   double best_room = -std::numeric_limits<double>::infinity();
   for (sim::DeviceId d : candidates) {
     const double room = p.c().device(d).memory_bytes - (*used)[static_cast<size_t>(d)];

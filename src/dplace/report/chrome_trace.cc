@@ -18,7 +18,7 @@ Json ChromeTrace(const sim::Problem& problem, const sim::Timeline& timeline) {
   const graph::Graph& g = problem.g();
   const hw::Cluster& c = problem.c();
   Json events = Json::array();
-  for (sim::DeviceId d = 0; d < c.num_devices(); ++d) {
+  for (sim::DeviceId d{0}; d < c.num_devices(); ++d) {
     events.push_back(
         Meta("process_name", Pid(d), 0, c.device(d).name + " (" + c.device(d).kind + ")"));
     events.push_back({{"ph", "M"},
@@ -27,7 +27,7 @@ Json ChromeTrace(const sim::Problem& problem, const sim::Timeline& timeline) {
                       {"tid", 0},
                       {"args", {{"sort_index", d}}}});
     events.push_back(Meta("thread_name", Pid(d), 0, "compute"));
-    for (sim::DeviceId dst = 0; dst < c.num_devices(); ++dst) {
+    for (sim::DeviceId dst{0}; dst < c.num_devices(); ++dst) {
       if (dst != d)
         events.push_back(
             Meta("thread_name", Pid(d), LinkTid(dst), "link to " + c.device(dst).name));

@@ -170,7 +170,7 @@ Json TimelineJson(const sim::Problem& problem, const sim::Timeline& timeline) {
   for (const auto& tr : timeline.transfers) makespan = std::max(makespan, tr.end_s);
   const double pixel = makespan / kChartWidth;
   Json devices = Json::array();
-  for (sim::DeviceId d = 0; d < problem.num_devices(); ++d)
+  for (sim::DeviceId d{0}; d < problem.num_devices(); ++d)
     devices.push_back(problem.c().device(d).name);
   // Ops: merged per device; a merged interval is named by its first op and the count.
   std::map<sim::DeviceId, std::vector<std::pair<double, double>>> lanes;
@@ -186,11 +186,11 @@ Json TimelineJson(const sim::Problem& problem, const sim::Timeline& timeline) {
       const std::string name = it != first_op.end() && it->first.first == d
                                    ? problem.g().op(it->second).name
                                    : std::string("ops");
-      ops.push_back({d, s, e, name});
+      ops.push_back({d.value(), s, e, name});
     }
   }
   std::vector<std::pair<double, double>> moves;
-  for (const auto& tr : timeline.transfers) moves.push_back({tr.start_s, tr.end_s});
+  for (const auto& tr : timeline.transfers) moves.emplace_back(tr.start_s, tr.end_s);
   Json transfers = Json::array();
   for (const auto& [s, e] : Merge(moves, pixel)) transfers.push_back({-1, -1, s, e});
   return {{"makespan_s", makespan}, {"devices", devices}, {"ops", ops}, {"transfers", transfers}};

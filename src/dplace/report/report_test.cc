@@ -19,7 +19,7 @@ sim::Problem Chain() {
 
 TEST(ChromeTraceTest, ParsesAndHasEveryTrack) {
   sim::Problem p = Chain();
-  sim::StepResult r = sim::SimulateStep(p, {0, 1}, {.record_timeline = true});
+  sim::StepResult r = sim::SimulateStep(p, sim::OnDevices({0, 1}), {.record_timeline = true});
   // Serialise and parse back: what Perfetto reads is the text.
   auto parsed = ParseJson(ChromeTrace(p, r.timeline).dump());
   ASSERT_TRUE(parsed.ok());
@@ -46,8 +46,10 @@ TEST(ChromeTraceTest, ParsesAndHasEveryTrack) {
 
 TEST(TableTest, MarksTheBestAndExplainsInfeasibility) {
   sim::Problem p = Chain();
-  PlacerResult good{"one", {0, 0}, sim::SimulateStep(p, {0, 0}).evaluation, 0.1};
-  PlacerResult bad{"two", {0, 1}, sim::SimulateStep(p, {0, 1}).evaluation, 0.2};
+  PlacerResult good{"one", sim::OnDevices({0, 0}),
+                    sim::SimulateStep(p, sim::OnDevices({0, 0})).evaluation, 0.1};
+  PlacerResult bad{"two", sim::OnDevices({0, 1}),
+                   sim::SimulateStep(p, sim::OnDevices({0, 1})).evaluation, 0.2};
   bad.evaluation.feasible = false;
   bad.evaluation.reason = "device d1: too small";
   const std::string t = ComparisonTable(p, {good, bad}, 0);
@@ -61,11 +63,12 @@ TEST(TableTest, MarksTheBestAndExplainsInfeasibility) {
 
 TEST(HtmlReportTest, TableBarsAndTimelineOfTheBest) {
   sim::Problem p = Chain();
-  sim::StepResult one = sim::SimulateStep(p, {0, 0}, {.record_timeline = true});
-  sim::StepResult two = sim::SimulateStep(p, {0, 1}, {.record_timeline = true});
+  sim::StepResult one = sim::SimulateStep(p, sim::OnDevices({0, 0}), {.record_timeline = true});
+  sim::StepResult two = sim::SimulateStep(p, sim::OnDevices({0, 1}), {.record_timeline = true});
   Json results = Json::array();
-  results.push_back(ResultJson(p, {"single", {0, 0}, one.evaluation, 0.001, ""}));
-  results.push_back(ResultJson(p, {"<split>", {0, 1}, two.evaluation, 0.002, "a & b"}));
+  results.push_back(ResultJson(p, {"single", sim::OnDevices({0, 0}), one.evaluation, 0.001, ""}));
+  results.push_back(
+      ResultJson(p, {"<split>", sim::OnDevices({0, 1}), two.evaluation, 0.002, "a & b"}));
   const Json bench = {{"suite", "tiny"},
                       {"workloads",
                        {{{"workload", "chain"},

@@ -19,7 +19,7 @@ double PeakMemory(const sim::Evaluation& e) {
 Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {
   const sim::Evaluation& e = result.evaluation;
   Json devices = Json::array();
-  for (sim::DeviceId d = 0; d < problem.num_devices(); ++d) {
+  for (sim::DeviceId d{0}; d < problem.num_devices(); ++d) {
     const sim::DeviceReport& r = e.devices[static_cast<size_t>(d)];
     Json j = {
         {"name", problem.c().device(d).name}, {"kind", problem.c().device(d).kind}, {"ops", r.ops}};
@@ -53,7 +53,7 @@ Json ResultsJson(const sim::Problem& problem, const std::vector<PlacerResult>& r
   const PlacerResult& chosen = results[static_cast<size_t>(best)];
   Json winner = ResultJson(problem, chosen);
   Json placement = Json::object();
-  for (sim::OpId op = 0; op < problem.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < problem.num_ops(); ++op) {
     placement[problem.g().op(op).name] =
         problem.c().device(chosen.placement[static_cast<size_t>(op)]).name;
   }

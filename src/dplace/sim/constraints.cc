@@ -13,7 +13,8 @@ Status CheckShape(const Problem& p, const Placement& placement) {
   }
   for (size_t i = 0; i < placement.size(); ++i) {
     if (placement[i] < 0 || placement[i] >= p.num_devices()) {
-      return InvalidInput("op '" + p.g().ops()[i].name + "' is not placed on a device");
+      return InvalidInput("op '" + p.g().op(graph::OpId(static_cast<int32_t>(i))).name +
+                          "' is not placed on a device");
     }
   }
   return OkStatus();
@@ -22,14 +23,14 @@ Status CheckShape(const Problem& p, const Placement& placement) {
 std::string FindViolation(const Problem& p, const Placement& placement) {
   if (!p.infeasible_reason.empty()) return p.infeasible_reason;
   const graph::Graph& g = p.g();
-  for (OpId i = 0; i < p.num_ops(); ++i) {
+  for (OpId i{0}; i < p.num_ops(); ++i) {
     const DeviceId d = placement[static_cast<size_t>(i)];
     if (!p.Allowed(i, d)) {
       const hw::Device& dev = p.c().device(d);
       return "op '" + g.op(i).name + "' may not run on " + dev.name + " (kind " + dev.kind + ")";
     }
   }
-  for (graph::GroupId grp = 0; grp < static_cast<graph::GroupId>(g.groups().size()); ++grp) {
+  for (graph::GroupId grp{0}; grp < static_cast<graph::GroupId>(g.groups().size()); ++grp) {
     auto members = g.GroupMembers(grp);
     if (members.empty()) continue;
     const DeviceId first = placement[static_cast<size_t>(members[0])];
@@ -45,7 +46,7 @@ std::string FindViolation(const Problem& p, const Placement& placement) {
 }
 
 std::string FindMemoryViolation(const Problem& p, const std::vector<DeviceReport>& devices) {
-  for (DeviceId d = 0; d < p.num_devices(); ++d) {
+  for (DeviceId d{0}; d < p.num_devices(); ++d) {
     const DeviceReport& r = devices[static_cast<size_t>(d)];
     if (r.peak_memory_bytes > r.memory_capacity_bytes) {
       return "device " + p.c().device(d).name + ": peak memory " +

@@ -27,13 +27,13 @@ std::vector<KindFit> FitOnOneDevice(const Problem& p, int64_t batch) {
   for (const std::string& kind : p.c().kinds()) {
     KindFit fit{.kind = kind};
     bool first = true;
-    for (DeviceId d = 0; d < p.num_devices(); ++d) {
+    for (DeviceId d{0}; d < p.num_devices(); ++d) {
       if (p.c().device(d).kind != kind) continue;
       ++fit.count;
       if (first) fit.device = d, first = false;
     }
     fit.capacity_bytes = p.c().device(fit.device).memory_bytes;
-    for (OpId op = 0; op < p.num_ops() && fit.runs; ++op) fit.runs = p.Allowed(op, fit.device);
+    for (OpId op{0}; op < p.num_ops() && fit.runs; ++op) fit.runs = p.Allowed(op, fit.device);
     const Placement one(static_cast<size_t>(p.num_ops()), fit.device);
     const StepResult r = SimulateStep(p, one);
     fit.step_s = r.evaluation.value;
@@ -55,7 +55,7 @@ std::vector<KindFit> FitOnOneDevice(const Problem& p, int64_t batch) {
 std::optional<DataParallel> DataParallelStep(const Problem& p, const KindFit& fit, int64_t batch) {
   if (!fit.fits || batch <= 0) return std::nullopt;
   std::vector<DeviceId> ring;
-  for (DeviceId d = 0; d < p.num_devices(); ++d) {
+  for (DeviceId d{0}; d < p.num_devices(); ++d) {
     if (p.c().device(d).kind == fit.kind) ring.push_back(d);
   }
   DataParallel dp{.devices = static_cast<int>(ring.size()), .step_s = fit.step_s};

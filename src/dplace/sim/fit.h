@@ -29,8 +29,8 @@ struct MemoryNeed {
 
 struct KindFit {
   std::string kind;
-  DeviceId device = 0;  // the device of that kind the step was run on (the first)
-  int count = 0;        // devices of that kind
+  DeviceId device{0};  // the device of that kind the step was run on (the first)
+  int count = 0;       // devices of that kind
   double capacity_bytes = 0;
   MemoryNeed need;
   bool runs = true;  // every op may run on this kind

@@ -5,7 +5,7 @@
 namespace dplace::sim {
 
 LatencyEvaluator::LatencyEvaluator(const Problem& problem) : problem_(problem), max_load_(problem) {
-  for (DeviceId d = 0; d < problem.num_devices(); ++d) {
+  for (DeviceId d{0}; d < problem.num_devices(); ++d) {
     pooled_.push_back(problem.c().device(d).kind == MaxLoadOptions().free_communication_kind);
   }
 }
@@ -31,7 +31,7 @@ Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
   ready_.assign(nodes, 0.0);
   for (auto& ops : call_ops_) ops.clear();
   call_ops_.resize(static_cast<size_t>(problem_.num_devices()));
-  for (OpId v = 0; v < n; ++v) {
+  for (OpId v{0}; v < n; ++v) {
     if (node_of(v) >= n) call_ops_[static_cast<size_t>(node_of(v) - n)].push_back(v);
     for (OpId u : g.Predecessors(v)) {
       if (node_of(u) != node_of(v)) ++indegree_[static_cast<size_t>(node_of(v))];
@@ -69,14 +69,14 @@ Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
   e.value = latency;
   if (queue_.size() < used_nodes) {  // some calls wait on their own results
     std::string devices;
-    for (DeviceId d = 0; d < problem_.num_devices(); ++d) {
+    for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
       if (e.devices[static_cast<size_t>(d)].ops > 0 && !pooled_[static_cast<size_t>(d)] &&
           indegree_[static_cast<size_t>(n) + static_cast<size_t>(d)] > 0) {
         devices += (devices.empty() ? "" : ", ") + problem_.c().device(d).name;
       }
     }
     double serial = 0;  // every call and pooled op one after another
-    for (DeviceId d = 0; d < problem_.num_devices(); ++d) {
+    for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
       serial += e.devices[static_cast<size_t>(d)].load;
     }
     e.value = serial;

@@ -26,7 +26,7 @@ Problem Chain() {
 TEST(LatencyTest, CallsRunOneAfterAnother) {
   const Problem p = Chain();
   // d0 runs a, b and sends b's output: 1 + 4 + 3 = 8; d1 then receives it and runs c: 3 + 5.
-  const Evaluation e = EvaluateLatency(p, {0, 0, 1});
+  const Evaluation e = EvaluateLatency(p, sim::OnDevices({0, 0, 1}));
   EXPECT_TRUE(e.feasible) << e.reason;
   EXPECT_DOUBLE_EQ(e.devices[0].load, 8);
   EXPECT_DOUBLE_EQ(e.devices[1].load, 8);
@@ -37,7 +37,7 @@ TEST(LatencyTest, CallsRunOneAfterAnother) {
 TEST(LatencyTest, CpuOpsRunWhenReadyAndPayNoTransfers) {
   const Problem p = Chain();
   // a on the CPU ends at 10; d0's call (receive 2, run 4, send 3) ends at 19; c on the CPU at 69.
-  const Evaluation e = EvaluateLatency(p, {2, 0, 2});
+  const Evaluation e = EvaluateLatency(p, sim::OnDevices({2, 0, 2}));
   EXPECT_TRUE(e.feasible) << e.reason;
   EXPECT_DOUBLE_EQ(e.value, 69);
 }
@@ -50,14 +50,15 @@ TEST(LatencyTest, ParallelCpuOpsOverlap) {
   b.AddEdge(a, 0, x);
   b.AddEdge(a, 0, y);
   const Problem p = Make(b, ThreeDevices(), Objective::kLatency);
-  EXPECT_DOUBLE_EQ(EvaluateLatency(p, {2, 2, 2}).value, 19);  // not 26: the pool has no queue
-  EXPECT_DOUBLE_EQ(p.lower_bound, 2);                         // a then x or y, on a GPU
+  EXPECT_DOUBLE_EQ(EvaluateLatency(p, sim::OnDevices({2, 2, 2})).value,
+                   19);                // not 26: the pool has no queue
+  EXPECT_DOUBLE_EQ(p.lower_bound, 2);  // a then x or y, on a GPU
 }
 
 TEST(LatencyTest, ANonContiguousCallIsInfeasible) {
   const Problem p = Chain();
   // d0 would run a and c, but c needs b, which needs a's result from d0's own call.
-  const Evaluation e = EvaluateLatency(p, {0, 1, 0});
+  const Evaluation e = EvaluateLatency(p, sim::OnDevices({0, 1, 0}));
   EXPECT_FALSE(e.feasible);
   EXPECT_NE(e.reason.find("d0"), std::string::npos) << e.reason;
   EXPECT_NE(e.reason.find("not a contiguous split"), std::string::npos) << e.reason;
@@ -67,7 +68,7 @@ TEST(LatencyTest, ANonContiguousCallIsInfeasible) {
 
 TEST(LatencyTest, MemoryAndDeviceRulesAsForMaxLoad) {
   const Problem p = Chain();
-  const Evaluation e = EvaluateLatency(p, {0, 0, 0});
+  const Evaluation e = EvaluateLatency(p, sim::OnDevices({0, 0, 0}));
   EXPECT_TRUE(e.feasible);
   EXPECT_DOUBLE_EQ(e.value, 10);  // one call, no transfers
   EXPECT_EQ(e.devices[0].ops, 3);

@@ -15,7 +15,7 @@ namespace {
 std::vector<double> FastestTimes(const Problem& p) {
   std::vector<double> best(static_cast<size_t>(p.num_ops()));
   auto allowed = [&p](OpId op, DeviceId d) { return p.Allowed(op, d); };
-  for (OpId i = 0; i < p.num_ops(); ++i) {
+  for (OpId i{0}; i < p.num_ops(); ++i) {
     best[static_cast<size_t>(i)] = p.costs.MinOpTime(i, p.num_devices(), allowed);
   }
   return best;
@@ -36,7 +36,7 @@ double WorkBound(const Problem& p, const std::vector<double>& fastest_time) {
   std::vector<std::vector<double>> columns;
   std::vector<double> members;
   std::unordered_multimap<size_t, size_t> by_hash;  // column hash -> class
-  for (DeviceId d = 0; d < p.num_devices(); ++d) {
+  for (DeviceId d{0}; d < p.num_devices(); ++d) {
     std::vector<double> column(n);
     size_t hash = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -118,9 +118,9 @@ double WorkBound(const Problem& p, const std::vector<double>& fastest_time) {
 double HeaviestGroup(const Problem& p) {
   const graph::Graph& g = p.g();
   double bound = 0;
-  for (graph::GroupId grp = 0; grp < static_cast<graph::GroupId>(g.groups().size()); ++grp) {
+  for (graph::GroupId grp{0}; grp < static_cast<graph::GroupId>(g.groups().size()); ++grp) {
     double best = std::numeric_limits<double>::infinity();
-    for (DeviceId d = 0; d < p.num_devices(); ++d) {
+    for (DeviceId d{0}; d < p.num_devices(); ++d) {
       double sum = 0;
       bool ok = true;
       for (OpId op : g.GroupMembers(grp)) {
@@ -143,8 +143,8 @@ double HeaviestGroup(const Problem& p) {
 class CheapestTransfer {
  public:
   explicit CheapestTransfer(const hw::Cluster& c) {
-    for (DeviceId a = 0; a < c.num_devices(); ++a) {
-      for (DeviceId b = 0; b < c.num_devices(); ++b) {
+    for (DeviceId a{0}; a < c.num_devices(); ++a) {
+      for (DeviceId b{0}; b < c.num_devices(); ++b) {
         if (a == b) continue;
         latency_s_ = std::min(latency_s_, c.LinkBetween(a, b).latency_s);
         bandwidth_ = std::max(bandwidth_, c.LinkBetween(a, b).bandwidth_bytes_per_s);
@@ -184,7 +184,7 @@ using Neighbours = std::vector<std::vector<Neighbour>>;
 struct Segment {
   std::vector<std::pair<double, double>> jobs;  // (release, time), u first
   double cut_release = std::numeric_limits<double>::infinity();
-  OpId entry = -1;
+  OpId entry{-1};
   double entry_arrival = 0;  // the entry's end plus the cheapest crossing into the segment
   double rest = 0;           // time of the segment's ops before u
 };
@@ -202,7 +202,7 @@ Segment SegmentInto(OpId u, const Neighbours& before, const std::vector<int>& se
                     const std::vector<double>& times) {
   Segment s;
   const auto i = static_cast<size_t>(u);
-  s.jobs.push_back({start[i], times[i]});
+  s.jobs.emplace_back(start[i], times[i]);
   double rest = 0;  // time of the segment's ops from w up to u (u excluded)
   for (OpId w = u; s.jobs.size() < kMaxSegment;) {
     const Neighbour* next = nullptr;
@@ -223,7 +223,7 @@ Segment SegmentInto(OpId u, const Neighbours& before, const std::vector<int>& se
       break;
     }
     s.cut_release = std::min(s.cut_release, start[j] + times[j] + next->transfer + rest);
-    s.jobs.push_back({start[j], times[j]});
+    s.jobs.emplace_back(start[j], times[j]);
     rest += times[j];
     w = next->op;
   }
@@ -286,7 +286,7 @@ double StartInCase(const std::vector<Neighbour>& ins, const std::vector<Segment>
         w->stays[k] = 0;
       }
     }
-    w->arrivals.push_back({arrival, k});
+    w->arrivals.emplace_back(arrival, k);
   }
   std::sort(w->arrivals.begin(), w->arrivals.end(), std::greater<>());
   w->fixed.clear();
@@ -308,7 +308,7 @@ double StartInCase(const std::vector<Neighbour>& ins, const std::vector<Segment>
       for (size_t c = 0; c < w->choosing.size(); ++c) {
         const size_t q = w->choosing[c];
         if (mask >> c & 1) {
-          w->jobs.push_back({segments[q].cut_release, segments[q].jobs.front().second});
+          w->jobs.emplace_back(segments[q].cut_release, segments[q].jobs.front().second);
         } else {
           w->jobs.insert(w->jobs.end(), w->local[q].begin(), w->local[q].end());
         }
@@ -387,7 +387,7 @@ double CriticalPath(const Problem& p, const std::vector<double>& times, bool cha
     if (list.empty() || list.back().op != op) list.push_back({op, 0.0});
     list.back().transfer += transfer;
   };
-  for (OpId v = 0; v < p.num_ops(); ++v) {
+  for (OpId v{0}; v < p.num_ops(); ++v) {
     for (graph::TensorId t : g.Inputs(v)) {  // distinct tensors: one read twice crosses once
       const OpId u = g.tensor(t).producer;
       const bool grouped =

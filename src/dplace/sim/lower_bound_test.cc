@@ -39,12 +39,12 @@ TEST(LowerBoundTest, JoinPaysForSerialisingOrForTransfers) {
   // everything on one device takes.
   const Problem p = Diamond(10);
   EXPECT_DOUBLE_EQ(p.lower_bound, 6);
-  EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0, 0}).evaluation.value, 6);
+  EXPECT_DOUBLE_EQ(SimulateStep(p, sim::OnDevices({0, 0, 0, 0})).evaluation.value, 6);
   // With 0.5-s tensors the split pays off: the bound is the critical path plus one transfer, and
   // c on d1 reaches it.
   const Problem q = Diamond(0.5);
   EXPECT_DOUBLE_EQ(q.lower_bound, 1 + 2 + 0.5 + 1);
-  EXPECT_DOUBLE_EQ(SimulateStep(q, {0, 0, 1, 0}).evaluation.value, 4.5);
+  EXPECT_DOUBLE_EQ(SimulateStep(q, sim::OnDevices({0, 0, 1, 0})).evaluation.value, 4.5);
 }
 
 TEST(LowerBoundTest, ForkPaysForSerialisingOrForTransfers) {
@@ -61,11 +61,11 @@ TEST(LowerBoundTest, ForkPaysForSerialisingOrForTransfers) {
   };
   const Problem p = fork(10);
   EXPECT_DOUBLE_EQ(p.lower_bound, 5);
-  EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0}).evaluation.value, 5);
+  EXPECT_DOUBLE_EQ(SimulateStep(p, sim::OnDevices({0, 0, 0})).evaluation.value, 5);
   // A 0.5-s tensor: c on another device ends at 1 + 0.5 + 2, which the bound reaches.
   const Problem q = fork(0.5);
   EXPECT_DOUBLE_EQ(q.lower_bound, 3.5);
-  EXPECT_DOUBLE_EQ(SimulateStep(q, {0, 0, 1}).evaluation.value, 3.5);
+  EXPECT_DOUBLE_EQ(SimulateStep(q, sim::OnDevices({0, 0, 1})).evaluation.value, 3.5);
 }
 
 TEST(LowerBoundTest, ABranchOnTheJoinsDeviceBringsItsWholeChain) {
@@ -89,7 +89,7 @@ TEST(LowerBoundTest, ABranchOnTheJoinsDeviceBringsItsWholeChain) {
   builder.AddEdge(last[1], 0, d);
   const Problem p = Make(builder, ThreeDevices());
   EXPECT_DOUBLE_EQ(p.lower_bound, 6);
-  EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0, 0, 0, 0}).evaluation.value, 6);
+  EXPECT_DOUBLE_EQ(SimulateStep(p, sim::OnDevices({0, 0, 0, 0, 0, 0})).evaluation.value, 6);
 }
 
 TEST(LowerBoundTest, ABranchSentAwayCrossesOutAndBack) {
@@ -110,8 +110,8 @@ TEST(LowerBoundTest, ABranchSentAwayCrossesOutAndBack) {
   builder.AddEdge(c, 0, d);
   const Problem p = Make(builder, ThreeDevices());
   EXPECT_DOUBLE_EQ(p.lower_bound, 6);
-  EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 0, 0}).evaluation.value, 6);
-  EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0, 1, 0}).evaluation.value, 6);
+  EXPECT_DOUBLE_EQ(SimulateStep(p, sim::OnDevices({0, 0, 0, 0})).evaluation.value, 6);
+  EXPECT_DOUBLE_EQ(SimulateStep(p, sim::OnDevices({0, 0, 1, 0})).evaluation.value, 6);
 }
 
 TEST(LowerBoundTest, TensorReadTwiceCrossesOnce) {
@@ -123,7 +123,7 @@ TEST(LowerBoundTest, TensorReadTwiceCrossesOnce) {
   const auto z = builder.AddOp(TimedOp("z", 1));
   for (auto producer : {x, x, y, y}) builder.AddEdge(producer, 0, z);
   const Problem p = Make(builder, ThreeDevices());
-  EXPECT_DOUBLE_EQ(SimulateStep(p, {1, 0, 0}).evaluation.value, 6);
+  EXPECT_DOUBLE_EQ(SimulateStep(p, sim::OnDevices({1, 0, 0})).evaluation.value, 6);
   EXPECT_DOUBLE_EQ(p.lower_bound, 6);
 }
 
@@ -160,18 +160,20 @@ int CheckRandomGraphs(uint64_t seed, int ops, double next, double any) {
     }
     for (int i = 0; i < ops; ++i) {
       for (int j = i + 1; j < ops; ++j) {
-        if (rng.Uniform() < (j == i + 1 ? next : any)) builder.AddEdge(i, 0, j);
-        if (rng.Uniform() < 0.1) builder.AddEdge(i, 0, j);  // read twice, sent once
+        if (rng.Uniform() < (j == i + 1 ? next : any))
+          builder.AddEdge(graph::OpId(i), 0, graph::OpId(j));
+        if (rng.Uniform() < 0.1)
+          builder.AddEdge(graph::OpId(i), 0, graph::OpId(j));  // read twice, sent once
       }
     }
     Problem p = Make(builder, ThreeDevices());
     StepSimulator sim(p);
     double best = std::numeric_limits<double>::infinity();
-    Placement placement(static_cast<size_t>(ops), 0);
+    Placement placement(static_cast<size_t>(ops), sim::DeviceId(0));
     int placements = 1;
     for (int i = 0; i < ops; ++i) placements *= 3;
     for (int code = 0; code < placements; ++code) {
-      for (int i = 0, rest = code; i < ops; ++i, rest /= 3) placement[i] = rest % 3;
+      for (int i = 0, rest = code; i < ops; ++i, rest /= 3) placement[i] = sim::DeviceId(rest % 3);
       if (placement[1] != placement[4] && trial % 2 == 1) continue;  // co-location
       best = std::min(best, sim.Makespan(placement));
     }

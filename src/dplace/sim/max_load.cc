@@ -10,16 +10,16 @@ MaxLoadEvaluator::MaxLoadEvaluator(const Problem& problem, MaxLoadOptions option
     : problem_(problem), options_(std::move(options)) {
   const int n = problem.num_devices();
   pays_.resize(static_cast<size_t>(n));
-  for (DeviceId d = 0; d < n; ++d) {
+  for (DeviceId d{0}; d < n; ++d) {
     pays_[static_cast<size_t>(d)] = problem.c().device(d).kind != options_.free_communication_kind;
   }
   compute_.resize(static_cast<size_t>(n));
   comm_.resize(static_cast<size_t>(n));
   memory_.resize(static_cast<size_t>(n));
   stamp_.resize(static_cast<size_t>(n));
-  for (DeviceId d = 0; d < n; ++d) op_times_.push_back(problem.costs.OpTimes(d));
+  for (DeviceId d{0}; d < n; ++d) op_times_.push_back(problem.costs.OpTimes(d));
   footprint_.resize(static_cast<size_t>(problem.num_ops()));
-  for (OpId i = 0; i < problem.num_ops(); ++i) {
+  for (OpId i{0}; i < problem.num_ops(); ++i) {
     footprint_[static_cast<size_t>(i)] = OpFootprintBytes(problem.g(), i);
   }
 }
@@ -31,15 +31,15 @@ double MaxLoadEvaluator::Value(const Placement& placement) {
   std::fill(comm_.begin(), comm_.end(), 0.0);
   std::fill(stamp_.begin(), stamp_.end(), -1);
   const int n = g.num_ops();
-  for (OpId i = 0; i < n; ++i) {
+  for (OpId i{0}; i < n; ++i) {
     const auto d = static_cast<size_t>(placement[static_cast<size_t>(i)]);
     compute_[d] += op_times_[d][static_cast<size_t>(i)];
   }
   const auto& tensors = g.tensors();
-  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     auto consumers = g.Consumers(t);
     if (consumers.empty()) continue;
-    const graph::Tensor& tensor = tensors[static_cast<size_t>(t)];
+    const graph::Tensor& tensor = tensors[t];
     const DeviceId src = placement[static_cast<size_t>(tensor.producer)];
     double send = 0;
     bool sent = false;
@@ -68,7 +68,7 @@ Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
   e.lower_bound = problem_.lower_bound;
   std::fill(memory_.begin(), memory_.end(), 0.0);
   e.devices.resize(compute_.size());
-  for (OpId i = 0; i < problem_.num_ops(); ++i) {
+  for (OpId i{0}; i < problem_.num_ops(); ++i) {
     const auto d = static_cast<size_t>(placement[static_cast<size_t>(i)]);
     memory_[d] += footprint_[static_cast<size_t>(i)];
     ++e.devices[d].ops;
@@ -78,7 +78,7 @@ Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
     r.busy_s = compute_[d];
     r.load = compute_[d] + (pays_[d] ? comm_[d] : 0.0);
     r.peak_memory_bytes = memory_[d];
-    r.memory_capacity_bytes = problem_.c().devices()[d].memory_bytes;
+    r.memory_capacity_bytes = problem_.c().device(DeviceId(static_cast<int32_t>(d))).memory_bytes;
   }
   e.reason = FindViolation(problem_, placement);
   if (e.reason.empty()) e.reason = FindMemoryViolation(problem_, e.devices);

@@ -69,7 +69,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
     if (first_pos[d] < 0 && IsForward(g.op(topo[pos]))) first_pos[d] = static_cast<int>(pos);
   }
   std::vector<DeviceId> stage_devices;
-  for (DeviceId d = 0; d < p.num_devices(); ++d) {
+  for (DeviceId d{0}; d < p.num_devices(); ++d) {
     if (any_pos[static_cast<size_t>(d)] >= 0) stage_devices.push_back(d);
   }
   auto key = [&](DeviceId d) {
@@ -88,7 +88,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   std::vector<double> resident(static_cast<size_t>(num_stages), 0),
       activations(static_cast<size_t>(num_stages), 0);
   bool training = false;
-  for (OpId op = 0; op < p.num_ops(); ++op) {
+  for (OpId op{0}; op < p.num_ops(); ++op) {
     const DeviceId d = placement[static_cast<size_t>(op)];
     const auto s = static_cast<size_t>(stage_of[static_cast<size_t>(d)]);
     const graph::Op& o = g.op(op);
@@ -103,7 +103,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   // delay[(from stage, from backward?, to stage, to backward?)] = Σ transfer time of crossing
   // tensors.
   std::map<std::tuple<int, bool, int, bool>, double> delay;
-  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const OpId producer = g.tensor(t).producer;
     const DeviceId src = placement[static_cast<size_t>(producer)];
     std::vector<std::pair<DeviceId, bool>> seen;

@@ -33,7 +33,7 @@ Problem TwoStages(double scale = 1) {
 TEST(PipelineSimTest, GPipe) {
   // d0: F0 [0,1] F1 [1,2]; d1: F0 [1,2] F1 [2,3] B1 [3,5] B0 [5,7]; d0: B1 [5,7] B0 [7,9].
   Problem p = TwoStages();
-  auto r = SimulatePipeline(p, {0, 1, 1, 0}, PipelineSchedule::kGPipe, 2);
+  auto r = SimulatePipeline(p, sim::OnDevices({0, 1, 1, 0}), PipelineSchedule::kGPipe, 2);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_DOUBLE_EQ(r->makespan_s, 9);
   EXPECT_DOUBLE_EQ(r->time_per_sample_s, 4.5);
@@ -49,7 +49,7 @@ TEST(PipelineSimTest, OneForwardOneBackward) {
   // d0 runs F0 F1 B0 B1, d1 runs F0 B0 F1 B1: d1: F0 [1,2] B0 [2,4] F1 [4,5] B1 [5,7];
   // d0: F0 [0,1] F1 [1,2] B0 [4,6] B1 [7,9]. d1 never holds two micro-batches.
   Problem p = TwoStages();
-  auto r = SimulatePipeline(p, {0, 1, 1, 0}, PipelineSchedule::k1F1B, 2);
+  auto r = SimulatePipeline(p, sim::OnDevices({0, 1, 1, 0}), PipelineSchedule::k1F1B, 2);
   ASSERT_TRUE(r.ok());
   EXPECT_DOUBLE_EQ(r->makespan_s, 9);
   EXPECT_EQ(r->stages[1].peak_in_flight, 1);
@@ -64,7 +64,7 @@ TEST(PipelineSimTest, OneForwardOneBackwardCountsWhatItsTraceShows) {
   // which frees that micro-batch first. None of these instants is exact in binary: a forward's
   // start recomputed as its end less its duration fell before that backward's end and counted 3.
   Problem p = TwoStages(0.033);
-  auto r = SimulatePipeline(p, {0, 1, 1, 0}, PipelineSchedule::k1F1B, 5);
+  auto r = SimulatePipeline(p, sim::OnDevices({0, 1, 1, 0}), PipelineSchedule::k1F1B, 5);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->stages[0].peak_in_flight, 2);
   EXPECT_EQ(r->stages[1].peak_in_flight, 1);
@@ -94,19 +94,19 @@ TEST(PipelineSimTest, MemoryOverflowIsReported) {
   // Inference: d0 runs F0..F3 back to back; each holds 30 bytes only while it runs, so one is in
   // flight at a time: fits in 50 bytes, not in 25.
   Problem roomy = InferencePair(50);
-  auto r = SimulatePipeline(roomy, {0, 1}, PipelineSchedule::kGPipe, 4);
+  auto r = SimulatePipeline(roomy, sim::OnDevices({0, 1}), PipelineSchedule::kGPipe, 4);
   ASSERT_TRUE(r.ok());
   EXPECT_DOUBLE_EQ(r->makespan_s, 1 + 4 * 3);
   EXPECT_EQ(r->stages[0].peak_in_flight, 1);
   EXPECT_TRUE(r->feasible) << r->reason;
   Problem p = InferencePair(25);
-  auto tight = SimulatePipeline(p, {0, 1}, PipelineSchedule::kGPipe, 4);
+  auto tight = SimulatePipeline(p, sim::OnDevices({0, 1}), PipelineSchedule::kGPipe, 4);
   ASSERT_TRUE(tight.ok());
   EXPECT_FALSE(tight->feasible);
   EXPECT_NE(tight->reason.find("1 micro-batches in flight exceeds capacity 25 B"),
             std::string::npos)
       << tight->reason;
-  EXPECT_FALSE(SimulatePipeline(p, {0, 1}, PipelineSchedule::kGPipe, 0).ok());
+  EXPECT_FALSE(SimulatePipeline(p, sim::OnDevices({0, 1}), PipelineSchedule::kGPipe, 0).ok());
 }
 
 }  // namespace

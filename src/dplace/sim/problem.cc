@@ -50,7 +50,7 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
   Problem p;
   p.objective = objective;
   p.allowed_kinds.resize(static_cast<size_t>(graph->num_ops()));
-  for (OpId i = 0; i < graph->num_ops(); ++i) {
+  for (OpId i{0}; i < graph->num_ops(); ++i) {
     const graph::Op& op = graph->op(i);
     uint64_t mask = 0;
     for (size_t k = 0; k < kinds.size(); ++k) {

@@ -35,6 +35,14 @@ std::string_view ValueName(Objective objective);
 // One DeviceId per op, indexed by OpId.
 using Placement = std::vector<DeviceId>;
 
+// The placement that puts op i on device devices[i] (tests and examples: OnDevices({0, 1, 0})).
+inline Placement OnDevices(std::initializer_list<int32_t> devices) {
+  Placement p;
+  p.reserve(devices.size());
+  for (int32_t d : devices) p.push_back(DeviceId(d));
+  return p;
+}
+
 struct Problem {
   std::shared_ptr<const graph::Graph> graph;
   std::shared_ptr<const hw::Cluster> cluster;

@@ -47,11 +47,11 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   transfer_of_device_.resize(n);
   timeline_params_.resize(n);
   size_t slots = 0;
-  for (OpId i = 0; i < g.num_ops(); ++i) slots += g.Inputs(i).size();
+  for (OpId i{0}; i < g.num_ops(); ++i) slots += g.Inputs(i).size();
   s_.input_copy.resize(slots);
   // For each (tensor, consumer) pair of the consumer CSR: the pair's slot in the inputs CSR.
-  const graph::TensorId* inputs_base = g.Inputs(0).data();
-  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+  const graph::TensorId* inputs_base = g.Inputs(graph::OpId(0)).data();
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     for (OpId c : g.Consumers(t)) {
       auto inputs = g.Inputs(c);
       const auto k = std::lower_bound(inputs.begin(), inputs.end(), t) - inputs.begin();
@@ -65,7 +65,7 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   view_slot_.assign(num_tensors, -1);
   deferred_.assign(slots, 0);
   slot_tensor_.assign(inputs_base, inputs_base + slots);
-  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const graph::Tensor& tensor = g.tensor(t);
     local_bytes_[static_cast<size_t>(t)] = tensor.view ? 0 : tensor.bytes;
     if (tensor.view_of < 0) continue;
@@ -80,7 +80,7 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   param_bytes_.resize(num_ops);
   scratch_bytes_.resize(num_ops);
   start_bytes_.resize(num_ops);
-  for (OpId i = 0; i < g.num_ops(); ++i) {
+  for (OpId i{0}; i < g.num_ops(); ++i) {
     const graph::Op& o = g.op(i);
     param_bytes_[static_cast<size_t>(i)] = o.param_bytes;
     scratch_bytes_[static_cast<size_t>(i)] = o.scratch_bytes;
@@ -184,7 +184,8 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
   if (sent == 0) return;
   // Second pass: each remote consumer reads the copy on its device.
   auto consumers = g.Consumers(t);
-  const int32_t* slots = consumer_slot_.data() + (consumers.data() - g.Consumers(0).data());
+  const int32_t* slots =
+      consumer_slot_.data() + (consumers.data() - g.Consumers(graph::TensorId(0)).data());
   for (size_t k = 0; k < consumers.size(); ++k) {
     const DeviceId dst = placement[static_cast<size_t>(consumers[k])];
     if (dst == src) continue;
@@ -208,7 +209,7 @@ void StepSimulator::EndOp(OpId op, double time, const Placement& placement, Time
   if (timeline) timeline->ops.push_back({op, d, s_.start[static_cast<size_t>(op)], time});
   Free(d, scratch_bytes_[static_cast<size_t>(op)], time, timeline);
   auto inputs = g.Inputs(op);
-  const auto first_slot = static_cast<size_t>(inputs.data() - g.Inputs(0).data());
+  const auto first_slot = static_cast<size_t>(inputs.data() - g.Inputs(graph::OpId(0)).data());
   for (size_t k = 0; k < inputs.size(); ++k) {
     // The base of a view output is released when the view is (FreeLocal).
     if (!deferred_[first_slot + k]) ReleaseInput(first_slot + k, d, time, timeline);
@@ -291,15 +292,15 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   std::fill(s_.input_copy.begin(), s_.input_copy.end(), -1);
   if (timeline) {
     std::fill(timeline_params_.begin(), timeline_params_.end(), 0.0);
-    for (OpId i = 0; i < g.num_ops(); ++i) {
+    for (OpId i{0}; i < g.num_ops(); ++i) {
       timeline_params_[static_cast<size_t>(placement[static_cast<size_t>(i)])] +=
           param_bytes_[static_cast<size_t>(i)];
     }
-    for (DeviceId d = 0; d < problem_.num_devices(); ++d) {
+    for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
       timeline->memory.push_back({d, 0, timeline_params_[static_cast<size_t>(d)]});
     }
   }
-  for (OpId i = 0; i < g.num_ops(); ++i) {
+  for (OpId i{0}; i < g.num_ops(); ++i) {
     s_.pending[static_cast<size_t>(i)] = static_cast<int32_t>(g.Inputs(i).size());
     if (s_.pending[static_cast<size_t>(i)] == 0) {
       MarkReady(placement[static_cast<size_t>(i)], 0, i);
@@ -342,7 +343,7 @@ double StepSimulator::Continue(const Placement& placement, Timeline* timeline, b
       const Event e = s_.events.back();
       s_.events.pop_back();
       if ((e.code & 1) == kOpEnd) {
-        EndOp(e.code >> 1, now, placement, timeline);
+        EndOp(graph::OpId(e.code >> 1), now, placement, timeline);
         if (record) base_end_[static_cast<size_t>(e.code >> 1)] = now;
       } else {
         EndTransfer(e.code >> 1, now, placement, timeline);
@@ -432,8 +433,8 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
   // Per device, its ops by end time: the op that kept a device busy ended when the next started.
   std::vector<std::vector<std::pair<double, OpId>>> ended(
       static_cast<size_t>(problem_.num_devices()));
-  OpId last = -1;
-  for (OpId op = 0; op < g.num_ops(); ++op) {
+  OpId last{-1};
+  for (OpId op{0}; op < g.num_ops(); ++op) {
     ended[static_cast<size_t>(placement[static_cast<size_t>(op)])].emplace_back(end_of(op), op);
     if (last < 0 || end_of(op) > end_of(last)) last = op;
   }
@@ -448,8 +449,8 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
     if (start <= 0) break;
     // The input that arrived last, if it arrived as the op started.
     auto inputs = g.Inputs(op);
-    const auto first_slot = static_cast<size_t>(inputs.data() - g.Inputs(0).data());
-    OpId next = -1;
+    const auto first_slot = static_cast<size_t>(inputs.data() - g.Inputs(graph::OpId(0)).data());
+    OpId next{-1};
     for (size_t k = 0; k < inputs.size() && next < 0; ++k) {
       int32_t copy = s_.input_copy[first_slot + k];
       if (copy < 0) {
@@ -508,12 +509,12 @@ StepResult StepSimulator::Report(const Placement& placement) const {
   e.value = s_.makespan;
   e.lower_bound = problem_.lower_bound;
   e.devices.resize(static_cast<size_t>(problem_.num_devices()));
-  for (OpId i = 0; i < problem_.num_ops(); ++i) {
+  for (OpId i{0}; i < problem_.num_ops(); ++i) {
     DeviceReport& r = e.devices[static_cast<size_t>(placement[static_cast<size_t>(i)])];
     ++r.ops;
     r.peak_memory_bytes += param_bytes_[static_cast<size_t>(i)];
   }
-  for (DeviceId d = 0; d < problem_.num_devices(); ++d) {
+  for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
     DeviceReport& r = e.devices[static_cast<size_t>(d)];
     r.busy_s = s_.busy_s[static_cast<size_t>(d)];
     r.load = r.busy_s;

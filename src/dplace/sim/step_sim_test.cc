@@ -33,7 +33,7 @@ TEST(StepSimTest, ChainAcrossTwoDevices) {
   const auto c = b.AddOp(TimedOp("b", 2));
   b.AddEdge(a, 0, c);
   Problem p = Make(b, ThreeDevices());
-  StepResult r = SimulateStep(p, {0, 1}, {.record_timeline = true});
+  StepResult r = SimulateStep(p, sim::OnDevices({0, 1}), {.record_timeline = true});
   EXPECT_DOUBLE_EQ(r.evaluation.value, 4.5);
   ASSERT_EQ(r.timeline.transfers.size(), 1u);
   EXPECT_DOUBLE_EQ(r.timeline.transfers[0].start_s, 1);
@@ -41,14 +41,14 @@ TEST(StepSimTest, ChainAcrossTwoDevices) {
   EXPECT_DOUBLE_EQ(r.evaluation.devices[1].busy_s, 2);
   EXPECT_TRUE(r.evaluation.feasible);
   // Same device: no transfer, 1 + 2 = 3.
-  EXPECT_DOUBLE_EQ(SimulateStep(p, {0, 0}).evaluation.value, 3);
+  EXPECT_DOUBLE_EQ(SimulateStep(p, sim::OnDevices({0, 0})).evaluation.value, 3);
 }
 
 TEST(StepSimTest, ChannelCarriesOneTransferAtATime) {
   // a (1 s, d0) has outputs t0 -> x and t1 -> y, 1 s each, both x, y (1 s) on d1.
   // t0 occupies d0->d1 over [1, 2], t1 waits: [2, 3]. x runs [2, 3], y [3, 4]. Makespan 4.
   Problem p = Contention();
-  StepResult r = SimulateStep(p, {0, 1, 1}, {.record_timeline = true});
+  StepResult r = SimulateStep(p, sim::OnDevices({0, 1, 1}), {.record_timeline = true});
   EXPECT_DOUBLE_EQ(r.evaluation.value, 4);
   ASSERT_EQ(r.timeline.transfers.size(), 2u);
   EXPECT_DOUBLE_EQ(r.timeline.transfers[1].start_s, 2);
@@ -63,7 +63,7 @@ TEST(StepSimTest, TensorIsSentOncePerDestinationDevice) {
   b.AddEdge(a, 0, x);
   b.AddEdge(a, 0, y);
   Problem p = Make(b, ThreeDevices());
-  StepResult r = SimulateStep(p, {0, 1, 1}, {.record_timeline = true});
+  StepResult r = SimulateStep(p, sim::OnDevices({0, 1, 1}), {.record_timeline = true});
   EXPECT_EQ(r.timeline.transfers.size(), 1u);
   EXPECT_DOUBLE_EQ(r.evaluation.value, 4);  // a [0,1], transfer [1,2], x [2,3], y [3,4]
 }
@@ -76,7 +76,7 @@ TEST(StepSimTest, ReadyOpsRunInReadyOrderThenById) {
   b.AddOp(TimedOp("w", 1));
   b.AddOp(TimedOp("v", 2));
   Problem p = Make(b, ThreeDevices());
-  StepResult r = SimulateStep(p, {0, 0, 0}, {.record_timeline = true});
+  StepResult r = SimulateStep(p, sim::OnDevices({0, 0, 0}), {.record_timeline = true});
   ASSERT_EQ(r.timeline.ops.size(), 3u);
   EXPECT_EQ(r.timeline.ops[0].op, 0);
   EXPECT_EQ(r.timeline.ops[1].op, 1);
@@ -97,7 +97,7 @@ TEST(StepSimTest, LocalMemoryPeak) {
   const auto ib = b.AddOp(c, {{10, -1}});
   b.AddEdge(ia, 0, ib);
   Problem p = Make(b, ThreeDevices());
-  StepResult r = SimulateStep(p, {0, 0}, {.record_timeline = true});
+  StepResult r = SimulateStep(p, sim::OnDevices({0, 0}), {.record_timeline = true});
   EXPECT_DOUBLE_EQ(r.evaluation.devices[0].peak_memory_bytes, 165);
   EXPECT_DOUBLE_EQ(r.timeline.memory.back().bytes, 110);
 }
@@ -113,11 +113,11 @@ TEST(StepSimTest, AViewAllocatesNothingAndKeepsItsBase) {
   b.AddEdge(ia, 0, iv);
   b.AddEdge(iv, 0, ic);
   Problem p = Make(b, ThreeDevices());
-  StepResult r = SimulateStep(p, {0, 0, 0}, {.record_timeline = true});
+  StepResult r = SimulateStep(p, sim::OnDevices({0, 0, 0}), {.record_timeline = true});
   EXPECT_DOUBLE_EQ(r.evaluation.devices[0].peak_memory_bytes, 110);
   EXPECT_DOUBLE_EQ(r.timeline.memory.back().bytes, 10);
   // v's copy sent to d1 is a real tensor there; a's output lives on d0 until the transfer ends.
-  StepResult sent = SimulateStep(p, {0, 0, 1}, {.record_timeline = true});
+  StepResult sent = SimulateStep(p, sim::OnDevices({0, 0, 1}), {.record_timeline = true});
   EXPECT_DOUBLE_EQ(sent.evaluation.devices[0].peak_memory_bytes, 100);
   EXPECT_DOUBLE_EQ(sent.evaluation.devices[1].peak_memory_bytes, 110);
 }
@@ -130,7 +130,7 @@ TEST(StepSimTest, RemoteCopyMemoryAndInfeasibility) {
   const auto ib = b.AddOp(TimedOp("b", 1));
   b.AddEdge(ia, 0, ib);
   Problem p = Make(b, ThreeDevices(40));
-  StepResult r = SimulateStep(p, {0, 1}, {.record_timeline = true});
+  StepResult r = SimulateStep(p, sim::OnDevices({0, 1}), {.record_timeline = true});
   EXPECT_DOUBLE_EQ(r.evaluation.devices[0].peak_memory_bytes, 50);
   EXPECT_DOUBLE_EQ(r.evaluation.devices[1].peak_memory_bytes, 50);
   EXPECT_FALSE(r.evaluation.feasible);
@@ -146,7 +146,7 @@ TEST(StepSimTest, ConstraintViolationsAreInfeasibleNotErrors) {
   a.device_kinds = {"gpu"};
   b.AddOp(a);
   Problem p = Make(b, ThreeDevices());
-  Evaluation e = SimulateStep(p, {2}).evaluation;
+  Evaluation e = SimulateStep(p, sim::OnDevices({2})).evaluation;
   EXPECT_FALSE(e.feasible);
   EXPECT_EQ(e.reason, "op 'a' may not run on c0 (kind cpu)");
 }
@@ -158,15 +158,15 @@ TEST(StepSimTest, LowerBoundHoldsOnSyntheticGraphs) {
                   .value();
   StepSimulator sim(p);
   Placement placement(500);
-  for (int i = 0; i < 500; ++i) placement[static_cast<size_t>(i)] = i % 2;
+  for (int i = 0; i < 500; ++i) placement[static_cast<size_t>(i)] = sim::DeviceId(i % 2);
   const double split = sim.Makespan(placement);
-  std::fill(placement.begin(), placement.end(), 0);
+  std::fill(placement.begin(), placement.end(), DeviceId(0));
   const double single = sim.Makespan(placement);
   EXPECT_GE(split, p.lower_bound);
   EXPECT_GE(single, p.lower_bound);
   // On one device with no transfers the step is exactly the sum of the op times.
   double sum = 0;
-  for (OpId i = 0; i < 500; ++i) sum += p.costs.OpTime(i, 0);
+  for (OpId i{0}; i < 500; ++i) sum += p.costs.OpTime(i, sim::DeviceId(0));
   EXPECT_NEAR(single, sum, 1e-9 * sum);
 }
 
@@ -252,23 +252,23 @@ TEST(StepSimTest, CriticalPathFollowsWhatEachOpWaitedFor) {
   b.AddEdge(x, 0, c);
   Problem p = Make(b, ThreeDevices());
   StepSimulator sim(p);
-  EXPECT_EQ(sim.CriticalPath({1, 0, 1, 1}), (std::vector<OpId>{c, x, y}));
+  EXPECT_EQ(sim.CriticalPath(sim::OnDevices({1, 0, 1, 1})), (std::vector<OpId>{c, x, y}));
   // With y on the CPU (4 s too), b starts when the transfer ends: c, b, then a through it.
-  EXPECT_EQ(sim.CriticalPath({2, 0, 1, 1}), (std::vector<OpId>{c, x, a}));
+  EXPECT_EQ(sim.CriticalPath(sim::OnDevices({2, 0, 1, 1})), (std::vector<OpId>{c, x, a}));
 }
 
 TEST(StepSimTest, CriticalPathFollowsTheChannelQueue) {
   // As in ChannelCarriesOneTransferAtATime: y's input waited on the channel behind x's, which
   // waited for a; y started when its copy arrived: y, then a.
   Problem p = Contention();
-  const OpId a = 0, x = 1, y = 2;
+  const OpId a{0}, x{1}, y{2};
   StepSimulator sim(p);
-  EXPECT_EQ(sim.CriticalPath({0, 1, 1}), (std::vector<OpId>{y, a}));
+  EXPECT_EQ(sim.CriticalPath(sim::OnDevices({0, 1, 1})), (std::vector<OpId>{y, a}));
   // The path does not disturb incremental runs: a base set before still answers exactly.
-  sim.SetBase({0, 1, 1});
-  EXPECT_EQ(sim.CriticalPath({0, 0, 0}), (std::vector<OpId>{y, x, a}));
-  EXPECT_DOUBLE_EQ(sim.RunNear({0, 1, 0}).evaluation.value,
-                   SimulateStep(p, {0, 1, 0}).evaluation.value);
+  sim.SetBase(sim::OnDevices({0, 1, 1}));
+  EXPECT_EQ(sim.CriticalPath(sim::OnDevices({0, 0, 0})), (std::vector<OpId>{y, x, a}));
+  EXPECT_DOUBLE_EQ(sim.RunNear(sim::OnDevices({0, 1, 0})).evaluation.value,
+                   SimulateStep(p, sim::OnDevices({0, 1, 0})).evaluation.value);
 }
 
 }  // namespace

@@ -227,7 +227,7 @@ class Importer {
         const bool in_graph = base != producer.end();
         outputs.push_back({.bytes = out.empty() ? 0 : Bytes(t),
                            .view = view,
-                           .view_of_op = in_graph ? base->second.first : -1,
+                           .view_of_op = in_graph ? base->second.first : graph::OpId(-1),
                            .view_of_output = in_graph ? base->second.second : 0});
         out_bytes += out.empty() ? 0 : Bytes(t);
         out_elements += out.empty() ? 0 : Bytes(t) / ElementBytes(t.elem_type);

@@ -79,11 +79,11 @@ TEST(OnnxTest, SmallModelCostsAreExact) {
   for (const graph::Op& op : g.ops()) params += op.param_bytes;
   EXPECT_DOUBLE_EQ(params, (8 * 3 * 3 * 3 + 8 + 288 * 4) * 4.0);  // w, b, fc: float32
   // Conv: 288 outputs x 2 x (3 channels x 9) + bias; MatMul: 2 x 4 x 288.
-  EXPECT_DOUBLE_EQ(g.op(0).flops, 288 * 2 * 27 + 288);
-  EXPECT_DOUBLE_EQ(g.op(1).flops, 288);
-  EXPECT_DOUBLE_EQ(g.op(2).flops, 0);
-  EXPECT_DOUBLE_EQ(g.op(3).flops, 2 * 4 * 288);
-  EXPECT_DOUBLE_EQ(g.tensor(g.op(0).first_output).bytes, 288 * 4);
+  EXPECT_DOUBLE_EQ(g.op(graph::OpId(0)).flops, 288 * 2 * 27 + 288);
+  EXPECT_DOUBLE_EQ(g.op(graph::OpId(1)).flops, 288);
+  EXPECT_DOUBLE_EQ(g.op(graph::OpId(2)).flops, 0);
+  EXPECT_DOUBLE_EQ(g.op(graph::OpId(3)).flops, 2 * 4 * 288);
+  EXPECT_DOUBLE_EQ(g.tensor(g.op(graph::OpId(0)).first_output).bytes, 288 * 4);
   EXPECT_TRUE(r->warnings.empty());
 }
 
@@ -97,7 +97,8 @@ TEST(OnnxTest, UnknownOpTypeIsAWarningWithAGenericEstimate) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->warnings.size(), 1u);
   EXPECT_NE(r->warnings[0].find("'FancyOp'"), std::string::npos) << r->warnings[0];
-  EXPECT_DOUBLE_EQ(r->graph.op(4).flops, 4);  // one per output element, shaped like its input
+  EXPECT_DOUBLE_EQ(r->graph.op(graph::OpId(4)).flops,
+                   4);  // one per output element, shaped like its input
 }
 
 TEST(OnnxTest, WeightsInExternalDataAreNotNeeded) {
@@ -109,7 +110,7 @@ TEST(OnnxTest, WeightsInExternalDataAreNotNeeded) {
   location->set_value("weights.bin");  // does not exist: never read
   auto r = Read(m);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_DOUBLE_EQ(r->graph.op(0).param_bytes, (8 * 3 * 3 * 3 + 8) * 4.0);
+  EXPECT_DOUBLE_EQ(r->graph.op(graph::OpId(0)).param_bytes, (8 * 3 * 3 * 3 + 8) * 4.0);
 }
 
 // The weights' values are left out before parsing; names, types, shapes, small and integer
@@ -139,7 +140,8 @@ TEST(OnnxTest, WeightValuesAreLeftOutBeforeParsing) {
   EXPECT_EQ(back.graph().node_size(), m.graph().node_size());
   auto full = ReadOnnxModel(bytes, "small"), without = ReadOnnxModel(light, "small");
   ASSERT_TRUE(full.ok() && without.ok());
-  EXPECT_EQ(full->graph.op(0).param_bytes, without->graph.op(0).param_bytes);
+  EXPECT_EQ(full->graph.op(graph::OpId(0)).param_bytes,
+            without->graph.op(graph::OpId(0)).param_bytes);
   // Not a protobuf encoding: nothing, and the loader hands the bytes to the parser as they are.
   EXPECT_TRUE(WithoutWeights(std::string("\x0f\xff\xff", 3)).empty());
   EXPECT_TRUE(WithoutWeights(bytes.substr(0, bytes.size() / 2)).empty());
@@ -440,7 +442,7 @@ TEST(OnnxTest, DetectionModelsAreCostedThroughTheirPostProcessing) {
   // batched NMS runs inside an If: costed by its branch, and fed by what the branch reads.
   EXPECT_GT(frcnn["If"], 0);
   const graph::Graph& g = *loaded->graph;
-  for (graph::OpId id = 0; id < g.num_ops(); ++id) {
+  for (graph::OpId id{0}; id < g.num_ops(); ++id) {
     if (g.op(id).type == "If") {
       EXPECT_GE(g.Predecessors(id).size(), 2u) << g.op(id).name;
     }

@@ -15,12 +15,11 @@ namespace {
 sim::Placement ExpertRule(const sim::Problem& p) {
   const std::vector<Unit> units = MakeUnits(p);
   std::vector<sim::DeviceId> accelerators;
-  for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
+  for (sim::DeviceId d{0}; d < p.num_devices(); ++d) {
     if (p.c().device(d).kind != "cpu") accelerators.push_back(d);
   }
   if (accelerators.empty()) {
-    accelerators.resize(static_cast<size_t>(p.num_devices()));
-    std::iota(accelerators.begin(), accelerators.end(), 0);
+    for (sim::DeviceId d : p.c().device_ids()) accelerators.push_back(d);
   }
   const auto unit_time = [&](const Unit& u, sim::DeviceId d) {
     double t = 0;
@@ -45,7 +44,7 @@ sim::Placement ExpertRule(const sim::Problem& p) {
   }
   // `total` is now in "fractions of the first accelerator's whole graph", comparable across
   // devices.
-  sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
+  sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
   std::vector<double> used(static_cast<size_t>(p.num_devices()), 0);
   size_t current = 0;
   double done = 0, target = total * speed[0] / total_speed;

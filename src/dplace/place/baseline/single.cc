@@ -14,7 +14,7 @@ class SinglePlacer : public Placer {
     sim::Placement best;
     bool best_feasible = false;
     double best_value = std::numeric_limits<double>::infinity();
-    for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
+    for (sim::DeviceId d{0}; d < p.num_devices(); ++d) {
       sim::Placement candidate = AllOn(p, d);
       const sim::Evaluation e = req.evaluator->Evaluate(candidate);
       // Feasible beats infeasible; then the smaller value; ties keep the lower device id.
@@ -31,8 +31,8 @@ class SinglePlacer : public Placer {
   // co-location group follows its first op, so groups stay whole.
   static sim::Placement AllOn(const sim::Problem& p, sim::DeviceId d) {
     sim::Placement placement(static_cast<size_t>(p.num_ops()), d);
-    std::vector<sim::DeviceId> group_device(p.g().groups().size(), -1);
-    for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+    std::vector<sim::DeviceId> group_device(p.g().groups().size(), sim::DeviceId(-1));
+    for (sim::OpId op{0}; op < p.num_ops(); ++op) {
       const graph::GroupId grp = p.g().op(op).colocation;
       sim::DeviceId target = d;
       bool group_ok = true;
@@ -44,7 +44,7 @@ class SinglePlacer : public Placer {
           target = group_device[static_cast<size_t>(grp)];
         } else {
           double fastest = std::numeric_limits<double>::infinity();
-          for (sim::DeviceId e = 0; e < p.num_devices(); ++e) {
+          for (sim::DeviceId e{0}; e < p.num_devices(); ++e) {
             if (p.Allowed(op, e) && p.costs.OpTime(op, e) < fastest) {
               fastest = p.costs.OpTime(op, e);
               target = e;

@@ -1,6 +1,7 @@
 #include "dplace/place/exact/contiguous_dp.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -215,7 +216,7 @@ int64_t MaxIdealsInMemory(const ContiguousModel& model) {
   constexpr double kBudgetBytes = 1u << 30;
   const double cells =
       static_cast<double>((model.cpus.size() + 1) * (model.accelerators.size() + 1));
-  const double per_ideal = 13 * cells + 8 * (model.num_units / 64 + 1) + 24;
+  const double per_ideal = 13 * cells + 8 * std::floor(model.num_units / 64.0 + 1) + 24;
   return static_cast<int64_t>(kBudgetBytes / per_ideal);
 }
 
@@ -316,7 +317,6 @@ ContiguousSolution SolveLinearLatency(const ContiguousModel& m, Deadline deadlin
   const int n = m.num_units;
   const int k = static_cast<int>(m.accelerators.size());
   const bool pool = !m.cpus.empty();
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   if (static_cast<double>(n + 1) * (k + 1) > 5e7) return {};  // tables over 1 GB: not attempted
   // best[i][j]: least sum over runs covering units [0, i) with j accelerators; from[i][j]: where
   // the last run starts, and whether it is a call (1) or CPU work (0).
@@ -344,10 +344,10 @@ ContiguousSolution SolveLinearLatency(const ContiguousModel& m, Deadline deadlin
         const double before = best[static_cast<size_t>(h)][static_cast<size_t>(j)];
         if (before == kInf) continue;
         auto relax = [&](int jj, double value, char call) {
-          double& slot = best[static_cast<size_t>(i + 1)][static_cast<size_t>(jj)];
+          double& slot = best[static_cast<size_t>(i) + 1][static_cast<size_t>(jj)];
           if (value < slot) {
             slot = value;
-            from[static_cast<size_t>(i + 1)][static_cast<size_t>(jj)] = {h, call};
+            from[static_cast<size_t>(i) + 1][static_cast<size_t>(jj)] = {h, call};
           }
         };
         if (pool && run.not_cpu == 0) relax(j, before + critical, 0);
@@ -382,7 +382,7 @@ ContiguousSolution SolveLinearLatency(const ContiguousModel& m, Deadline deadlin
 
 sim::Placement ToPlacement(const ContiguousModel& model, const ContiguousSolution& solution,
                            int num_ops) {
-  sim::Placement placement(static_cast<size_t>(num_ops), 0);
+  sim::Placement placement(static_cast<size_t>(num_ops), sim::DeviceId(0));
   for (int u = 0; u < model.num_units; ++u) {
     const int d = solution.unit_device[static_cast<size_t>(u)];
     const sim::DeviceId device = d >= 0 ? model.accelerators[static_cast<size_t>(d)]

@@ -49,7 +49,7 @@ Units MakeUnits(const sim::Problem& p, UnionFind& classes, const std::vector<int
   Units u;
   std::vector<int> unit_of_class(class_of_op.size() + p.g().groups().size() + 1, -1);
   u.of_op.resize(static_cast<size_t>(p.num_ops()));
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const int c = classes.Find(class_of_op[static_cast<size_t>(op)]);
     if (unit_of_class[static_cast<size_t>(c)] < 0)
       unit_of_class[static_cast<size_t>(c)] = u.count++;
@@ -132,7 +132,7 @@ bool MergeOneTrivialUnit(const sim::Problem& p, const ContiguousModel& m, UnionF
   const auto n = static_cast<size_t>(u.count);
   std::vector<double> fwd_accel(n, 0), fwd_cpu(n, 0), bwd(n, 0);
   std::vector<char> touches_backward(n, 0);
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const auto unit = static_cast<size_t>(u.of_op[static_cast<size_t>(op)]);
     const double a = m.accelerators.empty() ? 0 : p.costs.OpTime(op, m.accelerators[0]);
     const double c = m.cpus.empty() ? 0 : p.costs.OpTime(op, m.cpus[0]);
@@ -161,7 +161,7 @@ bool MergeOneTrivialUnit(const sim::Problem& p, const ContiguousModel& m, UnionF
     }
   }
   std::vector<int> class_of_unit(n);
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     class_of_unit[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])] =
         classes.Find(class_of_op[static_cast<size_t>(op)]);
   }
@@ -180,7 +180,7 @@ Status CheckDevices(const sim::Problem& p, ContiguousModel* m) {
     return InvalidInput(
         "the exact placers work on the paper's model, objective throughput or latency, not step");
   }
-  for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
+  for (sim::DeviceId d{0}; d < p.num_devices(); ++d) {
     (p.c().device(d).kind == "cpu" ? m->cpus : m->accelerators).push_back(d);
   }
   for (const auto* group : {&m->accelerators, &m->cpus}) {
@@ -209,7 +209,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   const graph::Graph& g = p.g();
   const int num_groups = static_cast<int>(g.groups().size());
   std::vector<int> class_of_op(static_cast<size_t>(p.num_ops()));
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::GroupId grp = g.op(op).colocation;
     class_of_op[static_cast<size_t>(op)] = grp != graph::kNoGroup ? grp : num_groups + op;
   }
@@ -219,7 +219,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
 
   // Backward-only classes get a forward position: each backward edge touching one is mirrored.
   std::vector<char> has_forward(static_cast<size_t>(num_groups + p.num_ops()), 0);
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     if (g.op(op).kind == OpKind::kForward)
       has_forward[static_cast<size_t>(class_of_op[static_cast<size_t>(op)])] = 1;
   }
@@ -236,7 +236,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   Units u = MakeUnits(p, classes, class_of_op, edges, mirror);
   const std::vector<int> comp = for_contiguity ? Components(u) : std::vector<int>();
   std::vector<int> first_unit_of_comp(static_cast<size_t>(u.count), -1);
-  for (sim::OpId op = 0; op < p.num_ops() && for_contiguity; ++op) {
+  for (sim::OpId op{0}; op < p.num_ops() && for_contiguity; ++op) {
     const int c = comp[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])];
     int& first = first_unit_of_comp[static_cast<size_t>(c)];
     if (first < 0) {
@@ -289,7 +289,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.cpu_ok.assign(n, 1);
   std::vector<int>& unit_of_op = m.unit_of_op;
   unit_of_op.resize(static_cast<size_t>(p.num_ops()));
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const int unit = order_of[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])];
     unit_of_op[static_cast<size_t>(op)] = unit;
     const auto x = static_cast<size_t>(unit);
@@ -325,7 +325,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
                                                                 : a0;
   m.produced.resize(n);
   m.consumed.resize(n);
-  for (graph::TensorId t = 0; t < g.num_tensors(); ++t) {
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     ContiguousModel::Tensor info;
     info.id = t;
     info.producer = unit_of_op[static_cast<size_t>(g.tensor(t).producer)];

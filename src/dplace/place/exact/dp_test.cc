@@ -66,7 +66,7 @@ sim::Problem RandomChain(int n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> time(0.1, 2), bytes(0, 1);
   graph::GraphBuilder b("chain");
-  graph::OpId last = -1;
+  graph::OpId last{-1};
   for (int i = 0; i < n; ++i) {
     const graph::OpId op =
         b.AddOp(sim::testing::TimedOp("op" + std::to_string(i), time(rng)), {{bytes(rng), -1}});

@@ -113,7 +113,7 @@ class AssignmentProgram : public PlacementProgram {
   }
 
   sim::Placement Decode(const std::vector<double>& values, int num_ops) const override {
-    sim::Placement placement(static_cast<size_t>(num_ops), 0);
+    sim::Placement placement(static_cast<size_t>(num_ops), sim::DeviceId(0));
     for (int u = 0; u < m_.num_units; ++u) {
       int best_slot = 0;
       double best_value = -1;
@@ -324,15 +324,12 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
     size_t next_accel = 0, next_cpu = 0;
     for (int j = 0; j < blocks_; ++j) {
       const bool accel = values[static_cast<size_t>(accel_[static_cast<size_t>(j)])] > 0.5;
-      if (accel && next_accel < m_.accelerators.size()) {
-        device_of_block.push_back(m_.accelerators[next_accel++]);
-      } else if (next_cpu < m_.cpus.size()) {
-        device_of_block.push_back(m_.cpus[next_cpu++]);
-      } else {
-        device_of_block.push_back(m_.accelerators[next_accel++]);
-      }
+      // An accelerator while one is left, else a CPU while one is left, else an accelerator.
+      const bool to_cpu =
+          !(accel && next_accel < m_.accelerators.size()) && next_cpu < m_.cpus.size();
+      device_of_block.push_back(to_cpu ? m_.cpus[next_cpu++] : m_.accelerators[next_accel++]);
     }
-    sim::Placement placement(static_cast<size_t>(num_ops), 0);
+    sim::Placement placement(static_cast<size_t>(num_ops), sim::DeviceId(0));
     for (int u = 0; u < m_.num_units; ++u) {
       int block = blocks_ - 1;
       for (int j = 0; j + 1 < blocks_; ++j) {
@@ -411,13 +408,13 @@ class LatencyProgram : public AssignmentProgram {
     const int total = milp_.AddColumn(std::min(critical, upper_bound),
                                       upper_bound < kInf ? upper_bound : kInf, 1, false);
     std::vector<int> lat(static_cast<size_t>(g.num_ops()));
-    for (sim::OpId op = 0; op < g.num_ops(); ++op) {
+    for (sim::OpId op{0}; op < g.num_ops(); ++op) {
       lat[static_cast<size_t>(op)] =
           milp_.AddColumn(earliest[static_cast<size_t>(op)], kInf, 0, false);
       if (g.Successors(op).empty())
         Expr().Add(total, 1).Add(lat[static_cast<size_t>(op)], -1).AddTo(&milp_, 'G', 0);
     }
-    for (sim::OpId b = 0; b < g.num_ops(); ++b) {
+    for (sim::OpId b{0}; b < g.num_ops(); ++b) {
       const Var pooled = pool ? x(unit(b), k) : Var{-1, 0};
       Expr().Add(lat[static_cast<size_t>(b)], 1).Add(pooled, -cpu_time(b)).AddTo(&milp_, 'G', 0);
       for (sim::OpId a : g.Predecessors(b)) {
@@ -431,11 +428,11 @@ class LatencyProgram : public AssignmentProgram {
     for (int s = 0; s < k; ++s) {
       // Contiguity.
       std::vector<int> z(static_cast<size_t>(g.num_ops()));
-      for (sim::OpId op = 0; op < g.num_ops(); ++op) {
+      for (sim::OpId op{0}; op < g.num_ops(); ++op) {
         z[static_cast<size_t>(op)] = milp_.AddColumn(0, 1, 0, false);
         Expr().Add(z[static_cast<size_t>(op)], 1).Add(x(unit(op), s), -1).AddTo(&milp_, 'G', 0);
       }
-      for (sim::OpId b = 0; b < g.num_ops(); ++b) {
+      for (sim::OpId b{0}; b < g.num_ops(); ++b) {
         for (sim::OpId a : g.Predecessors(b)) {
           if (unit(a) == unit(b)) continue;
           Expr()
@@ -473,7 +470,7 @@ class LatencyProgram : public AssignmentProgram {
             .AddTo(&milp_, 'G', -big_m);
       }
       duration.AddTo(&milp_, 'E', 0);
-      for (sim::OpId op = 0; op < g.num_ops(); ++op) {
+      for (sim::OpId op{0}; op < g.num_ops(); ++op) {
         // lat[o] >= finish - M (1 - x[o][s]).
         Expr()
             .Add(lat[static_cast<size_t>(op)], 1)

@@ -49,10 +49,10 @@ sim::Problem SmallProblem(sim::Objective objective) {
 double BruteForce(const sim::Problem& p) {
   const auto evaluator = sim::testing::EvaluatorOf(p);
   double best = std::numeric_limits<double>::infinity();
-  sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
+  sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
   for (int code = 0; code < 2187; ++code) {
     for (int i = 0, c = code; i < p.num_ops(); ++i, c /= 3)
-      placement[static_cast<size_t>(i)] = c % 3;
+      placement[static_cast<size_t>(i)] = sim::DeviceId(c % 3);
     const sim::Evaluation e = evaluator->Evaluate(placement);
     if (e.feasible) best = std::min(best, e.value);
   }

@@ -19,9 +19,9 @@ UnitGraph MakeUnitGraph(const sim::Problem& p) {
       unit_of_op[static_cast<size_t>(op)] = u;
   }
   ug.speed.assign(static_cast<size_t>(k), 1);
-  for (sim::DeviceId d = 0; d < k; ++d) {
+  for (sim::DeviceId d{0}; d < k; ++d) {
     double total = 0;
-    for (sim::OpId op = 0; op < p.num_ops(); ++op) total += p.costs.OpTime(op, d);
+    for (sim::OpId op{0}; op < p.num_ops(); ++op) total += p.costs.OpTime(op, d);
     ug.speed[static_cast<size_t>(d)] = total > 0 ? 1 / total : 1;
   }
   const auto fastest = static_cast<sim::DeviceId>(
@@ -33,8 +33,8 @@ UnitGraph MakeUnitGraph(const sim::Problem& p) {
     }
   }
   std::map<std::pair<int, int>, double> edge_cost;  // both directions
-  const sim::DeviceId other = k > 1 ? (fastest == 0 ? 1 : 0) : fastest;
-  for (graph::TensorId t = 0; t < p.g().num_tensors(); ++t) {
+  const sim::DeviceId other = k > 1 ? sim::DeviceId(fastest == 0 ? 1 : 0) : fastest;
+  for (graph::TensorId t{0}; t < p.g().num_tensors(); ++t) {
     const int from = unit_of_op[static_cast<size_t>(p.g().tensor(t).producer)];
     const double cost =
         other == fastest ? 0
@@ -103,7 +103,7 @@ sim::Placement PartsToPlacement(const sim::Problem& p, const UnitGraph& ug,
       }
     }
   }
-  sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
+  sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
   for (size_t u = 0; u < n; ++u) Assign(ug.units[u], device[u], &placement);
   return placement;
 }

@@ -25,9 +25,9 @@ MeanCosts Means(const sim::Problem& p) {
   const int k = p.num_devices();
   MeanCosts m{std::vector<double>(static_cast<size_t>(p.num_ops()), 0),
               std::vector<double>(static_cast<size_t>(p.g().num_tensors()), 0)};
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     int n = 0;
-    for (sim::DeviceId d = 0; d < k; ++d) {
+    for (sim::DeviceId d{0}; d < k; ++d) {
       if (!p.Allowed(op, d)) continue;
       m.op_s[static_cast<size_t>(op)] += p.costs.OpTime(op, d);
       ++n;
@@ -38,8 +38,8 @@ MeanCosts Means(const sim::Problem& p) {
   // A transfer takes latency + bytes / bandwidth (nothing for an empty tensor on a link where that
   // is free): its mean over the ordered pairs is made of three means over the links, taken once.
   double latency = 0, inverse_bandwidth = 0, empty = 0;
-  for (sim::DeviceId a = 0; a < k; ++a) {
-    for (sim::DeviceId b = 0; b < k; ++b) {
+  for (sim::DeviceId a{0}; a < k; ++a) {
+    for (sim::DeviceId b{0}; b < k; ++b) {
       if (a == b) continue;
       const hw::Link& link = p.c().LinkBetween(a, b);
       latency += link.latency_s;
@@ -48,7 +48,7 @@ MeanCosts Means(const sim::Problem& p) {
     }
   }
   const double pairs = static_cast<double>(k) * (k - 1);
-  for (graph::TensorId t = 0; t < p.g().num_tensors(); ++t) {
+  for (graph::TensorId t{0}; t < p.g().num_tensors(); ++t) {
     const graph::Tensor& tensor = p.g().tensor(t);
     m.tensor_s[static_cast<size_t>(t)] = tensor.transfer_time_s >= 0 ? tensor.transfer_time_s
                                          : tensor.bytes == 0
@@ -83,8 +83,8 @@ class Schedule {
       : p_(p),
         units_(MakeUnits(p)),
         unit_of_op_(static_cast<size_t>(p.num_ops()), 0),
-        unit_device_(units_.size(), -1),
-        placement_(static_cast<size_t>(p.num_ops()), 0),
+        unit_device_(units_.size(), sim::DeviceId(-1)),
+        placement_(static_cast<size_t>(p.num_ops()), sim::DeviceId(0)),
         finish_(static_cast<size_t>(p.num_ops()), 0),
         free_at_(static_cast<size_t>(p.num_devices()), 0),
         used_(static_cast<size_t>(p.num_devices()), 0) {
@@ -104,7 +104,7 @@ class Schedule {
     if (unit_device_[static_cast<size_t>(u)] >= 0) return {unit_device_[static_cast<size_t>(u)]};
     const Unit& unit = units_[static_cast<size_t>(u)];
     std::vector<sim::DeviceId> fit;
-    sim::DeviceId roomiest = unit.devices.empty() ? 0 : unit.devices.front();
+    sim::DeviceId roomiest = unit.devices.empty() ? sim::DeviceId(0) : unit.devices.front();
     for (sim::DeviceId d : unit.devices) {
       if (Room(d) >= unit.footprint_bytes) fit.push_back(d);
       if (Room(d) > Room(roomiest)) roomiest = d;
@@ -118,7 +118,7 @@ class Schedule {
   double DataReady(sim::OpId op, sim::DeviceId d) const {
     const graph::Graph& g = p_.g();
     double ready = 0, arrive = 0;
-    sim::OpId from = -1;
+    sim::OpId from{-1};
     for (graph::TensorId t : g.Inputs(op)) {  // ascending ids: a producer's tensors are adjacent
       const graph::Tensor& tensor = g.tensor(t);
       if (tensor.producer != from) {
@@ -173,7 +173,7 @@ class Schedule {
 class ReadySet {
  public:
   explicit ReadySet(const graph::Graph& g) : g_(g), waiting_(static_cast<size_t>(g.num_ops())) {
-    for (sim::OpId op = 0; op < g.num_ops(); ++op) {
+    for (sim::OpId op{0}; op < g.num_ops(); ++op) {
       waiting_[static_cast<size_t>(op)] = static_cast<int>(g.Predecessors(op).size());
       if (waiting_[static_cast<size_t>(op)] == 0) ready_.push_back(op);
     }
@@ -207,7 +207,7 @@ sim::Placement Heft(const sim::Problem& p) {
       if (a > b || (a == b && r[i] < r[best])) best = i;
     }
     const sim::OpId op = r[best];
-    sim::DeviceId pick = -1;
+    sim::DeviceId pick{-1};
     double pick_finish = kInf;
     for (sim::DeviceId d : s.Candidates(op)) {
       const double f = s.EarliestFinish(op, d);
@@ -238,7 +238,7 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
   Schedule s(p);
   std::vector<int> waiting(n);
   std::vector<sim::OpId> ready;  // in the order they became ready
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     waiting[static_cast<size_t>(op)] = static_cast<int>(g.Predecessors(op).size());
     if (waiting[static_cast<size_t>(op)] == 0) ready.push_back(op);
   }
@@ -247,7 +247,7 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
   std::priority_queue<std::pair<double, sim::OpId>, std::vector<std::pair<double, sim::OpId>>,
                       std::greater<>>
       running;
-  std::vector<sim::OpId> last(static_cast<size_t>(k), -1);
+  std::vector<sim::OpId> last(static_cast<size_t>(k), sim::OpId(-1));
   double t = 0;
   size_t placed = 0;
   // Per ready op (same order as `ready`): its candidate devices and start time on each.
@@ -296,8 +296,8 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
     refresh();
     while (true) {
       int pick = -1;
-      sim::DeviceId pick_device = -1;
-      for (sim::DeviceId d = 0; d < k; ++d) {
+      sim::DeviceId pick_device{-1};
+      for (sim::DeviceId d{0}; d < k; ++d) {
         if (s.FreeAt(d) > t) continue;
         int proposal = -1;
         if (const int f = reserved_for(d); f >= 0) {
@@ -368,9 +368,9 @@ sim::Placement Topo(const sim::Problem& p) {
   for (const Unit& u : units) total += u.footprint_bytes;
   const int k = p.num_devices();
   const double share = total / std::max(k, 1);
-  sim::DeviceId current = 0;
+  sim::DeviceId current{0};
   std::vector<double> filled(static_cast<size_t>(k), 0), used(static_cast<size_t>(k), 0);
-  sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
+  sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
   for (const Unit& unit : units) {
     // Move on when the current device has its share (never past the last device).
     while (current + 1 < k && filled[static_cast<size_t>(current)] > 0 &&
@@ -405,7 +405,7 @@ std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, dou
   Milp lp;
   const int w = lp.AddColumn(0, kInf, 1, false);
   std::vector<int> start(static_cast<size_t>(p.num_ops()));
-  for (sim::OpId op = 0; op < p.num_ops(); ++op)
+  for (sim::OpId op{0}; op < p.num_ops(); ++op)
     start[static_cast<size_t>(op)] = lp.AddColumn(0, kInf, 0, false);
   struct Pair {
     sim::OpId from, to;
@@ -414,7 +414,7 @@ std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, dou
   std::vector<Pair> pairs;
   std::vector<std::vector<int>> out_cols(static_cast<size_t>(p.num_ops())),
       in_cols(static_cast<size_t>(p.num_ops()));
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const double time = m.op_s[static_cast<size_t>(op)];
     lp.AddRow({w, start[static_cast<size_t>(op)]}, {1, -1}, 'G', time);
     for (sim::OpId c : g.Successors(op)) {
@@ -444,14 +444,14 @@ std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, dou
   // Baechi's rounding: a pair is favourite when its x is at most the threshold 0.5; walking the
   // pairs in order, a later favourite replaces an earlier one, so that each op keeps at most one
   // favourite child and each child one favourite parent.
-  std::vector<sim::OpId> favourite(static_cast<size_t>(p.num_ops()), -1);
-  std::vector<sim::OpId> parent(static_cast<size_t>(p.num_ops()), -1);
+  std::vector<sim::OpId> favourite(static_cast<size_t>(p.num_ops()), sim::OpId(-1));
+  std::vector<sim::OpId> parent(static_cast<size_t>(p.num_ops()), sim::OpId(-1));
   for (const Pair& e : pairs) {
     if (solved->values[static_cast<size_t>(e.column)] > 0.5) continue;
     const sim::OpId old_child = favourite[static_cast<size_t>(e.from)];
-    if (old_child >= 0) parent[static_cast<size_t>(old_child)] = -1;
+    if (old_child >= 0) parent[static_cast<size_t>(old_child)] = sim::OpId(-1);
     const sim::OpId old_parent = parent[static_cast<size_t>(e.to)];
-    if (old_parent >= 0) favourite[static_cast<size_t>(old_parent)] = -1;
+    if (old_parent >= 0) favourite[static_cast<size_t>(old_parent)] = sim::OpId(-1);
     favourite[static_cast<size_t>(e.from)] = e.to;
     parent[static_cast<size_t>(e.to)] = e.from;
   }
@@ -469,7 +469,7 @@ std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, dou
 // large to solve in seconds (CLP's root solve does not stop at CBC's time limit).
 std::vector<sim::OpId> GreedyFavourites(const sim::Problem& p, const MeanCosts& m) {
   const graph::Graph& g = p.g();
-  std::vector<sim::OpId> favourite(static_cast<size_t>(p.num_ops()), -1);
+  std::vector<sim::OpId> favourite(static_cast<size_t>(p.num_ops()), sim::OpId(-1));
   std::vector<char> has_parent(static_cast<size_t>(p.num_ops()), 0);
   for (sim::OpId op : g.TopologicalOrder()) {
     double best = -1;
@@ -531,7 +531,7 @@ class ListSchedulerPlacer : public Placer {
         const double limit = req.limits.seconds > 0 ? req.limits.seconds / 2 : 30;
         const MeanCosts means = Means(p);
         size_t pairs = 0;
-        for (sim::OpId op = 0; op < p.num_ops(); ++op) pairs += p.g().Successors(op).size();
+        for (sim::OpId op{0}; op < p.num_ops(); ++op) pairs += p.g().Successors(op).size();
         if (pairs > kMaxLpPairs || (req.limits.seconds > 0 && LpSeconds(pairs) > limit)) {
           note = "favourite children chosen greedily (LP of " + std::to_string(pairs) +
                  (pairs > kMaxLpPairs ? " pairs too large)" : " pairs too slow for the limit)");

@@ -16,8 +16,8 @@ namespace {
 std::vector<double> MeanTransferTimes(const sim::Problem& p) {
   double latency = 0, inverse_bandwidth = 0;
   int pairs = 0;
-  for (sim::DeviceId a = 0; a < p.num_devices(); ++a) {
-    for (sim::DeviceId b = 0; b < p.num_devices(); ++b) {
+  for (sim::DeviceId a{0}; a < p.num_devices(); ++a) {
+    for (sim::DeviceId b{0}; b < p.num_devices(); ++b) {
       if (a == b) continue;
       const hw::Link& link = p.c().LinkBetween(a, b);
       latency += link.latency_s;
@@ -28,7 +28,7 @@ std::vector<double> MeanTransferTimes(const sim::Problem& p) {
   std::vector<double> times(static_cast<size_t>(p.g().num_tensors()), 0);
   if (pairs == 0) return times;
   for (size_t t = 0; t < times.size(); ++t) {
-    const graph::Tensor& tensor = p.g().tensors()[t];
+    const graph::Tensor& tensor = p.g().tensor(graph::TensorId(static_cast<int32_t>(t)));
     times[t] = tensor.transfer_time_s >= 0 ? tensor.transfer_time_s
                                            : (latency + tensor.bytes * inverse_bandwidth) / pairs;
   }
@@ -90,7 +90,7 @@ class GroupPasses {
     const std::vector<Unit>& units = state.units();
     p->units = g.units;
     p->targets.clear();
-    for (sim::DeviceId to = 0; to < state.problem().num_devices(); ++to) {
+    for (sim::DeviceId to{0}; to < state.problem().num_devices(); ++to) {
       const bool allowed = std::all_of(g.units.begin(), g.units.end(), [&](size_t u) {
         const auto& d = units[u].devices;
         return std::find(d.begin(), d.end(), to) != d.end();
@@ -176,7 +176,7 @@ std::vector<int> LinearClusters(const sim::Problem& p, int max_paths) {
   const graph::Graph& g = p.g();
   const auto n = static_cast<size_t>(p.num_ops());
   std::vector<double> work(n);
-  for (sim::OpId op = 0; op < p.num_ops(); ++op) {
+  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     work[static_cast<size_t>(op)] = p.costs.MinOpTime(
         op, p.num_devices(), [&](sim::OpId o, sim::DeviceId d) { return p.Allowed(o, d); });
   }
@@ -188,12 +188,12 @@ std::vector<int> LinearClusters(const sim::Problem& p, int max_paths) {
   size_t left = n;
   while (left > 0 && next < max_paths) {
     // The longest path through the ops not yet clustered, ending at `end`.
-    sim::OpId end = -1;
+    sim::OpId end{-1};
     for (sim::OpId op : g.TopologicalOrder()) {
       const auto i = static_cast<size_t>(op);
       if (cluster[i] >= 0) continue;
       double before = 0;
-      from[i] = -1;
+      from[i] = sim::OpId(-1);
       for (graph::TensorId t : g.Inputs(op)) {
         const sim::OpId producer = g.tensor(t).producer;
         if (cluster[static_cast<size_t>(producer)] >= 0) continue;

@@ -23,11 +23,11 @@ constexpr int64_t kRefineEvaluations = 1000;
 // first that always steps to the unvisited one behind the fastest link.
 std::vector<sim::DeviceId> AcceleratorChain(const sim::Problem& p) {
   std::vector<sim::DeviceId> left;
-  for (sim::DeviceId d = 0; d < p.num_devices(); ++d) {
+  for (sim::DeviceId d{0}; d < p.num_devices(); ++d) {
     if (p.c().device(d).kind != "cpu") left.push_back(d);
   }
   if (left.empty()) {
-    for (sim::DeviceId d = 0; d < p.num_devices(); ++d) left.push_back(d);
+    for (sim::DeviceId d{0}; d < p.num_devices(); ++d) left.push_back(d);
   }
   std::vector<sim::DeviceId> chain = {left.front()};
   left.erase(left.begin());

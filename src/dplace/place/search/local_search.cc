@@ -61,11 +61,11 @@ class LocalSearchPlacer : public Placer {
     Score best;
     for (int restart = 0; restart < options_.restarts && !budget.Out() && !AtLowerBound(p, best);
          ++restart) {
-      sim::Placement placement(static_cast<size_t>(p.num_ops()), 0);
-      std::vector<sim::DeviceId> unit_device(units.size(), 0);
+      sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
+      std::vector<sim::DeviceId> unit_device(units.size(), sim::DeviceId(0));
       for (size_t u = 0; u < units.size(); ++u) {
         const auto& allowed = units[u].devices;
-        unit_device[u] = allowed.empty() ? 0 : allowed[rng.Below(allowed.size())];
+        unit_device[u] = allowed.empty() ? sim::DeviceId(0) : allowed[rng.Below(allowed.size())];
       }
       if (restart == 0 && (StartOf(p, req) != nullptr || start_ != nullptr)) {
         const Start start =
@@ -86,8 +86,9 @@ class LocalSearchPlacer : public Placer {
       }
     }
     if (best_placement.empty()) {  // no time for even one restart: a valid start all the same
-      best_placement.assign(static_cast<size_t>(p.num_ops()), 0);
-      for (const Unit& u : units) Assign(u, u.devices.empty() ? 0 : u.devices[0], &best_placement);
+      best_placement.assign(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
+      for (const Unit& u : units)
+        Assign(u, u.devices.empty() ? sim::DeviceId(0) : u.devices[0], &best_placement);
     }
     return PlaceResult{.placement = std::move(best_placement)};
   }

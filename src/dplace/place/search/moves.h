@@ -87,7 +87,7 @@ class UnitMoves {
 class BestImprovement {
  public:
   bool Decide(UnitMoves& m, const Proposal& p) {
-    sim::DeviceId best_to = -1;
+    sim::DeviceId best_to{-1};
     Score best = m.score();
     for (sim::DeviceId to : p.targets) {
       // Moves must beat `best`: the simulation may give up on one once it is sure not to.

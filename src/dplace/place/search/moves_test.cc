@@ -34,17 +34,17 @@ TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
   const std::vector<Unit> units = MakeUnits(p);
   const auto evaluator = sim::testing::EvaluatorOf(p);
   UnitMoves state(p, units, *evaluator);
-  const sim::Placement both_on_d0(2, 0);
+  const sim::Placement both_on_d0(2, sim::DeviceId(0));
   state.Restart(both_on_d0, ScoreOf(evaluator->Evaluate(both_on_d0)));
   ASSERT_NEAR(state.score().value, 2, 1e-12);
   BestImprovement accept;
   // Op b to the CPU (10 s) or to d1 (1 s): d1.
-  EXPECT_TRUE(accept.Decide(state, {.units = {1}, .targets = {2, 1}}));
-  EXPECT_EQ(state.current(), (sim::Placement{0, 1}));
+  EXPECT_TRUE(accept.Decide(state, {.units = {1}, .targets = sim::OnDevices({2, 1})}));
+  EXPECT_EQ(state.current(), (sim::OnDevices({0, 1})));
   EXPECT_NEAR(state.score().value, 1, 1e-12);
   // Op a to the CPU only: worse, so nothing moves, and the placement is as it was.
-  EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = {2}}));
-  EXPECT_EQ(state.current(), (sim::Placement{0, 1}));
+  EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = sim::OnDevices({2})}));
+  EXPECT_EQ(state.current(), (sim::OnDevices({0, 1})));
   EXPECT_EQ(state.accepted(), 1);
 }
 
@@ -53,17 +53,18 @@ TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
   const std::vector<Unit> units = MakeUnits(p);
   const auto evaluator = sim::testing::EvaluatorOf(p);
   UnitMoves state(p, units, *evaluator, 1, /*track_best=*/true);
-  const sim::Placement split{0, 1};
+  const sim::Placement split = sim::OnDevices({0, 1});
   state.Restart(split, ScoreOf(evaluator->Evaluate(split)));
   Rng rng(1);
   Metropolis accept(rng, [] { return 0.0; });
-  EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = {2}}));  // 10 s: rejected
+  EXPECT_FALSE(
+      accept.Decide(state, {.units = {0}, .targets = sim::OnDevices({2})}));  // 10 s: rejected
   EXPECT_EQ(state.current(), split);
   // An equal move (1 s either way) is below current * (1 + 0): rejected too; a high temperature
   // takes the worse move, and the best stays the split.
   Metropolis hot(rng, [] { return 1e9; });
-  EXPECT_TRUE(hot.Decide(state, {.units = {0}, .targets = {2}}));
-  EXPECT_EQ(state.current(), (sim::Placement{2, 1}));
+  EXPECT_TRUE(hot.Decide(state, {.units = {0}, .targets = sim::OnDevices({2})}));
+  EXPECT_EQ(state.current(), (sim::OnDevices({2, 1})));
   EXPECT_EQ(state.best(), split);
   EXPECT_EQ(accept.proposed() + hot.proposed(), 2);
 }
@@ -73,15 +74,15 @@ TEST(MovesTest, TheLoopStopsWhenTheProposerIsDoneOrTheBudgetIsOut) {
   const std::vector<Unit> units = MakeUnits(p);
   const auto evaluator = sim::testing::EvaluatorOf(p);
   UnitMoves state(p, units, *evaluator);
-  const sim::Placement on_cpu(2, 2);
+  const sim::Placement on_cpu(2, sim::DeviceId(2));
   state.Restart(on_cpu, ScoreOf(evaluator->Evaluate(on_cpu)));
   BestImprovement accept;
-  Script script{{{.units = {0}, .targets = {0}}, {.units = {1}, .targets = {}}}};
+  Script script{{{.units = {0}, .targets = sim::OnDevices({0})}, {.units = {1}, .targets = {}}}};
   int outs = 0;
   RunMoves(state, script, accept, [&] { return ++outs > 100; });
   EXPECT_EQ(script.at, 2u);  // both proposed; the empty one moved nothing
-  EXPECT_EQ(state.current(), (sim::Placement{0, 2}));
-  Script more{{{.units = {1}, .targets = {1}}}};
+  EXPECT_EQ(state.current(), (sim::OnDevices({0, 2})));
+  Script more{{{.units = {1}, .targets = sim::OnDevices({1})}}};
   RunMoves(state, more, accept, [] { return true; });  // out at once
   EXPECT_EQ(more.at, 0u);
 }
@@ -91,13 +92,13 @@ TEST(BudgetTest, SpentRemainingAndSplit) {
   const auto evaluator = sim::testing::EvaluatorOf(p);
   const Budget budget({.evaluations = 10}, *evaluator);
   EXPECT_EQ(budget.Spent(), 0);
-  for (int i = 0; i < 4; ++i) evaluator->Evaluate(sim::Placement(2, 0));
+  for (int i = 0; i < 4; ++i) evaluator->Evaluate(sim::Placement(2, sim::DeviceId(0)));
   EXPECT_NEAR(budget.Spent(), 0.4, 1e-12);
   EXPECT_EQ(budget.Remaining().evaluations, 6);
   EXPECT_EQ(budget.Split(0.5).evaluations, 3);
   EXPECT_EQ(budget.Parallel(4).evaluations, 1);
   EXPECT_EQ(budget.Remaining().seconds, 0);  // no time limit: none handed on
-  for (int i = 0; i < 6; ++i) evaluator->Evaluate(sim::Placement(2, 0));
+  for (int i = 0; i < 6; ++i) evaluator->Evaluate(sim::Placement(2, sim::DeviceId(0)));
   EXPECT_TRUE(budget.Out());
   EXPECT_EQ(budget.Remaining().evaluations, 1);  // a member handed it stops at once
   // Without limits, a search's own default applies; with a time limit it does not.
