@@ -59,7 +59,7 @@ const Fixture& Get(const benchmark::State& state) {
     const place::Unit& u = units[rng.Below(units.size())];
     if (u.devices.size() < 2) continue;
     const sim::DeviceId to = u.devices[rng.Below(u.devices.size())];
-    if (to == f.base[static_cast<size_t>(u.ops[0])]) continue;
+    if (to == f.base[u.ops[0]]) continue;
     f.moved.push_back(f.base);
     place::Assign(u, to, &f.moved.back());
   }

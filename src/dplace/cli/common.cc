@@ -122,7 +122,7 @@ std::vector<std::string> FitLines(const sim::Problem& problem, int64_t batch,
     lines.push_back(line);
   }
   if (chosen != nullptr && !accelerator->fits) {
-    for (size_t op = 0; op < chosen->size(); ++op) {
+    for (sim::OpId op : chosen->ids()) {
       if (problem.c().device((*chosen)[op]).kind != "cpu") continue;
       lines.push_back("the plan runs ops on " + problem.c().device((*chosen)[op]).name +
                       ": the step does not fit on one " + accelerator->kind + ": needs " +

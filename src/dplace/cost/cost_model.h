@@ -45,12 +45,11 @@ class CostTable {
                           int num_coarse);
 
   double OpTime(graph::OpId op, hw::DeviceId d) const {
-    return times_[static_cast<size_t>(class_of_[static_cast<size_t>(d)]) * num_ops_ +
-                  static_cast<size_t>(op)];
+    return times_[static_cast<size_t>(class_of_[d]) * num_ops_ + op.index()];
   }
   // Times of every op on device `d`, indexed by OpId.
   const double* OpTimes(hw::DeviceId d) const {
-    return times_.data() + static_cast<size_t>(class_of_[static_cast<size_t>(d)]) * num_ops_;
+    return times_.data() + static_cast<size_t>(class_of_[d]) * num_ops_;
   }
   int num_classes() const { return num_classes_; }
   // Smallest time of `op` over the devices it may run on (`allowed(op, d)` decides).
@@ -68,7 +67,7 @@ class CostTable {
  private:
   size_t num_ops_ = 0;
   int num_classes_ = 0;
-  std::vector<int> class_of_;  // device -> class
+  IdVector<hw::DeviceId, int> class_of_;
   std::vector<double> times_;  // [class][op]
 };
 

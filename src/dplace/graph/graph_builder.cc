@@ -53,8 +53,8 @@ TensorSpec SpecOf(const Graph& g, TensorId t) {
 
 OpId GraphBuilder::AddOp(Op op, std::vector<TensorSpec> outputs) {
   if (outputs.empty()) outputs.push_back({});
-  const auto id = static_cast<OpId>(ops_.size());
-  op.first_output = static_cast<TensorId>(tensors_.size());
+  const OpId id = ops_.next_id();
+  op.first_output = tensors_.next_id();
   op.num_outputs = static_cast<int32_t>(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     tensors_.push_back({.producer = id,
@@ -62,7 +62,7 @@ OpId GraphBuilder::AddOp(Op op, std::vector<TensorSpec> outputs) {
                         .bytes = outputs[i].bytes,
                         .transfer_time_s = outputs[i].transfer_time_s,
                         .view = outputs[i].view});
-    view_bases_.emplace_back(outputs[i].view ? outputs[i].view_of_op : -1,
+    view_bases_.emplace_back(outputs[i].view ? outputs[i].view_of_op : OpId(-1),
                              outputs[i].view_of_output);
   }
   ops_.push_back(std::move(op));
@@ -78,10 +78,10 @@ GroupId GraphBuilder::Group(const std::string& name) {
 Status GraphBuilder::Verify() const {
   if (ops_.empty()) return InvalidInput("graph has no ops");
   std::unordered_map<std::string, OpId> seen;
-  for (size_t i = 0; i < ops_.size(); ++i) {
+  for (OpId i : ops_.ids()) {
     const Op& op = ops_[i];
     if (op.name.empty()) return InvalidInput("op #" + std::to_string(i) + " has an empty name");
-    auto [it, inserted] = seen.emplace(op.name, static_cast<OpId>(i));
+    auto [it, inserted] = seen.emplace(op.name, i);
     if (!inserted) return InvalidInput("duplicate op name '" + op.name + "'");
     const std::tuple<const char*, double, double> costs[] = {
         {"flops", op.flops, kMaxFlops},
@@ -99,7 +99,7 @@ Status GraphBuilder::Verify() const {
       }
     }
     for (int32_t k = 0; k < op.num_outputs; ++k) {
-      const Tensor& t = tensors_[static_cast<size_t>(op.first_output + k)];
+      const Tensor& t = tensors_[op.first_output + k];
       if (BadCost(t.bytes, kMaxBytes)) {
         return InvalidInput("op '" + op.name + "': output " + std::to_string(k) + " size is " +
                             DescribeCost(t.bytes, kMaxBytes));
@@ -110,26 +110,26 @@ Status GraphBuilder::Verify() const {
       }
     }
   }
-  const auto n = static_cast<OpId>(ops_.size());
+  const OpId n = ops_.next_id();
   for (const Edge& e : edges_) {
     if (e.from < 0 || e.from >= n || e.to < 0 || e.to >= n) {
       return InvalidInput("edge refers to an op that does not exist");
     }
-    const Op& from = ops_[static_cast<size_t>(e.from)];
+    const Op& from = ops_[e.from];
     if (e.output < 0 || e.output >= from.num_outputs) {
-      return InvalidInput("edge " + from.name + " -> " + ops_[static_cast<size_t>(e.to)].name +
-                          ": op '" + from.name + "' has no output " + std::to_string(e.output));
+      return InvalidInput("edge " + from.name + " -> " + ops_[e.to].name + ": op '" + from.name +
+                          "' has no output " + std::to_string(e.output));
     }
     if (e.from == e.to) return InvalidInput("edge from op '" + from.name + "' to itself");
   }
   std::set<std::tuple<OpId, int32_t, OpId>> fed;  // (base op, output, producer) of every view
-  for (size_t t = 0; t < tensors_.size(); ++t) {
+  for (TensorId t : tensors_.ids()) {
     const auto [base_op, base_output] = view_bases_[t];
     if (base_op >= 0) fed.emplace(base_op, base_output, tensors_[t].producer);
   }
   for (const Edge& e : edges_) fed.erase({e.from, e.output, e.to});
   if (!fed.empty()) {
-    return InvalidInput("op '" + ops_[static_cast<size_t>(std::get<2>(*fed.begin()))].name +
+    return InvalidInput("op '" + ops_[std::get<2>(*fed.begin())].name +
                         "': its view's base is not one of its inputs");
   }
   return OkStatus();
@@ -140,23 +140,23 @@ Status GraphBuilder::CheckAcyclic(const Graph& g) const {
   if (static_cast<int>(g.topo_.size()) == n) return OkStatus();
   // Every op left over by Kahn's algorithm has a left-over predecessor; walking predecessors must
   // therefore revisit an op, and the walk between the two visits is a cycle.
-  std::vector<char> done(static_cast<size_t>(n), 0);
-  for (OpId v : g.topo_) done[static_cast<size_t>(v)] = 1;
+  IdVector<OpId, char> done(static_cast<size_t>(n), 0);
+  for (OpId v : g.topo_) done[v] = 1;
   OpId v{0};
-  while (done[static_cast<size_t>(v)]) ++v;
-  std::vector<int> position(static_cast<size_t>(n), -1);
+  while (done[v]) ++v;
+  IdVector<OpId, int> position(static_cast<size_t>(n), -1);
   std::vector<OpId> walk;
-  while (position[static_cast<size_t>(v)] < 0) {
-    position[static_cast<size_t>(v)] = static_cast<int>(walk.size());
+  while (position[v] < 0) {
+    position[v] = static_cast<int>(walk.size());
     walk.push_back(v);
     for (OpId p : g.Predecessors(v)) {
-      if (!done[static_cast<size_t>(p)]) {
+      if (!done[p]) {
         v = p;
         break;
       }
     }
   }
-  std::vector<OpId> cycle(walk.begin() + position[static_cast<size_t>(v)], walk.end());
+  std::vector<OpId> cycle(walk.begin() + position[v], walk.end());
   std::reverse(cycle.begin(), cycle.end());  // predecessors were walked; print in edge order
   std::string text;
   for (OpId c : cycle) text += g.op(c).name + " -> ";
@@ -166,16 +166,15 @@ Status GraphBuilder::CheckAcyclic(const Graph& g) const {
 
 StatusOr<Graph> GraphBuilder::Build() {
   DPLACE_RETURN_IF_ERROR(Verify());
-  for (size_t t = 0; t < tensors_.size(); ++t) {
+  for (TensorId t : tensors_.ids()) {
     const auto [base_op, base_output] = view_bases_[t];
-    if (base_op >= 0)
-      tensors_[t].view_of = ops_[static_cast<size_t>(base_op)].first_output + base_output;
+    if (base_op >= 0) tensors_[t].view_of = ops_[base_op].first_output + base_output;
   }
   view_bases_.clear();
   Graph g;
   g.name_ = std::move(name_);
-  g.ops_ = IdVector<OpId, Op>(std::move(ops_));
-  g.tensors_ = IdVector<TensorId, Tensor>(std::move(tensors_));
+  g.ops_ = std::move(ops_);
+  g.tensors_ = std::move(tensors_);
   g.edges_ = std::move(edges_);
   g.groups_ = std::move(groups_);
   const int n = g.num_ops();
@@ -198,7 +197,7 @@ StatusOr<Graph> GraphBuilder::Build() {
     preds.emplace_back(e.to, e.from);
     succs.emplace_back(e.from, e.to);
   }
-  for (OpId i{0}; i < n; ++i) {
+  for (OpId i : g.op_ids()) {
     const GroupId grp = g.ops_[i].colocation;
     if (grp != kNoGroup) members.emplace_back(grp, i);
   }
@@ -209,12 +208,11 @@ StatusOr<Graph> GraphBuilder::Build() {
   BuildCsr(static_cast<int>(g.groups_.size()), std::move(members), &g.group_offsets_,
            &g.group_members_);
 
-  std::vector<int32_t> indegree(static_cast<size_t>(n));
-  for (OpId i{0}; i < n; ++i)
-    indegree[static_cast<size_t>(i)] = static_cast<int32_t>(g.Predecessors(i).size());
+  IdVector<OpId, int32_t> indegree(static_cast<size_t>(n));
+  for (OpId i : g.op_ids()) indegree[i] = static_cast<int32_t>(g.Predecessors(i).size());
   std::priority_queue<OpId, std::vector<OpId>, std::greater<>> ready;
-  for (OpId i{0}; i < n; ++i) {
-    if (indegree[static_cast<size_t>(i)] == 0) ready.push(i);
+  for (OpId i : g.op_ids()) {
+    if (indegree[i] == 0) ready.push(i);
   }
   g.topo_.reserve(static_cast<size_t>(n));
   while (!ready.empty()) {
@@ -222,7 +220,7 @@ StatusOr<Graph> GraphBuilder::Build() {
     ready.pop();
     g.topo_.push_back(v);
     for (OpId s : g.Successors(v)) {
-      if (--indegree[static_cast<size_t>(s)] == 0) ready.push(s);
+      if (--indegree[s] == 0) ready.push(s);
     }
   }
   DPLACE_RETURN_IF_ERROR(CheckAcyclic(g));

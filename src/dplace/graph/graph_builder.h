@@ -54,9 +54,9 @@ class GraphBuilder {
   Status CheckAcyclic(const Graph& g) const;
 
   std::string name_;
-  std::vector<Op> ops_;
-  std::vector<Tensor> tensors_;
-  std::vector<std::pair<OpId, int32_t>> view_bases_;  // per tensor: TensorSpec's view_of_*
+  IdVector<OpId, Op> ops_;
+  IdVector<TensorId, Tensor> tensors_;
+  IdVector<TensorId, std::pair<OpId, int32_t>> view_bases_;  // TensorSpec's view_of_*
   std::vector<Edge> edges_;
   std::vector<std::string> groups_;
   std::unordered_map<std::string, GroupId> group_by_name_;

@@ -23,11 +23,11 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
   for (const std::string& group : g.groups()) b.Group(group);
   const int n = g.num_ops();
   // Forward ops as they are; each in a co-location group when colocating.
-  std::vector<GroupId> group_of(static_cast<size_t>(n), kNoGroup);
-  for (OpId f{0}; f < n; ++f) {
+  IdVector<OpId, GroupId> group_of(static_cast<size_t>(n), kNoGroup);
+  for (OpId f : g.op_ids()) {
     Op op = g.op(f);
     if (options.colocate && op.colocation == kNoGroup) op.colocation = b.Group("train:" + op.name);
-    group_of[static_cast<size_t>(f)] = op.colocation;
+    group_of[f] = op.colocation;
     std::vector<TensorSpec> outputs;
     for (TensorId t = g.FirstOutput(f); t < g.FirstOutput(f + 1); ++t)
       outputs.push_back(SpecOf(g, t));
@@ -36,9 +36,9 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
   for (const Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);
   // Backward ops: output k is the gradient of the op's k-th distinct input tensor; a last output
   // carries the weight gradient to the update op.
-  std::vector<OpId> grad_of(static_cast<size_t>(n));
-  std::vector<std::map<TensorId, int>> grad_output(static_cast<size_t>(n));
-  for (OpId f{0}; f < n; ++f) {
+  IdVector<OpId, OpId> grad_of(static_cast<size_t>(n));
+  IdVector<OpId, std::map<TensorId, int>> grad_output(static_cast<size_t>(n));
+  for (OpId f : g.op_ids()) {
     const Op& fwd = g.op(f);
     const bool has_params = fwd.param_bytes > 0;
     const double factor = has_params ? 2 : 1;
@@ -53,28 +53,26 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     op.saves_output = false;
     for (const auto& [kind, seconds] : fwd.time_s) op.time_s.emplace_back(kind, factor * seconds);
     op.device_kinds = fwd.device_kinds;
-    op.colocation = options.colocate ? group_of[static_cast<size_t>(f)] : kNoGroup;
+    op.colocation = options.colocate ? group_of[f] : kNoGroup;
     std::vector<TensorSpec> outputs;
     for (TensorId t : g.Inputs(f)) {
-      grad_output[static_cast<size_t>(f)][t] = static_cast<int>(outputs.size());
+      grad_output[f][t] = static_cast<int>(outputs.size());
       outputs.push_back({g.tensor(t).bytes, g.tensor(t).transfer_time_s});
     }
     if (has_params) outputs.push_back({fwd.param_bytes, -1});
-    grad_of[static_cast<size_t>(f)] = b.AddOp(std::move(op), std::move(outputs));
+    grad_of[f] = b.AddOp(std::move(op), std::move(outputs));
     // The op's own output, where its backward keeps it; an op nothing consumes (the loss) gets
     // no gradient from a consumer, and the edge orders its backward op after it.
-    if (fwd.saves_output || g.Successors(f).empty())
-      b.AddEdge(f, 0, grad_of[static_cast<size_t>(f)]);
+    if (fwd.saves_output || g.Successors(f).empty()) b.AddEdge(f, 0, grad_of[f]);
   }
   for (const Edge& e : g.edges()) {
     const TensorId t = g.FirstOutput(e.from) + e.output;
-    if (e.saved)
-      b.AddEdge(e.from, e.output, grad_of[static_cast<size_t>(e.to)]);  // activation kept
-    b.AddEdge(grad_of[static_cast<size_t>(e.to)], grad_output[static_cast<size_t>(e.to)][t],
-              grad_of[static_cast<size_t>(e.from)]);  // its gradient, in reverse
+    if (e.saved) b.AddEdge(e.from, e.output, grad_of[e.to]);  // activation kept
+    b.AddEdge(grad_of[e.to], grad_output[e.to][t],
+              grad_of[e.from]);  // its gradient, in reverse
   }
   // Optimiser updates.
-  for (OpId f{0}; f < n; ++f) {
+  for (OpId f : g.op_ids()) {
     const Op& fwd = g.op(f);
     if (fwd.param_bytes <= 0) continue;
     Op op;
@@ -85,10 +83,9 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     op.bytes_accessed = kUpdateBytesPerParameterByte * fwd.param_bytes;
     op.param_bytes = options.optimizer_state_factor * fwd.param_bytes;
     op.device_kinds = fwd.device_kinds;
-    op.colocation = options.colocate ? group_of[static_cast<size_t>(f)] : kNoGroup;
+    op.colocation = options.colocate ? group_of[f] : kNoGroup;
     const OpId update = b.AddOp(std::move(op));
-    b.AddEdge(grad_of[static_cast<size_t>(f)],
-              static_cast<int32_t>(grad_output[static_cast<size_t>(f)].size()), update);
+    b.AddEdge(grad_of[f], static_cast<int32_t>(grad_output[f].size()), update);
   }
   return b.Build();
 }
@@ -102,20 +99,20 @@ double SavedActivationBytes(const Graph& forward) {
     while (t >= 0 && forward.tensor(t).view) t = forward.tensor(t).view_of;
     return t;
   };
-  std::vector<char> kept(static_cast<size_t>(forward.num_tensors()), 0);
+  IdVector<TensorId, char> kept(static_cast<size_t>(forward.num_tensors()), 0);
   for (const Edge& e : forward.edges()) {
     if (!e.saved) continue;
     const TensorId t = root(forward.FirstOutput(e.from) + e.output);
-    if (t >= 0) kept[static_cast<size_t>(t)] = 1;
+    if (t >= 0) kept[t] = 1;
   }
-  for (OpId op{0}; op < forward.num_ops(); ++op) {
+  for (OpId op : forward.op_ids()) {
     if (!forward.op(op).saves_output || forward.Successors(op).empty()) continue;
     const TensorId t = root(forward.FirstOutput(op));
-    if (t >= 0) kept[static_cast<size_t>(t)] = 1;
+    if (t >= 0) kept[t] = 1;
   }
   double bytes = 0;
-  for (TensorId t{0}; t < forward.num_tensors(); ++t) {
-    if (kept[static_cast<size_t>(t)]) bytes += forward.tensor(t).bytes;
+  for (TensorId t : forward.tensor_ids()) {
+    if (kept[t]) bytes += forward.tensor(t).bytes;
   }
   return bytes;
 }

@@ -118,11 +118,11 @@ Status FillFromGroups(const graph::Graph& g, sim::Placement* placement) {
   std::vector<hw::DeviceId> group_device(g.groups().size(), hw::DeviceId(-1));
   for (graph::OpId i{0}; i < g.num_ops(); ++i) {
     const graph::GroupId grp = g.op(i).colocation;
-    const hw::DeviceId d = (*placement)[static_cast<size_t>(i)];
+    const hw::DeviceId d = (*placement)[i];
     if (grp != graph::kNoGroup && d >= 0) group_device[static_cast<size_t>(grp)] = d;
   }
   for (graph::OpId i{0}; i < g.num_ops(); ++i) {
-    hw::DeviceId& d = (*placement)[static_cast<size_t>(i)];
+    hw::DeviceId& d = (*placement)[i];
     if (d >= 0) continue;
     const graph::GroupId grp = g.op(i).colocation;
     if (grp != graph::kNoGroup) d = group_device[static_cast<size_t>(grp)];
@@ -176,10 +176,10 @@ StatusOr<sim::Placement> ReadPaperSplit(const JsonNode& root, const graph::Graph
         DPLACE_ASSIGN_OR_RETURN(int64_t id, id_node.Integer());
         auto it = by_id.find(id);
         if (it == by_id.end()) return id_node.Error("no node with id " + std::to_string(id));
-        if (placement[static_cast<size_t>(it->second)] >= 0) {
+        if (placement[it->second] >= 0) {
           return id_node.Error("node " + std::to_string(id) + " is placed twice");
         }
-        placement[static_cast<size_t>(it->second)] = (*devices)[m];
+        placement[it->second] = (*devices)[m];
       }
     }
   }
@@ -197,7 +197,7 @@ Json WritePaperSplit(const graph::Graph& g, const hw::Cluster& c, const sim::Pla
     for (hw::DeviceId d : devices) {
       Json nodes = Json::array();
       for (graph::OpId i{0}; i < g.num_ops(); ++i) {
-        if (placement[static_cast<size_t>(i)] != d) continue;
+        if (placement[i] != d) continue;
         nodes.push_back(g.op(i).source_id >= 0 ? g.op(i).source_id : int64_t{i});
       }
       const double load = static_cast<size_t>(d) < evaluation.devices.size()

@@ -164,7 +164,7 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
   }
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::Op& o = g.op(op);
-    const sim::DeviceId d = placement[static_cast<size_t>(op)];
+    const sim::DeviceId d = placement[op];
     tree.Add(module[static_cast<size_t>(op)]).own[d] += o.flops + 1;
     for (const std::string& param : o.parameters) {
       if (auto owner = ParameterModule(param)) tree.Add(*owner).parameters[param] = d;
@@ -229,12 +229,12 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
   std::map<sim::DeviceId, Stage> by_device;
   for (sim::OpId op : g.TopologicalOrder()) {
     if (g.op(op).kind != graph::OpKind::kForward) continue;
-    Stage& s = by_device[placement[static_cast<size_t>(op)]];
-    s.device = placement[static_cast<size_t>(op)];
+    Stage& s = by_device[placement[op]];
+    s.device = placement[op];
     // The stage's entry: its first op fed from another stage (else its first op at all).
     bool fed = false;
     for (sim::OpId pred : g.Predecessors(op)) {
-      fed = fed || placement[static_cast<size_t>(pred)] != s.device;
+      fed = fed || placement[pred] != s.device;
     }
     if (s.first < 0 || (fed && !s.fed)) {
       if (s.first < 0 || !s.fed) s.first = op;
@@ -251,8 +251,8 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
   for (const graph::Edge& e : g.edges()) {
     if (g.op(e.from).kind != graph::OpKind::kForward || g.op(e.to).kind != graph::OpKind::kForward)
       continue;
-    const sim::DeviceId a = placement[static_cast<size_t>(e.from)];
-    const sim::DeviceId b = placement[static_cast<size_t>(e.to)];
+    const sim::DeviceId a = placement[e.from];
+    const sim::DeviceId b = placement[e.to];
     if (a != b && succ[a].insert(b).second) ++indegree[b];
   }
   auto later = [&](sim::DeviceId a, sim::DeviceId b) {

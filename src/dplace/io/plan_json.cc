@@ -26,7 +26,7 @@ StatusOr<sim::Placement> ReadPlan(const JsonNode& root, const graph::Graph& g,
       return device_node.Error("unknown device '" + device_name + "' (not in cluster '" + c.name() +
                                "')");
     }
-    placement[static_cast<size_t>(*op)] = *device;
+    placement[*op] = *device;
   }
   Status filled = FillFromGroups(g, &placement);
   if (!filled.ok()) return placement_node.Error(filled.message());
@@ -37,7 +37,7 @@ Json WritePlan(const graph::Graph& g, const hw::Cluster& c, const sim::Placement
                const sim::Evaluation& evaluation, const PlanInfo& info) {
   Json map = Json::object();
   for (graph::OpId i{0}; i < g.num_ops(); ++i) {
-    map[g.op(i).name] = c.device(placement[static_cast<size_t>(i)]).name;
+    map[g.op(i).name] = c.device(placement[i]).name;
   }
   Json j = {{"format", "dplace-plan/1"},
             {"graph", g.name()},

@@ -190,7 +190,7 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
 sim::Placement Coarsening::Expand(const sim::Placement& coarse) const {
   sim::Placement out(coarse_of.size());
   for (size_t i = 0; i < coarse_of.size(); ++i) {
-    out[i] = coarse[static_cast<size_t>(coarse_of[i])];
+    out[sim::OpId(static_cast<int32_t>(i))] = coarse[sim::OpId(coarse_of[i])];
   }
   return out;
 }
@@ -283,8 +283,8 @@ StatusOr<PlaceResult> PlaceCoarsened(Placer& placer, const sim::Problem& problem
   sim::Placement coarse_start;  // a given start, as the coarse ops' devices (the last op's wins)
   if (const sim::Placement* start = StartOf(problem, request)) {
     coarse_start.assign(static_cast<size_t>(coarsening.problem->num_ops()), sim::DeviceId(0));
-    for (size_t i = 0; i < coarsening.coarse_of.size(); ++i) {
-      coarse_start[static_cast<size_t>(coarsening.coarse_of[i])] = (*start)[i];
+    for (sim::OpId i : start->ids()) {
+      coarse_start[sim::OpId(coarsening.coarse_of[i.index()])] = (*start)[i];
     }
   }
   // The coarse search has three quarters of the time when the result is refined after.

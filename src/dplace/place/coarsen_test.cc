@@ -85,15 +85,13 @@ TEST(CoarsenTest, TrainingGraphKeepsItsGroupsTogether) {
   sim::Placement coarse_plan(static_cast<size_t>(coarse.num_ops()));
   for (graph::OpId op{0}; op < coarse.num_ops(); ++op) {
     const graph::GroupId grp = coarse.g().op(op).colocation;
-    coarse_plan[static_cast<size_t>(op)] =
-        sim::DeviceId((grp == graph::kNoGroup ? op.value() : grp.value()) % 4);
+    coarse_plan[op] = sim::DeviceId((grp == graph::kNoGroup ? op.value() : grp.value()) % 4);
   }
   const sim::Placement fine = c->Expand(coarse_plan);
   std::vector<std::set<sim::DeviceId>> devices(p.g().groups().size());
   for (graph::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::GroupId grp = p.g().op(op).colocation;
-    if (grp != graph::kNoGroup)
-      devices[static_cast<size_t>(grp)].insert(fine[static_cast<size_t>(op)]);
+    if (grp != graph::kNoGroup) devices[grp].insert(fine[op]);
   }
   for (const auto& d : devices) EXPECT_LE(d.size(), 1u);
 }

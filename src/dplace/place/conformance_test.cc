@@ -193,7 +193,7 @@ TEST(SinglePlacerTest, PicksTheFastestDeviceThatFits) {
   const auto evaluator = sim::testing::EvaluatorOf(p);
   auto placed = MakeSinglePlacer()->Place(p, {.evaluator = evaluator.get()});
   ASSERT_TRUE(placed.ok());
-  EXPECT_EQ(p.c().device(placed->placement[0]).kind, "accel");
+  EXPECT_EQ(p.c().device(placed->placement[sim::OpId(0)]).kind, "accel");
   EXPECT_EQ(evaluator->evaluations(), p.num_devices());
   EXPECT_EQ(placed->stats.evaluations, p.num_devices());
 }

@@ -40,7 +40,7 @@ sim::Placement FollowNeighbours(const sim::Problem& p, const sim::Placement& pla
       for (sim::OpId op : frontier) {
         for (sim::OpId n : up ? g.Predecessors(op) : g.Successors(op)) {
           if (!seen.insert(n).second) continue;
-          if (working[static_cast<size_t>(n)]) return out[static_cast<size_t>(n)];
+          if (working[n]) return out[n];
           next.push_back(n);
         }
       }
@@ -68,7 +68,7 @@ int DevicesUsed(const sim::Problem& p, const sim::Placement& placement) {
   const std::vector<char> working = Working(p);
   std::set<sim::DeviceId> used;
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    if (working[static_cast<size_t>(op)]) used.insert(placement[static_cast<size_t>(op)]);
+    if (working[op]) used.insert(placement[op]);
   }
   return static_cast<int>(used.size());
 }
@@ -78,10 +78,10 @@ double BytesCrossing(const sim::Problem& p, const sim::Placement& placement) {
   double bytes = 0;
   std::set<sim::DeviceId> sent;
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
-    const sim::DeviceId src = placement[static_cast<size_t>(g.tensor(t).producer)];
+    const sim::DeviceId src = placement[g.tensor(t).producer];
     sent.clear();
     for (sim::OpId c : g.Consumers(t)) {
-      const sim::DeviceId dst = placement[static_cast<size_t>(c)];
+      const sim::DeviceId dst = placement[c];
       if (dst != src && sent.insert(dst).second) bytes += g.tensor(t).bytes;
     }
   }

@@ -68,7 +68,8 @@ TEST(ListSchedulerTest, HeftAndEtfRunIndependentChainsInParallel) {
   for (const char* name : {"heft", "m_etf", "m_sct"}) {
     const Placed r = PlaceBy(name, p);
     EXPECT_NEAR(r.evaluation.value, 4, 1e-9) << name;
-    EXPECT_EQ(r.placement[0], r.placement[3]) << name << ": a chain stays on one device";
+    EXPECT_EQ(r.placement[sim::OpId(0)], r.placement[sim::OpId(3)])
+        << name << ": a chain stays on one device";
   }
   EXPECT_NEAR(PlaceBy("single", p).evaluation.value, 8, 1e-9);
 }
@@ -224,8 +225,9 @@ TEST(ChainsTest, TheRecurrentChainGetsADeviceOfItsOwn) {
   EXPECT_NEAR(PlaceBy("single", p).evaluation.value, 8, 1e-9);
   const Placed r = PlaceBy("chains", p);
   EXPECT_LT(r.evaluation.value, 5.1);
-  EXPECT_EQ(r.placement[4], r.placement[7]) << "the chain h_0..h_3 shares a device";
-  EXPECT_NE(r.placement[1], r.placement[5]) << "x_1 runs beside the chain";
+  EXPECT_EQ(r.placement[sim::OpId(4)], r.placement[sim::OpId(7)])
+      << "the chain h_0..h_3 shares a device";
+  EXPECT_NE(r.placement[sim::OpId(1)], r.placement[sim::OpId(5)]) << "x_1 runs beside the chain";
 }
 
 TEST(ChainsTest, StartsWhereTheCallerSays) {

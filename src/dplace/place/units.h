@@ -31,7 +31,7 @@ ScopeGroups MakeScopeGroups(const sim::Problem& problem, const std::vector<Unit>
 
 // Assigns every op of `unit` to `d`.
 inline void Assign(const Unit& unit, sim::DeviceId d, sim::Placement* placement) {
-  for (sim::OpId op : unit.ops) (*placement)[static_cast<size_t>(op)] = d;
+  for (sim::OpId op : unit.ops) (*placement)[op] = d;
 }
 
 // The devices `unit` may run on, fastest for it (its ops' summed time) first.

@@ -54,8 +54,7 @@ Json ResultsJson(const sim::Problem& problem, const std::vector<PlacerResult>& r
   Json winner = ResultJson(problem, chosen);
   Json placement = Json::object();
   for (sim::OpId op{0}; op < problem.num_ops(); ++op) {
-    placement[problem.g().op(op).name] =
-        problem.c().device(chosen.placement[static_cast<size_t>(op)]).name;
+    placement[problem.g().op(op).name] = problem.c().device(chosen.placement[op]).name;
   }
   winner["placement"] = std::move(placement);
   return {{"format", "dplace-result/1"},   {"graph", problem.g().name()},

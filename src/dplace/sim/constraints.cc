@@ -11,10 +11,9 @@ Status CheckShape(const Problem& p, const Placement& placement) {
     return InvalidInput("placement has " + std::to_string(placement.size()) + " entries for " +
                         std::to_string(p.num_ops()) + " ops");
   }
-  for (size_t i = 0; i < placement.size(); ++i) {
+  for (graph::OpId i : placement.ids()) {
     if (placement[i] < 0 || placement[i] >= p.num_devices()) {
-      return InvalidInput("op '" + p.g().op(graph::OpId(static_cast<int32_t>(i))).name +
-                          "' is not placed on a device");
+      return InvalidInput("op '" + p.g().op(i).name + "' is not placed on a device");
     }
   }
   return OkStatus();
@@ -24,7 +23,7 @@ std::string FindViolation(const Problem& p, const Placement& placement) {
   if (!p.infeasible_reason.empty()) return p.infeasible_reason;
   const graph::Graph& g = p.g();
   for (OpId i{0}; i < p.num_ops(); ++i) {
-    const DeviceId d = placement[static_cast<size_t>(i)];
+    const DeviceId d = placement[i];
     if (!p.Allowed(i, d)) {
       const hw::Device& dev = p.c().device(d);
       return "op '" + g.op(i).name + "' may not run on " + dev.name + " (kind " + dev.kind + ")";
@@ -33,9 +32,9 @@ std::string FindViolation(const Problem& p, const Placement& placement) {
   for (graph::GroupId grp{0}; grp < static_cast<graph::GroupId>(g.groups().size()); ++grp) {
     auto members = g.GroupMembers(grp);
     if (members.empty()) continue;
-    const DeviceId first = placement[static_cast<size_t>(members[0])];
+    const DeviceId first = placement[members[0]];
     for (OpId op : members) {
-      const DeviceId d = placement[static_cast<size_t>(op)];
+      const DeviceId d = placement[op];
       if (d != first) {
         return "co-location group '" + g.groups()[static_cast<size_t>(grp)] + "' is split over " +
                p.c().device(first).name + " and " + p.c().device(d).name;

@@ -18,7 +18,7 @@ Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
   const int n = g.num_ops();
   // Nodes: op i when it runs in the pool, n + d for the call of device d.
   auto node_of = [&](OpId op) {
-    const DeviceId d = placement[static_cast<size_t>(op)];
+    const DeviceId d = placement[op];
     return pooled_[static_cast<size_t>(d)] ? op : n + d;
   };
   const size_t nodes = static_cast<size_t>(n) + static_cast<size_t>(problem_.num_devices());
@@ -57,7 +57,9 @@ Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
   for (size_t head = 0; head < queue_.size(); ++head) {
     const auto x = static_cast<size_t>(queue_[head]);
     if (x < static_cast<size_t>(n)) {
-      const double end = ready_[x] + problem_.costs.OpTime(static_cast<OpId>(x), placement[x]);
+      const double end =
+          ready_[x] + problem_.costs.OpTime(OpId(static_cast<int32_t>(x)),
+                                            placement[OpId(static_cast<int32_t>(x))]);
       latency = std::max(latency, end);
       release(static_cast<OpId>(x), end, x);
     } else {

@@ -173,8 +173,9 @@ int CheckRandomGraphs(uint64_t seed, int ops, double next, double any) {
     int placements = 1;
     for (int i = 0; i < ops; ++i) placements *= 3;
     for (int code = 0; code < placements; ++code) {
-      for (int i = 0, rest = code; i < ops; ++i, rest /= 3) placement[i] = sim::DeviceId(rest % 3);
-      if (placement[1] != placement[4] && trial % 2 == 1) continue;  // co-location
+      for (int i = 0, rest = code; i < ops; ++i, rest /= 3)
+        placement[OpId(i)] = sim::DeviceId(rest % 3);
+      if (placement[OpId(1)] != placement[OpId(4)] && trial % 2 == 1) continue;  // co-location
       best = std::min(best, sim.Makespan(placement));
     }
     EXPECT_GE(best, p.lower_bound * (1 - 1e-12)) << "seed " << seed << " trial " << trial;

@@ -32,7 +32,7 @@ double MaxLoadEvaluator::Value(const Placement& placement) {
   std::fill(stamp_.begin(), stamp_.end(), -1);
   const int n = g.num_ops();
   for (OpId i{0}; i < n; ++i) {
-    const auto d = static_cast<size_t>(placement[static_cast<size_t>(i)]);
+    const auto d = static_cast<size_t>(placement[i]);
     compute_[d] += op_times_[d][static_cast<size_t>(i)];
   }
   const auto& tensors = g.tensors();
@@ -40,11 +40,11 @@ double MaxLoadEvaluator::Value(const Placement& placement) {
     auto consumers = g.Consumers(t);
     if (consumers.empty()) continue;
     const graph::Tensor& tensor = tensors[t];
-    const DeviceId src = placement[static_cast<size_t>(tensor.producer)];
+    const DeviceId src = placement[tensor.producer];
     double send = 0;
     bool sent = false;
     for (OpId consumer : consumers) {
-      const DeviceId dst = placement[static_cast<size_t>(consumer)];
+      const DeviceId dst = placement[consumer];
       if (dst == src || stamp_[static_cast<size_t>(dst)] == t) continue;
       stamp_[static_cast<size_t>(dst)] = t;
       const double cost = cost::TransferTime(tensor, c.LinkBetween(src, dst));
@@ -69,7 +69,7 @@ Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
   std::fill(memory_.begin(), memory_.end(), 0.0);
   e.devices.resize(compute_.size());
   for (OpId i{0}; i < problem_.num_ops(); ++i) {
-    const auto d = static_cast<size_t>(placement[static_cast<size_t>(i)]);
+    const auto d = static_cast<size_t>(placement[i]);
     memory_[d] += footprint_[static_cast<size_t>(i)];
     ++e.devices[d].ops;
   }

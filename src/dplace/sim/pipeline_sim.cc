@@ -64,7 +64,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   std::vector<int> any_pos(static_cast<size_t>(p.num_devices()), -1);
   const auto& topo = g.TopologicalOrder();
   for (size_t pos = 0; pos < topo.size(); ++pos) {
-    const auto d = static_cast<size_t>(placement[static_cast<size_t>(topo[pos])]);
+    const auto d = static_cast<size_t>(placement[topo[pos]]);
     if (any_pos[d] < 0) any_pos[d] = static_cast<int>(pos);
     if (first_pos[d] < 0 && IsForward(g.op(topo[pos]))) first_pos[d] = static_cast<int>(pos);
   }
@@ -89,7 +89,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
       activations(static_cast<size_t>(num_stages), 0);
   bool training = false;
   for (OpId op{0}; op < p.num_ops(); ++op) {
-    const DeviceId d = placement[static_cast<size_t>(op)];
+    const DeviceId d = placement[op];
     const auto s = static_cast<size_t>(stage_of[static_cast<size_t>(d)]);
     const graph::Op& o = g.op(op);
     (IsForward(o) ? r.stages[s].forward_s : r.stages[s].backward_s) += p.costs.OpTime(op, d);
@@ -105,10 +105,10 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   std::map<std::tuple<int, bool, int, bool>, double> delay;
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const OpId producer = g.tensor(t).producer;
-    const DeviceId src = placement[static_cast<size_t>(producer)];
+    const DeviceId src = placement[producer];
     std::vector<std::pair<DeviceId, bool>> seen;
     for (OpId c : g.Consumers(t)) {
-      const DeviceId dst = placement[static_cast<size_t>(c)];
+      const DeviceId dst = placement[c];
       const bool phase = !IsForward(g.op(c));
       if (dst == src ||
           std::find(seen.begin(), seen.end(), std::make_pair(dst, phase)) != seen.end())

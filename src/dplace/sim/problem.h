@@ -33,7 +33,7 @@ std::optional<Objective> ParseObjective(std::string_view name);
 std::string_view ValueName(Objective objective);
 
 // One DeviceId per op, indexed by OpId.
-using Placement = std::vector<DeviceId>;
+using Placement = IdVector<OpId, DeviceId>;
 
 // The placement that puts op i on device devices[i] (tests and examples: OnDevices({0, 1, 0})).
 inline Placement OnDevices(std::initializer_list<int32_t> devices) {

@@ -153,7 +153,7 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
   const auto n = static_cast<size_t>(problem_.num_devices());
   int32_t local = 0, sent = 0;
   for (OpId c : g.Consumers(t)) {
-    const DeviceId dst = placement[static_cast<size_t>(c)];
+    const DeviceId dst = placement[c];
     if (dst == src) {
       ++local;
       if (--s_.pending[static_cast<size_t>(c)] == 0) MarkReady(src, time, c);
@@ -187,7 +187,7 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
   const int32_t* slots =
       consumer_slot_.data() + (consumers.data() - g.Consumers(graph::TensorId(0)).data());
   for (size_t k = 0; k < consumers.size(); ++k) {
-    const DeviceId dst = placement[static_cast<size_t>(consumers[k])];
+    const DeviceId dst = placement[consumers[k]];
     if (dst == src) continue;
     const int32_t index = transfer_of_device_[static_cast<size_t>(dst)];
     ++s_.transfers[static_cast<size_t>(index)].remaining;
@@ -197,7 +197,7 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
 
 void StepSimulator::EndOp(OpId op, double time, const Placement& placement, Timeline* timeline) {
   const graph::Graph& g = problem_.g();
-  const DeviceId d = placement[static_cast<size_t>(op)];
+  const DeviceId d = placement[op];
   s_.busy[static_cast<size_t>(d)] = 0;
   if (!s_.dirty[static_cast<size_t>(d)]) {
     s_.dirty[static_cast<size_t>(d)] = 1;
@@ -258,7 +258,7 @@ void StepSimulator::EndTransfer(int32_t index, double time, const Placement& pla
     FreeLocal(tr.tensor, tr.src, time, timeline);
   }
   for (OpId c : g.Consumers(tr.tensor)) {
-    if (placement[static_cast<size_t>(c)] != tr.dst) continue;
+    if (placement[c] != tr.dst) continue;
     if (--s_.pending[static_cast<size_t>(c)] == 0) MarkReady(tr.dst, time, c);
   }
 }
@@ -293,8 +293,7 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   if (timeline) {
     std::fill(timeline_params_.begin(), timeline_params_.end(), 0.0);
     for (OpId i{0}; i < g.num_ops(); ++i) {
-      timeline_params_[static_cast<size_t>(placement[static_cast<size_t>(i)])] +=
-          param_bytes_[static_cast<size_t>(i)];
+      timeline_params_[static_cast<size_t>(placement[i])] += param_bytes_[static_cast<size_t>(i)];
     }
     for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
       timeline->memory.push_back({d, 0, timeline_params_[static_cast<size_t>(d)]});
@@ -303,7 +302,7 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   for (OpId i{0}; i < g.num_ops(); ++i) {
     s_.pending[static_cast<size_t>(i)] = static_cast<int32_t>(g.Inputs(i).size());
     if (s_.pending[static_cast<size_t>(i)] == 0) {
-      MarkReady(placement[static_cast<size_t>(i)], 0, i);
+      MarkReady(placement[i], 0, i);
     }
   }
 }
@@ -354,9 +353,8 @@ double StepSimulator::Continue(const Placement& placement, Timeline* timeline, b
 
 void StepSimulator::CountWork(const Placement& placement) {
   std::fill(work_.begin(), work_.end(), 0.0);
-  for (size_t i = 0; i < placement.size(); ++i) {
-    work_[static_cast<size_t>(placement[i])] +=
-        problem_.costs.OpTime(static_cast<OpId>(i), placement[i]);
+  for (OpId i : placement.ids()) {
+    work_[placement[i].index()] += problem_.costs.OpTime(i, placement[i]);
   }
 }
 
@@ -365,9 +363,9 @@ int StepSimulator::RestoreFor(const Placement& placement) {
   // for an op without inputs): the earliest such moment over the changed ops.
   const graph::Graph& g = problem_.g();
   double first_look = std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i < placement.size(); ++i) {
+  for (OpId i : placement.ids()) {
     if (placement[i] == base_[i]) continue;
-    const auto inputs = g.Inputs(static_cast<OpId>(i));
+    const auto inputs = g.Inputs(i);
     if (inputs.empty()) first_look = 0;
     for (graph::TensorId t : inputs) {
       first_look = std::min(first_look, base_end_[static_cast<size_t>(g.tensor(t).producer)]);
@@ -427,15 +425,14 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
   Continue(placement, nullptr, /*record=*/false);
   const graph::Graph& g = problem_.g();
   auto end_of = [&](OpId op) {  // computed as StartOp computes the op's end event
-    return s_.start[static_cast<size_t>(op)] +
-           problem_.costs.OpTime(op, placement[static_cast<size_t>(op)]);
+    return s_.start[static_cast<size_t>(op)] + problem_.costs.OpTime(op, placement[op]);
   };
   // Per device, its ops by end time: the op that kept a device busy ended when the next started.
   std::vector<std::vector<std::pair<double, OpId>>> ended(
       static_cast<size_t>(problem_.num_devices()));
   OpId last{-1};
   for (OpId op{0}; op < g.num_ops(); ++op) {
-    ended[static_cast<size_t>(placement[static_cast<size_t>(op)])].emplace_back(end_of(op), op);
+    ended[static_cast<size_t>(placement[op])].emplace_back(end_of(op), op);
     if (last < 0 || end_of(op) > end_of(last)) last = op;
   }
   for (auto& list : ended) std::sort(list.begin(), list.end());
@@ -478,7 +475,7 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
       }
     }
     if (next < 0) {  // the device was busy: the op that ended as this one started
-      const auto& list = ended[static_cast<size_t>(placement[static_cast<size_t>(op)])];
+      const auto& list = ended[static_cast<size_t>(placement[op])];
       const auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(start, OpId{-1}));
       if (it != list.end() && it->first == start && it->second != op) next = it->second;
     }
@@ -510,7 +507,7 @@ StepResult StepSimulator::Report(const Placement& placement) const {
   e.lower_bound = problem_.lower_bound;
   e.devices.resize(static_cast<size_t>(problem_.num_devices()));
   for (OpId i{0}; i < problem_.num_ops(); ++i) {
-    DeviceReport& r = e.devices[static_cast<size_t>(placement[static_cast<size_t>(i)])];
+    DeviceReport& r = e.devices[static_cast<size_t>(placement[i])];
     ++r.ops;
     r.peak_memory_bytes += param_bytes_[static_cast<size_t>(i)];
   }

@@ -158,7 +158,7 @@ TEST(StepSimTest, LowerBoundHoldsOnSyntheticGraphs) {
                   .value();
   StepSimulator sim(p);
   Placement placement(500);
-  for (int i = 0; i < 500; ++i) placement[static_cast<size_t>(i)] = sim::DeviceId(i % 2);
+  for (OpId i : placement.ids()) placement[i] = sim::DeviceId(i % 2);
   const double split = sim.Makespan(placement);
   std::fill(placement.begin(), placement.end(), DeviceId(0));
   const double single = sim.Makespan(placement);
@@ -203,7 +203,7 @@ TEST(StepSimTest, IncrementalRunsEqualFullRuns) {
     Placement moved = base;
     const uint64_t count = 1 + rng.Below(5);
     for (uint64_t k = 0; k < count; ++k) {
-      moved[rng.Below(n)] = static_cast<DeviceId>(rng.Below(5));
+      moved[OpId(static_cast<int32_t>(rng.Below(n)))] = static_cast<DeviceId>(rng.Below(5));
     }
     const Evaluation a = incremental.RunNear(moved).evaluation;
     const Evaluation b = full.Run(moved).evaluation;

@@ -55,7 +55,7 @@ class SinglePlacer : public Placer {
       if (grp != graph::kNoGroup && group_device[static_cast<size_t>(grp)] < 0) {
         group_device[static_cast<size_t>(grp)] = target;
       }
-      placement[static_cast<size_t>(op)] = target;
+      placement[op] = target;
     }
     return placement;
   }

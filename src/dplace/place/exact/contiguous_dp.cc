@@ -387,8 +387,7 @@ sim::Placement ToPlacement(const ContiguousModel& model, const ContiguousSolutio
     const int d = solution.unit_device[static_cast<size_t>(u)];
     const sim::DeviceId device = d >= 0 ? model.accelerators[static_cast<size_t>(d)]
                                         : model.cpus[static_cast<size_t>(-1 - d)];
-    for (sim::OpId op : model.unit_ops[static_cast<size_t>(u)])
-      placement[static_cast<size_t>(op)] = device;
+    for (sim::OpId op : model.unit_ops[static_cast<size_t>(u)]) placement[op] = device;
   }
   return placement;
 }

@@ -97,8 +97,7 @@ class AssignmentProgram : public PlacementProgram {
     int next_accel = 0, next_cpu = k;
     std::vector<std::pair<int, double>> start;
     for (int u = 0; u < m_.num_units; ++u) {
-      const sim::DeviceId d =
-          placement[static_cast<size_t>(m_.unit_ops[static_cast<size_t>(u)][0])];
+      const sim::DeviceId d = placement[sim::OpId(m_.unit_ops[u][0])];
       auto it = slot_of.find(d);
       if (it == slot_of.end()) {
         const int slot = IsAccelerator(m_, d) ? next_accel++ : (pool_cpus_ ? k : next_cpu++);
@@ -124,7 +123,7 @@ class AssignmentProgram : public PlacementProgram {
         }
       }
       for (sim::OpId op : m_.unit_ops[static_cast<size_t>(u)]) {
-        placement[static_cast<size_t>(op)] = slots_[static_cast<size_t>(best_slot)];
+        placement[op] = slots_[best_slot];
       }
     }
     return placement;
@@ -339,7 +338,7 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
         }
       }
       for (sim::OpId op : m_.unit_ops[static_cast<size_t>(u)]) {
-        placement[static_cast<size_t>(op)] = device_of_block[static_cast<size_t>(block)];
+        placement[op] = device_of_block[block];
       }
     }
     return placement;
@@ -356,7 +355,7 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
     e->Add(y(u, j), coef).Add(y(u, j - 1), -coef);
   }
   sim::DeviceId DeviceOf(const sim::Placement& placement, int u) const {
-    return placement[static_cast<size_t>(m_.unit_ops[static_cast<size_t>(u)][0])];
+    return placement[sim::OpId(m_.unit_ops[u][0])];
   }
 
   const ContiguousModel& m_;

@@ -52,7 +52,7 @@ double BruteForce(const sim::Problem& p) {
   sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
   for (int code = 0; code < 2187; ++code) {
     for (int i = 0, c = code; i < p.num_ops(); ++i, c /= 3)
-      placement[static_cast<size_t>(i)] = sim::DeviceId(c % 3);
+      placement[sim::OpId(i)] = sim::DeviceId(c % 3);
     const sim::Evaluation e = evaluator->Evaluate(placement);
     if (e.feasible) best = std::min(best, e.value);
   }

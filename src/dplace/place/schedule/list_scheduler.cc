@@ -95,7 +95,7 @@ class Schedule {
 
   const std::vector<Unit>& units() const { return units_; }
   int UnitOf(sim::OpId op) const { return unit_of_op_[static_cast<size_t>(op)]; }
-  sim::DeviceId DeviceOf(sim::OpId op) const { return placement_[static_cast<size_t>(op)]; }
+  sim::DeviceId DeviceOf(sim::OpId op) const { return placement_[op]; }
 
   // Devices `op` may go to: its unit's device once chosen; else the unit's allowed devices with
   // room for its footprint, or (none with room) the allowed one with the most room left.
@@ -143,7 +143,7 @@ class Schedule {
     const double start = std::max(not_before, EarliestStart(op, d));
     finish_[static_cast<size_t>(op)] = start + p_.costs.OpTime(op, d);
     free_at_[static_cast<size_t>(d)] = finish_[static_cast<size_t>(op)];
-    placement_[static_cast<size_t>(op)] = d;
+    placement_[op] = d;
     const int u = UnitOf(op);
     if (unit_device_[static_cast<size_t>(u)] < 0) {
       unit_device_[static_cast<size_t>(u)] = d;

@@ -71,7 +71,7 @@ class LocalSearchPlacer : public Placer {
         const Start start =
             start_ != nullptr ? start_->Find(p, req) : Start{.placement = *StartOf(p, req)};
         for (size_t u = 0; u < units.size() && !start.placement.empty(); ++u) {
-          unit_device[u] = start.placement[static_cast<size_t>(units[u].ops.front())];
+          unit_device[u] = start.placement[units[u].ops.front()];
         }
       }
       for (size_t u = 0; u < units.size(); ++u) Assign(units[u], unit_device[u], &placement);

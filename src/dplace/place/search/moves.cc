@@ -16,8 +16,7 @@ void UnitMoves::Restart(const sim::Placement& placement, const Score& score) {
   score_ = score;
   unit_device_.resize(units_.size());
   for (size_t u = 0; u < units_.size(); ++u) {
-    unit_device_[u] =
-        units_[u].ops.empty() ? sim::DeviceId(0) : current_[static_cast<size_t>(units_[u].ops[0])];
+    unit_device_[u] = units_[u].ops.empty() ? sim::DeviceId(0) : current_[units_[u].ops[0]];
   }
   if (track_best_ && (best_.empty() || score < best_score_)) best_ = placement, best_score_ = score;
   Rebase();

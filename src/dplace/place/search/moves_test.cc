@@ -11,6 +11,12 @@
 namespace dplace::place {
 namespace {
 
+std::vector<sim::DeviceId> Targets(std::initializer_list<int32_t> devices) {
+  std::vector<sim::DeviceId> out;
+  for (int32_t d : devices) out.emplace_back(d);
+  return out;
+}
+
 sim::Problem TwoOps() {
   graph::GraphBuilder b("two_ops");
   b.AddOp(sim::testing::TimedOp("a", 1, 10));
@@ -39,11 +45,11 @@ TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
   ASSERT_NEAR(state.score().value, 2, 1e-12);
   BestImprovement accept;
   // Op b to the CPU (10 s) or to d1 (1 s): d1.
-  EXPECT_TRUE(accept.Decide(state, {.units = {1}, .targets = sim::OnDevices({2, 1})}));
+  EXPECT_TRUE(accept.Decide(state, {.units = {1}, .targets = Targets({2, 1})}));
   EXPECT_EQ(state.current(), (sim::OnDevices({0, 1})));
   EXPECT_NEAR(state.score().value, 1, 1e-12);
   // Op a to the CPU only: worse, so nothing moves, and the placement is as it was.
-  EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = sim::OnDevices({2})}));
+  EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = Targets({2})}));
   EXPECT_EQ(state.current(), (sim::OnDevices({0, 1})));
   EXPECT_EQ(state.accepted(), 1);
 }
@@ -57,13 +63,12 @@ TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
   state.Restart(split, ScoreOf(evaluator->Evaluate(split)));
   Rng rng(1);
   Metropolis accept(rng, [] { return 0.0; });
-  EXPECT_FALSE(
-      accept.Decide(state, {.units = {0}, .targets = sim::OnDevices({2})}));  // 10 s: rejected
+  EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = Targets({2})}));  // 10 s: rejected
   EXPECT_EQ(state.current(), split);
   // An equal move (1 s either way) is below current * (1 + 0): rejected too; a high temperature
   // takes the worse move, and the best stays the split.
   Metropolis hot(rng, [] { return 1e9; });
-  EXPECT_TRUE(hot.Decide(state, {.units = {0}, .targets = sim::OnDevices({2})}));
+  EXPECT_TRUE(hot.Decide(state, {.units = {0}, .targets = Targets({2})}));
   EXPECT_EQ(state.current(), (sim::OnDevices({2, 1})));
   EXPECT_EQ(state.best(), split);
   EXPECT_EQ(accept.proposed() + hot.proposed(), 2);
@@ -77,12 +82,12 @@ TEST(MovesTest, TheLoopStopsWhenTheProposerIsDoneOrTheBudgetIsOut) {
   const sim::Placement on_cpu(2, sim::DeviceId(2));
   state.Restart(on_cpu, ScoreOf(evaluator->Evaluate(on_cpu)));
   BestImprovement accept;
-  Script script{{{.units = {0}, .targets = sim::OnDevices({0})}, {.units = {1}, .targets = {}}}};
+  Script script{{{.units = {0}, .targets = Targets({0})}, {.units = {1}, .targets = {}}}};
   int outs = 0;
   RunMoves(state, script, accept, [&] { return ++outs > 100; });
   EXPECT_EQ(script.at, 2u);  // both proposed; the empty one moved nothing
   EXPECT_EQ(state.current(), (sim::OnDevices({0, 2})));
-  Script more{{{.units = {1}, .targets = sim::OnDevices({1})}}};
+  Script more{{{.units = {1}, .targets = Targets({1})}}};
   RunMoves(state, more, accept, [] { return true; });  // out at once
   EXPECT_EQ(more.at, 0u);
 }
