@@ -67,13 +67,13 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   slot_tensor_.assign(inputs_base, inputs_base + slots);
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const graph::Tensor& tensor = g.tensor(t);
-    local_bytes_[static_cast<size_t>(t)] = tensor.view ? 0 : tensor.bytes;
+    local_bytes_[t] = tensor.view ? 0 : tensor.bytes;
     if (tensor.view_of < 0) continue;
     auto inputs = g.Inputs(tensor.producer);
     const auto k = std::lower_bound(inputs.begin(), inputs.end(), tensor.view_of) - inputs.begin();
     const auto slot = static_cast<int32_t>((inputs.data() - inputs_base) + k);
     if (deferred_[static_cast<size_t>(slot)]) continue;  // a second view of one base: released once
-    view_slot_[static_cast<size_t>(t)] = slot;
+    view_slot_[t] = slot;
     deferred_[static_cast<size_t>(slot)] = 1;
   }
   // Flat per-op copies of what the hot loop reads: the Op structs are large and strided.
@@ -82,21 +82,19 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   start_bytes_.resize(num_ops);
   for (OpId i{0}; i < g.num_ops(); ++i) {
     const graph::Op& o = g.op(i);
-    param_bytes_[static_cast<size_t>(i)] = o.param_bytes;
-    scratch_bytes_[static_cast<size_t>(i)] = o.scratch_bytes;
+    param_bytes_[i] = o.param_bytes;
+    scratch_bytes_[i] = o.scratch_bytes;
     double bytes = o.scratch_bytes;
-    for (int32_t k = 0; k < o.num_outputs; ++k)
-      bytes += local_bytes_[static_cast<size_t>(o.first_output) + static_cast<size_t>(k)];
-    start_bytes_[static_cast<size_t>(i)] = bytes;
+    for (int32_t k = 0; k < o.num_outputs; ++k) bytes += local_bytes_[o.first_output + k];
+    start_bytes_[i] = bytes;
   }
   auto allowed = [&problem](OpId op, DeviceId d) { return problem.Allowed(op, d); };
   tail_.assign(num_ops, 0.0);
   const auto& order = g.TopologicalOrder();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     double after = 0;
-    for (OpId s : g.Successors(*it)) after = std::max(after, tail_[static_cast<size_t>(s)]);
-    tail_[static_cast<size_t>(*it)] =
-        problem.costs.MinOpTime(*it, problem.num_devices(), allowed) + after;
+    for (OpId s : g.Successors(*it)) after = std::max(after, tail_[s]);
+    tail_[*it] = problem.costs.MinOpTime(*it, problem.num_devices(), allowed) + after;
   }
   // A checkpoint's size, counting a transfer per input slot (the most a run can have).
   const double state_bytes =
@@ -113,36 +111,36 @@ void StepSimulator::Push(double time, int32_t type, int32_t index) {
 }
 
 void StepSimulator::MarkReady(DeviceId d, double time, OpId op) {
-  auto& heap = s_.ready[static_cast<size_t>(d)];
+  auto& heap = s_.ready[d];
   heap.emplace_back(time, op);
   std::push_heap(heap.begin(), heap.end(), std::greater<>{});
-  if (!s_.dirty[static_cast<size_t>(d)]) {
-    s_.dirty[static_cast<size_t>(d)] = 1;
+  if (!s_.dirty[d]) {
+    s_.dirty[d] = 1;
     s_.dirty_list.push_back(d);
   }
 }
 
 void StepSimulator::Allocate(DeviceId d, double bytes, double time, Timeline* timeline) {
   if (bytes == 0) return;
-  double& m = s_.memory[static_cast<size_t>(d)];
+  double& m = s_.memory[d];
   m += bytes;
-  s_.peak[static_cast<size_t>(d)] = std::max(s_.peak[static_cast<size_t>(d)], m);
-  if (timeline) timeline->memory.push_back({d, time, timeline_params_[static_cast<size_t>(d)] + m});
+  s_.peak[d] = std::max(s_.peak[d], m);
+  if (timeline) timeline->memory.push_back({d, time, timeline_params_[d] + m});
 }
 
 void StepSimulator::Free(DeviceId d, double bytes, double time, Timeline* timeline) {
   if (bytes == 0) return;
-  double& m = s_.memory[static_cast<size_t>(d)];
+  double& m = s_.memory[d];
   m -= bytes;
-  if (timeline) timeline->memory.push_back({d, time, timeline_params_[static_cast<size_t>(d)] + m});
+  if (timeline) timeline->memory.push_back({d, time, timeline_params_[d] + m});
 }
 
 void StepSimulator::StartOp(DeviceId d, double time, OpId op, Timeline* timeline) {
-  s_.busy[static_cast<size_t>(d)] = 1;
-  s_.start[static_cast<size_t>(op)] = time;
+  s_.busy[d] = 1;
+  s_.start[op] = time;
   const double duration = problem_.costs.OpTime(op, d);
-  s_.work_started[static_cast<size_t>(d)] += duration;
-  Allocate(d, start_bytes_[static_cast<size_t>(op)], time, timeline);
+  s_.work_started[d] += duration;
+  Allocate(d, start_bytes_[op], time, timeline);
   Push(time + duration, kOpEnd, op);
 }
 
@@ -156,11 +154,11 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
     const DeviceId dst = placement[c];
     if (dst == src) {
       ++local;
-      if (--s_.pending[static_cast<size_t>(c)] == 0) MarkReady(src, time, c);
+      if (--s_.pending[c] == 0) MarkReady(src, time, c);
       continue;
     }
-    if (stamp_[static_cast<size_t>(dst)] == t) continue;
-    stamp_[static_cast<size_t>(dst)] = t;
+    if (stamp_[dst] == t) continue;
+    stamp_[dst] = t;
     const size_t channel_index = static_cast<size_t>(src) * n + static_cast<size_t>(dst);
     double& channel = s_.channel_free[channel_index];
     const double start = std::max(time, channel);
@@ -168,7 +166,7 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
     channel = end;
     const auto index = static_cast<int32_t>(s_.transfers.size());
     s_.transfers.push_back({t, src, dst, start, end, 0});
-    transfer_of_device_[static_cast<size_t>(dst)] = index;
+    transfer_of_device_[dst] = index;
     ++sent;
     // Only the transfer at the head of a channel has an event; the ones queued behind it start
     // when it ends (EndTransfer), which keeps the event heap as small as the number of channels.
@@ -179,8 +177,8 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
       Push(end, kTransferEnd, index);
     }
   }
-  s_.local_remaining[static_cast<size_t>(t)] = local;
-  s_.out_pending[static_cast<size_t>(t)] = sent;
+  s_.local_remaining[t] = local;
+  s_.out_pending[t] = sent;
   if (sent == 0) return;
   // Second pass: each remote consumer reads the copy on its device.
   auto consumers = g.Consumers(t);
@@ -189,7 +187,7 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
   for (size_t k = 0; k < consumers.size(); ++k) {
     const DeviceId dst = placement[consumers[k]];
     if (dst == src) continue;
-    const int32_t index = transfer_of_device_[static_cast<size_t>(dst)];
+    const int32_t index = transfer_of_device_[dst];
     ++s_.transfers[static_cast<size_t>(index)].remaining;
     s_.input_copy[static_cast<size_t>(slots[k])] = index;
   }
@@ -198,16 +196,16 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
 void StepSimulator::EndOp(OpId op, double time, const Placement& placement, Timeline* timeline) {
   const graph::Graph& g = problem_.g();
   const DeviceId d = placement[op];
-  s_.busy[static_cast<size_t>(d)] = 0;
-  if (!s_.dirty[static_cast<size_t>(d)]) {
-    s_.dirty[static_cast<size_t>(d)] = 1;
+  s_.busy[d] = 0;
+  if (!s_.dirty[d]) {
+    s_.dirty[d] = 1;
     s_.dirty_list.push_back(d);
   }
   ++s_.ops_ended;
-  s_.busy_s[static_cast<size_t>(d)] += time - s_.start[static_cast<size_t>(op)];
+  s_.busy_s[d] += time - s_.start[op];
   s_.makespan = std::max(s_.makespan, time);
-  if (timeline) timeline->ops.push_back({op, d, s_.start[static_cast<size_t>(op)], time});
-  Free(d, scratch_bytes_[static_cast<size_t>(op)], time, timeline);
+  if (timeline) timeline->ops.push_back({op, d, s_.start[op], time});
+  Free(d, scratch_bytes_[op], time, timeline);
   auto inputs = g.Inputs(op);
   const auto first_slot = static_cast<size_t>(inputs.data() - g.Inputs(graph::OpId(0)).data());
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -224,15 +222,14 @@ void StepSimulator::ReleaseInput(size_t slot, DeviceId d, double time, Timeline*
   if (copy >= 0) {
     Transfer& tr = s_.transfers[static_cast<size_t>(copy)];
     if (--tr.remaining == 0) Free(d, problem_.g().tensor(t).bytes, time, timeline);
-  } else if (--s_.local_remaining[static_cast<size_t>(t)] == 0 &&
-             s_.out_pending[static_cast<size_t>(t)] == 0) {
+  } else if (--s_.local_remaining[t] == 0 && s_.out_pending[t] == 0) {
     FreeLocal(t, d, time, timeline);
   }
 }
 
 void StepSimulator::FreeLocal(graph::TensorId t, DeviceId d, double time, Timeline* timeline) {
-  Free(d, local_bytes_[static_cast<size_t>(t)], time, timeline);
-  const int32_t base_slot = view_slot_[static_cast<size_t>(t)];
+  Free(d, local_bytes_[t], time, timeline);
+  const int32_t base_slot = view_slot_[t];
   if (base_slot >= 0) ReleaseInput(static_cast<size_t>(base_slot), d, time, timeline);
 }
 
@@ -253,13 +250,12 @@ void StepSimulator::EndTransfer(int32_t index, double time, const Placement& pla
     Push(next.end, kTransferEnd, queue[head]);
   }
   if (timeline) timeline->transfers.push_back({tr.tensor, tr.src, tr.dst, tr.start, tr.end});
-  if (--s_.out_pending[static_cast<size_t>(tr.tensor)] == 0 &&
-      s_.local_remaining[static_cast<size_t>(tr.tensor)] == 0) {
+  if (--s_.out_pending[tr.tensor] == 0 && s_.local_remaining[tr.tensor] == 0) {
     FreeLocal(tr.tensor, tr.src, time, timeline);
   }
   for (OpId c : g.Consumers(tr.tensor)) {
     if (placement[c] != tr.dst) continue;
-    if (--s_.pending[static_cast<size_t>(c)] == 0) MarkReady(tr.dst, time, c);
+    if (--s_.pending[c] == 0) MarkReady(tr.dst, time, c);
   }
 }
 
@@ -293,15 +289,15 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   if (timeline) {
     std::fill(timeline_params_.begin(), timeline_params_.end(), 0.0);
     for (OpId i{0}; i < g.num_ops(); ++i) {
-      timeline_params_[static_cast<size_t>(placement[i])] += param_bytes_[static_cast<size_t>(i)];
+      timeline_params_[placement[i]] += param_bytes_[i];
     }
     for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
-      timeline->memory.push_back({d, 0, timeline_params_[static_cast<size_t>(d)]});
+      timeline->memory.push_back({d, 0, timeline_params_[d]});
     }
   }
   for (OpId i{0}; i < g.num_ops(); ++i) {
-    s_.pending[static_cast<size_t>(i)] = static_cast<int32_t>(g.Inputs(i).size());
-    if (s_.pending[static_cast<size_t>(i)] == 0) {
+    s_.pending[i] = static_cast<int32_t>(g.Inputs(i).size());
+    if (s_.pending[i] == 0) {
       MarkReady(placement[i], 0, i);
     }
   }
@@ -321,16 +317,14 @@ double StepSimulator::Continue(const Placement& placement, Timeline* timeline, b
     }
     // Start work on every device whose state changed, then advance to the next event time.
     for (DeviceId d : s_.dirty_list) {
-      s_.dirty[static_cast<size_t>(d)] = 0;
-      auto& heap = s_.ready[static_cast<size_t>(d)];
-      if (s_.busy[static_cast<size_t>(d)] || heap.empty()) continue;
+      s_.dirty[d] = 0;
+      auto& heap = s_.ready[d];
+      if (s_.busy[d] || heap.empty()) continue;
       std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
       const OpId op = heap.back().second;
       heap.pop_back();
       // The margin covers the rounding of the sums, so giving up is never wrong.
-      const double bound = s_.now + std::max(tail_[static_cast<size_t>(op)],
-                                             work_[static_cast<size_t>(d)] -
-                                                 s_.work_started[static_cast<size_t>(d)]);
+      const double bound = s_.now + std::max(tail_[op], work_[d] - s_.work_started[d]);
       if (bound > give_up_above * (1 + 1e-9)) return bound;
       StartOp(d, s_.now, op, timeline);
     }
@@ -343,7 +337,7 @@ double StepSimulator::Continue(const Placement& placement, Timeline* timeline, b
       s_.events.pop_back();
       if ((e.code & 1) == kOpEnd) {
         EndOp(graph::OpId(e.code >> 1), now, placement, timeline);
-        if (record) base_end_[static_cast<size_t>(e.code >> 1)] = now;
+        if (record) base_end_[OpId(e.code >> 1)] = now;
       } else {
         EndTransfer(e.code >> 1, now, placement, timeline);
       }
@@ -354,7 +348,7 @@ double StepSimulator::Continue(const Placement& placement, Timeline* timeline, b
 void StepSimulator::CountWork(const Placement& placement) {
   std::fill(work_.begin(), work_.end(), 0.0);
   for (OpId i : placement.ids()) {
-    work_[placement[i].index()] += problem_.costs.OpTime(i, placement[i]);
+    work_[placement[i]] += problem_.costs.OpTime(i, placement[i]);
   }
 }
 
@@ -368,7 +362,7 @@ int StepSimulator::RestoreFor(const Placement& placement) {
     const auto inputs = g.Inputs(i);
     if (inputs.empty()) first_look = 0;
     for (graph::TensorId t : inputs) {
-      first_look = std::min(first_look, base_end_[static_cast<size_t>(g.tensor(t).producer)]);
+      first_look = std::min(first_look, base_end_[g.tensor(t).producer]);
     }
   }
   // The last checkpoint taken before that moment: everything up to it happened in both runs.
@@ -425,7 +419,7 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
   Continue(placement, nullptr, /*record=*/false);
   const graph::Graph& g = problem_.g();
   auto end_of = [&](OpId op) {  // computed as StartOp computes the op's end event
-    return s_.start[static_cast<size_t>(op)] + problem_.costs.OpTime(op, placement[op]);
+    return s_.start[op] + problem_.costs.OpTime(op, placement[op]);
   };
   // Per device, its ops by end time: the op that kept a device busy ended when the next started.
   std::vector<std::vector<std::pair<double, OpId>>> ended(
@@ -442,7 +436,7 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
   for (OpId op = last; op >= 0 && !on_path[static_cast<size_t>(op)];) {  // zero-time ops can tie
     on_path[static_cast<size_t>(op)] = 1;
     path.push_back(op);
-    const double start = s_.start[static_cast<size_t>(op)];
+    const double start = s_.start[op];
     if (start <= 0) break;
     // The input that arrived last, if it arrived as the op started.
     auto inputs = g.Inputs(op);
@@ -509,13 +503,13 @@ StepResult StepSimulator::Report(const Placement& placement) const {
   for (OpId i{0}; i < problem_.num_ops(); ++i) {
     DeviceReport& r = e.devices[static_cast<size_t>(placement[i])];
     ++r.ops;
-    r.peak_memory_bytes += param_bytes_[static_cast<size_t>(i)];
+    r.peak_memory_bytes += param_bytes_[i];
   }
   for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
     DeviceReport& r = e.devices[static_cast<size_t>(d)];
-    r.busy_s = s_.busy_s[static_cast<size_t>(d)];
+    r.busy_s = s_.busy_s[d];
     r.load = r.busy_s;
-    r.peak_memory_bytes += s_.peak[static_cast<size_t>(d)];
+    r.peak_memory_bytes += s_.peak[d];
     r.memory_capacity_bytes = problem_.c().device(d).memory_bytes;
   }
   e.reason = std::isfinite(e.value)

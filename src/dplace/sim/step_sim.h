@@ -84,23 +84,23 @@ class StepSimulator {
     int64_t ops_ended = 0;
     std::vector<Event> events;  // binary heap, earliest (time, seq) on top
     uint32_t seq = 0;
-    std::vector<std::vector<std::pair<double, OpId>>> ready;  // per device, min-heaps
-    std::vector<char> busy, dirty;
+    IdVector<DeviceId, std::vector<std::pair<double, OpId>>> ready;  // min-heaps
+    IdVector<DeviceId, char> busy, dirty;
     std::vector<DeviceId> dirty_list;
     std::vector<double> channel_free;  // [src * n + dst]
     // Per channel [src * n + dst]: its transfers in request order; those before head have ended.
     std::vector<std::vector<int32_t>> channel_queue;
     std::vector<size_t> channel_head;
-    std::vector<int32_t> pending;                       // per op: inputs not yet present
-    std::vector<double> start;                          // per op
-    std::vector<int32_t> local_remaining, out_pending;  // per tensor
+    IdVector<OpId, int32_t> pending;  // inputs not yet present
+    IdVector<OpId, double> start;
+    IdVector<graph::TensorId, int32_t> local_remaining, out_pending;
     std::vector<int32_t> input_copy;  // per op input slot: transfer index, or -1 when local
     std::vector<Transfer> transfers;
     // Per device: bytes of outputs, copies and scratch held now and at most (parameters are
     // resident all step and added when reporting), seconds of compute.
-    std::vector<double> memory, peak, busy_s;
+    IdVector<DeviceId, double> memory, peak, busy_s;
     // Per device: seconds of compute of the ops started (for giving up early).
-    std::vector<double> work_started;
+    IdVector<DeviceId, double> work_started;
     double makespan = 0;
   };
 
@@ -133,22 +133,23 @@ class StepSimulator {
   const Problem& problem_;
   State s_;
   std::vector<int32_t> consumer_slot_;  // per consumer-CSR entry: its slot in the inputs CSR
-  std::vector<int32_t> stamp_, transfer_of_device_;  // per device, scratch for SendTensor
-  std::vector<double> param_bytes_, scratch_bytes_, start_bytes_;  // per op
-  std::vector<double> local_bytes_;  // per tensor: bytes on its producer's device (views: 0)
-  std::vector<int32_t> view_slot_;   // per tensor: the input slot of a view's base, or -1
-  std::vector<char> deferred_;       // per input slot: released with a view, not at op end
+  IdVector<DeviceId, int32_t> stamp_, transfer_of_device_;  // scratch for SendTensor
+  IdVector<OpId, double> param_bytes_, scratch_bytes_, start_bytes_;
+  // Per tensor: bytes on its producer's device (views: 0); the input slot of a view's base, or -1.
+  IdVector<graph::TensorId, double> local_bytes_;
+  IdVector<graph::TensorId, int32_t> view_slot_;
+  std::vector<char> deferred_;                // per input slot: released with a view, not at op end
   std::vector<graph::TensorId> slot_tensor_;  // per input slot: its tensor
-  std::vector<double> timeline_params_;       // per device, parameters of the run with a timeline
+  IdVector<DeviceId, double> timeline_params_;  // parameters of the run with a timeline
   // Per op: the longest path from its start to the end of the step, every op at its fastest.
-  std::vector<double> tail_;
+  IdVector<OpId, double> tail_;
   // Per device: seconds of compute of the ops the placement being simulated puts there (set by
   // RunNear with a cut-off; the only runs that read it).
-  std::vector<double> work_;
+  IdVector<DeviceId, double> work_;
   void CountWork(const Placement& placement);
   // Incremental runs: the base placement, when each of its ops ended, checkpoints in time order.
   Placement base_;
-  std::vector<double> base_end_;
+  IdVector<OpId, double> base_end_;
   std::vector<State> checkpoints_;  // the first num_checkpoints_ are the base run's
   size_t num_checkpoints_ = 0;
   int64_t checkpoint_interval_ = 1;
