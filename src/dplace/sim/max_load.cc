@@ -11,7 +11,7 @@ MaxLoadEvaluator::MaxLoadEvaluator(const Problem& problem, MaxLoadOptions option
   const int n = problem.num_devices();
   pays_.resize(static_cast<size_t>(n));
   for (DeviceId d{0}; d < n; ++d) {
-    pays_[static_cast<size_t>(d)] = problem.c().device(d).kind != options_.free_communication_kind;
+    pays_[d] = problem.c().device(d).kind != options_.free_communication_kind;
   }
   compute_.resize(static_cast<size_t>(n));
   comm_.resize(static_cast<size_t>(n));
@@ -20,7 +20,7 @@ MaxLoadEvaluator::MaxLoadEvaluator(const Problem& problem, MaxLoadOptions option
   for (DeviceId d{0}; d < n; ++d) op_times_.push_back(problem.costs.OpTimes(d));
   footprint_.resize(static_cast<size_t>(problem.num_ops()));
   for (OpId i{0}; i < problem.num_ops(); ++i) {
-    footprint_[static_cast<size_t>(i)] = OpFootprintBytes(problem.g(), i);
+    footprint_[i] = OpFootprintBytes(problem.g(), i);
   }
 }
 
@@ -32,8 +32,8 @@ double MaxLoadEvaluator::Value(const Placement& placement) {
   std::fill(stamp_.begin(), stamp_.end(), -1);
   const int n = g.num_ops();
   for (OpId i{0}; i < n; ++i) {
-    const auto d = static_cast<size_t>(placement[i]);
-    compute_[d] += op_times_[d][static_cast<size_t>(i)];
+    const DeviceId d = placement[i];
+    compute_[d] += op_times_[d][i.index()];
   }
   const auto& tensors = g.tensors();
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
@@ -45,17 +45,17 @@ double MaxLoadEvaluator::Value(const Placement& placement) {
     bool sent = false;
     for (OpId consumer : consumers) {
       const DeviceId dst = placement[consumer];
-      if (dst == src || stamp_[static_cast<size_t>(dst)] == t) continue;
-      stamp_[static_cast<size_t>(dst)] = t;
+      if (dst == src || stamp_[dst] == t) continue;
+      stamp_[dst] = t;
       const double cost = cost::TransferTime(tensor, c.LinkBetween(src, dst));
-      comm_[static_cast<size_t>(dst)] += cost;
+      comm_[dst] += cost;
       send = std::max(send, cost);
       sent = true;
     }
-    if (sent) comm_[static_cast<size_t>(src)] += send;
+    if (sent) comm_[src] += send;
   }
   double value = 0;
-  for (size_t d = 0; d < compute_.size(); ++d) {
+  for (DeviceId d : compute_.ids()) {
     value = std::max(value, compute_[d] + (pays_[d] ? comm_[d] : 0.0));
   }
   return value;
@@ -69,16 +69,16 @@ Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
   std::fill(memory_.begin(), memory_.end(), 0.0);
   e.devices.resize(compute_.size());
   for (OpId i{0}; i < problem_.num_ops(); ++i) {
-    const auto d = static_cast<size_t>(placement[i]);
-    memory_[d] += footprint_[static_cast<size_t>(i)];
-    ++e.devices[d].ops;
+    const DeviceId d = placement[i];
+    memory_[d] += footprint_[i];
+    ++e.devices[d.index()].ops;
   }
-  for (size_t d = 0; d < compute_.size(); ++d) {
-    DeviceReport& r = e.devices[d];
+  for (DeviceId d : compute_.ids()) {
+    DeviceReport& r = e.devices[d.index()];
     r.busy_s = compute_[d];
     r.load = compute_[d] + (pays_[d] ? comm_[d] : 0.0);
     r.peak_memory_bytes = memory_[d];
-    r.memory_capacity_bytes = problem_.c().device(DeviceId(static_cast<int32_t>(d))).memory_bytes;
+    r.memory_capacity_bytes = problem_.c().device(d).memory_bytes;
   }
   e.reason = FindViolation(problem_, placement);
   if (e.reason.empty()) e.reason = FindMemoryViolation(problem_, e.devices);

@@ -36,11 +36,11 @@ class MaxLoadEvaluator {
  private:
   const Problem& problem_;
   MaxLoadOptions options_;
-  std::vector<char> pays_;  // per device: 1 when it pays communication
-  std::vector<double> compute_, comm_, memory_;
-  std::vector<int32_t> stamp_;           // per device: last tensor counted as received there
-  std::vector<double> footprint_;        // per op
-  std::vector<const double*> op_times_;  // per device: op times indexed by OpId
+  IdVector<DeviceId, char> pays_;  // 1 when the device pays communication
+  IdVector<DeviceId, double> compute_, comm_, memory_;
+  IdVector<DeviceId, int32_t> stamp_;  // the last tensor counted as received there
+  IdVector<OpId, double> footprint_;
+  IdVector<DeviceId, const double*> op_times_;  // op times indexed by OpId
 };
 
 }  // namespace dplace::sim

@@ -60,28 +60,27 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   r.microbatches = microbatches;
 
   // Stages: devices holding ops, ordered by the topological position of their first forward op.
-  std::vector<int> first_pos(static_cast<size_t>(p.num_devices()), -1);
-  std::vector<int> any_pos(static_cast<size_t>(p.num_devices()), -1);
+  IdVector<DeviceId, int> first_pos(static_cast<size_t>(p.num_devices()), -1);
+  IdVector<DeviceId, int> any_pos(static_cast<size_t>(p.num_devices()), -1);
   const auto& topo = g.TopologicalOrder();
   for (size_t pos = 0; pos < topo.size(); ++pos) {
-    const auto d = static_cast<size_t>(placement[topo[pos]]);
+    const DeviceId d = placement[topo[pos]];
     if (any_pos[d] < 0) any_pos[d] = static_cast<int>(pos);
     if (first_pos[d] < 0 && IsForward(g.op(topo[pos]))) first_pos[d] = static_cast<int>(pos);
   }
   std::vector<DeviceId> stage_devices;
   for (DeviceId d{0}; d < p.num_devices(); ++d) {
-    if (any_pos[static_cast<size_t>(d)] >= 0) stage_devices.push_back(d);
+    if (any_pos[d] >= 0) stage_devices.push_back(d);
   }
   auto key = [&](DeviceId d) {
-    const int f = first_pos[static_cast<size_t>(d)];
-    return f >= 0 ? f : static_cast<int>(topo.size()) + any_pos[static_cast<size_t>(d)];
+    const int f = first_pos[d];
+    return f >= 0 ? f : static_cast<int>(topo.size()) + any_pos[d];
   };
   std::sort(stage_devices.begin(), stage_devices.end(),
             [&](DeviceId a, DeviceId b) { return key(a) < key(b); });
   const int num_stages = static_cast<int>(stage_devices.size());
-  std::vector<int> stage_of(static_cast<size_t>(p.num_devices()), -1);
-  for (int s = 0; s < num_stages; ++s)
-    stage_of[static_cast<size_t>(stage_devices[static_cast<size_t>(s)])] = s;
+  IdVector<DeviceId, int> stage_of(static_cast<size_t>(p.num_devices()), -1);
+  for (int s = 0; s < num_stages; ++s) stage_of[stage_devices[static_cast<size_t>(s)]] = s;
 
   // Per-stage work and memory, and the transfer delay between (stage, phase) pairs.
   r.stages.resize(static_cast<size_t>(num_stages));
@@ -90,7 +89,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   bool training = false;
   for (OpId op{0}; op < p.num_ops(); ++op) {
     const DeviceId d = placement[op];
-    const auto s = static_cast<size_t>(stage_of[static_cast<size_t>(d)]);
+    const auto s = static_cast<size_t>(stage_of[d]);
     const graph::Op& o = g.op(op);
     (IsForward(o) ? r.stages[s].forward_s : r.stages[s].backward_s) += p.costs.OpTime(op, d);
     training = training || !IsForward(o);
@@ -114,8 +113,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
           std::find(seen.begin(), seen.end(), std::make_pair(dst, phase)) != seen.end())
         continue;
       seen.emplace_back(dst, phase);
-      delay[{stage_of[static_cast<size_t>(src)], !IsForward(g.op(producer)),
-             stage_of[static_cast<size_t>(dst)], phase}] +=
+      delay[{stage_of[src], !IsForward(g.op(producer)), stage_of[dst], phase}] +=
           cost::TransferTime(g.tensor(t), p.c().LinkBetween(src, dst));
     }
   }
