@@ -28,13 +28,13 @@ class Propagator {
   // number of shapes it added as value_info.
   int Pass() {
     ReadShapes();
-    return Walk(*model_.mutable_graph(), /*indices=*/true);
+    return Walk(*model_.mutable_graph());
   }
 
  private:
   // Evaluates and sizes the nodes of `g` (the main graph or a taken branch) in order; returns the
   // number of shapes learnt.
-  int Walk(onnx::GraphProto& g, bool indices) {
+  int Walk(onnx::GraphProto& g) {
     int learnt = 0;
     for (auto& node : *g.mutable_node()) {
       const OnnxOp& op = OnnxOpOf(node.op_type());
@@ -44,7 +44,7 @@ class Propagator {
       if (auto dims = OutputShape(node, op)) {
         AddShape(g, node.output(0), *dims, ElemType(node, op));
         ++learnt;
-        if (indices && op.indices_output && node.output_size() > 1) {
+        if (op.indices_output && node.output_size() > 1) {
           AddShape(g, node.output(1), *dims, onnx::TensorProto::INT64);
         }
       }
@@ -135,7 +135,7 @@ class Propagator {
       if (a.name() == taken) branch = a.mutable_g();
     }
     if (branch == nullptr || branch->output_size() != n.output_size()) return 0;
-    const int learnt = Walk(*branch, /*indices=*/false);
+    const int learnt = Walk(*branch);
     for (int i = 0; i < n.output_size(); ++i) {
       const std::string& inner = branch->output(i).name();
       if (auto v = known_.values.find(inner); v != known_.values.end()) {
