@@ -53,10 +53,10 @@ const Fixture& Get(const benchmark::State& state) {
                .placer->Place(*f.problem, {.evaluator = evaluator.get(), .seed = 1})
                .value()
                .placement;
-  const std::vector<place::Unit> units = place::MakeUnits(*f.problem);
+  const place::Units units = place::MakeUnits(*f.problem);
   Rng rng(5);
   while (f.moved.size() < 256) {
-    const place::Unit& u = units[rng.Below(units.size())];
+    const place::Unit& u = units[static_cast<place::UnitId>(rng.Below(units.size()))];
     if (u.devices.size() < 2) continue;
     const sim::DeviceId to = u.devices[rng.Below(u.devices.size())];
     if (to == f.base[u.ops[0]]) continue;

@@ -96,7 +96,8 @@ class Graph {
   // Edges as given (duplicates of one tensor to one consumer kept).
   const std::vector<Edge>& edges() const { return edges_; }
   // Names of co-location groups, indexed by GroupId.
-  const std::vector<std::string>& groups() const { return groups_; }
+  const IdVector<GroupId, std::string>& groups() const { return groups_; }
+  IdRange<GroupId> group_ids() const { return groups_.ids(); }
   // Ops of each group, indexed by GroupId.
   std::span<const OpId> GroupMembers(GroupId g) const {
     return Slice(group_members_, group_offsets_, g);
@@ -137,7 +138,7 @@ class Graph {
   IdVector<OpId, Op> ops_;
   IdVector<TensorId, Tensor> tensors_;
   std::vector<Edge> edges_;
-  std::vector<std::string> groups_;
+  IdVector<GroupId, std::string> groups_;
   std::unordered_map<std::string, OpId> op_by_name_;
   std::vector<int32_t> consumer_offsets_, input_offsets_, pred_offsets_, succ_offsets_,
       group_offsets_;

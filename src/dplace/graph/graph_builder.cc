@@ -70,7 +70,7 @@ OpId GraphBuilder::AddOp(Op op, std::vector<TensorSpec> outputs) {
 }
 
 GroupId GraphBuilder::Group(const std::string& name) {
-  auto [it, inserted] = group_by_name_.emplace(name, static_cast<GroupId>(groups_.size()));
+  auto [it, inserted] = group_by_name_.emplace(name, groups_.next_id());
   if (inserted) groups_.push_back(name);
   return it->second;
 }

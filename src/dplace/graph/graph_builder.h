@@ -58,7 +58,7 @@ class GraphBuilder {
   IdVector<TensorId, Tensor> tensors_;
   IdVector<TensorId, std::pair<OpId, int32_t>> view_bases_;  // TensorSpec's view_of_*
   std::vector<Edge> edges_;
-  std::vector<std::string> groups_;
+  IdVector<GroupId, std::string> groups_;
   std::unordered_map<std::string, GroupId> group_by_name_;
 };
 

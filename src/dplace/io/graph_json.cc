@@ -142,7 +142,7 @@ Json WriteDplaceGraph(const graph::Graph& g) {
     const double transfer = g.tensor(op.first_output).transfer_time_s;
     if (transfer >= 0) j["transfer_time_s"] = transfer;
     if (op.colocation != graph::kNoGroup) {
-      j["colocation"] = g.groups()[static_cast<size_t>(op.colocation)];
+      j["colocation"] = g.groups()[op.colocation];
     }
     if (!op.device_kinds.empty()) j["device_kinds"] = op.device_kinds;
     if (op.source_id >= 0) j["source_id"] = op.source_id;

@@ -200,9 +200,8 @@ Json WritePaperSplit(const graph::Graph& g, const hw::Cluster& c, const sim::Pla
         if (placement[i] != d) continue;
         nodes.push_back(g.op(i).source_id >= 0 ? g.op(i).source_id : int64_t{i});
       }
-      const double load = static_cast<size_t>(d) < evaluation.devices.size()
-                              ? evaluation.devices[static_cast<size_t>(d)].load
-                              : -1;
+      const double load =
+          static_cast<size_t>(d) < evaluation.devices.size() ? evaluation.devices[d].load : -1;
       out.push_back({{"load", load}, {"nodes", nodes}});
     }
     return out;

@@ -128,7 +128,7 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
   for (OpId op : order) {
     const double w = work[static_cast<size_t>(op)];
     const double bytes = sim::OpFootprintBytes(g, op);
-    const uint64_t kinds = p.allowed_kinds[static_cast<size_t>(op)];
+    const uint64_t kinds = p.allowed_kinds[op];
     const graph::GroupId grp = g.op(op).colocation;
     bool fits = current >= 0 && kinds == interval_kinds && interval_ops < max_ops &&
                 interval_work + w <= max_work && interval_bytes + bytes <= max_bytes;
@@ -242,7 +242,7 @@ StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& option
       }
       coarse.scratch_bytes = std::max(coarse.scratch_bytes, o.scratch_bytes + internal);
       if (o.colocation != graph::kNoGroup) {
-        coarse.colocation = builder.Group(g.groups()[static_cast<size_t>(sets.Find(o.colocation))]);
+        coarse.colocation = builder.Group(g.groups().vector()[sets.Find(o.colocation)]);
       }
     }
     builder.AddOp(std::move(coarse), std::move(outputs));

@@ -85,11 +85,11 @@ TEST(ListSchedulerTest, FavouriteChildOfAChainIsTheNextOp) {
   b.AddEdge(x, 0, c);
   b.AddEdge(a, 0, d);
   const sim::Problem p = Make(b, ThreeDevices());
-  const std::vector<sim::OpId> favourite = FavouriteChildren(p, 10);
+  const sim::PerOp<sim::OpId> favourite = FavouriteChildren(p, 10);
   ASSERT_EQ(favourite.size(), 4u);
-  EXPECT_TRUE(favourite[static_cast<size_t>(a)] == x || favourite[static_cast<size_t>(a)] == d);
-  EXPECT_EQ(favourite[static_cast<size_t>(x)], c);
-  EXPECT_EQ(favourite[static_cast<size_t>(c)], -1);
+  EXPECT_TRUE(favourite[a] == x || favourite[a] == d);
+  EXPECT_EQ(favourite[x], c);
+  EXPECT_EQ(favourite[c], sim::OpId(-1));
 }
 
 TEST(ListSchedulerTest, MemoryKeepsUnitsOffAFullDevice) {
@@ -203,7 +203,7 @@ TEST(ChainsTest, LongestPathFirstThenWhatIsLeft) {
   b.AddEdge(c, 0, d);
   b.AddEdge(a, 0, e);
   b.AddEdge(e, 0, f);
-  EXPECT_EQ(LinearClusters(Make(b, ThreeDevices())), (std::vector<int>{0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(LinearClusters(Make(b, ThreeDevices())).vector(), (std::vector<int>{0, 0, 0, 0, 1, 1}));
 }
 
 TEST(ChainsTest, TheRecurrentChainGetsADeviceOfItsOwn) {
@@ -352,12 +352,12 @@ TEST(ScopeGroupsTest, ModulesAndEveryCallOfAModule) {
     b.AddOp(TimedOp(name, 1));
   }
   const sim::Problem p = Make(b, ThreeDevices());
-  const std::vector<Unit> units = MakeUnits(p);
+  const Units units = MakeUnits(p);
   const ScopeGroups groups = MakeScopeGroups(p, units);
   std::set<std::vector<std::string>> named;
   for (const auto& members : groups.members) {
     std::vector<std::string> names;
-    for (int u : members) names.push_back(p.g().op(units[static_cast<size_t>(u)].ops[0]).name);
+    for (UnitId u : members) names.push_back(p.g().op(units[u].ops[0]).name);
     named.insert(names);
   }
   // One call of cells.0 (twice: the first call has no suffix), every call of cells.0, every call
@@ -369,10 +369,10 @@ TEST(ScopeGroupsTest, ModulesAndEveryCallOfAModule) {
       {"/cells.1/Gemm", "/cells.1_1/Gemm"}};
   EXPECT_EQ(named, expected);
   ASSERT_EQ(groups.of_unit.size(), units.size());
-  for (size_t g = 0; g < groups.members.size(); ++g) {
-    for (int u : groups.members[g]) {
-      const auto& of = groups.of_unit[static_cast<size_t>(u)];
-      EXPECT_NE(std::find(of.begin(), of.end(), static_cast<int>(g)), of.end());
+  for (ScopeGroupId g : groups.members.ids()) {
+    for (UnitId u : groups.members[g]) {
+      const auto& of = groups.of_unit[u];
+      EXPECT_NE(std::find(of.begin(), of.end(), g), of.end());
     }
   }
 }

@@ -11,21 +11,21 @@
 
 namespace dplace::place {
 
-std::vector<Unit> MakeUnits(const sim::Problem& p) {
+Units MakeUnits(const sim::Problem& p) {
   const graph::Graph& g = p.g();
-  std::vector<int> unit_of_group(g.groups().size(), -1);
-  std::vector<Unit> units;
+  IdVector<graph::GroupId, UnitId> unit_of_group(g.groups().size(), UnitId(-1));
+  Units units;
   for (sim::OpId op : g.TopologicalOrder()) {
     const graph::GroupId grp = g.op(op).colocation;
-    int index;
-    if (grp != graph::kNoGroup && unit_of_group[static_cast<size_t>(grp)] >= 0) {
-      index = unit_of_group[static_cast<size_t>(grp)];
+    UnitId index;
+    if (grp != graph::kNoGroup && unit_of_group[grp] >= UnitId(0)) {
+      index = unit_of_group[grp];
     } else {
-      index = static_cast<int>(units.size());
+      index = units.next_id();
       units.emplace_back();
-      if (grp != graph::kNoGroup) unit_of_group[static_cast<size_t>(grp)] = index;
+      if (grp != graph::kNoGroup) unit_of_group[grp] = index;
     }
-    Unit& u = units[static_cast<size_t>(index)];
+    Unit& u = units[index];
     u.ops.push_back(op);
     u.footprint_bytes += sim::OpFootprintBytes(g, op);
   }
@@ -55,9 +55,9 @@ std::string_view WithoutCallIndex(std::string_view part) {
 
 }  // namespace
 
-ScopeGroups MakeScopeGroups(const sim::Problem& p, const std::vector<Unit>& units) {
-  std::map<std::string, std::vector<int>> by_scope;
-  for (size_t u = 0; u < units.size(); ++u) {
+ScopeGroups MakeScopeGroups(const sim::Problem& p, const Units& units) {
+  std::map<std::string, std::vector<UnitId>> by_scope;
+  for (UnitId u : units.ids()) {
     const std::string& name = p.g().op(units[u].ops.front()).name;
     std::vector<std::string_view> parts;
     for (size_t begin = 0; begin <= name.size();) {
@@ -69,20 +69,18 @@ ScopeGroups MakeScopeGroups(const sim::Problem& p, const std::vector<Unit>& unit
     for (size_t k = 0; k + 1 < parts.size(); ++k) {
       exact.append(parts[k]).push_back('/');
       general.append(WithoutCallIndex(parts[k])).push_back('/');
-      by_scope[exact].push_back(static_cast<int>(u));
-      by_scope[general].push_back(static_cast<int>(u));
+      by_scope[exact].push_back(u);
+      by_scope[general].push_back(u);
     }
   }
   ScopeGroups groups;
   groups.of_unit.resize(units.size());
-  std::set<std::vector<int>> seen;
+  std::set<std::vector<UnitId>> seen;
   for (auto& [scope, members] : by_scope) {
     if (members.size() < 2 || members.size() == units.size() || !seen.insert(members).second) {
       continue;
     }
-    for (int u : members) {
-      groups.of_unit[static_cast<size_t>(u)].push_back(static_cast<int>(groups.members.size()));
-    }
+    for (UnitId u : members) groups.of_unit[u].push_back(groups.members.next_id());
     groups.members.push_back(std::move(members));
   }
   return groups;
@@ -101,11 +99,11 @@ std::vector<sim::DeviceId> FastestFirst(const sim::Problem& p, const Unit& unit)
 }
 
 sim::DeviceId FirstFit(const sim::Problem& p, const Unit& unit,
-                       const std::vector<sim::DeviceId>& candidates, std::vector<double>* used) {
+                       const std::vector<sim::DeviceId>& candidates, sim::PerDevice<double>* used) {
   sim::DeviceId best = candidates.empty() ? sim::DeviceId(0) : candidates.front();
   double best_room = -std::numeric_limits<double>::infinity();
   for (sim::DeviceId d : candidates) {
-    const double room = p.c().device(d).memory_bytes - (*used)[static_cast<size_t>(d)];
+    const double room = p.c().device(d).memory_bytes - (*used)[d];
     if (room >= unit.footprint_bytes) {
       best = d;
       break;
@@ -115,7 +113,7 @@ sim::DeviceId FirstFit(const sim::Problem& p, const Unit& unit,
       best = d;
     }
   }
-  (*used)[static_cast<size_t>(best)] += unit.footprint_bytes;
+  (*used)[best] += unit.footprint_bytes;
   return best;
 }
 

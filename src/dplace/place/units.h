@@ -5,9 +5,13 @@
 
 #include <vector>
 
+#include "dplace/base/strong_id.h"
 #include "dplace/sim/problem.h"
 
 namespace dplace::place {
+
+using UnitId = Id<struct UnitTag>;
+using ScopeGroupId = Id<struct ScopeGroupTag>;
 
 struct Unit {
   std::vector<sim::OpId> ops;
@@ -15,7 +19,12 @@ struct Unit {
   double footprint_bytes = 0;          // Σ op footprints (parameters + scratch + outputs)
 };
 
-std::vector<Unit> MakeUnits(const sim::Problem& problem);
+using Units = IdVector<UnitId, Unit>;
+// Per unit, a value of T (a device, a flag).
+template <typename T>
+using PerUnit = IdVector<UnitId, T>;
+
+Units MakeUnits(const sim::Problem& problem);
 
 // Groups of units by name scope, for moves of whole modules (the hierarchical planner's groups,
 // read off the names instead of learnt). A unit is named by its first op; "/cells.0_11/Tanh" lies
@@ -24,10 +33,10 @@ std::vector<Unit> MakeUnits(const sim::Problem& problem);
 // the path. Groups of fewer than two units, of every unit, and repeats of an earlier group are left
 // out.
 struct ScopeGroups {
-  std::vector<std::vector<int>> members;  // per group: its units, in unit order
-  std::vector<std::vector<int>> of_unit;  // per unit: the groups it belongs to
+  IdVector<ScopeGroupId, std::vector<UnitId>> members;  // per group: its units, in unit order
+  PerUnit<std::vector<ScopeGroupId>> of_unit;           // per unit: the groups it belongs to
 };
-ScopeGroups MakeScopeGroups(const sim::Problem& problem, const std::vector<Unit>& units);
+ScopeGroups MakeScopeGroups(const sim::Problem& problem, const Units& units);
 
 // Assigns every op of `unit` to `d`.
 inline void Assign(const Unit& unit, sim::DeviceId d, sim::Placement* placement) {
@@ -41,6 +50,6 @@ std::vector<sim::DeviceId> FastestFirst(const sim::Problem& problem, const Unit&
 // `used` bytes per device; if none has room, the candidate with the most room left. `used` is
 // updated. Falls back to any device when the unit allows none (the evaluation reports it).
 sim::DeviceId FirstFit(const sim::Problem& problem, const Unit& unit,
-                       const std::vector<sim::DeviceId>& candidates, std::vector<double>* used);
+                       const std::vector<sim::DeviceId>& candidates, sim::PerDevice<double>* used);
 
 }  // namespace dplace::place

@@ -20,7 +20,7 @@ Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {
   const sim::Evaluation& e = result.evaluation;
   Json devices = Json::array();
   for (sim::DeviceId d{0}; d < problem.num_devices(); ++d) {
-    const sim::DeviceReport& r = e.devices[static_cast<size_t>(d)];
+    const sim::DeviceReport& r = e.devices[d];
     Json j = {
         {"name", problem.c().device(d).name}, {"kind", problem.c().device(d).kind}, {"ops", r.ops}};
     if (e.objective == sim::Objective::kStep) {

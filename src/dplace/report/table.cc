@@ -67,7 +67,7 @@ std::string DeviceTable(const sim::Problem& problem, const sim::Evaluation& e) {
   std::vector<std::vector<std::string>> rows = {
       {"device", "kind", "ops", step ? "busy" : "load", "peak memory", "capacity"}};
   for (sim::DeviceId d{0}; d < problem.num_devices(); ++d) {
-    const sim::DeviceReport& r = e.devices[static_cast<size_t>(d)];
+    const sim::DeviceReport& r = e.devices[d];
     rows.push_back({problem.c().device(d).name, problem.c().device(d).kind, std::to_string(r.ops),
                     step ? FormatSeconds(r.busy_s) : Number(r.load),
                     FormatBytes(r.peak_memory_bytes), FormatBytes(r.memory_capacity_bytes)});

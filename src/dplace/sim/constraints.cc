@@ -29,14 +29,14 @@ std::string FindViolation(const Problem& p, const Placement& placement) {
       return "op '" + g.op(i).name + "' may not run on " + dev.name + " (kind " + dev.kind + ")";
     }
   }
-  for (graph::GroupId grp{0}; grp < static_cast<graph::GroupId>(g.groups().size()); ++grp) {
+  for (graph::GroupId grp : g.group_ids()) {
     auto members = g.GroupMembers(grp);
     if (members.empty()) continue;
     const DeviceId first = placement[members[0]];
     for (OpId op : members) {
       const DeviceId d = placement[op];
       if (d != first) {
-        return "co-location group '" + g.groups()[static_cast<size_t>(grp)] + "' is split over " +
+        return "co-location group '" + g.groups()[grp] + "' is split over " +
                p.c().device(first).name + " and " + p.c().device(d).name;
       }
     }
@@ -44,9 +44,9 @@ std::string FindViolation(const Problem& p, const Placement& placement) {
   return "";
 }
 
-std::string FindMemoryViolation(const Problem& p, const std::vector<DeviceReport>& devices) {
-  for (DeviceId d{0}; d < p.num_devices(); ++d) {
-    const DeviceReport& r = devices[static_cast<size_t>(d)];
+std::string FindMemoryViolation(const Problem& p, const PerDevice<DeviceReport>& devices) {
+  for (DeviceId d : p.c().device_ids()) {
+    const DeviceReport& r = devices[d];
     if (r.peak_memory_bytes > r.memory_capacity_bytes) {
       return "device " + p.c().device(d).name + ": peak memory " +
              FormatBytes(r.peak_memory_bytes) + " exceeds capacity " +

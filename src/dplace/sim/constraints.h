@@ -20,7 +20,7 @@ std::string FindViolation(const Problem& problem, const Placement& placement);
 
 // Empty when every device's peak memory fits its capacity, else the first overflow in words
 // ("device d0: peak memory 50 B exceeds capacity 40 B by 10 B").
-std::string FindMemoryViolation(const Problem& problem, const std::vector<DeviceReport>& devices);
+std::string FindMemoryViolation(const Problem& problem, const PerDevice<DeviceReport>& devices);
 
 // Static memory footprint of an op: parameters + scratch + its outputs (the max-load model's op
 // size).

@@ -46,7 +46,7 @@ struct Evaluation {
   bool feasible = true;
   std::string reason;  // why infeasible; empty when feasible
   double lower_bound = 0;
-  std::vector<DeviceReport> devices;
+  PerDevice<DeviceReport> devices;
 };
 
 }  // namespace dplace::sim

@@ -34,13 +34,12 @@ std::vector<KindFit> FitOnOneDevice(const Problem& p, int64_t batch) {
     }
     fit.capacity_bytes = p.c().device(fit.device).memory_bytes;
     for (OpId op{0}; op < p.num_ops() && fit.runs; ++op) fit.runs = p.Allowed(op, fit.device);
-    const Placement one(static_cast<size_t>(p.num_ops()), fit.device);
+    const Placement one(p.g().ops().size(), fit.device);
     const StepResult r = SimulateStep(p, one);
     fit.step_s = r.evaluation.value;
     fit.need = fixed;
     fit.need.activations_bytes =
-        std::max(0.0, r.evaluation.devices[static_cast<size_t>(fit.device)].peak_memory_bytes -
-                          fixed.Total());
+        std::max(0.0, r.evaluation.devices[fit.device].peak_memory_bytes - fixed.Total());
     fit.fits = fit.runs && fit.need.Total() <= fit.capacity_bytes;
     if (batch > 0 && fit.need.activations_bytes > 0 && std::isfinite(fit.capacity_bytes)) {
       const double per_sample = fit.need.activations_bytes / static_cast<double>(batch);

@@ -15,26 +15,27 @@ Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
   e.objective = Objective::kLatency;
   e.lower_bound = problem_.lower_bound;
   const graph::Graph& g = problem_.g();
-  const int n = g.num_ops();
-  // Nodes: op i when it runs in the pool, n + d for the call of device d.
+  // Nodes (plain indices): op i when it runs in the pool, n + d for the call of device d.
+  const size_t n = g.ops().size();
   auto node_of = [&](OpId op) {
     const DeviceId d = placement[op];
-    return pooled_[static_cast<size_t>(d)] ? op : n + d;
+    return pooled_[d] ? op.index() : n + d.index();
   };
-  const size_t nodes = static_cast<size_t>(n) + static_cast<size_t>(problem_.num_devices());
+  auto op_of = [](size_t x) { return OpId(static_cast<int32_t>(x)); };
+  auto device_of = [&](size_t x) { return DeviceId(static_cast<int32_t>(x - n)); };
+  const size_t nodes = n + problem_.c().devices().size();
   auto used = [&](size_t x) {
-    return x < static_cast<size_t>(n) ? node_of(static_cast<OpId>(x)) == static_cast<int>(x)
-                                      : !pooled_[x - static_cast<size_t>(n)] &&
-                                            e.devices[x - static_cast<size_t>(n)].ops > 0;
+    return x < n ? node_of(op_of(x)) == x
+                 : !pooled_[device_of(x)] && e.devices[device_of(x)].ops > 0;
   };
   indegree_.assign(nodes, 0);
   ready_.assign(nodes, 0.0);
   for (auto& ops : call_ops_) ops.clear();
-  call_ops_.resize(static_cast<size_t>(problem_.num_devices()));
-  for (OpId v{0}; v < n; ++v) {
-    if (node_of(v) >= n) call_ops_[static_cast<size_t>(node_of(v) - n)].push_back(v);
+  call_ops_.resize(problem_.c().devices().size());
+  for (OpId v : g.op_ids()) {
+    if (node_of(v) >= n) call_ops_[device_of(node_of(v))].push_back(v);
     for (OpId u : g.Predecessors(v)) {
-      if (node_of(u) != node_of(v)) ++indegree_[static_cast<size_t>(node_of(v))];
+      if (node_of(u) != node_of(v)) ++indegree_[node_of(v)];
     }
   }
   queue_.clear();
@@ -48,7 +49,7 @@ Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
   double latency = 0;
   auto release = [&](OpId u, double end, size_t from) {
     for (OpId v : g.Successors(u)) {
-      const auto y = static_cast<size_t>(node_of(v));
+      const size_t y = node_of(v);
       if (y == from) continue;
       ready_[y] = std::max(ready_[y], end);
       if (--indegree_[y] == 0) queue_.push_back(static_cast<int32_t>(y));
@@ -56,31 +57,26 @@ Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
   };
   for (size_t head = 0; head < queue_.size(); ++head) {
     const auto x = static_cast<size_t>(queue_[head]);
-    if (x < static_cast<size_t>(n)) {
-      const double end =
-          ready_[x] + problem_.costs.OpTime(OpId(static_cast<int32_t>(x)),
-                                            placement[OpId(static_cast<int32_t>(x))]);
+    if (x < n) {
+      const double end = ready_[x] + problem_.costs.OpTime(op_of(x), placement[op_of(x)]);
       latency = std::max(latency, end);
-      release(static_cast<OpId>(x), end, x);
+      release(op_of(x), end, x);
     } else {
-      const double end = ready_[x] + e.devices[x - static_cast<size_t>(n)].load;
+      const double end = ready_[x] + e.devices[device_of(x)].load;
       latency = std::max(latency, end);
-      for (OpId op : call_ops_[x - static_cast<size_t>(n)]) release(op, end, x);
+      for (OpId op : call_ops_[device_of(x)]) release(op, end, x);
     }
   }
   e.value = latency;
   if (queue_.size() < used_nodes) {  // some calls wait on their own results
     std::string devices;
-    for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
-      if (e.devices[static_cast<size_t>(d)].ops > 0 && !pooled_[static_cast<size_t>(d)] &&
-          indegree_[static_cast<size_t>(n) + static_cast<size_t>(d)] > 0) {
+    for (DeviceId d : problem_.c().device_ids()) {
+      if (e.devices[d].ops > 0 && !pooled_[d] && indegree_[n + d.index()] > 0) {
         devices += (devices.empty() ? "" : ", ") + problem_.c().device(d).name;
       }
     }
     double serial = 0;  // every call and pooled op one after another
-    for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
-      serial += e.devices[static_cast<size_t>(d)].load;
-    }
+    for (const DeviceReport& r : e.devices) serial += r.load;
     e.value = serial;
     if (e.feasible) {
       e.feasible = false;

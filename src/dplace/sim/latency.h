@@ -26,9 +26,9 @@ class LatencyEvaluator {
  private:
   const Problem& problem_;
   MaxLoadEvaluator max_load_;
-  std::vector<char> pooled_;  // per device: kind "cpu"
+  PerDevice<char> pooled_;  // kind "cpu"
   std::vector<int32_t> indegree_, queue_;
-  std::vector<std::vector<OpId>> call_ops_;  // per device that runs a call: its ops
+  PerDevice<std::vector<OpId>> call_ops_;  // per device that runs a call: its ops
   std::vector<double> ready_;  // per node (ops first, then one per device): when it may start
 };
 

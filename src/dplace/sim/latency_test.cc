@@ -28,8 +28,8 @@ TEST(LatencyTest, CallsRunOneAfterAnother) {
   // d0 runs a, b and sends b's output: 1 + 4 + 3 = 8; d1 then receives it and runs c: 3 + 5.
   const Evaluation e = EvaluateLatency(p, sim::OnDevices({0, 0, 1}));
   EXPECT_TRUE(e.feasible) << e.reason;
-  EXPECT_DOUBLE_EQ(e.devices[0].load, 8);
-  EXPECT_DOUBLE_EQ(e.devices[1].load, 8);
+  EXPECT_DOUBLE_EQ(e.devices[DeviceId(0)].load, 8);
+  EXPECT_DOUBLE_EQ(e.devices[DeviceId(1)].load, 8);
   EXPECT_DOUBLE_EQ(e.value, 16);
   EXPECT_EQ(e.objective, Objective::kLatency);
 }
@@ -71,7 +71,7 @@ TEST(LatencyTest, MemoryAndDeviceRulesAsForMaxLoad) {
   const Evaluation e = EvaluateLatency(p, sim::OnDevices({0, 0, 0}));
   EXPECT_TRUE(e.feasible);
   EXPECT_DOUBLE_EQ(e.value, 10);  // one call, no transfers
-  EXPECT_EQ(e.devices[0].ops, 3);
+  EXPECT_EQ(e.devices[DeviceId(0)].ops, 3);
 }
 
 }  // namespace

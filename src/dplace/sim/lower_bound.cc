@@ -12,12 +12,10 @@
 namespace dplace::sim {
 namespace {
 
-std::vector<double> FastestTimes(const Problem& p) {
-  std::vector<double> best(static_cast<size_t>(p.num_ops()));
+PerOp<double> FastestTimes(const Problem& p) {
+  PerOp<double> best(p.g().ops().size());
   auto allowed = [&p](OpId op, DeviceId d) { return p.Allowed(op, d); };
-  for (OpId i{0}; i < p.num_ops(); ++i) {
-    best[static_cast<size_t>(i)] = p.costs.MinOpTime(i, p.num_devices(), allowed);
-  }
+  for (OpId op : p.g().op_ids()) best[op] = p.costs.MinOpTime(op, p.num_devices(), allowed);
   return best;
 }
 
@@ -26,7 +24,7 @@ std::vector<double> FastestTimes(const Problem& p) {
 // weights give the total fastest work over the number of devices; weights that favour the devices
 // the cheapest assignment loads most (exponentiated supergradient steps) raise it towards the
 // fractional optimum, which counts a CPU ten times slower than a GPU as a tenth of a device.
-double WorkBound(const Problem& p, const std::vector<double>& fastest_time) {
+double WorkBound(const Problem& p, const PerOp<double>& fastest_time) {
   const auto n = static_cast<size_t>(p.num_ops());
   if (n == 0 || p.num_devices() == 0) return 0;
   constexpr double kNever = std::numeric_limits<double>::infinity();
@@ -36,13 +34,13 @@ double WorkBound(const Problem& p, const std::vector<double>& fastest_time) {
   std::vector<std::vector<double>> columns;
   std::vector<double> members;
   std::unordered_multimap<size_t, size_t> by_hash;  // column hash -> class
-  for (DeviceId d{0}; d < p.num_devices(); ++d) {
-    std::vector<double> column(n);
+  for (DeviceId d : p.c().device_ids()) {
+    std::vector<double> column;  // by op index, as the rows of `time` below
+    column.reserve(n);
     size_t hash = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const auto op = static_cast<OpId>(i);
-      column[i] = p.Allowed(op, d) ? p.costs.OpTime(op, d) : kNever;
-      hash = hash * 1000003 ^ std::hash<double>{}(column[i]);
+    for (OpId op : p.g().op_ids()) {
+      column.push_back(p.Allowed(op, d) ? p.costs.OpTime(op, d) : kNever);
+      hash = hash * 1000003 ^ std::hash<double>{}(column.back());
     }
     bool found = false;
     for (auto [it, end] = by_hash.equal_range(hash); it != end && !found; ++it) {
@@ -91,7 +89,7 @@ double WorkBound(const Problem& p, const std::vector<double>& fastest_time) {
   std::vector<double> fastest(devices, 0.0), own(devices, 0.0);
   for (size_t i = 0; i < n; ++i) {
     const double* t = &time[i * devices];
-    const double best = fastest_time[i];  // 0 for an op allowed nowhere, skipped below
+    const double best = fastest_time.vector()[i];  // 0 for an op allowed nowhere, skipped below
     for (size_t d = 0; d < devices; ++d) {
       if (t[d] == kNever) continue;
       fastest[d] += best;
@@ -118,7 +116,7 @@ double WorkBound(const Problem& p, const std::vector<double>& fastest_time) {
 double HeaviestGroup(const Problem& p) {
   const graph::Graph& g = p.g();
   double bound = 0;
-  for (graph::GroupId grp{0}; grp < static_cast<graph::GroupId>(g.groups().size()); ++grp) {
+  for (graph::GroupId grp : g.group_ids()) {
     double best = std::numeric_limits<double>::infinity();
     for (DeviceId d{0}; d < p.num_devices(); ++d) {
       double sum = 0;
@@ -170,7 +168,7 @@ struct Neighbour {
   OpId op;
   double transfer;
 };
-using Neighbours = std::vector<std::vector<Neighbour>>;
+using Neighbours = PerOp<std::vector<Neighbour>>;
 
 // What a neighbour u of v costs v's device if u runs there: a branch is a chain of ops, so either
 // the segment that leads into u (the ops before it along the path that sets its earliest start,
@@ -197,25 +195,23 @@ constexpr size_t kMaxChoices = 5;
 // charged neither way.
 constexpr size_t kMaxEntries = 2;
 
-Segment SegmentInto(OpId u, const Neighbours& before, const std::vector<int>& sends_to,
-                    const std::vector<char>& is_neighbour, const std::vector<double>& start,
-                    const std::vector<double>& times) {
+Segment SegmentInto(OpId u, const Neighbours& before, const PerOp<int>& sends_to,
+                    const PerOp<char>& is_neighbour, const PerOp<double>& start,
+                    const PerOp<double>& times) {
   Segment s;
-  const auto i = static_cast<size_t>(u);
-  s.jobs.emplace_back(start[i], times[i]);
+  s.jobs.emplace_back(start[u], times[u]);
   double rest = 0;  // time of the segment's ops from w up to u (u excluded)
   for (OpId w = u; s.jobs.size() < kMaxSegment;) {
     const Neighbour* next = nullptr;
-    for (const Neighbour& x : before[static_cast<size_t>(w)]) {
-      const auto j = static_cast<size_t>(x.op);
+    for (const Neighbour& x : before[w]) {
+      const OpId j = x.op;
       if (std::isinf(x.transfer)) continue;  // co-located: never crosses
-      if (next == nullptr || start[j] + times[j] > start[static_cast<size_t>(next->op)] +
-                                                       times[static_cast<size_t>(next->op)]) {
+      if (next == nullptr || start[j] + times[j] > start[next->op] + times[next->op]) {
         next = &x;
       }
     }
     if (next == nullptr) break;
-    const auto j = static_cast<size_t>(next->op);
+    const OpId j = next->op;
     // It feeds another op too (or v itself, through a co-located edge): the segment ends below it.
     if (sends_to[j] != 1 || is_neighbour[j]) {
       s.entry = next->op;
@@ -251,15 +247,15 @@ struct JoinWork {
 // The earliest start of v (neighbours `ins`, their `segments`) when bit i of `on` says whether
 // entries[i] runs on v's device: the best S, and within it the best choice of segment or cut.
 double StartInCase(const std::vector<Neighbour>& ins, const std::vector<Segment>& segments,
-                   const std::vector<OpId>& entries, size_t on, const std::vector<double>& start,
-                   const std::vector<double>& times, JoinWork* w) {
+                   const std::vector<OpId>& entries, size_t on, const PerOp<double>& start,
+                   const PerOp<double>& times, JoinWork* w) {
   // This case's arrival of each neighbour if sent, and its segment's jobs.
   w->arrivals.clear();
   w->local.resize(ins.size());
   w->stays.resize(ins.size());
   for (size_t k = 0; k < ins.size(); ++k) {
     const Segment& seg = segments[k];
-    const auto i = static_cast<size_t>(ins[k].op);
+    const OpId i = ins[k].op;
     double arrival = start[i] + times[i] + ins[k].transfer;
     w->local[k] = seg.jobs;
     const auto e = std::find(entries.begin(), entries.end(), seg.entry);
@@ -332,28 +328,24 @@ double StartInCase(const std::vector<Neighbour>& ins, const std::vector<Segment>
 // only the plain path is charged (still a bound; the work per op stays quadratic in its
 // neighbours). `sends_to[u]`: how many ops u sends to on this side (co-located ones excepted).
 // Without `charge`, the plain path everywhere.
-std::vector<double> EarliestStarts(const Neighbours& before, const std::vector<int>& sends_to,
-                                   std::span<const OpId> order, const std::vector<double>& times,
-                                   bool charge) {
+PerOp<double> EarliestStarts(const Neighbours& before, const PerOp<int>& sends_to,
+                             std::span<const OpId> order, const PerOp<double>& times, bool charge) {
   constexpr size_t kMaxJoin = 256;
-  std::vector<double> start(times.size(), 0);
+  PerOp<double> start(times.size(), 0);
   std::vector<Segment> segments;
   std::vector<OpId> entries;
   JoinWork work;
-  std::vector<char> is_neighbour(times.size(), 0);
+  PerOp<char> is_neighbour(times.size(), 0);
   for (OpId v : order) {
-    const auto& ins = before[static_cast<size_t>(v)];
+    const auto& ins = before[v];
     double earliest = 0;
-    for (const Neighbour& u : ins) {
-      earliest =
-          std::max(earliest, start[static_cast<size_t>(u.op)] + times[static_cast<size_t>(u.op)]);
-    }
+    for (const Neighbour& u : ins) earliest = std::max(earliest, start[u.op] + times[u.op]);
     if (charge && !ins.empty() && ins.size() <= kMaxJoin) {
       segments.clear();
-      for (const Neighbour& u : ins) is_neighbour[static_cast<size_t>(u.op)] = 1;
+      for (const Neighbour& u : ins) is_neighbour[u.op] = 1;
       for (const Neighbour& u : ins)
         segments.push_back(SegmentInto(u.op, before, sends_to, is_neighbour, start, times));
-      for (const Neighbour& u : ins) is_neighbour[static_cast<size_t>(u.op)] = 0;
+      for (const Neighbour& u : ins) is_neighbour[u.op] = 0;
       entries.clear();
       for (const Segment& seg : segments) {
         if (seg.entry >= 0 && entries.size() < kMaxEntries &&
@@ -366,7 +358,7 @@ std::vector<double> EarliestStarts(const Neighbours& before, const std::vector<i
         best = std::min(best, StartInCase(ins, segments, entries, on, start, times, &work));
       earliest = std::max(earliest, best);
     }
-    start[static_cast<size_t>(v)] = earliest;
+    start[v] = earliest;
   }
   return start;
 }
@@ -376,9 +368,9 @@ std::vector<double> EarliestStarts(const Neighbours& before, const std::vector<i
 // then for each consumer either the crossing of what it reads and the rest of its path, or its
 // turn on the op's device among the consumers that stay (the same rule on the reversed graph). An
 // op's earliest start plus its time plus the shortest rest after it is a bound for every op.
-double CriticalPath(const Problem& p, const std::vector<double>& times, bool charge) {
+double CriticalPath(const Problem& p, const PerOp<double>& times, bool charge) {
   const graph::Graph& g = p.g();
-  const auto n = static_cast<size_t>(p.num_ops());
+  const size_t n = g.ops().size();
   const CheapestTransfer cheapest(p.c());
   Neighbours producers(n), consumers(n);
   // Inputs are ascending tensor ids and a producer's outputs are consecutive ids, so the tensors
@@ -387,43 +379,43 @@ double CriticalPath(const Problem& p, const std::vector<double>& times, bool cha
     if (list.empty() || list.back().op != op) list.push_back({op, 0.0});
     list.back().transfer += transfer;
   };
-  for (OpId v{0}; v < p.num_ops(); ++v) {
+  for (OpId v : g.op_ids()) {
     for (graph::TensorId t : g.Inputs(v)) {  // distinct tensors: one read twice crosses once
       const OpId u = g.tensor(t).producer;
       const bool grouped =
           g.op(u).colocation != graph::kNoGroup && g.op(u).colocation == g.op(v).colocation;
       const double transfer =
           grouped ? std::numeric_limits<double>::infinity() : cheapest(g.tensor(t));
-      add(producers[static_cast<size_t>(v)], u, transfer);
-      add(consumers[static_cast<size_t>(u)], v, transfer);
+      add(producers[v], u, transfer);
+      add(consumers[u], v, transfer);
     }
   }
   // How many ops each op sends to, and receives from, co-located ones excepted.
-  std::vector<int> sends(n, 0), receives(n, 0);
-  for (size_t v = 0; v < n; ++v) {
+  PerOp<int> sends(n, 0), receives(n, 0);
+  for (OpId v : g.op_ids()) {
     for (const Neighbour& u : producers[v]) {
       if (std::isinf(u.transfer)) continue;
-      ++sends[static_cast<size_t>(u.op)];
+      ++sends[u.op];
       ++receives[v];
     }
   }
   const std::vector<OpId>& order = g.TopologicalOrder();
-  const std::vector<double> head = EarliestStarts(producers, sends, order, times, charge);
+  const PerOp<double> head = EarliestStarts(producers, sends, order, times, charge);
   // Uncharged, the rest after an op adds nothing the forward pass has not seen.
-  std::vector<double> tail(n, 0);
+  PerOp<double> tail(n, 0);
   if (charge) {
     const std::vector<OpId> backwards(order.rbegin(), order.rend());
     tail = EarliestStarts(consumers, receives, backwards, times, charge);
   }
   double critical = 0;
-  for (size_t v = 0; v < n; ++v) critical = std::max(critical, head[v] + times[v] + tail[v]);
+  for (OpId v : g.op_ids()) critical = std::max(critical, head[v] + times[v] + tail[v]);
   return critical;
 }
 
 }  // namespace
 
 double StepLowerBound(const Problem& p) {
-  const std::vector<double> fastest = FastestTimes(p);
+  const PerOp<double> fastest = FastestTimes(p);
   return std::max(
       {CriticalPath(p, fastest, /*charge=*/true), WorkBound(p, fastest), HeaviestGroup(p)});
 }
@@ -433,7 +425,7 @@ double LatencyLowerBound(const Problem& p) {
 }
 
 double ThroughputLowerBound(const Problem& p) {
-  const std::vector<double> fastest = FastestTimes(p);
+  const PerOp<double> fastest = FastestTimes(p);
   const double largest = fastest.empty() ? 0 : *std::max_element(fastest.begin(), fastest.end());
   return std::max({WorkBound(p, fastest), largest, HeaviestGroup(p)});
 }

@@ -8,17 +8,17 @@ namespace dplace::sim {
 
 MaxLoadEvaluator::MaxLoadEvaluator(const Problem& problem, MaxLoadOptions options)
     : problem_(problem), options_(std::move(options)) {
-  const int n = problem.num_devices();
-  pays_.resize(static_cast<size_t>(n));
-  for (DeviceId d{0}; d < n; ++d) {
+  const size_t n = problem.c().devices().size();
+  pays_.resize(n);
+  for (DeviceId d : problem.c().device_ids()) {
     pays_[d] = problem.c().device(d).kind != options_.free_communication_kind;
   }
-  compute_.resize(static_cast<size_t>(n));
-  comm_.resize(static_cast<size_t>(n));
-  memory_.resize(static_cast<size_t>(n));
-  stamp_.resize(static_cast<size_t>(n));
-  for (DeviceId d{0}; d < n; ++d) op_times_.push_back(problem.costs.OpTimes(d));
-  footprint_.resize(static_cast<size_t>(problem.num_ops()));
+  compute_.resize(n);
+  comm_.resize(n);
+  memory_.resize(n);
+  stamp_.resize(n);
+  for (DeviceId d : problem.c().device_ids()) op_times_.push_back(problem.costs.OpTimes(d));
+  footprint_.resize(problem.g().ops().size());
   for (OpId i{0}; i < problem.num_ops(); ++i) {
     footprint_[i] = OpFootprintBytes(problem.g(), i);
   }
@@ -71,10 +71,10 @@ Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
   for (OpId i{0}; i < problem_.num_ops(); ++i) {
     const DeviceId d = placement[i];
     memory_[d] += footprint_[i];
-    ++e.devices[d.index()].ops;
+    ++e.devices[d].ops;
   }
   for (DeviceId d : compute_.ids()) {
-    DeviceReport& r = e.devices[d.index()];
+    DeviceReport& r = e.devices[d];
     r.busy_s = compute_[d];
     r.load = compute_[d] + (pays_[d] ? comm_[d] : 0.0);
     r.peak_memory_bytes = memory_[d];

@@ -24,15 +24,15 @@ TEST(MaxLoadTest, PaperCommunicationRule) {
   b.AddEdge(a, 0, z);
   Problem p = Make(b, ThreeDevices(), Objective::kThroughput);
   Evaluation e = EvaluateMaxLoad(p, sim::OnDevices({0, 1, 1, 2}));
-  EXPECT_DOUBLE_EQ(e.devices[0].load, 3);
-  EXPECT_DOUBLE_EQ(e.devices[1].load, 11);
-  EXPECT_DOUBLE_EQ(e.devices[2].load, 7);
+  EXPECT_DOUBLE_EQ(e.devices[DeviceId(0)].load, 3);
+  EXPECT_DOUBLE_EQ(e.devices[DeviceId(1)].load, 11);
+  EXPECT_DOUBLE_EQ(e.devices[DeviceId(2)].load, 7);
   EXPECT_DOUBLE_EQ(e.value, 11);
   EXPECT_TRUE(e.feasible);
   // With every device paying, the CPU gets its received copy too: 7 + 2.
   Evaluation all =
       EvaluateMaxLoad(p, sim::OnDevices({0, 1, 1, 2}), {.free_communication_kind = ""});
-  EXPECT_DOUBLE_EQ(all.devices[2].load, 9);
+  EXPECT_DOUBLE_EQ(all.devices[DeviceId(2)].load, 9);
 }
 
 TEST(MaxLoadTest, MemoryIsTheSumOfOpFootprints) {
@@ -45,7 +45,7 @@ TEST(MaxLoadTest, MemoryIsTheSumOfOpFootprints) {
   b.AddOp(c);
   Problem p = Make(b, ThreeDevices(50), Objective::kThroughput);
   Evaluation e = EvaluateMaxLoad(p, sim::OnDevices({0, 0}));
-  EXPECT_DOUBLE_EQ(e.devices[0].peak_memory_bytes, 55);
+  EXPECT_DOUBLE_EQ(e.devices[DeviceId(0)].peak_memory_bytes, 55);
   EXPECT_FALSE(e.feasible);
   EXPECT_NE(e.reason.find("device d0: peak memory 55 B exceeds capacity 50 B by 5 B"),
             std::string::npos)

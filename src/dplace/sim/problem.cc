@@ -49,7 +49,7 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
   if (kinds.size() > 64) return InvalidInput("cluster has more than 64 device kinds");
   Problem p;
   p.objective = objective;
-  p.allowed_kinds.resize(static_cast<size_t>(graph->num_ops()));
+  p.allowed_kinds.resize(graph->ops().size());
   for (OpId i{0}; i < graph->num_ops(); ++i) {
     const graph::Op& op = graph->op(i);
     uint64_t mask = 0;
@@ -65,7 +65,7 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
       if (p.infeasible_reason.empty()) p.infeasible_reason = why;
       mask = (kinds.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << kinds.size()) - 1);
     }
-    p.allowed_kinds[static_cast<size_t>(i)] = mask;
+    p.allowed_kinds[i] = mask;
     // A graph paired with a machine: an op whose time there can be neither read nor estimated
     // would take no time at all.
     for (size_t k = 0; k < kinds.size() && missing == MissingDevice::kBadInput; ++k) {

@@ -34,6 +34,13 @@ std::string_view ValueName(Objective objective);
 
 // One DeviceId per op, indexed by OpId.
 using Placement = IdVector<OpId, DeviceId>;
+// A value per op, per tensor, per device, indexed by the id.
+template <typename T>
+using PerOp = IdVector<OpId, T>;
+template <typename T>
+using PerTensor = IdVector<graph::TensorId, T>;
+template <typename T>
+using PerDevice = IdVector<DeviceId, T>;
 
 // The placement that puts op i on device devices[i] (tests and examples: OnDevices({0, 1, 0})).
 inline Placement OnDevices(std::initializer_list<int32_t> devices) {
@@ -49,7 +56,7 @@ struct Problem {
   Objective objective = Objective::kStep;
   cost::CostTable costs;
   // Bit k set when the op may run on devices of cluster kind k (cluster->kinds()[k]).
-  std::vector<uint64_t> allowed_kinds;
+  PerOp<uint64_t> allowed_kinds;
   // A lower bound on `objective` over all feasible placements (lower_bound.h).
   double lower_bound = 0;
   // Why no placement can be feasible, when the problem's own machine lacks every device an op may
@@ -61,7 +68,7 @@ struct Problem {
   int num_ops() const { return graph->num_ops(); }
   int num_devices() const { return cluster->num_devices(); }
   bool Allowed(OpId op, DeviceId d) const {
-    return (allowed_kinds[static_cast<size_t>(op)] >> cluster->KindIndex(d)) & 1u;
+    return (allowed_kinds[op] >> cluster->KindIndex(d)) & 1u;
   }
   double LowerBound() const { return lower_bound; }
 };

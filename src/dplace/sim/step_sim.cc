@@ -25,9 +25,9 @@ constexpr double kCheckpointBytes = 64.0 * 1024 * 1024;
 constexpr int64_t kCheckpoints = 32;
 
 StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
-  const auto n = static_cast<size_t>(problem.num_devices());
+  const size_t n = problem.c().devices().size();
   const graph::Graph& g = problem.g();
-  const auto num_ops = static_cast<size_t>(g.num_ops());
+  const size_t num_ops = g.ops().size();
   s_.ready.resize(n);
   s_.busy.resize(n);
   s_.dirty.resize(n);
@@ -41,8 +41,8 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   work_.resize(n);
   s_.pending.resize(num_ops);
   s_.start.resize(num_ops);
-  s_.local_remaining.resize(static_cast<size_t>(g.num_tensors()));
-  s_.out_pending.resize(static_cast<size_t>(g.num_tensors()));
+  s_.local_remaining.resize(g.tensors().size());
+  s_.out_pending.resize(g.tensors().size());
   stamp_.resize(n);
   transfer_of_device_.resize(n);
   timeline_params_.resize(n);
@@ -148,7 +148,6 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
                                const Placement& placement, Timeline* timeline) {
   const graph::Graph& g = problem_.g();
   const graph::Tensor& tensor = g.tensor(t);
-  const auto n = static_cast<size_t>(problem_.num_devices());
   int32_t local = 0, sent = 0;
   for (OpId c : g.Consumers(t)) {
     const DeviceId dst = placement[c];
@@ -159,7 +158,7 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
     }
     if (stamp_[dst] == t) continue;
     stamp_[dst] = t;
-    const size_t channel_index = static_cast<size_t>(src) * n + static_cast<size_t>(dst);
+    const size_t channel_index = Channel(src, dst);
     double& channel = s_.channel_free[channel_index];
     const double start = std::max(time, channel);
     const double end = start + cost::TransferTime(tensor, problem_.c().LinkBetween(src, dst));
@@ -238,9 +237,7 @@ void StepSimulator::EndTransfer(int32_t index, double time, const Placement& pla
   const graph::Graph& g = problem_.g();
   const Transfer tr = s_.transfers[static_cast<size_t>(index)];
   s_.makespan = std::max(s_.makespan, time);
-  const size_t channel_index =
-      static_cast<size_t>(tr.src) * static_cast<size_t>(problem_.num_devices()) +
-      static_cast<size_t>(tr.dst);
+  const size_t channel_index = Channel(tr.src, tr.dst);
   const size_t head = ++s_.channel_head[channel_index];
   const auto& queue = s_.channel_queue[channel_index];
   if (head < queue.size()) {
@@ -267,9 +264,8 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   s_.seq = 0;
   // Only the channels a transfer used since the last reset hold anything: resetting just those
   // keeps a reset linear in the devices, not in their pairs (a million on 1,024 devices).
-  const auto n = static_cast<size_t>(problem_.num_devices());
   for (const Transfer& tr : s_.transfers) {
-    const size_t channel = static_cast<size_t>(tr.src) * n + static_cast<size_t>(tr.dst);
+    const size_t channel = Channel(tr.src, tr.dst);
     s_.channel_free[channel] = 0;
     s_.channel_queue[channel].clear();
     s_.channel_head[channel] = 0;
@@ -422,19 +418,17 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
     return s_.start[op] + problem_.costs.OpTime(op, placement[op]);
   };
   // Per device, its ops by end time: the op that kept a device busy ended when the next started.
-  std::vector<std::vector<std::pair<double, OpId>>> ended(
-      static_cast<size_t>(problem_.num_devices()));
+  PerDevice<std::vector<std::pair<double, OpId>>> ended(problem_.c().devices().size());
   OpId last{-1};
-  for (OpId op{0}; op < g.num_ops(); ++op) {
-    ended[static_cast<size_t>(placement[op])].emplace_back(end_of(op), op);
+  for (OpId op : g.op_ids()) {
+    ended[placement[op]].emplace_back(end_of(op), op);
     if (last < 0 || end_of(op) > end_of(last)) last = op;
   }
   for (auto& list : ended) std::sort(list.begin(), list.end());
-  const auto n = static_cast<size_t>(problem_.num_devices());
   std::vector<OpId> path;
-  std::vector<char> on_path(static_cast<size_t>(g.num_ops()));
-  for (OpId op = last; op >= 0 && !on_path[static_cast<size_t>(op)];) {  // zero-time ops can tie
-    on_path[static_cast<size_t>(op)] = 1;
+  PerOp<char> on_path(g.ops().size());
+  for (OpId op = last; op >= 0 && !on_path[op];) {  // zero-time ops can tie
+    on_path[op] = 1;
     path.push_back(op);
     const double start = s_.start[op];
     if (start <= 0) break;
@@ -458,8 +452,7 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
           next = producer;
           break;
         }
-        const auto& queue =
-            s_.channel_queue[static_cast<size_t>(tr.src) * n + static_cast<size_t>(tr.dst)];
+        const auto& queue = s_.channel_queue[Channel(tr.src, tr.dst)];
         const auto it = std::lower_bound(queue.begin(), queue.end(), copy);
         if (it == queue.begin()) {
           next = producer;
@@ -469,7 +462,7 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
       }
     }
     if (next < 0) {  // the device was busy: the op that ended as this one started
-      const auto& list = ended[static_cast<size_t>(placement[op])];
+      const auto& list = ended[placement[op]];
       const auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(start, OpId{-1}));
       if (it != list.end() && it->first == start && it->second != op) next = it->second;
     }
@@ -499,14 +492,14 @@ StepResult StepSimulator::Report(const Placement& placement) const {
   e.objective = Objective::kStep;
   e.value = s_.makespan;
   e.lower_bound = problem_.lower_bound;
-  e.devices.resize(static_cast<size_t>(problem_.num_devices()));
-  for (OpId i{0}; i < problem_.num_ops(); ++i) {
-    DeviceReport& r = e.devices[static_cast<size_t>(placement[i])];
+  e.devices.resize(problem_.c().devices().size());
+  for (OpId i : problem_.g().op_ids()) {
+    DeviceReport& r = e.devices[placement[i]];
     ++r.ops;
     r.peak_memory_bytes += param_bytes_[i];
   }
   for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
-    DeviceReport& r = e.devices[static_cast<size_t>(d)];
+    DeviceReport& r = e.devices[d];
     r.busy_s = s_.busy_s[d];
     r.load = r.busy_s;
     r.peak_memory_bytes += s_.peak[d];

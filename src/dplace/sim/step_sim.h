@@ -124,6 +124,10 @@ class StepSimulator {
   void ReleaseInput(size_t slot, DeviceId d, double time, Timeline* timeline);
   // Frees tensor `t` on its producer's device `d`, and releases a view's base.
   void FreeLocal(graph::TensorId t, DeviceId d, double time, Timeline* timeline);
+  // The directed channel src -> dst, as an index into the channel arrays.
+  size_t Channel(DeviceId src, DeviceId dst) const {
+    return src.index() * problem_.c().devices().size() + dst.index();
+  }
   void SendTensor(graph::TensorId t, DeviceId src, double time, const Placement& placement,
                   Timeline* timeline);
   void EndTransfer(int32_t index, double time, const Placement& placement, Timeline* timeline);

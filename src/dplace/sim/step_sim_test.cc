@@ -38,7 +38,7 @@ TEST(StepSimTest, ChainAcrossTwoDevices) {
   ASSERT_EQ(r.timeline.transfers.size(), 1u);
   EXPECT_DOUBLE_EQ(r.timeline.transfers[0].start_s, 1);
   EXPECT_DOUBLE_EQ(r.timeline.transfers[0].end_s, 2.5);
-  EXPECT_DOUBLE_EQ(r.evaluation.devices[1].busy_s, 2);
+  EXPECT_DOUBLE_EQ(r.evaluation.devices[DeviceId(1)].busy_s, 2);
   EXPECT_TRUE(r.evaluation.feasible);
   // Same device: no transfer, 1 + 2 = 3.
   EXPECT_DOUBLE_EQ(SimulateStep(p, sim::OnDevices({0, 0})).evaluation.value, 3);
@@ -98,7 +98,7 @@ TEST(StepSimTest, LocalMemoryPeak) {
   b.AddEdge(ia, 0, ib);
   Problem p = Make(b, ThreeDevices());
   StepResult r = SimulateStep(p, sim::OnDevices({0, 0}), {.record_timeline = true});
-  EXPECT_DOUBLE_EQ(r.evaluation.devices[0].peak_memory_bytes, 165);
+  EXPECT_DOUBLE_EQ(r.evaluation.devices[DeviceId(0)].peak_memory_bytes, 165);
   EXPECT_DOUBLE_EQ(r.timeline.memory.back().bytes, 110);
 }
 
@@ -114,12 +114,12 @@ TEST(StepSimTest, AViewAllocatesNothingAndKeepsItsBase) {
   b.AddEdge(iv, 0, ic);
   Problem p = Make(b, ThreeDevices());
   StepResult r = SimulateStep(p, sim::OnDevices({0, 0, 0}), {.record_timeline = true});
-  EXPECT_DOUBLE_EQ(r.evaluation.devices[0].peak_memory_bytes, 110);
+  EXPECT_DOUBLE_EQ(r.evaluation.devices[DeviceId(0)].peak_memory_bytes, 110);
   EXPECT_DOUBLE_EQ(r.timeline.memory.back().bytes, 10);
   // v's copy sent to d1 is a real tensor there; a's output lives on d0 until the transfer ends.
   StepResult sent = SimulateStep(p, sim::OnDevices({0, 0, 1}), {.record_timeline = true});
-  EXPECT_DOUBLE_EQ(sent.evaluation.devices[0].peak_memory_bytes, 100);
-  EXPECT_DOUBLE_EQ(sent.evaluation.devices[1].peak_memory_bytes, 110);
+  EXPECT_DOUBLE_EQ(sent.evaluation.devices[DeviceId(0)].peak_memory_bytes, 100);
+  EXPECT_DOUBLE_EQ(sent.evaluation.devices[DeviceId(1)].peak_memory_bytes, 110);
 }
 
 TEST(StepSimTest, RemoteCopyMemoryAndInfeasibility) {
@@ -131,8 +131,8 @@ TEST(StepSimTest, RemoteCopyMemoryAndInfeasibility) {
   b.AddEdge(ia, 0, ib);
   Problem p = Make(b, ThreeDevices(40));
   StepResult r = SimulateStep(p, sim::OnDevices({0, 1}), {.record_timeline = true});
-  EXPECT_DOUBLE_EQ(r.evaluation.devices[0].peak_memory_bytes, 50);
-  EXPECT_DOUBLE_EQ(r.evaluation.devices[1].peak_memory_bytes, 50);
+  EXPECT_DOUBLE_EQ(r.evaluation.devices[DeviceId(0)].peak_memory_bytes, 50);
+  EXPECT_DOUBLE_EQ(r.evaluation.devices[DeviceId(1)].peak_memory_bytes, 50);
   EXPECT_FALSE(r.evaluation.feasible);
   EXPECT_EQ(r.evaluation.reason, "device d0: peak memory 50 B exceeds capacity 40 B by 10 B");
   EXPECT_DOUBLE_EQ(r.evaluation.value, 1 + 50 + 1);
@@ -210,7 +210,7 @@ TEST(StepSimTest, IncrementalRunsEqualFullRuns) {
     ASSERT_EQ(a.value, b.value) << "step " << step;
     ASSERT_EQ(a.feasible, b.feasible) << "step " << step;
     ASSERT_EQ(a.reason, b.reason) << "step " << step;
-    for (size_t d = 0; d < a.devices.size(); ++d) {
+    for (DeviceId d : a.devices.ids()) {
       ASSERT_EQ(a.devices[d].ops, b.devices[d].ops);
       ASSERT_EQ(a.devices[d].busy_s, b.devices[d].busy_s);
       ASSERT_EQ(a.devices[d].peak_memory_bytes, b.devices[d].peak_memory_bytes);

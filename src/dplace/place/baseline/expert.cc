@@ -13,7 +13,7 @@ namespace {
 // its device's speed; a run also ends when its device's memory is full. Units no accelerator may
 // run go to their fastest allowed device (the host CPU).
 sim::Placement ExpertRule(const sim::Problem& p) {
-  const std::vector<Unit> units = MakeUnits(p);
+  const Units units = MakeUnits(p);
   std::vector<sim::DeviceId> accelerators;
   for (sim::DeviceId d{0}; d < p.num_devices(); ++d) {
     if (p.c().device(d).kind != "cpu") accelerators.push_back(d);
@@ -45,7 +45,7 @@ sim::Placement ExpertRule(const sim::Problem& p) {
   // `total` is now in "fractions of the first accelerator's whole graph", comparable across
   // devices.
   sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
-  std::vector<double> used(static_cast<size_t>(p.num_devices()), 0);
+  sim::PerDevice<double> used(p.c().devices().size(), 0);
   size_t current = 0;
   double done = 0, target = total * speed[0] / total_speed;
   for (const Unit& u : units) {
@@ -54,19 +54,17 @@ sim::Placement ExpertRule(const sim::Problem& p) {
       continue;
     }
     sim::DeviceId d = accelerators[current];
-    const bool full =
-        used[static_cast<size_t>(d)] + u.footprint_bytes > p.c().device(d).memory_bytes;
-    if ((done >= target || full) && current + 1 < accelerators.size() &&
-        used[static_cast<size_t>(d)] > 0) {
+    const bool full = used[d] + u.footprint_bytes > p.c().device(d).memory_bytes;
+    if ((done >= target || full) && current + 1 < accelerators.size() && used[d] > 0) {
       ++current;
       d = accelerators[current];
       target += total * speed[current] / total_speed;
     }
     if (std::find(u.devices.begin(), u.devices.end(), d) == u.devices.end() ||
-        used[static_cast<size_t>(d)] + u.footprint_bytes > p.c().device(d).memory_bytes) {
+        used[d] + u.footprint_bytes > p.c().device(d).memory_bytes) {
       d = FirstFit(p, u, FastestFirst(p, u), &used);  // every accelerator full: the host
     } else {
-      used[static_cast<size_t>(d)] += u.footprint_bytes;
+      used[d] += u.footprint_bytes;
     }
     done += unit_time(u, accelerators.front()) * speed.front();
     Assign(u, d, &placement);

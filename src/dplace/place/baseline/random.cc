@@ -15,7 +15,7 @@ class RandomPlacer : public Placer {
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
     Rng rng(req.seed);
     sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
-    std::vector<double> used(static_cast<size_t>(p.num_devices()), 0);
+    sim::PerDevice<double> used(p.c().devices().size(), 0);
     for (const Unit& unit : MakeUnits(p)) {
       // A random rotation of the allowed devices; first fit from there.
       std::vector<sim::DeviceId> order = unit.devices;

@@ -11,7 +11,7 @@ class RoundRobinPlacer : public Placer {
  private:
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest&) override {
     sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
-    std::vector<double> used(static_cast<size_t>(p.num_devices()), 0);
+    sim::PerDevice<double> used(p.c().devices().size(), 0);
     size_t turn = 0;
     for (const Unit& unit : MakeUnits(p)) {
       // The unit's allowed devices, starting from the one whose turn it is.
@@ -22,7 +22,7 @@ class RoundRobinPlacer : public Placer {
       }
       const sim::DeviceId d = FirstFit(p, unit, order, &used);
       Assign(unit, d, &placement);
-      turn = static_cast<size_t>(d) + 1;
+      turn = d.index() + 1;
     }
     return PlaceResult{.placement = std::move(placement)};
   }

@@ -50,7 +50,7 @@ class MetisPlacer : public Placer {
     idx_t constraints = 1, cut = 0;
     std::vector<idx_t> xadj(ug.offsets.begin(), ug.offsets.end());
     std::vector<idx_t> adjncy(ug.neighbours.begin(), ug.neighbours.end());
-    const std::vector<long long> v = ScaledWeights(ug.vertex_s, 1e6);
+    const std::vector<long long> v = ScaledWeights(ug.vertex_s.vector(), 1e6);
     const std::vector<long long> e = ScaledWeights(ug.edge_s, 1e6);
     std::vector<idx_t> vwgt(v.begin(), v.end()), adjwgt(e.begin(), e.end());
     const double speed_sum = std::accumulate(ug.speed.begin(), ug.speed.end(), 0.0);

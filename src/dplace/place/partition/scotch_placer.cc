@@ -26,9 +26,9 @@ class ScotchPlacer : public Placer {
     const int k = p.num_devices();
     std::vector<SCOTCH_Num> verttab(ug.offsets.begin(), ug.offsets.end());
     std::vector<SCOTCH_Num> edgetab(ug.neighbours.begin(), ug.neighbours.end());
-    std::vector<SCOTCH_Num> velotab = ToScotch(ScaledWeights(ug.vertex_s, 1e6));
+    std::vector<SCOTCH_Num> velotab = ToScotch(ScaledWeights(ug.vertex_s.vector(), 1e6));
     std::vector<SCOTCH_Num> edlotab = ToScotch(ScaledWeights(ug.edge_s, 1e6));
-    std::vector<SCOTCH_Num> arch_weights = ToScotch(ScaledWeights(ug.speed, 1000));
+    std::vector<SCOTCH_Num> arch_weights = ToScotch(ScaledWeights(ug.speed.vector(), 1000));
     std::vector<SCOTCH_Num> parttab(static_cast<size_t>(n), 0);
 
     SCOTCH_Graph graph;

@@ -12,12 +12,13 @@
 
 namespace dplace::place {
 
+// The partitioners' arrays are plain: unit u is vertex u.index().
 struct UnitGraph {
-  std::vector<Unit> units;
-  std::vector<double> vertex_s;          // per unit
+  Units units;
+  PerUnit<double> vertex_s;
   std::vector<int> offsets, neighbours;  // CSR, both directions
   std::vector<double> edge_s;            // per CSR entry
-  std::vector<double> speed;             // per device, relative
+  sim::PerDevice<double> speed;          // relative
 };
 
 UnitGraph MakeUnitGraph(const sim::Problem& problem);
@@ -25,7 +26,7 @@ UnitGraph MakeUnitGraph(const sim::Problem& problem);
 // Integer weights for the partitioners: `values` scaled so the largest becomes `scale`, each >= 1.
 std::vector<long long> ScaledWeights(const std::vector<double>& values, double scale);
 
-// Unit u on device part[u]; a unit whose part it may not run on goes to its fastest allowed
+// Unit u on device part[u.index()]; a unit whose part it may not run on goes to its fastest allowed
 // device. Then, while a device's static footprint exceeds its memory, its last units (in
 // topological order) move to the fastest allowed device with room.
 sim::Placement PartsToPlacement(const sim::Problem& problem, const UnitGraph& graph,

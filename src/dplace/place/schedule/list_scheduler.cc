@@ -18,21 +18,22 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Mean transfer time of each tensor over the links between distinct devices, and mean op times
 // over the devices each op may run on: the "average machine" of HEFT's ranks.
 struct MeanCosts {
-  std::vector<double> op_s, tensor_s;
+  sim::PerOp<double> op_s;
+  sim::PerTensor<double> tensor_s;
 };
 
 MeanCosts Means(const sim::Problem& p) {
   const int k = p.num_devices();
-  MeanCosts m{std::vector<double>(static_cast<size_t>(p.num_ops()), 0),
-              std::vector<double>(static_cast<size_t>(p.g().num_tensors()), 0)};
+  MeanCosts m{sim::PerOp<double>(p.g().ops().size(), 0),
+              sim::PerTensor<double>(p.g().tensors().size(), 0)};
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     int n = 0;
     for (sim::DeviceId d{0}; d < k; ++d) {
       if (!p.Allowed(op, d)) continue;
-      m.op_s[static_cast<size_t>(op)] += p.costs.OpTime(op, d);
+      m.op_s[op] += p.costs.OpTime(op, d);
       ++n;
     }
-    if (n > 0) m.op_s[static_cast<size_t>(op)] /= n;
+    if (n > 0) m.op_s[op] /= n;
   }
   if (k < 2) return m;
   // A transfer takes latency + bytes / bandwidth (nothing for an empty tensor on a link where that
@@ -50,28 +51,27 @@ MeanCosts Means(const sim::Problem& p) {
   const double pairs = static_cast<double>(k) * (k - 1);
   for (graph::TensorId t{0}; t < p.g().num_tensors(); ++t) {
     const graph::Tensor& tensor = p.g().tensor(t);
-    m.tensor_s[static_cast<size_t>(t)] = tensor.transfer_time_s >= 0 ? tensor.transfer_time_s
-                                         : tensor.bytes == 0
-                                             ? empty / pairs
-                                             : (latency + tensor.bytes * inverse_bandwidth) / pairs;
+    m.tensor_s[t] = tensor.transfer_time_s >= 0 ? tensor.transfer_time_s
+                    : tensor.bytes == 0         ? empty / pairs
+                                        : (latency + tensor.bytes * inverse_bandwidth) / pairs;
   }
   return m;
 }
 
 // Upward ranks: mean time of the op plus the longest (mean transfer + rank) over its consumers.
-std::vector<double> UpwardRanks(const sim::Problem& p, const MeanCosts& m) {
+sim::PerOp<double> UpwardRanks(const sim::Problem& p, const MeanCosts& m) {
   const graph::Graph& g = p.g();
-  std::vector<double> rank(static_cast<size_t>(p.num_ops()), 0);
+  sim::PerOp<double> rank(g.ops().size(), 0);
   const auto& order = g.TopologicalOrder();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const sim::OpId op = *it;
     double tail = 0;
     for (graph::TensorId t = g.FirstOutput(op); t < g.FirstOutput(op + 1); ++t) {
       for (sim::OpId c : g.Consumers(t)) {
-        tail = std::max(tail, m.tensor_s[static_cast<size_t>(t)] + rank[static_cast<size_t>(c)]);
+        tail = std::max(tail, m.tensor_s[t] + rank[c]);
       }
     }
-    rank[static_cast<size_t>(op)] = m.op_s[static_cast<size_t>(op)] + tail;
+    rank[op] = m.op_s[op] + tail;
   }
   return rank;
 }
@@ -82,27 +82,27 @@ class Schedule {
   explicit Schedule(const sim::Problem& p)
       : p_(p),
         units_(MakeUnits(p)),
-        unit_of_op_(static_cast<size_t>(p.num_ops()), 0),
+        unit_of_op_(p.g().ops().size()),
         unit_device_(units_.size(), sim::DeviceId(-1)),
-        placement_(static_cast<size_t>(p.num_ops()), sim::DeviceId(0)),
-        finish_(static_cast<size_t>(p.num_ops()), 0),
-        free_at_(static_cast<size_t>(p.num_devices()), 0),
-        used_(static_cast<size_t>(p.num_devices()), 0) {
-    for (size_t u = 0; u < units_.size(); ++u) {
-      for (sim::OpId op : units_[u].ops) unit_of_op_[static_cast<size_t>(op)] = static_cast<int>(u);
+        placement_(p.g().ops().size(), sim::DeviceId(0)),
+        finish_(p.g().ops().size(), 0),
+        free_at_(p.c().devices().size(), 0),
+        used_(p.c().devices().size(), 0) {
+    for (UnitId u : units_.ids()) {
+      for (sim::OpId op : units_[u].ops) unit_of_op_[op] = u;
     }
   }
 
-  const std::vector<Unit>& units() const { return units_; }
-  int UnitOf(sim::OpId op) const { return unit_of_op_[static_cast<size_t>(op)]; }
+  const Units& units() const { return units_; }
+  UnitId UnitOf(sim::OpId op) const { return unit_of_op_[op]; }
   sim::DeviceId DeviceOf(sim::OpId op) const { return placement_[op]; }
 
   // Devices `op` may go to: its unit's device once chosen; else the unit's allowed devices with
   // room for its footprint, or (none with room) the allowed one with the most room left.
   std::vector<sim::DeviceId> Candidates(sim::OpId op) const {
-    const int u = UnitOf(op);
-    if (unit_device_[static_cast<size_t>(u)] >= 0) return {unit_device_[static_cast<size_t>(u)]};
-    const Unit& unit = units_[static_cast<size_t>(u)];
+    const UnitId u = UnitOf(op);
+    if (unit_device_[u] >= 0) return {unit_device_[u]};
+    const Unit& unit = units_[u];
     std::vector<sim::DeviceId> fit;
     sim::DeviceId roomiest = unit.devices.empty() ? sim::DeviceId(0) : unit.devices.front();
     for (sim::DeviceId d : unit.devices) {
@@ -123,7 +123,7 @@ class Schedule {
       const graph::Tensor& tensor = g.tensor(t);
       if (tensor.producer != from) {
         from = tensor.producer;
-        arrive = finish_[static_cast<size_t>(from)];
+        arrive = finish_[from];
       }
       const sim::DeviceId src = DeviceOf(from);
       if (src != d) arrive += cost::TransferTime(tensor, p_.c().LinkBetween(src, d));
@@ -132,7 +132,7 @@ class Schedule {
     return ready;
   }
   double EarliestStart(sim::OpId op, sim::DeviceId d) const {
-    return std::max(free_at_[static_cast<size_t>(d)], DataReady(op, d));
+    return std::max(free_at_[d], DataReady(op, d));
   }
   double EarliestFinish(sim::OpId op, sim::DeviceId d) const {
     return EarliestStart(op, d) + p_.costs.OpTime(op, d);
@@ -141,41 +141,40 @@ class Schedule {
   // Places `op` on `d`, starting as early as it can but not before `not_before`.
   void Place(sim::OpId op, sim::DeviceId d, double not_before = 0) {
     const double start = std::max(not_before, EarliestStart(op, d));
-    finish_[static_cast<size_t>(op)] = start + p_.costs.OpTime(op, d);
-    free_at_[static_cast<size_t>(d)] = finish_[static_cast<size_t>(op)];
+    finish_[op] = start + p_.costs.OpTime(op, d);
+    free_at_[d] = finish_[op];
     placement_[op] = d;
-    const int u = UnitOf(op);
-    if (unit_device_[static_cast<size_t>(u)] < 0) {
-      unit_device_[static_cast<size_t>(u)] = d;
-      used_[static_cast<size_t>(d)] += units_[static_cast<size_t>(u)].footprint_bytes;
+    const UnitId u = UnitOf(op);
+    if (unit_device_[u] < 0) {
+      unit_device_[u] = d;
+      used_[d] += units_[u].footprint_bytes;
     }
   }
 
-  double FreeAt(sim::DeviceId d) const { return free_at_[static_cast<size_t>(d)]; }
-  double Finish(sim::OpId op) const { return finish_[static_cast<size_t>(op)]; }
+  double FreeAt(sim::DeviceId d) const { return free_at_[d]; }
+  double Finish(sim::OpId op) const { return finish_[op]; }
 
-  double Room(sim::DeviceId d) const {
-    return p_.c().device(d).memory_bytes - used_[static_cast<size_t>(d)];
-  }
+  double Room(sim::DeviceId d) const { return p_.c().device(d).memory_bytes - used_[d]; }
   sim::Placement& placement() { return placement_; }
 
  private:
   const sim::Problem& p_;
-  std::vector<Unit> units_;
-  std::vector<int> unit_of_op_;
-  std::vector<sim::DeviceId> unit_device_;
+  Units units_;
+  sim::PerOp<UnitId> unit_of_op_;
+  PerUnit<sim::DeviceId> unit_device_;
   sim::Placement placement_;
-  std::vector<double> finish_, free_at_, used_;
+  sim::PerOp<double> finish_;
+  sim::PerDevice<double> free_at_, used_;
 };
 
 // Ops become ready when all their producers are placed; `visit` is called once per op, in an
 // order the policy chooses among the ready ones.
 class ReadySet {
  public:
-  explicit ReadySet(const graph::Graph& g) : g_(g), waiting_(static_cast<size_t>(g.num_ops())) {
-    for (sim::OpId op{0}; op < g.num_ops(); ++op) {
-      waiting_[static_cast<size_t>(op)] = static_cast<int>(g.Predecessors(op).size());
-      if (waiting_[static_cast<size_t>(op)] == 0) ready_.push_back(op);
+  explicit ReadySet(const graph::Graph& g) : g_(g), waiting_(g.ops().size()) {
+    for (sim::OpId op : g.op_ids()) {
+      waiting_[op] = static_cast<int>(g.Predecessors(op).size());
+      if (waiting_[op] == 0) ready_.push_back(op);
     }
   }
   std::vector<sim::OpId>& ready() { return ready_; }
@@ -185,25 +184,25 @@ class ReadySet {
     ready_[i] = ready_.back();
     ready_.pop_back();
     for (sim::OpId s : g_.Successors(op)) {
-      if (--waiting_[static_cast<size_t>(s)] == 0) ready_.push_back(s);
+      if (--waiting_[s] == 0) ready_.push_back(s);
     }
   }
 
  private:
   const graph::Graph& g_;
-  std::vector<int> waiting_;
+  sim::PerOp<int> waiting_;
   std::vector<sim::OpId> ready_;
 };
 
 sim::Placement Heft(const sim::Problem& p) {
   Schedule s(p);
-  const std::vector<double> rank = UpwardRanks(p, Means(p));
+  const sim::PerOp<double> rank = UpwardRanks(p, Means(p));
   ReadySet ready(p.g());
   while (!ready.ready().empty()) {
     auto& r = ready.ready();
     size_t best = 0;
     for (size_t i = 1; i < r.size(); ++i) {
-      const double a = rank[static_cast<size_t>(r[i])], b = rank[static_cast<size_t>(r[best])];
+      const double a = rank[r[i]], b = rank[r[best]];
       if (a > b || (a == b && r[i] < r[best])) best = i;
     }
     const sim::OpId op = r[best];
@@ -231,36 +230,36 @@ sim::Placement Heft(const sim::Problem& p) {
 // ready and could start there no later than anywhere else is kept for it. It runs an urgent op
 // instead (one that could start on every device by now), the favourite child when it can start,
 // or nothing until then.
-sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourite) {
+sim::Placement Etf(const sim::Problem& p, const sim::PerOp<sim::OpId>& favourite) {
   const graph::Graph& g = p.g();
   const int k = p.num_devices();
   const auto n = static_cast<size_t>(p.num_ops());
   Schedule s(p);
-  std::vector<int> waiting(n);
+  sim::PerOp<int> waiting(n);
   std::vector<sim::OpId> ready;  // in the order they became ready
-  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    waiting[static_cast<size_t>(op)] = static_cast<int>(g.Predecessors(op).size());
-    if (waiting[static_cast<size_t>(op)] == 0) ready.push_back(op);
+  for (sim::OpId op : g.op_ids()) {
+    waiting[op] = static_cast<int>(g.Predecessors(op).size());
+    if (waiting[op] == 0) ready.push_back(op);
   }
-  std::vector<char> is_ready(n, 0);
-  for (sim::OpId op : ready) is_ready[static_cast<size_t>(op)] = 1;
+  sim::PerOp<char> is_ready(n, 0);
+  for (sim::OpId op : ready) is_ready[op] = 1;
   std::priority_queue<std::pair<double, sim::OpId>, std::vector<std::pair<double, sim::OpId>>,
                       std::greater<>>
       running;
-  std::vector<sim::OpId> last(static_cast<size_t>(k), sim::OpId(-1));
+  sim::PerDevice<sim::OpId> last(p.c().devices().size(), sim::OpId(-1));
   double t = 0;
   size_t placed = 0;
   // Per ready op (same order as `ready`): its candidate devices and start time on each.
   std::vector<std::vector<sim::DeviceId>> candidates;
-  std::vector<std::vector<double>> start;
+  std::vector<sim::PerDevice<double>> start;
   auto refresh = [&] {
     candidates.resize(ready.size());
     start.resize(ready.size());
     for (size_t i = 0; i < ready.size(); ++i) {
       candidates[i] = s.Candidates(ready[i]);
-      start[i].assign(static_cast<size_t>(k), kInf);
+      start[i].assign(p.c().devices().size(), kInf);
       for (sim::DeviceId d : candidates[i]) {
-        start[i][static_cast<size_t>(d)] = std::max(t, s.EarliestStart(ready[i], d));
+        start[i][d] = std::max(t, s.EarliestStart(ready[i], d));
       }
     }
   };
@@ -269,17 +268,17 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
   };
   auto urgent = [&](size_t i) {  // when it could start on every candidate
     double u = 0;
-    for (sim::DeviceId d : candidates[i]) u = std::max(u, start[i][static_cast<size_t>(d)]);
+    for (sim::DeviceId d : candidates[i]) u = std::max(u, start[i][d]);
     return u;
   };
   // The favourite child device d is kept for, as an index into `ready`, or -1.
   auto reserved_for = [&](sim::DeviceId d) -> int {
-    const sim::OpId previous = last[static_cast<size_t>(d)];
+    const sim::OpId previous = last[d];
     if (favourite.empty() || previous < 0) return -1;
-    const sim::OpId f = favourite[static_cast<size_t>(previous)];
-    if (f < 0 || !is_ready[static_cast<size_t>(f)]) return -1;
+    const sim::OpId f = favourite[previous];
+    if (f < 0 || !is_ready[f]) return -1;
     const auto i = static_cast<size_t>(std::find(ready.begin(), ready.end(), f) - ready.begin());
-    const double here = start[i][static_cast<size_t>(d)];
+    const double here = start[i][d];
     return here < kInf && here <= earliest(i) ? static_cast<int>(i) : -1;
   };
   while (placed < n) {
@@ -287,9 +286,9 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
       const sim::OpId op = running.top().second;
       running.pop();
       for (sim::OpId c : g.Successors(op)) {
-        if (--waiting[static_cast<size_t>(c)] == 0) {
+        if (--waiting[c] == 0) {
           ready.push_back(c);
-          is_ready[static_cast<size_t>(c)] = 1;
+          is_ready[c] = 1;
         }
       }
     }
@@ -303,19 +302,18 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
         if (const int f = reserved_for(d); f >= 0) {
           int u = -1;
           for (size_t i = 0; i < ready.size(); ++i) {
-            if (start[i][static_cast<size_t>(d)] == kInf) continue;
-            if (u < 0 || urgent(i) < urgent(static_cast<size_t>(u))) u = static_cast<int>(i);
+            if (start[i][d] == kInf) continue;
+            if (u < 0 || urgent(i) < urgent(u)) u = static_cast<int>(i);
           }
-          if (u >= 0 && urgent(static_cast<size_t>(u)) <= t) {
+          if (u >= 0 && urgent(u) <= t) {
             proposal = u;
-          } else if (start[static_cast<size_t>(f)][static_cast<size_t>(d)] <= t) {
+          } else if (start[f][d] <= t) {
             proposal = f;
           }
         } else {
           for (size_t i = 0; i < ready.size(); ++i) {
-            const double ts = start[i][static_cast<size_t>(d)];
-            if (ts <= t && (proposal < 0 ||
-                            ts < start[static_cast<size_t>(proposal)][static_cast<size_t>(d)])) {
+            const double ts = start[i][d];
+            if (ts <= t && (proposal < 0 || ts < start[static_cast<size_t>(proposal)][d])) {
               proposal = static_cast<int>(i);
             }
           }
@@ -327,8 +325,8 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
       const sim::OpId op = ready[static_cast<size_t>(pick)];
       s.Place(op, pick_device, t);
       running.emplace(s.Finish(op), op);
-      last[static_cast<size_t>(pick_device)] = op;
-      is_ready[static_cast<size_t>(op)] = 0;
+      last[pick_device] = op;
+      is_ready[op] = 0;
       ready.erase(ready.begin() + pick);
       ++placed;
       refresh();
@@ -339,7 +337,7 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
     double next = running.empty() ? kInf : running.top().first;
     for (size_t i = 0; i < ready.size(); ++i) {
       for (sim::DeviceId d : candidates[i]) {
-        const double ts = start[i][static_cast<size_t>(d)];
+        const double ts = start[i][d];
         if (ts > t) next = std::min(next, ts);
       }
     }
@@ -349,8 +347,8 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
       const sim::OpId op = ready.front();
       s.Place(op, candidates[0].front(), t);
       running.emplace(t, op);
-      last[static_cast<size_t>(candidates[0].front())] = op;
-      is_ready[static_cast<size_t>(op)] = 0;
+      last[candidates[0].front()] = op;
+      is_ready[op] = 0;
       ready.erase(ready.begin());
       ++placed;
       continue;
@@ -363,29 +361,29 @@ sim::Placement Etf(const sim::Problem& p, const std::vector<sim::OpId>& favourit
 // m-TOPO: units in topological order fill devices one after another (fastest kind first), each
 // device up to an equal share of the total footprint or its capacity, whichever is smaller.
 sim::Placement Topo(const sim::Problem& p) {
-  const std::vector<Unit> units = MakeUnits(p);
+  const Units units = MakeUnits(p);
   double total = 0;
   for (const Unit& u : units) total += u.footprint_bytes;
   const int k = p.num_devices();
   const double share = total / std::max(k, 1);
   sim::DeviceId current{0};
-  std::vector<double> filled(static_cast<size_t>(k), 0), used(static_cast<size_t>(k), 0);
-  sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
+  sim::PerDevice<double> filled(p.c().devices().size(), 0), used(p.c().devices().size(), 0);
+  sim::Placement placement(p.g().ops().size(), sim::DeviceId(0));
   for (const Unit& unit : units) {
     // Move on when the current device has its share (never past the last device).
-    while (current + 1 < k && filled[static_cast<size_t>(current)] > 0 &&
-           filled[static_cast<size_t>(current)] + unit.footprint_bytes > share) {
+    while (current + 1 < k && filled[current] > 0 &&
+           filled[current] + unit.footprint_bytes > share) {
       ++current;
     }
     sim::DeviceId d = current;
     if (std::find(unit.devices.begin(), unit.devices.end(), d) == unit.devices.end() ||
-        used[static_cast<size_t>(d)] + unit.footprint_bytes > p.c().device(d).memory_bytes) {
+        used[d] + unit.footprint_bytes > p.c().device(d).memory_bytes) {
       // Not allowed or full here: the first allowed device with room, else the roomiest.
       d = FirstFit(p, unit, unit.devices.empty() ? std::vector<sim::DeviceId>{d} : unit.devices,
                    &used);
     } else {
-      filled[static_cast<size_t>(d)] += unit.footprint_bytes;
-      used[static_cast<size_t>(d)] += unit.footprint_bytes;
+      filled[d] += unit.footprint_bytes;
+      used[d] += unit.footprint_bytes;
     }
     Assign(unit, d, &placement);
   }
@@ -393,7 +391,7 @@ sim::Placement Topo(const sim::Problem& p) {
 }
 
 // Baechi's favourite children (FavouriteChildren in the header) on precomputed mean costs.
-std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, double time_limit_s) {
+sim::PerOp<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, double time_limit_s) {
 #ifdef DPLACE_HAVE_CBC
   // Hanen and Munier's relaxation, as Baechi's m-SCT states it: x_e in [0, 1] per producer ->
   // consumer pair (1: the consumer is not the producer's favourite, so the transfer is paid),
@@ -404,31 +402,27 @@ std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, dou
   const graph::Graph& g = p.g();
   Milp lp;
   const int w = lp.AddColumn(0, kInf, 1, false);
-  std::vector<int> start(static_cast<size_t>(p.num_ops()));
-  for (sim::OpId op{0}; op < p.num_ops(); ++op)
-    start[static_cast<size_t>(op)] = lp.AddColumn(0, kInf, 0, false);
+  sim::PerOp<int> start(g.ops().size());
+  for (sim::OpId op : g.op_ids()) start[op] = lp.AddColumn(0, kInf, 0, false);
   struct Pair {
     sim::OpId from, to;
     int column;
   };
   std::vector<Pair> pairs;
-  std::vector<std::vector<int>> out_cols(static_cast<size_t>(p.num_ops())),
-      in_cols(static_cast<size_t>(p.num_ops()));
-  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    const double time = m.op_s[static_cast<size_t>(op)];
-    lp.AddRow({w, start[static_cast<size_t>(op)]}, {1, -1}, 'G', time);
+  sim::PerOp<std::vector<int>> out_cols(g.ops().size()), in_cols(g.ops().size());
+  for (sim::OpId op : g.op_ids()) {
+    const double time = m.op_s[op];
+    lp.AddRow({w, start[op]}, {1, -1}, 'G', time);
     for (sim::OpId c : g.Successors(op)) {
       double transfer = 0;  // op's tensors to c, sent one after another
       for (graph::TensorId t : g.Inputs(c)) {
-        if (g.tensor(t).producer == op)
-          transfer = std::max(transfer, m.tensor_s[static_cast<size_t>(t)]);
+        if (g.tensor(t).producer == op) transfer = std::max(transfer, m.tensor_s[t]);
       }
       const int x = lp.AddColumn(0, 1, 0, false);
       pairs.push_back({op, c, x});
-      out_cols[static_cast<size_t>(op)].push_back(x);
-      in_cols[static_cast<size_t>(c)].push_back(x);
-      lp.AddRow({start[static_cast<size_t>(c)], start[static_cast<size_t>(op)], x},
-                {1, -1, -transfer}, 'G', time);
+      out_cols[op].push_back(x);
+      in_cols[c].push_back(x);
+      lp.AddRow({start[c], start[op], x}, {1, -1, -transfer}, 'G', time);
     }
   }
   for (const auto* cols : {&out_cols, &in_cols}) {
@@ -444,16 +438,16 @@ std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, dou
   // Baechi's rounding: a pair is favourite when its x is at most the threshold 0.5; walking the
   // pairs in order, a later favourite replaces an earlier one, so that each op keeps at most one
   // favourite child and each child one favourite parent.
-  std::vector<sim::OpId> favourite(static_cast<size_t>(p.num_ops()), sim::OpId(-1));
-  std::vector<sim::OpId> parent(static_cast<size_t>(p.num_ops()), sim::OpId(-1));
+  sim::PerOp<sim::OpId> favourite(p.g().ops().size(), sim::OpId(-1));
+  sim::PerOp<sim::OpId> parent(p.g().ops().size(), sim::OpId(-1));
   for (const Pair& e : pairs) {
     if (solved->values[static_cast<size_t>(e.column)] > 0.5) continue;
-    const sim::OpId old_child = favourite[static_cast<size_t>(e.from)];
-    if (old_child >= 0) parent[static_cast<size_t>(old_child)] = sim::OpId(-1);
-    const sim::OpId old_parent = parent[static_cast<size_t>(e.to)];
-    if (old_parent >= 0) favourite[static_cast<size_t>(old_parent)] = sim::OpId(-1);
-    favourite[static_cast<size_t>(e.from)] = e.to;
-    parent[static_cast<size_t>(e.to)] = e.from;
+    const sim::OpId old_child = favourite[e.from];
+    if (old_child >= 0) parent[old_child] = sim::OpId(-1);
+    const sim::OpId old_parent = parent[e.to];
+    if (old_parent >= 0) favourite[old_parent] = sim::OpId(-1);
+    favourite[e.from] = e.to;
+    parent[e.to] = e.from;
   }
   return favourite;
 #else
@@ -467,23 +461,23 @@ std::vector<sim::OpId> Favourites(const sim::Problem& p, const MeanCosts& m, dou
 // Favourite children without the LP: each op in topological order takes as favourite the child
 // it sends the most to among those that have no favourite parent yet. For graphs whose LP is too
 // large to solve in seconds (CLP's root solve does not stop at CBC's time limit).
-std::vector<sim::OpId> GreedyFavourites(const sim::Problem& p, const MeanCosts& m) {
+sim::PerOp<sim::OpId> GreedyFavourites(const sim::Problem& p, const MeanCosts& m) {
   const graph::Graph& g = p.g();
-  std::vector<sim::OpId> favourite(static_cast<size_t>(p.num_ops()), sim::OpId(-1));
-  std::vector<char> has_parent(static_cast<size_t>(p.num_ops()), 0);
+  sim::PerOp<sim::OpId> favourite(g.ops().size(), sim::OpId(-1));
+  sim::PerOp<char> has_parent(g.ops().size(), 0);
   for (sim::OpId op : g.TopologicalOrder()) {
     double best = -1;
     for (graph::TensorId t = g.FirstOutput(op); t < g.FirstOutput(op + 1); ++t) {
       for (sim::OpId c : g.Consumers(t)) {
-        if (has_parent[static_cast<size_t>(c)] || m.tensor_s[static_cast<size_t>(t)] <= best) {
+        if (has_parent[c] || m.tensor_s[t] <= best) {
           continue;
         }
-        best = m.tensor_s[static_cast<size_t>(t)];
-        favourite[static_cast<size_t>(op)] = c;
+        best = m.tensor_s[t];
+        favourite[op] = c;
       }
     }
-    if (favourite[static_cast<size_t>(op)] >= 0) {
-      has_parent[static_cast<size_t>(favourite[static_cast<size_t>(op)])] = 1;
+    if (favourite[op] >= 0) {
+      has_parent[favourite[op]] = 1;
     }
   }
   return favourite;
@@ -537,7 +531,7 @@ class ListSchedulerPlacer : public Placer {
                  (pairs > kMaxLpPairs ? " pairs too large)" : " pairs too slow for the limit)");
           return PlaceResult{Etf(p, GreedyFavourites(p, means)), note};
         }
-        std::vector<sim::OpId> favourite = Favourites(p, means, limit);
+        sim::PerOp<sim::OpId> favourite = Favourites(p, means, limit);
         if (favourite.empty()) note = "favourite-child LP not solved: plain m-ETF";
         return PlaceResult{Etf(p, favourite), note};
       }
@@ -549,7 +543,7 @@ class ListSchedulerPlacer : public Placer {
 
 }  // namespace
 
-std::vector<sim::OpId> FavouriteChildren(const sim::Problem& p, double time_limit_s) {
+sim::PerOp<sim::OpId> FavouriteChildren(const sim::Problem& p, double time_limit_s) {
   return Favourites(p, Means(p), time_limit_s);
 }
 

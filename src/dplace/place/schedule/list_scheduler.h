@@ -24,6 +24,6 @@ std::unique_ptr<Placer> MakeListSchedulerPlacer(ListPolicy policy);
 
 // Baechi's favourite children: for each op, the consumer to keep on its device (-1: none), from
 // the LP relaxation rounded at 1/2. Exposed for tests. Empty when the LP could not be solved.
-std::vector<sim::OpId> FavouriteChildren(const sim::Problem& problem, double time_limit_s);
+sim::PerOp<sim::OpId> FavouriteChildren(const sim::Problem& problem, double time_limit_s);
 
 }  // namespace dplace::place

@@ -13,7 +13,7 @@ namespace dplace::place {
 namespace {
 
 // Mean transfer time of each tensor over the links between distinct devices (zero on one device).
-std::vector<double> MeanTransferTimes(const sim::Problem& p) {
+IdVector<graph::TensorId, double> MeanTransferTimes(const sim::Problem& p) {
   double latency = 0, inverse_bandwidth = 0;
   int pairs = 0;
   for (sim::DeviceId a{0}; a < p.num_devices(); ++a) {
@@ -25,10 +25,10 @@ std::vector<double> MeanTransferTimes(const sim::Problem& p) {
       ++pairs;
     }
   }
-  std::vector<double> times(static_cast<size_t>(p.g().num_tensors()), 0);
+  IdVector<graph::TensorId, double> times(p.g().tensors().size(), 0);
   if (pairs == 0) return times;
-  for (size_t t = 0; t < times.size(); ++t) {
-    const graph::Tensor& tensor = p.g().tensor(graph::TensorId(static_cast<int32_t>(t)));
+  for (graph::TensorId t : p.g().tensor_ids()) {
+    const graph::Tensor& tensor = p.g().tensor(t);
     times[t] = tensor.transfer_time_s >= 0 ? tensor.transfer_time_s
                                            : (latency + tensor.bytes * inverse_bandwidth) / pairs;
   }
@@ -37,24 +37,22 @@ std::vector<double> MeanTransferTimes(const sim::Problem& p) {
 
 // One group per linear cluster after merging by co-location: its units and its compute time.
 struct Group {
-  std::vector<size_t> units;
+  std::vector<UnitId> units;
   double work_s = 0;
 };
 
-std::vector<Group> ClusterGroups(const sim::Problem& p, const std::vector<Unit>& units,
-                                 int max_paths) {
-  const std::vector<int> cluster = LinearClusters(p, max_paths);
+std::vector<Group> ClusterGroups(const sim::Problem& p, const Units& units, int max_paths) {
+  const IdVector<sim::OpId, int> cluster = LinearClusters(p, max_paths);
   const int clusters = cluster.empty() ? 0 : *std::max_element(cluster.begin(), cluster.end()) + 1;
   UnionFind sets(static_cast<size_t>(clusters));
   for (const Unit& u : units) {
-    const int first = cluster[static_cast<size_t>(u.ops.front())];
-    for (sim::OpId op : u.ops) sets.Join(first, cluster[static_cast<size_t>(op)]);
+    const int first = cluster[u.ops.front()];
+    for (sim::OpId op : u.ops) sets.Join(first, cluster[op]);
   }
   std::vector<int> group_of(static_cast<size_t>(clusters), -1);
   std::vector<Group> groups;
-  for (size_t u = 0; u < units.size(); ++u) {
-    const auto root =
-        static_cast<size_t>(sets.Find(cluster[static_cast<size_t>(units[u].ops.front())]));
+  for (UnitId u : units.ids()) {
+    const auto root = static_cast<size_t>(sets.Find(cluster[units[u].ops.front()]));
     if (group_of[root] < 0) {
       group_of[root] = static_cast<int>(groups.size());
       groups.emplace_back();
@@ -87,16 +85,16 @@ class GroupPasses {
       at_ = 0;
     }
     const Group& g = groups_[at_++];
-    const std::vector<Unit>& units = state.units();
+    const Units& units = state.units();
     p->units = g.units;
     p->targets.clear();
     for (sim::DeviceId to{0}; to < state.problem().num_devices(); ++to) {
-      const bool allowed = std::all_of(g.units.begin(), g.units.end(), [&](size_t u) {
+      const bool allowed = std::all_of(g.units.begin(), g.units.end(), [&](UnitId u) {
         const auto& d = units[u].devices;
         return std::find(d.begin(), d.end(), to) != d.end();
       });
       const bool there = std::all_of(g.units.begin(), g.units.end(),
-                                     [&](size_t u) { return state.device(u) == to; });
+                                     [&](UnitId u) { return state.device(u) == to; });
       if (allowed && !there) p->targets.push_back(to);
     }
     return true;
@@ -118,7 +116,7 @@ class ChainsPlacer : public Placer {
 
  private:
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
-    const std::vector<Unit> units = MakeUnits(p);
+    const Units units = MakeUnits(p);
     const Budget budget(
         req.limits, *req.evaluator,
         std::clamp<int64_t>(options_.evaluations_per_unit * static_cast<int64_t>(units.size()),
@@ -165,49 +163,48 @@ class ChainsPlacer : public Placer {
 
 }  // namespace
 
-std::vector<std::vector<size_t>> ChainGroups(const sim::Problem& p, const std::vector<Unit>& units,
+std::vector<std::vector<UnitId>> ChainGroups(const sim::Problem& p, const Units& units,
                                              int max_paths) {
-  std::vector<std::vector<size_t>> out;
+  std::vector<std::vector<UnitId>> out;
   for (Group& g : ClusterGroups(p, units, max_paths)) out.push_back(std::move(g.units));
   return out;
 }
 
-std::vector<int> LinearClusters(const sim::Problem& p, int max_paths) {
+IdVector<sim::OpId, int> LinearClusters(const sim::Problem& p, int max_paths) {
   const graph::Graph& g = p.g();
-  const auto n = static_cast<size_t>(p.num_ops());
-  std::vector<double> work(n);
-  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    work[static_cast<size_t>(op)] = p.costs.MinOpTime(
-        op, p.num_devices(), [&](sim::OpId o, sim::DeviceId d) { return p.Allowed(o, d); });
+  const size_t n = g.ops().size();
+  IdVector<sim::OpId, double> work(n);
+  for (sim::OpId op : g.op_ids()) {
+    work[op] = p.costs.MinOpTime(op, p.num_devices(),
+                                 [&](sim::OpId o, sim::DeviceId d) { return p.Allowed(o, d); });
   }
-  const std::vector<double> transfer = MeanTransferTimes(p);
-  std::vector<int> cluster(n, -1);
-  std::vector<double> length(n);
-  std::vector<sim::OpId> from(n);
+  const IdVector<graph::TensorId, double> transfer = MeanTransferTimes(p);
+  IdVector<sim::OpId, int> cluster(n, -1);
+  IdVector<sim::OpId, double> length(n);
+  IdVector<sim::OpId, sim::OpId> from(n);
   int next = 0;
   size_t left = n;
   while (left > 0 && next < max_paths) {
     // The longest path through the ops not yet clustered, ending at `end`.
     sim::OpId end{-1};
     for (sim::OpId op : g.TopologicalOrder()) {
-      const auto i = static_cast<size_t>(op);
-      if (cluster[i] >= 0) continue;
+      if (cluster[op] >= 0) continue;
       double before = 0;
-      from[i] = sim::OpId(-1);
+      from[op] = sim::OpId(-1);
       for (graph::TensorId t : g.Inputs(op)) {
         const sim::OpId producer = g.tensor(t).producer;
-        if (cluster[static_cast<size_t>(producer)] >= 0) continue;
-        const double via = length[static_cast<size_t>(producer)] + transfer[static_cast<size_t>(t)];
-        if (from[i] < 0 || via > before) {
+        if (cluster[producer] >= 0) continue;
+        const double via = length[producer] + transfer[t];
+        if (from[op] < 0 || via > before) {
           before = via;
-          from[i] = producer;
+          from[op] = producer;
         }
       }
-      length[i] = before + work[i];
-      if (end < 0 || length[i] > length[static_cast<size_t>(end)]) end = op;
+      length[op] = before + work[op];
+      if (end < 0 || length[op] > length[end]) end = op;
     }
-    for (sim::OpId op = end; op >= 0; op = from[static_cast<size_t>(op)]) {
-      cluster[static_cast<size_t>(op)] = next;
+    for (sim::OpId op = end; op >= 0; op = from[op]) {
+      cluster[op] = next;
       --left;
     }
     ++next;

@@ -38,11 +38,11 @@ std::unique_ptr<Placer> MakeChainsPlacer(ChainsOptions options, std::vector<Memb
 
 // The linear clusters of the problem's ops (cluster index per op, 0 for the longest path), before
 // merging by co-location. Exposed for tests.
-std::vector<int> LinearClusters(const sim::Problem& problem, int max_paths = 2048);
+IdVector<sim::OpId, int> LinearClusters(const sim::Problem& problem, int max_paths = 2048);
 
 // The linear clusters as groups of `units` (merged where a unit spans clusters), largest compute
 // first; each group lists its units in unit order.
-std::vector<std::vector<size_t>> ChainGroups(const sim::Problem& problem,
-                                             const std::vector<Unit>& units, int max_paths = 2048);
+std::vector<std::vector<UnitId>> ChainGroups(const sim::Problem& problem, const Units& units,
+                                             int max_paths = 2048);
 
 }  // namespace dplace::place

@@ -59,24 +59,24 @@ struct Cut {
 // The cut program over the accelerator units `seq` (unit indices in topological order).
 class CutProgram {
  public:
-  CutProgram(const sim::Problem& p, const std::vector<Unit>& units, const std::vector<int>& seq,
+  CutProgram(const sim::Problem& p, const Units& units, const std::vector<UnitId>& seq,
              const std::vector<sim::DeviceId>& chain)
       : units_(units), seq_(seq), chain_(chain) {
     const size_t n = seq.size();
     // crossing_[a]: bytes of the tensors made before position a and read at or after it.
-    std::vector<int> position(units.size(), -1);
-    for (size_t i = 0; i < n; ++i) position[static_cast<size_t>(seq[i])] = static_cast<int>(i);
-    std::vector<int> unit_of_op(static_cast<size_t>(p.num_ops()));
-    for (size_t u = 0; u < units.size(); ++u) {
-      for (sim::OpId op : units[u].ops) unit_of_op[static_cast<size_t>(op)] = static_cast<int>(u);
+    PerUnit<int> position(units.size(), -1);
+    for (size_t i = 0; i < n; ++i) position[seq[i]] = static_cast<int>(i);
+    IdVector<sim::OpId, UnitId> unit_of_op(p.g().ops().size());
+    for (UnitId u : units.ids()) {
+      for (sim::OpId op : units[u].ops) unit_of_op[op] = u;
     }
     std::vector<double> diff(n + 1, 0);
-    for (const graph::Tensor& t : p.g().tensors()) {
-      const int from = position[static_cast<size_t>(unit_of_op[static_cast<size_t>(t.producer)])];
+    for (graph::TensorId id : p.g().tensor_ids()) {
+      const graph::Tensor& t = p.g().tensor(id);
+      const int from = position[unit_of_op[t.producer]];
       if (from < 0) continue;
       int last = from;
-      for (sim::OpId c : p.g().Consumers(static_cast<graph::TensorId>(&t - p.g().tensors().data())))
-        last = std::max(last, position[static_cast<size_t>(unit_of_op[static_cast<size_t>(c)])]);
+      for (sim::OpId c : p.g().Consumers(id)) last = std::max(last, position[unit_of_op[c]]);
       if (last > from) {
         diff[static_cast<size_t>(from) + 1] += t.bytes;
         diff[static_cast<size_t>(last) + 1] -= t.bytes;
@@ -94,7 +94,7 @@ class CutProgram {
     const size_t n = seq_.size(), k = chain_.size();
     std::vector<double> prefix(n + 1, 0);
     for (size_t i = 0; i < n; ++i)
-      prefix[i + 1] = prefix[i] + scale * units_[static_cast<size_t>(seq_[i])].footprint_bytes;
+      prefix[i + 1] = prefix[i] + scale * units_[seq_[i]].footprint_bytes;
     cost_.assign(k + 1, std::vector<double>(n + 1, kInf));
     start_.assign(k + 1, std::vector<int>(n + 1, -1));
     cost_[0][0] = 0;
@@ -106,7 +106,7 @@ class CutProgram {
       size_t lo = 0, next = 0;
       for (size_t b = 1; b <= n; ++b) {
         // The run [a, b) must fit the device's memory and hold only units it may run.
-        if (!Allows(units_[static_cast<size_t>(seq_[b - 1])], d)) lo = b;
+        if (!Allows(units_[seq_[b - 1]], d)) lo = b;
         while (lo < b && prefix[b] - prefix[lo] > capacity) ++lo;
         for (; next < b; ++next) {
           if (cost_[j - 1][next] == kInf) continue;
@@ -136,13 +136,13 @@ class CutProgram {
     size_t run = 0;
     for (size_t i = 0; i < seq_.size(); ++i) {
       while (run < cuts.size() && i >= cuts[run]) ++run;
-      Assign(units_[static_cast<size_t>(seq_[i])], chain_[run], placement);
+      Assign(units_[seq_[i]], chain_[run], placement);
     }
   }
 
  private:
-  const std::vector<Unit>& units_;
-  const std::vector<int>& seq_;
+  const Units& units_;
+  const std::vector<UnitId>& seq_;
   const std::vector<sim::DeviceId>& chain_;
   std::vector<double> crossing_;
   std::vector<std::vector<double>> cost_;
@@ -197,17 +197,17 @@ class ContiguousPlacer : public Placer {
  private:
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
     std::string note;
-    const std::vector<Unit> units = MakeUnits(p);
+    const Units units = MakeUnits(p);
     const std::vector<sim::DeviceId> chain = AcceleratorChain(p);
-    sim::Placement placement(static_cast<size_t>(p.num_ops()), chain.front());
-    std::vector<int> seq;
-    std::vector<double> used(static_cast<size_t>(p.num_devices()), 0);
+    sim::Placement placement(p.g().ops().size(), chain.front());
+    std::vector<UnitId> seq;
+    sim::PerDevice<double> used(p.c().devices().size(), 0);
     double footprint = 0;
-    for (size_t u = 0; u < units.size(); ++u) {
+    for (UnitId u : units.ids()) {
       const bool accelerated = std::any_of(chain.begin(), chain.end(),
                                            [&](sim::DeviceId d) { return Allows(units[u], d); });
       if (accelerated) {
-        seq.push_back(static_cast<int>(u));
+        seq.push_back(u);
         footprint += units[u].footprint_bytes;
       } else {
         Assign(units[u], FirstFit(p, units[u], FastestFirst(p, units[u]), &used), &placement);
@@ -220,7 +220,7 @@ class ContiguousPlacer : public Placer {
     // The static footprint counts every tensor for the whole step; the simulation frees them. The
     // second program scales footprints by what one device's simulated peak makes of them.
     const sim::Evaluation one = req.evaluator->Evaluate(placement);
-    const double peak = one.devices[static_cast<size_t>(chain.front())].peak_memory_bytes;
+    const double peak = one.devices[chain.front()].peak_memory_bytes;
     std::vector<double> scales = {1};
     if (footprint > 0 && peak > 0 && peak < footprint) scales.push_back(peak / footprint);
 

@@ -1,7 +1,6 @@
 #include "dplace/place/search/local_search.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "dplace/base/rng.h"
 #include "dplace/place/budget.h"
@@ -19,17 +18,16 @@ class UnitPasses {
   explicit UnitPasses(Rng& rng) : rng_(rng) {}
 
   bool Next(UnitMoves& state, Proposal* p) {
-    const std::vector<Unit>& units = state.units();
+    const Units& units = state.units();
     if (at_ == order_.size()) {  // a pass ends: another only if this one moved something
       if (!order_.empty() && state.accepted() == accepted_) return false;
       accepted_ = state.accepted();
-      order_.resize(units.size());
-      std::iota(order_.begin(), order_.end(), 0);
+      order_.assign(units.ids().begin(), units.ids().end());
       for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.Below(i)]);
       at_ = 0;
       if (order_.empty()) return false;
     }
-    const size_t u = order_[at_++];
+    const UnitId u = order_[at_++];
     p->units.assign(1, u);
     p->targets.clear();
     for (sim::DeviceId to : units[u].devices) {
@@ -40,7 +38,7 @@ class UnitPasses {
 
  private:
   Rng& rng_;
-  std::vector<size_t> order_;
+  std::vector<UnitId> order_;
   size_t at_ = 0;
   int64_t accepted_ = 0;
 };
@@ -56,25 +54,25 @@ class LocalSearchPlacer : public Placer {
     const Budget budget(req.limits, *req.evaluator);
     sim::Evaluator& evaluator = *req.evaluator;
     Rng rng(req.seed);
-    const std::vector<Unit> units = MakeUnits(p);
+    const Units units = MakeUnits(p);
     sim::Placement best_placement;
     Score best;
     for (int restart = 0; restart < options_.restarts && !budget.Out() && !AtLowerBound(p, best);
          ++restart) {
       sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
-      std::vector<sim::DeviceId> unit_device(units.size(), sim::DeviceId(0));
-      for (size_t u = 0; u < units.size(); ++u) {
+      PerUnit<sim::DeviceId> unit_device(units.size(), sim::DeviceId(0));
+      for (UnitId u : units.ids()) {
         const auto& allowed = units[u].devices;
         unit_device[u] = allowed.empty() ? sim::DeviceId(0) : allowed[rng.Below(allowed.size())];
       }
       if (restart == 0 && (StartOf(p, req) != nullptr || start_ != nullptr)) {
         const Start start =
             start_ != nullptr ? start_->Find(p, req) : Start{.placement = *StartOf(p, req)};
-        for (size_t u = 0; u < units.size() && !start.placement.empty(); ++u) {
-          unit_device[u] = start.placement[units[u].ops.front()];
+        if (!start.placement.empty()) {
+          for (UnitId u : units.ids()) unit_device[u] = start.placement[units[u].ops.front()];
         }
       }
-      for (size_t u = 0; u < units.size(); ++u) Assign(units[u], unit_device[u], &placement);
+      for (UnitId u : units.ids()) Assign(units[u], unit_device[u], &placement);
       UnitMoves state(p, units, evaluator);
       state.Restart(placement, ScoreOf(evaluator.Evaluate(placement)));
       UnitPasses passes(rng);

@@ -18,23 +18,23 @@ namespace {
 
 // What every chain reads: the units, which unit each op is in, the groups that move together.
 struct Moves {
-  std::vector<Unit> units;
-  std::vector<int> unit_of_op;
+  Units units;
+  IdVector<sim::OpId, UnitId> unit_of_op;
   ScopeGroups groups;
 };
 
 Moves MakeMoves(const sim::Problem& p) {
-  Moves m{MakeUnits(p), std::vector<int>(static_cast<size_t>(p.num_ops())), {}};
-  for (size_t u = 0; u < m.units.size(); ++u) {
-    for (sim::OpId op : m.units[u].ops) m.unit_of_op[static_cast<size_t>(op)] = static_cast<int>(u);
+  Moves m{MakeUnits(p), IdVector<sim::OpId, UnitId>(p.g().ops().size()), {}};
+  for (UnitId u : m.units.ids()) {
+    for (sim::OpId op : m.units[u].ops) m.unit_of_op[op] = u;
   }
   m.groups = MakeScopeGroups(p, m.units);
   for (auto& chain : ChainGroups(p, m.units)) {
     // A cluster of most units (co-location can merge a training step's clusters into one) would
     // make its proposals moves of nearly everything.
     if (chain.size() < 2 || 2 * chain.size() > m.units.size()) continue;
-    for (size_t v : chain) m.groups.of_unit[v].push_back(static_cast<int>(m.groups.members.size()));
-    m.groups.members.emplace_back(chain.begin(), chain.end());
+    for (UnitId v : chain) m.groups.of_unit[v].push_back(m.groups.members.next_id());
+    m.groups.members.push_back(std::move(chain));
   }
   return m;
 }
@@ -61,12 +61,12 @@ class McmcProposer {
   // The units on the critical path of the current placement (StepSimulator::CriticalPath): only
   // they can shorten the step at once. Called at every re-base.
   void FindCritical(UnitMoves& state) {
-    for (size_t v : critical_) is_critical_[v] = 0;
+    for (UnitId v : critical_) is_critical_[v] = 0;
     critical_.clear();
     sim::IncrementalEvaluator* incremental = state.evaluator().Incremental();
     if (incremental == nullptr) return;  // no step simulation: no critical path
     for (sim::OpId op : incremental->CriticalPath(state.current())) {
-      const auto v = static_cast<size_t>(m_.unit_of_op[static_cast<size_t>(op)]);
+      const UnitId v = m_.unit_of_op[op];
       if (!is_critical_[v]) critical_.push_back(v);
       is_critical_[v] = 1;
     }
@@ -76,41 +76,39 @@ class McmcProposer {
 
  private:
   sim::DeviceId DeviceOfOp(const UnitMoves& state, sim::OpId op) const {
-    return state.device(static_cast<size_t>(m_.unit_of_op[static_cast<size_t>(op)]));
+    return state.device(m_.unit_of_op[op]);
   }
 
   void Propose(const UnitMoves& state, Proposal* p) {
-    const std::vector<Unit>& units = m_.units;
-    std::vector<size_t>& moved = p->units;
+    const Units& units = m_.units;
+    std::vector<UnitId>& moved = p->units;
     std::vector<sim::DeviceId>& targets = p->targets;
     moved.clear();
-    const size_t u = !critical_.empty() && rng_.Uniform() < o_.critical_unit
+    const UnitId u = !critical_.empty() && rng_.Uniform() < o_.critical_unit
                          ? critical_[rng_.Below(critical_.size())]
-                         : rng_.Below(units.size());
+                         : static_cast<UnitId>(rng_.Below(units.size()));
     const sim::DeviceId from = state.device(u);
     const auto& groups_of_u = m_.groups.of_unit[u];
     const double kind = rng_.Uniform();
     if (kind < o_.scope_move && !groups_of_u.empty()) {
-      const auto& members =
-          m_.groups.members[static_cast<size_t>(groups_of_u[rng_.Below(groups_of_u.size())])];
-      moved.assign(members.begin(), members.end());
+      moved = m_.groups.members[groups_of_u[rng_.Below(groups_of_u.size())]];
     } else {
       moved.push_back(u);
     }
     if (kind >= o_.scope_move && kind < o_.scope_move + o_.run_move) {
       const size_t length = 2 + rng_.Below(7);
       while (moved.size() < length) {
-        const size_t last = moved.back();
-        size_t next = units.size();
+        const UnitId last = moved.back();
+        UnitId next = units.next_id();
         for (sim::OpId s : p_.g().Successors(units[last].ops.back())) {
-          const auto v = static_cast<size_t>(m_.unit_of_op[static_cast<size_t>(s)]);
+          const UnitId v = m_.unit_of_op[s];
           if (v != last && state.device(v) == from &&
               std::find(moved.begin(), moved.end(), v) == moved.end()) {
             next = v;
             break;
           }
         }
-        if (next == units.size()) break;
+        if (next == units.next_id()) break;
         moved.push_back(next);
       }
     }
@@ -131,7 +129,7 @@ class McmcProposer {
     if (targets.empty()) targets = units[u].devices;
     std::erase_if(targets, [&](sim::DeviceId d) {
       if (d == from) return true;
-      for (size_t v : moved) {
+      for (UnitId v : moved) {
         const auto& allowed = units[v].devices;
         if (std::find(allowed.begin(), allowed.end(), d) == allowed.end()) return true;
       }
@@ -148,8 +146,8 @@ class McmcProposer {
   const Moves& m_;
   const McmcOptions& o_;
   Rng& rng_;
-  std::vector<size_t> critical_;
-  std::vector<char> is_critical_;
+  std::vector<UnitId> critical_;
+  PerUnit<char> is_critical_;
   int64_t left_ = 0, idle_ = 0;
   bool stuck_ = false;
 };

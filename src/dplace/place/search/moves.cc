@@ -2,8 +2,8 @@
 
 namespace dplace::place {
 
-UnitMoves::UnitMoves(const sim::Problem& problem, const std::vector<Unit>& units,
-                     sim::Evaluator& evaluator, int64_t rebase_every, bool track_best)
+UnitMoves::UnitMoves(const sim::Problem& problem, const Units& units, sim::Evaluator& evaluator,
+                     int64_t rebase_every, bool track_best)
     : problem_(problem),
       units_(units),
       evaluator_(evaluator),
@@ -15,15 +15,15 @@ void UnitMoves::Restart(const sim::Placement& placement, const Score& score) {
   current_ = placement;
   score_ = score;
   unit_device_.resize(units_.size());
-  for (size_t u = 0; u < units_.size(); ++u) {
+  for (UnitId u : units_.ids()) {
     unit_device_[u] = units_[u].ops.empty() ? sim::DeviceId(0) : current_[units_[u].ops[0]];
   }
   if (track_best_ && (best_.empty() || score < best_score_)) best_ = placement, best_score_ = score;
   Rebase();
 }
 
-void UnitMoves::Keep(const std::vector<size_t>& moved, sim::DeviceId to, const Score& score) {
-  for (size_t v : moved) {
+void UnitMoves::Keep(const std::vector<UnitId>& moved, sim::DeviceId to, const Score& score) {
+  for (UnitId v : moved) {
     unit_device_[v] = to;
     Assign(units_[v], to, &current_);
   }

@@ -26,7 +26,7 @@ namespace dplace::place {
 // Units that move together and where they may go; an empty `targets` is a proposal that moves
 // nothing (the acceptor skips it).
 struct Proposal {
-  std::vector<size_t> units;
+  std::vector<UnitId> units;
   std::vector<sim::DeviceId> targets;
 };
 
@@ -35,31 +35,31 @@ class UnitMoves {
   // `start` places every op (co-location respected); `score` is its evaluation. Kept moves re-base
   // the incremental simulation every `rebase_every` acceptances (1: each); `track_best` keeps the
   // best placement seen (a search that accepts worse moves needs it).
-  UnitMoves(const sim::Problem& problem, const std::vector<Unit>& units, sim::Evaluator& evaluator,
+  UnitMoves(const sim::Problem& problem, const Units& units, sim::Evaluator& evaluator,
             int64_t rebase_every = 1, bool track_best = false);
 
   // Continues from `placement`, whose score is `score`; re-bases the simulation on it.
   void Restart(const sim::Placement& placement, const Score& score);
 
   // Puts `moved` on `to` and evaluates the placement; the move stays applied until Undo or Keep.
-  Score Try(const std::vector<size_t>& moved, sim::DeviceId to, double give_up_above) {
-    for (size_t v : moved) Assign(units_[v], to, &current_);
+  Score Try(const std::vector<UnitId>& moved, sim::DeviceId to, double give_up_above) {
+    for (UnitId v : moved) Assign(units_[v], to, &current_);
     return ScoreOf(incremental_ != nullptr ? incremental_->EvaluateNear(current_, give_up_above)
                                            : evaluator_.Evaluate(current_));
   }
   // Puts `moved` back on their devices.
-  void Undo(const std::vector<size_t>& moved) {
-    for (size_t v : moved) Assign(units_[v], unit_device_[v], &current_);
+  void Undo(const std::vector<UnitId>& moved) {
+    for (UnitId v : moved) Assign(units_[v], unit_device_[v], &current_);
   }
   // Keeps `moved` on `to` (applied by Try or now), with score `score`.
-  void Keep(const std::vector<size_t>& moved, sim::DeviceId to, const Score& score);
+  void Keep(const std::vector<UnitId>& moved, sim::DeviceId to, const Score& score);
 
   const sim::Problem& problem() const { return problem_; }
-  const std::vector<Unit>& units() const { return units_; }
+  const Units& units() const { return units_; }
   sim::Evaluator& evaluator() { return evaluator_; }
   const sim::Placement& current() const { return current_; }
   const Score& score() const { return score_; }
-  sim::DeviceId device(size_t unit) const { return unit_device_[unit]; }
+  sim::DeviceId device(UnitId unit) const { return unit_device_[unit]; }
   // The best placement seen (with track_best), else the current one.
   const sim::Placement& best() const { return track_best_ ? best_ : current_; }
   const Score& best_score() const { return track_best_ ? best_score_ : score_; }
@@ -72,14 +72,14 @@ class UnitMoves {
   void Rebase();
 
   const sim::Problem& problem_;
-  const std::vector<Unit>& units_;
+  const Units& units_;
   sim::Evaluator& evaluator_;
   sim::IncrementalEvaluator* const incremental_;  // null: every move evaluated in full
   const int64_t rebase_every_;
   const bool track_best_;
   sim::Placement current_, best_;
   Score score_, best_score_;
-  std::vector<sim::DeviceId> unit_device_;
+  PerUnit<sim::DeviceId> unit_device_;
   int64_t accepted_ = 0;
 };
 

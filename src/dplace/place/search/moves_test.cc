@@ -37,7 +37,7 @@ struct Script {
 
 TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
   const sim::Problem p = TwoOps();
-  const std::vector<Unit> units = MakeUnits(p);
+  const Units units = MakeUnits(p);
   const auto evaluator = sim::testing::EvaluatorOf(p);
   UnitMoves state(p, units, *evaluator);
   const sim::Placement both_on_d0(2, sim::DeviceId(0));
@@ -45,30 +45,31 @@ TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
   ASSERT_NEAR(state.score().value, 2, 1e-12);
   BestImprovement accept;
   // Op b to the CPU (10 s) or to d1 (1 s): d1.
-  EXPECT_TRUE(accept.Decide(state, {.units = {1}, .targets = Targets({2, 1})}));
+  EXPECT_TRUE(accept.Decide(state, {.units = {UnitId(1)}, .targets = Targets({2, 1})}));
   EXPECT_EQ(state.current(), (sim::OnDevices({0, 1})));
   EXPECT_NEAR(state.score().value, 1, 1e-12);
   // Op a to the CPU only: worse, so nothing moves, and the placement is as it was.
-  EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = Targets({2})}));
+  EXPECT_FALSE(accept.Decide(state, {.units = {UnitId(0)}, .targets = Targets({2})}));
   EXPECT_EQ(state.current(), (sim::OnDevices({0, 1})));
   EXPECT_EQ(state.accepted(), 1);
 }
 
 TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
   const sim::Problem p = TwoOps();
-  const std::vector<Unit> units = MakeUnits(p);
+  const Units units = MakeUnits(p);
   const auto evaluator = sim::testing::EvaluatorOf(p);
   UnitMoves state(p, units, *evaluator, 1, /*track_best=*/true);
   const sim::Placement split = sim::OnDevices({0, 1});
   state.Restart(split, ScoreOf(evaluator->Evaluate(split)));
   Rng rng(1);
   Metropolis accept(rng, [] { return 0.0; });
-  EXPECT_FALSE(accept.Decide(state, {.units = {0}, .targets = Targets({2})}));  // 10 s: rejected
+  EXPECT_FALSE(
+      accept.Decide(state, {.units = {UnitId(0)}, .targets = Targets({2})}));  // 10 s: rejected
   EXPECT_EQ(state.current(), split);
   // An equal move (1 s either way) is below current * (1 + 0): rejected too; a high temperature
   // takes the worse move, and the best stays the split.
   Metropolis hot(rng, [] { return 1e9; });
-  EXPECT_TRUE(hot.Decide(state, {.units = {0}, .targets = Targets({2})}));
+  EXPECT_TRUE(hot.Decide(state, {.units = {UnitId(0)}, .targets = Targets({2})}));
   EXPECT_EQ(state.current(), (sim::OnDevices({2, 1})));
   EXPECT_EQ(state.best(), split);
   EXPECT_EQ(accept.proposed() + hot.proposed(), 2);
@@ -76,18 +77,19 @@ TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
 
 TEST(MovesTest, TheLoopStopsWhenTheProposerIsDoneOrTheBudgetIsOut) {
   const sim::Problem p = TwoOps();
-  const std::vector<Unit> units = MakeUnits(p);
+  const Units units = MakeUnits(p);
   const auto evaluator = sim::testing::EvaluatorOf(p);
   UnitMoves state(p, units, *evaluator);
   const sim::Placement on_cpu(2, sim::DeviceId(2));
   state.Restart(on_cpu, ScoreOf(evaluator->Evaluate(on_cpu)));
   BestImprovement accept;
-  Script script{{{.units = {0}, .targets = Targets({0})}, {.units = {1}, .targets = {}}}};
+  Script script{
+      {{.units = {UnitId(0)}, .targets = Targets({0})}, {.units = {UnitId(1)}, .targets = {}}}};
   int outs = 0;
   RunMoves(state, script, accept, [&] { return ++outs > 100; });
   EXPECT_EQ(script.at, 2u);  // both proposed; the empty one moved nothing
   EXPECT_EQ(state.current(), (sim::OnDevices({0, 2})));
-  Script more{{{.units = {1}, .targets = Targets({1})}}};
+  Script more{{{.units = {UnitId(1)}, .targets = Targets({1})}}};
   RunMoves(state, more, accept, [] { return true; });  // out at once
   EXPECT_EQ(more.at, 0u);
 }
