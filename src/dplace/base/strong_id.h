@@ -2,16 +2,19 @@
 // them: `IdVector<OpId, double>` takes an OpId and nothing else, so a DeviceId cannot index per-op
 // data by mistake.
 //
-// An id is made from an integer only explicitly (`OpId(3)`, `static_cast<OpId>(i)`); ids of two
-// types never compare. An id still reads as its integer (`int32_t n = op;`), so that arithmetic
-// and the code that keeps plain vectors compile; indexing an IdVector is what checks the type.
+// An id is made from an integer only explicitly (`OpId(3)`, `static_cast<OpId>(i)`) and read as
+// one only explicitly (`op.value()`, `op.index()`), so it indexes no plain vector; ids of two types
+// never compare. An id compares with an integer (`op >= 0` for a sentinel, `d < num_devices`) and
+// moves by a count (`op + 1`).
 #pragma once
 
 #include <compare>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iterator>
+#include <ostream>
 #include <vector>
 
 namespace dplace {
@@ -25,7 +28,6 @@ class Id {
 
   constexpr Rep value() const { return value_; }
   constexpr size_t index() const { return static_cast<size_t>(value_); }
-  constexpr operator Rep() const { return value_; }  // NOLINT(google-explicit-constructor)
 
   constexpr Id& operator++() {
     ++value_;
@@ -37,12 +39,24 @@ class Id {
     return *this;
   }
 
+  friend std::ostream& operator<<(std::ostream& os, Id id) { return os << id.value_; }
+
   // An id offset by a count is an id of the same type (the next op, a tensor of an op's outputs).
   friend constexpr Id operator+(Id a, Rep k) { return Id(a.value_ + k); }
   friend constexpr Id operator-(Id a, Rep k) { return Id(a.value_ - k); }
 
   friend constexpr bool operator==(Id a, Id b) { return a.value_ == b.value_; }
   friend constexpr auto operator<=>(Id a, Id b) { return a.value_ <=> b.value_; }
+  // An id compares with an integer: `op >= 0` (a sentinel), `d < cluster.num_devices()`.
+  // Only with Rep itself: a size_t would convert silently.
+  template <std::same_as<Rep> R>
+  friend constexpr bool operator==(Id a, R b) {
+    return a.value_ == b;
+  }
+  template <std::same_as<Rep> R>
+  friend constexpr auto operator<=>(Id a, R b) {
+    return a.value_ <=> b;
+  }
   // Ids of another type do not compare (without this they would, as integers).
   template <typename OtherTag, typename OtherRep>
   friend bool operator==(Id, Id<OtherTag, OtherRep>) = delete;

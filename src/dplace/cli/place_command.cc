@@ -74,7 +74,7 @@ int DeployIndex(const std::shared_ptr<const sim::Problem>& shared, double tolera
   for (sim::DeviceId d{0}; d < problem.num_devices(); ++d) {
     const std::string& kind = problem.c().device(d).kind;
     if (!kinds_seen.insert(kind).second) continue;
-    sim::Placement one(static_cast<size_t>(problem.num_ops()), d);
+    sim::Placement one(problem.g().ops().size(), d);
     sim::Evaluation e = evaluator->Evaluate(one);
     if (!e.feasible || e.value > limit) continue;
     if (place::DevicesUsed(problem, (*results)[static_cast<size_t>(best)].placement) <= 1) break;

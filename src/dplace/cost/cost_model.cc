@@ -15,7 +15,7 @@ double RooflineCostModel::OpTime(const graph::Op& op, const hw::Device& device) 
 }
 
 CostTable::CostTable(const graph::Graph& g, const hw::Cluster& c, const CostModel& model)
-    : num_ops_(static_cast<size_t>(g.num_ops())) {
+    : num_ops_(g.ops().size()) {
   std::vector<hw::DeviceId> representative;
   for (hw::DeviceId d{0}; d < c.num_devices(); ++d) {
     const hw::Device& dev = c.device(d);
@@ -44,17 +44,16 @@ CostTable::CostTable(const graph::Graph& g, const hw::Cluster& c, const CostMode
   }
 }
 
-CostTable CostTable::Summed(const CostTable& fine, const std::vector<int32_t>& coarse_of,
-                            int num_coarse) {
+CostTable CostTable::Summed(const CostTable& fine,
+                            const IdVector<graph::OpId, graph::OpId>& coarse_of, int num_coarse) {
   CostTable t;
   t.num_ops_ = static_cast<size_t>(num_coarse);
   t.num_classes_ = fine.num_classes_;
   t.class_of_ = fine.class_of_;
   t.times_.assign(static_cast<size_t>(t.num_classes_) * t.num_ops_, 0.0);
   for (size_t k = 0; k < static_cast<size_t>(t.num_classes_); ++k) {
-    for (size_t i = 0; i < fine.num_ops_; ++i) {
-      t.times_[k * t.num_ops_ + static_cast<size_t>(coarse_of[i])] +=
-          fine.times_[k * fine.num_ops_ + i];
+    for (graph::OpId i : coarse_of.ids()) {
+      t.times_[k * t.num_ops_ + coarse_of[i].index()] += fine.times_[k * fine.num_ops_ + i.index()];
     }
   }
   return t;

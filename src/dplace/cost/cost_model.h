@@ -41,8 +41,8 @@ class CostTable {
   CostTable(const graph::Graph& g, const hw::Cluster& c, const CostModel& model);
   // The table of a coarsened graph: op `c`'s time on each class is the sum of the times of the
   // ops `i` of `fine` with coarse_of[i] == c (they run one after another on one device).
-  static CostTable Summed(const CostTable& fine, const std::vector<int32_t>& coarse_of,
-                          int num_coarse);
+  static CostTable Summed(const CostTable& fine,
+                          const IdVector<graph::OpId, graph::OpId>& coarse_of, int num_coarse);
 
   double OpTime(graph::OpId op, hw::DeviceId d) const {
     return times_[static_cast<size_t>(class_of_[d]) * num_ops_ + op.index()];

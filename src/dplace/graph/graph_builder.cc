@@ -80,7 +80,8 @@ Status GraphBuilder::Verify() const {
   std::unordered_map<std::string, OpId> seen;
   for (OpId i : ops_.ids()) {
     const Op& op = ops_[i];
-    if (op.name.empty()) return InvalidInput("op #" + std::to_string(i) + " has an empty name");
+    if (op.name.empty())
+      return InvalidInput("op #" + std::to_string(i.value()) + " has an empty name");
     auto [it, inserted] = seen.emplace(op.name, i);
     if (!inserted) return InvalidInput("duplicate op name '" + op.name + "'");
     const std::tuple<const char*, double, double> costs[] = {
@@ -192,14 +193,14 @@ StatusOr<Graph> GraphBuilder::Build() {
   succs.reserve(g.edges_.size());
   for (const Edge& e : g.edges_) {
     const TensorId t = g.ops_[e.from].first_output + e.output;
-    consumers.emplace_back(t, e.to);
-    inputs.emplace_back(e.to, t);
-    preds.emplace_back(e.to, e.from);
-    succs.emplace_back(e.from, e.to);
+    consumers.emplace_back(t.value(), e.to);
+    inputs.emplace_back(e.to.value(), t);
+    preds.emplace_back(e.to.value(), e.from);
+    succs.emplace_back(e.from.value(), e.to);
   }
   for (OpId i : g.op_ids()) {
     const GroupId grp = g.ops_[i].colocation;
-    if (grp != kNoGroup) members.emplace_back(grp, i);
+    if (grp != kNoGroup) members.emplace_back(grp.value(), i);
   }
   BuildCsr(g.num_tensors(), std::move(consumers), &g.consumer_offsets_, &g.consumers_);
   BuildCsr(n, std::move(inputs), &g.input_offsets_, &g.inputs_);

@@ -99,7 +99,7 @@ double SavedActivationBytes(const Graph& forward) {
     while (t >= 0 && forward.tensor(t).view) t = forward.tensor(t).view_of;
     return t;
   };
-  IdVector<TensorId, char> kept(static_cast<size_t>(forward.num_tensors()), 0);
+  IdVector<TensorId, char> kept(forward.tensors().size(), 0);
   for (const Edge& e : forward.edges()) {
     if (!e.saved) continue;
     const TensorId t = root(forward.FirstOutput(e.from) + e.output);

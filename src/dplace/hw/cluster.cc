@@ -72,8 +72,8 @@ StatusOr<Cluster> ClusterBuilder::Build() {
       return InvalidInput("link " + devices_[p.a].name + " <-> " + devices_[p.b].name +
                           ": bandwidth must be positive and latency non-negative");
     }
-    c.links_[p.a.index() * static_cast<size_t>(n) + p.b.index()] = p.link;
-    c.links_[p.b.index() * static_cast<size_t>(n) + p.a.index()] = p.link;
+    c.links_[p.a.index() * devices_.size() + p.b.index()] = p.link;
+    c.links_[p.b.index() * devices_.size() + p.a.index()] = p.link;
   }
   for (Link& l : c.links_) l.empty_is_free = empty_free_;
   for (const Device& d : devices_) {

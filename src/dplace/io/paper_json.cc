@@ -115,17 +115,17 @@ StatusOr<GraphWithMachine> ReadPaperInput(const JsonNode& root, const std::strin
 }
 
 Status FillFromGroups(const graph::Graph& g, sim::Placement* placement) {
-  std::vector<hw::DeviceId> group_device(g.groups().size(), hw::DeviceId(-1));
+  IdVector<graph::GroupId, hw::DeviceId> group_device(g.groups().size(), hw::DeviceId(-1));
   for (graph::OpId i{0}; i < g.num_ops(); ++i) {
     const graph::GroupId grp = g.op(i).colocation;
     const hw::DeviceId d = (*placement)[i];
-    if (grp != graph::kNoGroup && d >= 0) group_device[static_cast<size_t>(grp)] = d;
+    if (grp != graph::kNoGroup && d >= 0) group_device[grp] = d;
   }
   for (graph::OpId i{0}; i < g.num_ops(); ++i) {
     hw::DeviceId& d = (*placement)[i];
     if (d >= 0) continue;
     const graph::GroupId grp = g.op(i).colocation;
-    if (grp != graph::kNoGroup) d = group_device[static_cast<size_t>(grp)];
+    if (grp != graph::kNoGroup) d = group_device[grp];
     if (d < 0) {
       return InvalidInput("op '" + g.op(i).name +
                           "' is not placed, and no op of its co-location group is");
@@ -150,12 +150,12 @@ StatusOr<sim::Placement> ReadPaperSplit(const JsonNode& root, const graph::Graph
                                         const hw::Cluster& c) {
   std::unordered_map<int64_t, graph::OpId> by_id;
   for (graph::OpId i{0}; i < g.num_ops(); ++i) {
-    const int64_t id = g.op(i).source_id >= 0 ? g.op(i).source_id : i;
+    const int64_t id = g.op(i).source_id >= 0 ? g.op(i).source_id : i.value();
     by_id[id] = i;
   }
   std::vector<hw::DeviceId> accels, cpus;
   SplitDevices(c, &accels, &cpus);
-  sim::Placement placement(static_cast<size_t>(g.num_ops()), sim::DeviceId(-1));
+  sim::Placement placement(g.ops().size(), sim::DeviceId(-1));
   const std::pair<const char*, const std::vector<hw::DeviceId>*> lists[] = {{"fpgas", &accels},
                                                                             {"cpus", &cpus}};
   DPLACE_RETURN_IF_ERROR(root.OnlyKeys({"fpgas", "cpus", "maxLoad"}));
@@ -198,10 +198,9 @@ Json WritePaperSplit(const graph::Graph& g, const hw::Cluster& c, const sim::Pla
       Json nodes = Json::array();
       for (graph::OpId i{0}; i < g.num_ops(); ++i) {
         if (placement[i] != d) continue;
-        nodes.push_back(g.op(i).source_id >= 0 ? g.op(i).source_id : int64_t{i});
+        nodes.push_back(g.op(i).source_id >= 0 ? g.op(i).source_id : int64_t{i.value()});
       }
-      const double load =
-          static_cast<size_t>(d) < evaluation.devices.size() ? evaluation.devices[d].load : -1;
+      const double load = d.index() < evaluation.devices.size() ? evaluation.devices[d].load : -1;
       out.push_back({{"load", load}, {"nodes", nodes}});
     }
     return out;

@@ -135,11 +135,11 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
   tree.Add("");
   // An op's module: its first named parameter's (exact state_dict paths), else its scope;
   // backward and update ops ("X/grad", "X/update") count with their forward op X.
-  std::vector<std::string> module(static_cast<size_t>(p.num_ops()));
+  sim::PerOp<std::string> module(p.g().ops().size());
   std::map<std::string, sim::OpId> forward_op;
-  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
+  for (sim::OpId op : g.op_ids()) {
     const graph::Op& o = g.op(op);
-    module[static_cast<size_t>(op)] = OpModule(o);
+    module[op] = OpModule(o);
     if (o.kind == graph::OpKind::kForward) forward_op[o.name] = op;
   }
   // torch.onnx names the second and later calls of one module "relu_1", "relu_2": they are calls
@@ -159,13 +159,12 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
     const graph::Op& o = g.op(op);
     if (o.kind == graph::OpKind::kForward) continue;
     auto it = forward_op.find(o.name.substr(0, o.name.rfind('/')));
-    if (it != forward_op.end())
-      module[static_cast<size_t>(op)] = module[static_cast<size_t>(it->second)];
+    if (it != forward_op.end()) module[op] = module[it->second];
   }
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::Op& o = g.op(op);
     const sim::DeviceId d = placement[op];
-    tree.Add(module[static_cast<size_t>(op)]).own[d] += o.flops + 1;
+    tree.Add(module[op]).own[d] += o.flops + 1;
     for (const std::string& param : o.parameters) {
       if (auto owner = ParameterModule(param)) tree.Add(*owner).parameters[param] = d;
     }
@@ -216,9 +215,9 @@ Json DeviceMapJson(const sim::Problem& p, const sim::Placement& placement) {
 
 StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement) {
   const graph::Graph& g = p.g();
-  std::vector<int> position(static_cast<size_t>(g.num_ops()));
+  sim::PerOp<int> position(g.ops().size());
   for (size_t i = 0; i < g.TopologicalOrder().size(); ++i) {
-    position[static_cast<size_t>(g.TopologicalOrder()[i])] = static_cast<int>(i);
+    position[g.TopologicalOrder()[i]] = static_cast<int>(i);
   }
   struct Stage {
     sim::DeviceId device;
@@ -256,8 +255,7 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     if (a != b && succ[a].insert(b).second) ++indegree[b];
   }
   auto later = [&](sim::DeviceId a, sim::DeviceId b) {
-    return position[static_cast<size_t>(by_device[a].first)] >
-           position[static_cast<size_t>(by_device[b].first)];
+    return position[by_device[a].first] > position[by_device[b].first];
   };
   std::vector<sim::DeviceId> ready;
   for (const auto& [d, n] : indegree) {

@@ -15,7 +15,7 @@ StatusOr<sim::Placement> ReadPlan(const JsonNode& root, const graph::Graph& g,
                      "reason", "placer", "options", "placement"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode placement_node, root.Field("placement"));
   DPLACE_ASSIGN_OR_RETURN(auto members, placement_node.Members());
-  sim::Placement placement(static_cast<size_t>(g.num_ops()), sim::DeviceId(-1));
+  sim::Placement placement(g.ops().size(), sim::DeviceId(-1));
   for (const auto& [op_name, device_node] : members) {
     auto op = g.FindOp(op_name);
     if (!op)

@@ -18,21 +18,21 @@ using graph::OpId;
 // one with the key of the op it took last, else the op that became ready last. With one key for
 // every op it is the depth-first order (Kahn's algorithm with a stack): a successor comes right
 // after its producer when it can, so chains and branches come out contiguous.
-std::vector<OpId> KeyedTopologicalOrder(const graph::Graph& g, const std::vector<int32_t>& key) {
-  const auto n = static_cast<size_t>(g.num_ops());
+std::vector<OpId> KeyedTopologicalOrder(const graph::Graph& g, const sim::PerOp<int32_t>& key) {
+  const size_t n = g.ops().size();
   if (n == 0) return {};
-  std::vector<int32_t> pending(n);
-  std::vector<char> taken(n, 0);
+  sim::PerOp<int32_t> pending(n);
+  sim::PerOp<char> taken(n, 0);
   std::vector<OpId> stack;  // ready ops, last ready on top; taken ones are skipped
   std::vector<std::vector<OpId>> ready_by_key(
       static_cast<size_t>(*std::max_element(key.begin(), key.end()) + 1));
   auto make_ready = [&](OpId op) {
     stack.push_back(op);
-    ready_by_key[static_cast<size_t>(key[static_cast<size_t>(op)])].push_back(op);
+    ready_by_key[static_cast<size_t>(key[op])].push_back(op);
   };
   for (OpId op(g.num_ops() - 1); op >= 0; --op) {
-    pending[static_cast<size_t>(op)] = static_cast<int32_t>(g.Predecessors(op).size());
-    if (pending[static_cast<size_t>(op)] == 0) make_ready(op);
+    pending[op] = static_cast<int32_t>(g.Predecessors(op).size());
+    if (pending[op] == 0) make_ready(op);
   }
   std::vector<OpId> order;
   order.reserve(n);
@@ -41,22 +41,22 @@ std::vector<OpId> KeyedTopologicalOrder(const graph::Graph& g, const std::vector
     OpId op{-1};
     if (current >= 0) {
       auto& same = ready_by_key[static_cast<size_t>(current)];
-      while (!same.empty() && taken[static_cast<size_t>(same.back())]) same.pop_back();
+      while (!same.empty() && taken[same.back()]) same.pop_back();
       if (!same.empty()) {
         op = same.back();
         same.pop_back();
       }
     }
     while (op < 0) {
-      if (!taken[static_cast<size_t>(stack.back())]) op = stack.back();
+      if (!taken[stack.back()]) op = stack.back();
       stack.pop_back();
     }
-    taken[static_cast<size_t>(op)] = 1;
-    current = key[static_cast<size_t>(op)];
+    taken[op] = 1;
+    current = key[op];
     order.push_back(op);
     const auto succs = g.Successors(op);
     for (auto it = succs.rbegin(); it != succs.rend(); ++it) {
-      if (--pending[static_cast<size_t>(*it)] == 0) make_ready(*it);
+      if (--pending[*it] == 0) make_ready(*it);
     }
   }
   return order;
@@ -65,34 +65,34 @@ std::vector<OpId> KeyedTopologicalOrder(const graph::Graph& g, const std::vector
 // Co-location groups as disjoint sets, with each set's work and footprint.
 class GroupSets {
  public:
-  GroupSets(const sim::Problem& p, const std::vector<double>& work) : sets_(p.g().groups().size()) {
+  GroupSets(const sim::Problem& p, const sim::PerOp<double>& work) : sets_(p.g().groups().size()) {
     const graph::Graph& g = p.g();
     work_.assign(g.groups().size(), 0);
     bytes_.assign(g.groups().size(), 0);
-    for (OpId op{0}; op < g.num_ops(); ++op) {
+    for (OpId op : g.op_ids()) {
       const graph::GroupId grp = g.op(op).colocation;
       if (grp == graph::kNoGroup) continue;
-      work_[static_cast<size_t>(grp)] += work[static_cast<size_t>(op)];
-      bytes_[static_cast<size_t>(grp)] += sim::OpFootprintBytes(g, op);
+      work_[grp] += work[op];
+      bytes_[grp] += sim::OpFootprintBytes(g, op);
     }
   }
-  graph::GroupId Find(graph::GroupId x) { return graph::GroupId(sets_.Find(x)); }
-  double Work(graph::GroupId root) const { return work_[static_cast<size_t>(root)]; }
-  double Bytes(graph::GroupId root) const { return bytes_[static_cast<size_t>(root)]; }
+  graph::GroupId Find(graph::GroupId x) { return graph::GroupId(sets_.Find(x.value())); }
+  double Work(graph::GroupId root) const { return work_[root]; }
+  double Bytes(graph::GroupId root) const { return bytes_[root]; }
   void Join(graph::GroupId a, graph::GroupId b) {
-    const auto [root, absorbed] = sets_.Join(a, b);
+    const auto [root, absorbed] = sets_.Join(a.value(), b.value());
     if (absorbed < 0) return;
-    work_[static_cast<size_t>(root)] += work_[static_cast<size_t>(absorbed)];
-    bytes_[static_cast<size_t>(root)] += bytes_[static_cast<size_t>(absorbed)];
+    work_[graph::GroupId(root)] += work_[graph::GroupId(absorbed)];
+    bytes_[graph::GroupId(root)] += bytes_[graph::GroupId(absorbed)];
   }
 
  private:
   UnionFind sets_;
-  std::vector<double> work_, bytes_;
+  IdVector<graph::GroupId, double> work_, bytes_;
 };
 
 struct Intervals {
-  std::vector<int32_t> of;  // op -> interval
+  sim::PerOp<int32_t> of;  // op -> interval
   int count = 0;
   GroupSets sets;  // the co-location groups intervals joined
 };
@@ -102,14 +102,14 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
                              const std::vector<OpId>& order) {
   const graph::Graph& g = p.g();
   const int n = g.num_ops();
-  std::vector<double> work(static_cast<size_t>(n));
+  sim::PerOp<double> work(g.ops().size());
   double total = 0;
-  for (OpId op{0}; op < n; ++op) {
-    work[static_cast<size_t>(op)] = p.costs.MinOpTime(
-        op, p.num_devices(), [&](OpId o, sim::DeviceId d) { return p.Allowed(o, d); });
-    total += work[static_cast<size_t>(op)];
+  for (OpId op : g.op_ids()) {
+    work[op] = p.costs.MinOpTime(op, p.num_devices(),
+                                 [&](OpId o, sim::DeviceId d) { return p.Allowed(o, d); });
+    total += work[op];
   }
-  Intervals out{.of = std::vector<int32_t>(static_cast<size_t>(n), -1), .sets = GroupSets(p, work)};
+  Intervals out{.of = sim::PerOp<int32_t>(g.ops().size(), -1), .sets = GroupSets(p, work)};
   GroupSets* sets = &out.sets;
   double min_memory = p.c().device(sim::DeviceId(0)).memory_bytes;
   for (sim::DeviceId d{1}; d < p.num_devices(); ++d) {
@@ -126,7 +126,7 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
   uint64_t interval_kinds = 0;
   graph::GroupId interval_group = graph::kNoGroup;  // a member of the interval's groups
   for (OpId op : order) {
-    const double w = work[static_cast<size_t>(op)];
+    const double w = work[op];
     const double bytes = sim::OpFootprintBytes(g, op);
     const uint64_t kinds = p.allowed_kinds[op];
     const graph::GroupId grp = g.op(op).colocation;
@@ -148,7 +148,7 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
       if (interval_group != graph::kNoGroup) sets->Join(grp, interval_group);
       interval_group = grp;
     }
-    out.of[static_cast<size_t>(op)] = current;
+    out.of[op] = current;
     interval_work += w;
     interval_bytes += bytes;
     ++interval_ops;
@@ -165,21 +165,20 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
 Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& options) {
   const graph::Graph& g = p.g();
   Intervals first = SplitIntoIntervals(
-      p, options, KeyedTopologicalOrder(g, std::vector<int32_t>(static_cast<size_t>(g.num_ops()))));
+      p, options, KeyedTopologicalOrder(g, sim::PerOp<int32_t>(g.ops().size(), 0)));
   if (g.groups().empty()) return first;
-  std::vector<int32_t> key_of_set(g.groups().size(), std::numeric_limits<int32_t>::max());
-  for (OpId op{0}; op < g.num_ops(); ++op) {
+  IdVector<graph::GroupId, int32_t> key_of_set(g.groups().size(),
+                                               std::numeric_limits<int32_t>::max());
+  for (OpId op : g.op_ids()) {
     const graph::GroupId grp = g.op(op).colocation;
     if (grp == graph::kNoGroup) continue;
-    int32_t& k = key_of_set[static_cast<size_t>(first.sets.Find(grp))];
-    k = std::min(k, first.of[static_cast<size_t>(op)]);
+    int32_t& k = key_of_set[first.sets.Find(grp)];
+    k = std::min(k, first.of[op]);
   }
-  std::vector<int32_t> key(static_cast<size_t>(g.num_ops()));
-  for (OpId op{0}; op < g.num_ops(); ++op) {
+  sim::PerOp<int32_t> key(g.ops().size());
+  for (OpId op : g.op_ids()) {
     const graph::GroupId grp = g.op(op).colocation;
-    key[static_cast<size_t>(op)] = grp == graph::kNoGroup
-                                       ? first.of[static_cast<size_t>(op)]
-                                       : key_of_set[static_cast<size_t>(first.sets.Find(grp))];
+    key[op] = grp == graph::kNoGroup ? first.of[op] : key_of_set[first.sets.Find(grp)];
   }
   Intervals keyed = SplitIntoIntervals(p, options, KeyedTopologicalOrder(g, key));
   return keyed.count < first.count ? std::move(keyed) : std::move(first);
@@ -189,9 +188,7 @@ Intervals SplitIntoIntervals(const sim::Problem& p, const CoarsenOptions& option
 
 sim::Placement Coarsening::Expand(const sim::Placement& coarse) const {
   sim::Placement out(coarse_of.size());
-  for (size_t i = 0; i < coarse_of.size(); ++i) {
-    out[sim::OpId(static_cast<int32_t>(i))] = coarse[sim::OpId(coarse_of[i])];
-  }
+  for (sim::OpId i : coarse_of.ids()) out[i] = coarse[coarse_of[i]];
   return out;
 }
 
@@ -201,23 +198,22 @@ StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& option
   GroupSets& sets = intervals.sets;
   const int count = intervals.count;
   Coarsening out;
-  out.coarse_of = std::move(intervals.of);
+  out.coarse_of.resize(g.ops().size());
+  for (OpId op : g.op_ids()) out.coarse_of[op] = OpId(intervals.of[op]);
 
-  std::vector<std::vector<OpId>> members(static_cast<size_t>(count));
-  for (OpId op{0}; op < g.num_ops(); ++op) {
-    members[static_cast<size_t>(out.coarse_of[static_cast<size_t>(op)])].push_back(op);
-  }
-  auto outside = [&](graph::TensorId t, int32_t c) {
+  sim::PerOp<std::vector<OpId>> members(static_cast<size_t>(count));  // by coarse op
+  for (OpId op : g.op_ids()) members[out.coarse_of[op]].push_back(op);
+  auto outside = [&](graph::TensorId t, OpId c) {
     const auto consumers = g.Consumers(t);
     if (consumers.empty()) return true;  // kept to the end of the step: it stays an output
     return std::any_of(consumers.begin(), consumers.end(),
-                       [&](OpId x) { return out.coarse_of[static_cast<size_t>(x)] != c; });
+                       [&](OpId x) { return out.coarse_of[x] != c; });
   };
 
   graph::GraphBuilder builder(g.name());
-  std::vector<int32_t> output_index(static_cast<size_t>(g.num_tensors()), -1);
-  for (int32_t c = 0; c < count; ++c) {
-    const auto& ops = members[static_cast<size_t>(c)];
+  sim::PerTensor<int32_t> output_index(g.tensors().size(), -1);
+  for (OpId c : members.ids()) {
+    const auto& ops = members[c];
     const graph::Op& first = g.op(ops.front());
     graph::Op coarse;
     coarse.name =
@@ -234,7 +230,7 @@ StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& option
       double internal = 0;  // outputs only this coarse op reads: held while it runs
       for (graph::TensorId t = g.FirstOutput(op); t < g.FirstOutput(op + 1); ++t) {
         if (outside(t, c)) {
-          output_index[static_cast<size_t>(t)] = static_cast<int32_t>(outputs.size());
+          output_index[t] = static_cast<int32_t>(outputs.size());
           outputs.push_back({g.tensor(t).bytes, g.tensor(t).transfer_time_s});
         } else {
           internal += g.tensor(t).bytes;
@@ -242,21 +238,21 @@ StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& option
       }
       coarse.scratch_bytes = std::max(coarse.scratch_bytes, o.scratch_bytes + internal);
       if (o.colocation != graph::kNoGroup) {
-        coarse.colocation = builder.Group(g.groups().vector()[sets.Find(o.colocation)]);
+        coarse.colocation = builder.Group(g.groups()[sets.Find(o.colocation)]);
       }
     }
     builder.AddOp(std::move(coarse), std::move(outputs));
   }
-  for (int32_t c = 0; c < count; ++c) {
-    for (OpId op : members[static_cast<size_t>(c)]) {
+  for (OpId c : members.ids()) {
+    for (OpId op : members[c]) {
       for (graph::TensorId t = g.FirstOutput(op); t < g.FirstOutput(op + 1); ++t) {
-        const int32_t index = output_index[static_cast<size_t>(t)];
+        const int32_t index = output_index[t];
         if (index < 0) continue;
-        int32_t last = -1;
+        OpId last{-1};
         for (OpId consumer : g.Consumers(t)) {
-          const OpId to(out.coarse_of[static_cast<size_t>(consumer)]);
+          const OpId to = out.coarse_of[consumer];
           if (to == c || to == last) continue;
-          builder.AddEdge(OpId(c), index, to);
+          builder.AddEdge(c, index, to);
           last = to;
         }
       }
@@ -282,10 +278,8 @@ StatusOr<PlaceResult> PlaceCoarsened(Placer& placer, const sim::Problem& problem
   const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(coarsening.problem);
   sim::Placement coarse_start;  // a given start, as the coarse ops' devices (the last op's wins)
   if (const sim::Placement* start = StartOf(problem, request)) {
-    coarse_start.assign(static_cast<size_t>(coarsening.problem->num_ops()), sim::DeviceId(0));
-    for (sim::OpId i : start->ids()) {
-      coarse_start[sim::OpId(coarsening.coarse_of[i.index()])] = (*start)[i];
-    }
+    coarse_start.assign(coarsening.problem->g().ops().size(), sim::DeviceId(0));
+    for (sim::OpId i : start->ids()) coarse_start[coarsening.coarse_of[i]] = (*start)[i];
   }
   // The coarse search has three quarters of the time when the result is refined after.
   const bool refine = options.refine && request.limits.seconds > 0;

@@ -24,7 +24,7 @@ struct CoarsenOptions {
 
 struct Coarsening {
   std::shared_ptr<const sim::Problem> problem;  // same cluster and objective
-  std::vector<int32_t> coarse_of;               // original op -> coarse op
+  sim::PerOp<sim::OpId> coarse_of;              // original op -> coarse op
 
   // The original ops' placement: each op on its coarse op's device.
   sim::Placement Expand(const sim::Placement& coarse) const;

@@ -56,7 +56,7 @@ TEST(CoarsenTest, AChainBecomesIntervalsWithSummedTimes) {
     EXPECT_DOUBLE_EQ(coarse.costs.OpTime(op, sim::DeviceId(0)), 10) << op;
   }
   // Intervals of consecutive ops: op i in interval i / 10; one edge between neighbours.
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(c->coarse_of[static_cast<size_t>(i)], i / 10);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(c->coarse_of[sim::OpId(i)], sim::OpId(i / 10));
   EXPECT_EQ(coarse.g().edges().size(), 9u);
   // Placing the coarse chain on one GPU = the chain on one GPU.
   const sim::Placement fine = c->Expand(sim::Placement(10, sim::DeviceId(1)));
@@ -88,7 +88,7 @@ TEST(CoarsenTest, TrainingGraphKeepsItsGroupsTogether) {
     coarse_plan[op] = sim::DeviceId((grp == graph::kNoGroup ? op.value() : grp.value()) % 4);
   }
   const sim::Placement fine = c->Expand(coarse_plan);
-  std::vector<std::set<sim::DeviceId>> devices(p.g().groups().size());
+  IdVector<graph::GroupId, std::set<sim::DeviceId>> devices(p.g().groups().size());
   for (graph::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::GroupId grp = p.g().op(op).colocation;
     if (grp != graph::kNoGroup) devices[grp].insert(fine[op]);

@@ -11,16 +11,16 @@ namespace {
 // Which ops do work worth a device: those whose fastest time is above a hundred-thousandth of the
 // graph's total (shape arithmetic, Identity, Reshape and a weight's pass-through are not). Such an
 // op never decides a device, even when it holds a parameter (which then moves with it).
-std::vector<char> Working(const sim::Problem& p) {
+sim::PerOp<char> Working(const sim::Problem& p) {
   auto allowed = [&p](sim::OpId op, sim::DeviceId d) { return p.Allowed(op, d); };
-  std::vector<double> fastest(static_cast<size_t>(p.num_ops()));
+  sim::PerOp<double> fastest(p.g().ops().size());
   double total = 0;
-  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    fastest[static_cast<size_t>(op)] = p.costs.MinOpTime(op, p.num_devices(), allowed);
-    total += fastest[static_cast<size_t>(op)];
+  for (sim::OpId op : p.g().op_ids()) {
+    fastest[op] = p.costs.MinOpTime(op, p.num_devices(), allowed);
+    total += fastest[op];
   }
-  std::vector<char> working(fastest.size());
-  for (size_t op = 0; op < fastest.size(); ++op) working[op] = fastest[op] > 1e-5 * total;
+  sim::PerOp<char> working(fastest.size());
+  for (sim::OpId op : fastest.ids()) working[op] = fastest[op] > 1e-5 * total;
   return working;
 }
 
@@ -28,7 +28,7 @@ std::vector<char> Working(const sim::Problem& p) {
 
 sim::Placement FollowNeighbours(const sim::Problem& p, const sim::Placement& placement) {
   const graph::Graph& g = p.g();
-  const std::vector<char> working = Working(p);
+  const sim::PerOp<char> working = Working(p);
   sim::Placement out = placement;
   // The device of the nearest op that does work, looking through ops that do not: breadth-first
   // over producers (`up`) or consumers, in id order; -1 when there is none.
@@ -50,7 +50,7 @@ sim::Placement FollowNeighbours(const sim::Problem& p, const sim::Placement& pla
   };
   for (const Unit& unit : MakeUnits(p)) {
     if (std::any_of(unit.ops.begin(), unit.ops.end(),
-                    [&](sim::OpId op) { return working[static_cast<size_t>(op)] != 0; })) {
+                    [&](sim::OpId op) { return working[op] != 0; })) {
       continue;
     }
     sim::DeviceId target = nearest(unit.ops, /*up=*/true);
@@ -65,7 +65,7 @@ sim::Placement FollowNeighbours(const sim::Problem& p, const sim::Placement& pla
 }
 
 int DevicesUsed(const sim::Problem& p, const sim::Placement& placement) {
-  const std::vector<char> working = Working(p);
+  const sim::PerOp<char> working = Working(p);
   std::set<sim::DeviceId> used;
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     if (working[op]) used.insert(placement[op]);

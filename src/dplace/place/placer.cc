@@ -9,8 +9,7 @@ namespace dplace::place {
 
 const sim::Placement* StartOf(const sim::Problem& problem, const PlaceRequest& request) {
   const sim::Placement* start = request.start;
-  return start != nullptr && start->size() == static_cast<size_t>(problem.num_ops()) ? start
-                                                                                     : nullptr;
+  return start != nullptr && start->size() == problem.g().ops().size() ? start : nullptr;
 }
 
 StatusOr<PlaceResult> Placer::Place(const sim::Problem& problem, const PlaceRequest& request) {
@@ -19,7 +18,7 @@ StatusOr<PlaceResult> Placer::Place(const sim::Problem& problem, const PlaceRequ
   const int64_t evaluations = request.evaluator->evaluations();
   PlaceResult result;
   if (!problem.infeasible_reason.empty()) {  // nothing to search: say why, place on device 0
-    result.placement.assign(static_cast<size_t>(problem.num_ops()), sim::DeviceId(0));
+    result.placement.assign(problem.g().ops().size(), sim::DeviceId(0));
     result.note = "not searched: no placement of this instance can be feasible";
   } else {
     DPLACE_ASSIGN_OR_RETURN(result, PlaceImpl(problem, request));

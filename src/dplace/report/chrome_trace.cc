@@ -5,8 +5,8 @@ namespace {
 
 constexpr double kMicros = 1e6;  // trace timestamps are microseconds
 
-int Pid(sim::DeviceId d) { return d + 1; }
-int LinkTid(sim::DeviceId dst) { return dst + 1; }  // tid 0 is compute
+int Pid(sim::DeviceId d) { return d.value() + 1; }
+int LinkTid(sim::DeviceId dst) { return dst.value() + 1; }  // tid 0 is compute
 
 Json Meta(const char* what, int pid, int tid, const std::string& name) {
   return {{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};

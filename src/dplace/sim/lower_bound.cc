@@ -25,7 +25,7 @@ PerOp<double> FastestTimes(const Problem& p) {
 // the cheapest assignment loads most (exponentiated supergradient steps) raise it towards the
 // fractional optimum, which counts a CPU ten times slower than a GPU as a tenth of a device.
 double WorkBound(const Problem& p, const PerOp<double>& fastest_time) {
-  const auto n = static_cast<size_t>(p.num_ops());
+  const auto n = p.g().ops().size();
   if (n == 0 || p.num_devices() == 0) return 0;
   constexpr double kNever = std::numeric_limits<double>::infinity();
   // Devices on which every op takes the same time form a class; the best weights are equal within

@@ -29,7 +29,7 @@ double MaxLoadEvaluator::Value(const Placement& placement) {
   const hw::Cluster& c = problem_.c();
   std::fill(compute_.begin(), compute_.end(), 0.0);
   std::fill(comm_.begin(), comm_.end(), 0.0);
-  std::fill(stamp_.begin(), stamp_.end(), -1);
+  std::fill(stamp_.begin(), stamp_.end(), graph::TensorId(-1));
   const int n = g.num_ops();
   for (OpId i{0}; i < n; ++i) {
     const DeviceId d = placement[i];

@@ -38,7 +38,7 @@ class MaxLoadEvaluator {
   MaxLoadOptions options_;
   IdVector<DeviceId, char> pays_;  // 1 when the device pays communication
   IdVector<DeviceId, double> compute_, comm_, memory_;
-  IdVector<DeviceId, int32_t> stamp_;  // the last tensor counted as received there
+  IdVector<DeviceId, graph::TensorId> stamp_;  // the last tensor counted as received there
   IdVector<OpId, double> footprint_;
   IdVector<DeviceId, const double*> op_times_;  // op times indexed by OpId
 };

@@ -60,8 +60,8 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   r.microbatches = microbatches;
 
   // Stages: devices holding ops, ordered by the topological position of their first forward op.
-  IdVector<DeviceId, int> first_pos(static_cast<size_t>(p.num_devices()), -1);
-  IdVector<DeviceId, int> any_pos(static_cast<size_t>(p.num_devices()), -1);
+  IdVector<DeviceId, int> first_pos(p.c().devices().size(), -1);
+  IdVector<DeviceId, int> any_pos(p.c().devices().size(), -1);
   const auto& topo = g.TopologicalOrder();
   for (size_t pos = 0; pos < topo.size(); ++pos) {
     const DeviceId d = placement[topo[pos]];
@@ -79,7 +79,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   std::sort(stage_devices.begin(), stage_devices.end(),
             [&](DeviceId a, DeviceId b) { return key(a) < key(b); });
   const int num_stages = static_cast<int>(stage_devices.size());
-  IdVector<DeviceId, int> stage_of(static_cast<size_t>(p.num_devices()), -1);
+  IdVector<DeviceId, int> stage_of(p.c().devices().size(), -1);
   for (int s = 0; s < num_stages; ++s) stage_of[stage_devices[static_cast<size_t>(s)]] = s;
 
   // Per-stage work and memory, and the transfer delay between (stage, phase) pairs.

@@ -60,7 +60,7 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
   }
   // Views: no bytes of their own on their producer's device, and the producer's input slot that
   // holds their base is released when the view is.
-  const auto num_tensors = static_cast<size_t>(g.num_tensors());
+  const auto num_tensors = g.tensors().size();
   local_bytes_.resize(num_tensors);
   view_slot_.assign(num_tensors, -1);
   deferred_.assign(slots, 0);
@@ -141,7 +141,7 @@ void StepSimulator::StartOp(DeviceId d, double time, OpId op, Timeline* timeline
   const double duration = problem_.costs.OpTime(op, d);
   s_.work_started[d] += duration;
   Allocate(d, start_bytes_[op], time, timeline);
-  Push(time + duration, kOpEnd, op);
+  Push(time + duration, kOpEnd, op.value());
 }
 
 void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
@@ -276,7 +276,7 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   for (auto& heap : s_.ready) heap.clear();
   std::fill(s_.busy.begin(), s_.busy.end(), 0);
   std::fill(s_.dirty.begin(), s_.dirty.end(), 0);
-  std::fill(stamp_.begin(), stamp_.end(), -1);
+  std::fill(stamp_.begin(), stamp_.end(), graph::TensorId(-1));
   std::fill(s_.memory.begin(), s_.memory.end(), 0.0);
   std::fill(s_.peak.begin(), s_.peak.end(), 0.0);
   std::fill(s_.busy_s.begin(), s_.busy_s.end(), 0.0);
@@ -370,7 +370,8 @@ int StepSimulator::RestoreFor(const Placement& placement) {
     return -1;
   }
   s_ = *(after - 1);
-  std::fill(stamp_.begin(), stamp_.end(), -1);  // tensors the abandoned run sent are sent again
+  std::fill(stamp_.begin(), stamp_.end(),
+            graph::TensorId(-1));  // tensors the abandoned run sent are sent again
   return static_cast<int>(after - begin) - 1;
 }
 

@@ -137,7 +137,9 @@ class StepSimulator {
   const Problem& problem_;
   State s_;
   std::vector<int32_t> consumer_slot_;  // per consumer-CSR entry: its slot in the inputs CSR
-  IdVector<DeviceId, int32_t> stamp_, transfer_of_device_;  // scratch for SendTensor
+  // Scratch for SendTensor: the last tensor sent to each device, and its transfer there.
+  IdVector<DeviceId, graph::TensorId> stamp_;
+  IdVector<DeviceId, int32_t> transfer_of_device_;
   IdVector<OpId, double> param_bytes_, scratch_bytes_, start_bytes_;
   // Per tensor: bytes on its producer's device (views: 0); the input slot of a view's base, or -1.
   IdVector<graph::TensorId, double> local_bytes_;

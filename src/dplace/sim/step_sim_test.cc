@@ -158,7 +158,7 @@ TEST(StepSimTest, LowerBoundHoldsOnSyntheticGraphs) {
                   .value();
   StepSimulator sim(p);
   Placement placement(500);
-  for (OpId i : placement.ids()) placement[i] = sim::DeviceId(i % 2);
+  for (OpId i : placement.ids()) placement[i] = sim::DeviceId(i.value() % 2);
   const double split = sim.Makespan(placement);
   std::fill(placement.begin(), placement.end(), DeviceId(0));
   const double single = sim.Makespan(placement);

@@ -44,7 +44,7 @@ sim::Placement ExpertRule(const sim::Problem& p) {
   }
   // `total` is now in "fractions of the first accelerator's whole graph", comparable across
   // devices.
-  sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
+  sim::Placement placement(p.g().ops().size(), sim::DeviceId(0));
   sim::PerDevice<double> used(p.c().devices().size(), 0);
   size_t current = 0;
   double done = 0, target = total * speed[0] / total_speed;

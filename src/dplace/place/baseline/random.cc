@@ -14,7 +14,7 @@ class RandomPlacer : public Placer {
  private:
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
     Rng rng(req.seed);
-    sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
+    sim::Placement placement(p.g().ops().size(), sim::DeviceId(0));
     sim::PerDevice<double> used(p.c().devices().size(), 0);
     for (const Unit& unit : MakeUnits(p)) {
       // A random rotation of the allowed devices; first fit from there.

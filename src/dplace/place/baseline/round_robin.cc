@@ -10,7 +10,7 @@ class RoundRobinPlacer : public Placer {
 
  private:
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest&) override {
-    sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
+    sim::Placement placement(p.g().ops().size(), sim::DeviceId(0));
     sim::PerDevice<double> used(p.c().devices().size(), 0);
     size_t turn = 0;
     for (const Unit& unit : MakeUnits(p)) {

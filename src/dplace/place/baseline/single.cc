@@ -30,8 +30,8 @@ class SinglePlacer : public Placer {
   // Every op on `d`, except ops `d` may not run: those go to their fastest allowed device. A
   // co-location group follows its first op, so groups stay whole.
   static sim::Placement AllOn(const sim::Problem& p, sim::DeviceId d) {
-    sim::Placement placement(static_cast<size_t>(p.num_ops()), d);
-    std::vector<sim::DeviceId> group_device(p.g().groups().size(), sim::DeviceId(-1));
+    sim::Placement placement(p.g().ops().size(), d);
+    IdVector<graph::GroupId, sim::DeviceId> group_device(p.g().groups().size(), sim::DeviceId(-1));
     for (sim::OpId op{0}; op < p.num_ops(); ++op) {
       const graph::GroupId grp = p.g().op(op).colocation;
       sim::DeviceId target = d;
@@ -40,8 +40,8 @@ class SinglePlacer : public Placer {
         for (sim::OpId m : p.g().GroupMembers(grp)) group_ok = group_ok && p.Allowed(m, d);
       }
       if (!p.Allowed(op, d) || !group_ok) {
-        if (grp != graph::kNoGroup && group_device[static_cast<size_t>(grp)] >= 0) {
-          target = group_device[static_cast<size_t>(grp)];
+        if (grp != graph::kNoGroup && group_device[grp] >= 0) {
+          target = group_device[grp];
         } else {
           double fastest = std::numeric_limits<double>::infinity();
           for (sim::DeviceId e{0}; e < p.num_devices(); ++e) {
@@ -52,8 +52,8 @@ class SinglePlacer : public Placer {
           }
         }
       }
-      if (grp != graph::kNoGroup && group_device[static_cast<size_t>(grp)] < 0) {
-        group_device[static_cast<size_t>(grp)] = target;
+      if (grp != graph::kNoGroup && group_device[grp] < 0) {
+        group_device[grp] = target;
       }
       placement[op] = target;
     }

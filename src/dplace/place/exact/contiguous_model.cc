@@ -40,29 +40,29 @@ struct OpEdge {
 // edges between forward ops, and the artificial mirror edges), each list deduplicated.
 struct Units {
   int count = 0;
-  std::vector<int> of_op;
+  sim::PerOp<int> of_op;
   std::set<std::pair<int, int>> true_edges, artificial_edges;
 };
 
-Units MakeUnits(const sim::Problem& p, UnionFind& classes, const std::vector<int>& class_of_op,
+Units MakeUnits(const sim::Problem& p, UnionFind& classes, const sim::PerOp<int>& class_of_op,
                 const std::vector<OpEdge>& edges, const std::vector<OpEdge>& mirror) {
   Units u;
   std::vector<int> unit_of_class(class_of_op.size() + p.g().groups().size() + 1, -1);
-  u.of_op.resize(static_cast<size_t>(p.num_ops()));
+  u.of_op.resize(p.g().ops().size());
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    const int c = classes.Find(class_of_op[static_cast<size_t>(op)]);
+    const int c = classes.Find(class_of_op[op]);
     if (unit_of_class[static_cast<size_t>(c)] < 0)
       unit_of_class[static_cast<size_t>(c)] = u.count++;
-    u.of_op[static_cast<size_t>(op)] = unit_of_class[static_cast<size_t>(c)];
+    u.of_op[op] = unit_of_class[static_cast<size_t>(c)];
   }
   for (const OpEdge& e : edges) {
     if (p.g().op(e.from).kind != OpKind::kForward || p.g().op(e.to).kind != OpKind::kForward)
       continue;
-    const int a = u.of_op[static_cast<size_t>(e.from)], b = u.of_op[static_cast<size_t>(e.to)];
+    const int a = u.of_op[e.from], b = u.of_op[e.to];
     if (a != b) u.true_edges.emplace(a, b);
   }
   for (const OpEdge& e : mirror) {
-    const int a = u.of_op[static_cast<size_t>(e.from)], b = u.of_op[static_cast<size_t>(e.to)];
+    const int a = u.of_op[e.from], b = u.of_op[e.to];
     if (a != b) u.artificial_edges.emplace(a, b);
   }
   return u;
@@ -127,13 +127,13 @@ std::vector<int> Components(const Units& u) {
 // touches no backward op through its forward ops, whose backward part takes no time, and that has
 // exactly one forward neighbour, joins that neighbour. Returns false when no unit qualifies.
 bool MergeOneTrivialUnit(const sim::Problem& p, const ContiguousModel& m, UnionFind& classes,
-                         const std::vector<int>& class_of_op, const std::vector<OpEdge>& edges,
+                         const sim::PerOp<int>& class_of_op, const std::vector<OpEdge>& edges,
                          const Units& u) {
   const auto n = static_cast<size_t>(u.count);
   std::vector<double> fwd_accel(n, 0), fwd_cpu(n, 0), bwd(n, 0);
   std::vector<char> touches_backward(n, 0);
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    const auto unit = static_cast<size_t>(u.of_op[static_cast<size_t>(op)]);
+    const auto unit = static_cast<size_t>(u.of_op[op]);
     const double a = m.accelerators.empty() ? 0 : p.costs.OpTime(op, m.accelerators[0]);
     const double c = m.cpus.empty() ? 0 : p.costs.OpTime(op, m.cpus[0]);
     if (p.g().op(op).kind == OpKind::kForward) {
@@ -146,10 +146,8 @@ bool MergeOneTrivialUnit(const sim::Problem& p, const ContiguousModel& m, UnionF
   for (const OpEdge& e : edges) {
     const bool from_fwd = p.g().op(e.from).kind == OpKind::kForward;
     const bool to_fwd = p.g().op(e.to).kind == OpKind::kForward;
-    if (from_fwd && !to_fwd)
-      touches_backward[static_cast<size_t>(u.of_op[static_cast<size_t>(e.from)])] = 1;
-    if (!from_fwd && to_fwd)
-      touches_backward[static_cast<size_t>(u.of_op[static_cast<size_t>(e.to)])] = 1;
+    if (from_fwd && !to_fwd) touches_backward[static_cast<size_t>(u.of_op[e.from])] = 1;
+    if (!from_fwd && to_fwd) touches_backward[static_cast<size_t>(u.of_op[e.to])] = 1;
   }
   std::vector<int> neighbours(n, 0), neighbour(n, -1);
   for (const auto* list : {&u.true_edges, &u.artificial_edges}) {
@@ -162,8 +160,7 @@ bool MergeOneTrivialUnit(const sim::Problem& p, const ContiguousModel& m, UnionF
   }
   std::vector<int> class_of_unit(n);
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    class_of_unit[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])] =
-        classes.Find(class_of_op[static_cast<size_t>(op)]);
+    class_of_unit[static_cast<size_t>(u.of_op[op])] = classes.Find(class_of_op[op]);
   }
   for (size_t v = 0; v < n; ++v) {
     if (fwd_accel[v] < 1e-6 && fwd_cpu[v] < 1e-6 && !touches_backward[v] && neighbours[v] == 1 &&
@@ -208,10 +205,10 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   DPLACE_RETURN_IF_ERROR(CheckDevices(p, &m));
   const graph::Graph& g = p.g();
   const int num_groups = static_cast<int>(g.groups().size());
-  std::vector<int> class_of_op(static_cast<size_t>(p.num_ops()));
+  sim::PerOp<int> class_of_op(p.g().ops().size());
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::GroupId grp = g.op(op).colocation;
-    class_of_op[static_cast<size_t>(op)] = grp != graph::kNoGroup ? grp : num_groups + op;
+    class_of_op[op] = grp != graph::kNoGroup ? grp.value() : num_groups + op.value();
   }
   UnionFind classes(num_groups + p.num_ops());
   std::vector<OpEdge> edges;
@@ -220,14 +217,13 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   // Backward-only classes get a forward position: each backward edge touching one is mirrored.
   std::vector<char> has_forward(static_cast<size_t>(num_groups + p.num_ops()), 0);
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    if (g.op(op).kind == OpKind::kForward)
-      has_forward[static_cast<size_t>(class_of_op[static_cast<size_t>(op)])] = 1;
+    if (g.op(op).kind == OpKind::kForward) has_forward[static_cast<size_t>(class_of_op[op])] = 1;
   }
   std::vector<OpEdge> mirror;
   for (const OpEdge& e : edges) {
     if (g.op(e.from).kind == OpKind::kForward || g.op(e.to).kind == OpKind::kForward) continue;
-    if (!has_forward[static_cast<size_t>(class_of_op[static_cast<size_t>(e.from)])] ||
-        !has_forward[static_cast<size_t>(class_of_op[static_cast<size_t>(e.to)])]) {
+    if (!has_forward[static_cast<size_t>(class_of_op[e.from])] ||
+        !has_forward[static_cast<size_t>(class_of_op[e.to])]) {
       mirror.push_back({e.to, e.from});
     }
   }
@@ -237,12 +233,12 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   const std::vector<int> comp = for_contiguity ? Components(u) : std::vector<int>();
   std::vector<int> first_unit_of_comp(static_cast<size_t>(u.count), -1);
   for (sim::OpId op{0}; op < p.num_ops() && for_contiguity; ++op) {
-    const int c = comp[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])];
+    const int c = comp[static_cast<size_t>(u.of_op[op])];
     int& first = first_unit_of_comp[static_cast<size_t>(c)];
     if (first < 0) {
-      first = class_of_op[static_cast<size_t>(op)];
+      first = class_of_op[op];
     } else {
-      classes.Union(class_of_op[static_cast<size_t>(op)], first);
+      classes.Union(class_of_op[op], first);
     }
   }
   do {
@@ -287,11 +283,11 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.bytes.assign(n, 0);
   m.accel_ok.assign(n, 1);
   m.cpu_ok.assign(n, 1);
-  std::vector<int>& unit_of_op = m.unit_of_op;
-  unit_of_op.resize(static_cast<size_t>(p.num_ops()));
+  sim::PerOp<int>& unit_of_op = m.unit_of_op;
+  unit_of_op.resize(p.g().ops().size());
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    const int unit = order_of[static_cast<size_t>(u.of_op[static_cast<size_t>(op)])];
-    unit_of_op[static_cast<size_t>(op)] = unit;
+    const int unit = order_of[static_cast<size_t>(u.of_op[op])];
+    unit_of_op[op] = unit;
     const auto x = static_cast<size_t>(unit);
     m.unit_ops[x].push_back(op);
     m.bytes[x] += sim::OpFootprintBytes(g, op);
@@ -328,9 +324,9 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     ContiguousModel::Tensor info;
     info.id = t;
-    info.producer = unit_of_op[static_cast<size_t>(g.tensor(t).producer)];
+    info.producer = unit_of_op[g.tensor(t).producer];
     for (sim::OpId c : g.Consumers(t)) {
-      const int unit = unit_of_op[static_cast<size_t>(c)];
+      const int unit = unit_of_op[c];
       if (unit != info.producer) info.consumers.push_back(unit);
     }
     std::sort(info.consumers.begin(), info.consumers.end());

@@ -27,7 +27,7 @@ struct ContiguousModel {
 
   int num_units = 0;
   std::vector<std::vector<sim::OpId>> unit_ops;
-  std::vector<int> unit_of_op;
+  sim::PerOp<int> unit_of_op;
   std::vector<std::vector<int>> preds;  // forward DAG over units, units numbered topologically
   std::vector<double> accel_s, cpu_s, bytes;
   std::vector<char> accel_ok, cpu_ok;  // every op of the unit may run there

@@ -387,10 +387,10 @@ class LatencyProgram : public AssignmentProgram {
       }
       for (const ContiguousModel::Tensor& t : m.tensors) big_m += (k + 1) * std::max(0.0, t.cost);
     }
-    auto unit = [&](sim::OpId op) { return m.unit_of_op[static_cast<size_t>(op)]; };
+    auto unit = [&](sim::OpId op) { return m.unit_of_op[op]; };
     auto cpu_time = [&](sim::OpId op) { return pool ? p.costs.OpTime(op, m.cpus[0]) : 0.0; };
     // lat[o] is at least o's earliest finish with every op at its fastest allowed time.
-    std::vector<double> earliest(static_cast<size_t>(g.num_ops()), 0);
+    sim::PerOp<double> earliest(g.ops().size(), 0);
     double critical = 0;
     for (sim::OpId op : g.TopologicalOrder()) {
       double fastest = kInf;
@@ -399,50 +399,36 @@ class LatencyProgram : public AssignmentProgram {
         fastest = std::min(fastest, cpu_time(op));
       if (!(fastest < kInf)) fastest = 0;
       double ready = 0;
-      for (sim::OpId a : g.Predecessors(op))
-        ready = std::max(ready, earliest[static_cast<size_t>(a)]);
-      earliest[static_cast<size_t>(op)] = ready + fastest;
+      for (sim::OpId a : g.Predecessors(op)) ready = std::max(ready, earliest[a]);
+      earliest[op] = ready + fastest;
       critical = std::max(critical, ready + fastest);
     }
     const int total = milp_.AddColumn(std::min(critical, upper_bound),
                                       upper_bound < kInf ? upper_bound : kInf, 1, false);
-    std::vector<int> lat(static_cast<size_t>(g.num_ops()));
+    sim::PerOp<int> lat(g.ops().size());
     for (sim::OpId op{0}; op < g.num_ops(); ++op) {
-      lat[static_cast<size_t>(op)] =
-          milp_.AddColumn(earliest[static_cast<size_t>(op)], kInf, 0, false);
-      if (g.Successors(op).empty())
-        Expr().Add(total, 1).Add(lat[static_cast<size_t>(op)], -1).AddTo(&milp_, 'G', 0);
+      lat[op] = milp_.AddColumn(earliest[op], kInf, 0, false);
+      if (g.Successors(op).empty()) Expr().Add(total, 1).Add(lat[op], -1).AddTo(&milp_, 'G', 0);
     }
     for (sim::OpId b{0}; b < g.num_ops(); ++b) {
       const Var pooled = pool ? x(unit(b), k) : Var{-1, 0};
-      Expr().Add(lat[static_cast<size_t>(b)], 1).Add(pooled, -cpu_time(b)).AddTo(&milp_, 'G', 0);
+      Expr().Add(lat[b], 1).Add(pooled, -cpu_time(b)).AddTo(&milp_, 'G', 0);
       for (sim::OpId a : g.Predecessors(b)) {
-        Expr()
-            .Add(lat[static_cast<size_t>(b)], 1)
-            .Add(lat[static_cast<size_t>(a)], -1)
-            .Add(pooled, -cpu_time(b))
-            .AddTo(&milp_, 'G', 0);
+        Expr().Add(lat[b], 1).Add(lat[a], -1).Add(pooled, -cpu_time(b)).AddTo(&milp_, 'G', 0);
       }
     }
     for (int s = 0; s < k; ++s) {
       // Contiguity.
-      std::vector<int> z(static_cast<size_t>(g.num_ops()));
+      sim::PerOp<int> z(g.ops().size());
       for (sim::OpId op{0}; op < g.num_ops(); ++op) {
-        z[static_cast<size_t>(op)] = milp_.AddColumn(0, 1, 0, false);
-        Expr().Add(z[static_cast<size_t>(op)], 1).Add(x(unit(op), s), -1).AddTo(&milp_, 'G', 0);
+        z[op] = milp_.AddColumn(0, 1, 0, false);
+        Expr().Add(z[op], 1).Add(x(unit(op), s), -1).AddTo(&milp_, 'G', 0);
       }
       for (sim::OpId b{0}; b < g.num_ops(); ++b) {
         for (sim::OpId a : g.Predecessors(b)) {
           if (unit(a) == unit(b)) continue;
-          Expr()
-              .Add(z[static_cast<size_t>(b)], 1)
-              .Add(z[static_cast<size_t>(a)], -1)
-              .AddTo(&milp_, 'L', 0);
-          Expr()
-              .Add(z[static_cast<size_t>(b)], 1)
-              .Add(x(unit(b), s), -1)
-              .Add(x(unit(a), s), 1)
-              .AddTo(&milp_, 'L', 1);
+          Expr().Add(z[b], 1).Add(z[a], -1).AddTo(&milp_, 'L', 0);
+          Expr().Add(z[b], 1).Add(x(unit(b), s), -1).Add(x(unit(a), s), 1).AddTo(&milp_, 'L', 1);
         }
       }
       // The call: start, duration, finish.
@@ -462,17 +448,13 @@ class LatencyProgram : public AssignmentProgram {
         }
         // start >= lat[producer] - M (1 - in).
         const sim::OpId producer = g.tensor(t.id).producer;
-        Expr()
-            .Add(start, 1)
-            .Add(lat[static_cast<size_t>(producer)], -1)
-            .Add(in, -big_m)
-            .AddTo(&milp_, 'G', -big_m);
+        Expr().Add(start, 1).Add(lat[producer], -1).Add(in, -big_m).AddTo(&milp_, 'G', -big_m);
       }
       duration.AddTo(&milp_, 'E', 0);
       for (sim::OpId op{0}; op < g.num_ops(); ++op) {
         // lat[o] >= finish - M (1 - x[o][s]).
         Expr()
-            .Add(lat[static_cast<size_t>(op)], 1)
+            .Add(lat[op], 1)
             .Add(finish, -1)
             .Add(x(unit(op), s), -big_m)
             .AddTo(&milp_, 'G', -big_m);

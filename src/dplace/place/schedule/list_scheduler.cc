@@ -233,7 +233,7 @@ sim::Placement Heft(const sim::Problem& p) {
 sim::Placement Etf(const sim::Problem& p, const sim::PerOp<sim::OpId>& favourite) {
   const graph::Graph& g = p.g();
   const int k = p.num_devices();
-  const auto n = static_cast<size_t>(p.num_ops());
+  const auto n = p.g().ops().size();
   Schedule s(p);
   sim::PerOp<int> waiting(n);
   std::vector<sim::OpId> ready;  // in the order they became ready

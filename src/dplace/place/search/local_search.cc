@@ -59,7 +59,7 @@ class LocalSearchPlacer : public Placer {
     Score best;
     for (int restart = 0; restart < options_.restarts && !budget.Out() && !AtLowerBound(p, best);
          ++restart) {
-      sim::Placement placement(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
+      sim::Placement placement(p.g().ops().size(), sim::DeviceId(0));
       PerUnit<sim::DeviceId> unit_device(units.size(), sim::DeviceId(0));
       for (UnitId u : units.ids()) {
         const auto& allowed = units[u].devices;
@@ -84,7 +84,7 @@ class LocalSearchPlacer : public Placer {
       }
     }
     if (best_placement.empty()) {  // no time for even one restart: a valid start all the same
-      best_placement.assign(static_cast<size_t>(p.num_ops()), sim::DeviceId(0));
+      best_placement.assign(p.g().ops().size(), sim::DeviceId(0));
       for (const Unit& u : units)
         Assign(u, u.devices.empty() ? sim::DeviceId(0) : u.devices[0], &best_placement);
     }
