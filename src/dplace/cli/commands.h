@@ -68,6 +68,17 @@ struct BenchFlags {
 };
 Status RunBench(const BenchFlags& flags);
 
+struct GenFlags {
+  std::string family;  // graph::FamilyNames()
+  int count = 1;       // graphs: indices 0 .. count - 1
+  uint64_t seed = 1;
+  std::string out;                // folder; FAMILY_SEED_INDEX.json in it
+  std::vector<std::string> sets;  // --set KEY=VALUE: family parameters given, not drawn
+  bool training = false;          // write training steps (graph::ExpandTraining)
+  bool quiet = false;
+};
+Status RunGen(const GenFlags& flags);
+
 struct PlacersFlags {
   bool options = false;  // list each placer's options with defaults
   bool json = false;

@@ -192,6 +192,20 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--report", bench.report,
                         "also write an HTML report (tables, bar charts, best timelines) here");
 
+  dplace::cli::GenFlags gen;
+  CLI::App* gen_cmd =
+      app.add_subcommand("gen", "write generated graphs of a family (docs/families.md)");
+  gen_cmd->add_option("family", gen.family, "enas_cnn, enas_rnn, nmt, nasnet or layered")
+      ->required();
+  gen_cmd->add_option("--count", gen.count, "how many graphs")->capture_default_str();
+  gen_cmd->add_option("--seed", gen.seed, "random seed")->capture_default_str();
+  gen_cmd->add_option("--out", gen.out, "folder to write FAMILY_SEED_INDEX.json into")->required();
+  gen_cmd->add_option("--set", gen.sets,
+                      "a family parameter given instead of drawn, KEY=VALUE (repeatable)");
+  gen_cmd->add_flag("--training", gen.training,
+                    "write training steps (forward + backward + update)");
+  gen_cmd->add_flag("--quiet", gen.quiet, "do not list the files written");
+
   dplace::cli::PlacersFlags placers;
   CLI::App* placers_cmd = app.add_subcommand("placers", "list the placers and their traits");
   placers_cmd->add_flag("--options", placers.options,
@@ -215,6 +229,7 @@ int main(int argc, char** argv) {
     if (info_cmd->parsed()) return Finish(dplace::cli::RunInfo(info));
     if (bench_cmd->parsed()) return Finish(dplace::cli::RunBench(bench));
     if (placers_cmd->parsed()) return Finish(dplace::cli::RunPlacers(placers));
+    if (gen_cmd->parsed()) return Finish(dplace::cli::RunGen(gen));
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << std::endl;
     return 1;
