@@ -4,7 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
+
+#include "dplace/io/test_files.h"
 
 namespace dplace::run {
 namespace {
@@ -55,10 +56,9 @@ TEST(SuiteTest, ModelsAndStepProfilesCrossFilesWithClusters) {
 class BadSuiteTest : public ::testing::Test {
  protected:
   StatusOr<Suite> LoadText(const std::string& text) {
-    const std::string file = ::testing::TempDir() + "/suite_test.json";
-    std::ofstream(file) << text;
-    return LoadSuite(file, kRoot + "/bench/suites", kFolders);
+    return LoadSuite(dir_.Write("suite_test.json", text), kRoot + "/bench/suites", kFolders);
   }
+  dplace::testing::TempDir dir_;  // one per test: tests run in parallel processes
 };
 
 TEST_F(BadSuiteTest, EachProblemIsOneClearError) {
