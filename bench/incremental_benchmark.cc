@@ -16,8 +16,8 @@
 #include "dplace/base/rng.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/load.h"
-#include "dplace/place/registry.h"
 #include "dplace/place/units.h"
+#include "dplace/registry/registry.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/step_sim.h"
 

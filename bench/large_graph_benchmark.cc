@@ -12,7 +12,7 @@
 #include "dplace/graph/synthetic.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/load.h"
-#include "dplace/place/registry.h"
+#include "dplace/registry/registry.h"
 #include "dplace/run/run.h"
 
 namespace dplace {

@@ -27,7 +27,7 @@
 #include "dplace/base/file_util.h"
 #include "dplace/base/json_node.h"
 #include "dplace/io/load.h"
-#include "dplace/place/registry.h"
+#include "dplace/registry/registry.h"
 #include "dplace/sim/evaluator.h"
 
 namespace {

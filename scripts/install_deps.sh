@@ -9,6 +9,7 @@ packages=(
   clang-format clang-tidy python3 python3-torch python3-torchvision
   libscotch-dev libmetis-dev coinor-libcbc-dev libonnx-dev libprotobuf-dev protobuf-compiler
   chromium
+  libtorch-dev libopenblas0-pthread libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -11,6 +11,8 @@ LAYERS=(
   "cost"
   "sim"
   "place io"
+  "learn"
+  "registry"
   "run"
   "report"
   "cli"

@@ -20,15 +20,27 @@ if ((${#files[@]} == 0)); then
     mapfile -t files < <(git ls-files 'src/*.cc')
   fi
 fi
+# Sources that include LibTorch (learn/'s policy.h and what includes it) are left out: clang 14
+# cannot parse LibTorch 1.13's headers (c10::IValue is incomplete to it); GCC's -Werror checks them.
 existing=()
-for f in "${files[@]}"; do [[ -f $f ]] && existing+=("$f"); done
+for f in "${files[@]}"; do
+  [[ -f $f ]] || continue
+  grep -q -E '#include (<torch/|"dplace/learn/(policy|rollout)\.h")' "$f" && continue
+  existing+=("$f")
+done
 if ((${#existing[@]} == 0)); then
   echo "tidy: no C++ source changed"
   exit 0
 fi
+# GCC's precompiled headers (learn/) are not clang's: the commands without them (every such
+# source includes what it needs itself).
+commands=$(mktemp -d)
+trap 'rm -rf "$commands"' EXIT
+sed -E 's# -include [^ ]*cmake_pch\.hxx##g; s# -Winvalid-pch##g' "$build/compile_commands.json" \
+  >"$commands/compile_commands.json"
 # GCC's warning flags that clang does not know are not findings.
 printf '%s\n' "${existing[@]}" |
-  xargs -P 2 -n 4 clang-tidy -p "$build" --quiet --warnings-as-errors='*' \
+  xargs -P 2 -n 4 clang-tidy -p "$commands" --quiet --warnings-as-errors='*' \
     --extra-arg=-Wno-unknown-warning-option 2>&1 |
   grep -v -E '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]+ warnings|^Use -header-filter|^Error while processing'
 status=${PIPESTATUS[1]}

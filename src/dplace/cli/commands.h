@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "dplace/cli/common.h"
+#ifdef DPLACE_HAVE_TORCH
+#include "dplace/learn/train.h"
+#endif
 
 namespace dplace::cli {
 
@@ -78,6 +81,17 @@ struct GenFlags {
   bool quiet = false;
 };
 Status RunGen(const GenFlags& flags);
+
+#ifdef DPLACE_HAVE_TORCH
+struct TrainFlags {
+  std::vector<std::string> graphs;    // files, folders or bench suites
+  std::vector<std::string> clusters;  // each graph on each
+  bool training = false;              // expand ONNX graphs into training steps
+  bool quiet = false;
+  learn::TrainOptions options;  // method, budgets, files, hyper-parameters
+};
+Status RunTrain(const TrainFlags& flags);
+#endif
 
 struct PlacersFlags {
   bool options = false;  // list each placer's options with defaults

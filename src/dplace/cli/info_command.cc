@@ -5,7 +5,7 @@
 #include "dplace/base/units.h"
 #include "dplace/cli/commands.h"
 #include "dplace/graph/training.h"
-#include "dplace/place/registry.h"
+#include "dplace/registry/registry.h"
 
 namespace dplace::cli {
 

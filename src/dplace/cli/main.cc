@@ -3,6 +3,8 @@
 //   dplace simulate --graph G [--cluster C] --plan P ...
 //   dplace info     --graph G [--json]
 //   dplace bench    --suite NAME|FILE.json [--json]   (bench/suites/NAME.json)
+//   dplace gen      FAMILY --count N --out DIR
+//   dplace train    --graphs DIR --cluster C --out policy.pt ...
 //   dplace placers
 // Exit codes: 0 success (an infeasible placement is a result, not an error), 2 bad input,
 // 1 internal failure.
@@ -206,6 +208,46 @@ int main(int argc, char** argv) {
                     "write training steps (forward + backward + update)");
   gen_cmd->add_flag("--quiet", gen.quiet, "do not list the files written");
 
+#ifdef DPLACE_HAVE_TORCH
+  dplace::cli::TrainFlags train;
+  dplace::learn::TrainOptions& t = train.options;
+  CLI::App* train_cmd = app.add_subcommand(
+      "train", "train a learned placer's policy on graphs and clusters (docs/learned.md)");
+  train_cmd->add_option("--method", t.method, "the learned placer: placeto")->capture_default_str();
+  train_cmd
+      ->add_option("--graphs", train.graphs,
+                   "graph files, folders of them (every .json/.onnx/.txt) or bench suites")
+      ->required();
+  train_cmd
+      ->add_option("--cluster", train.clusters,
+                   "machines to train on (each graph on each; repeatable)")
+      ->required();
+  train_cmd->add_flag("--training", train.training, "expand ONNX graphs into training steps");
+  train_cmd->add_option("--out", t.out, "the trained policy file (--opt placeto.policy=FILE)");
+  train_cmd->add_option("--updates", t.updates, "stop after this many updates (0: none)");
+  train_cmd->add_option("--evaluations", t.evaluations, "stop after this many evaluations");
+  train_cmd->add_option("--seconds", t.seconds, "stop after this many seconds");
+  train_cmd->add_option("--episodes", t.episodes, "episodes per update")->capture_default_str();
+  train_cmd->add_option("--seed", t.seed, "random seed")->capture_default_str();
+  train_cmd->add_option("--hidden", t.hidden, "width of the policy")->capture_default_str();
+  train_cmd->add_option("--lr", t.lr, "Adam's learning rate at the start")->capture_default_str();
+  train_cmd->add_option("--lr-end", t.lr_end, "... at the last update (with --updates)")
+      ->capture_default_str();
+  train_cmd->add_option("--entropy", t.entropy, "weight of the entropy bonus")
+      ->capture_default_str();
+  train_cmd->add_option("--discount", t.discount, "discount of later rewards in a return")
+      ->capture_default_str();
+  train_cmd->add_option("--max-units", t.max_units, "coarsen graphs of more co-location units")
+      ->capture_default_str();
+  train_cmd->add_option("--checkpoint", t.checkpoint,
+                        "checkpoint file ({update} in the name: one per checkpoint)");
+  train_cmd->add_option("--checkpoint-every", t.checkpoint_every, "updates between checkpoints");
+  train_cmd->add_option("--resume", t.resume, "continue from this checkpoint");
+  train_cmd->add_option("--init", t.init, "start from this policy instead of fresh weights");
+  train_cmd->add_option("--log", t.log, "learning curve, .csv or .json");
+  train_cmd->add_flag("--quiet", train.quiet, "no progress lines");
+#endif
+
   dplace::cli::PlacersFlags placers;
   CLI::App* placers_cmd = app.add_subcommand("placers", "list the placers and their traits");
   placers_cmd->add_flag("--options", placers.options,
@@ -230,6 +272,9 @@ int main(int argc, char** argv) {
     if (bench_cmd->parsed()) return Finish(dplace::cli::RunBench(bench));
     if (placers_cmd->parsed()) return Finish(dplace::cli::RunPlacers(placers));
     if (gen_cmd->parsed()) return Finish(dplace::cli::RunGen(gen));
+#ifdef DPLACE_HAVE_TORCH
+    if (train_cmd->parsed()) return Finish(dplace::cli::RunTrain(train));
+#endif
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << std::endl;
     return 1;

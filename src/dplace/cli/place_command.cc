@@ -9,8 +9,8 @@
 #include "dplace/cli/commands.h"
 #include "dplace/io/plan_export.h"
 #include "dplace/place/deploy.h"
-#include "dplace/place/registry.h"
 #include "dplace/place/search/score.h"
+#include "dplace/registry/registry.h"
 #include "dplace/report/table.h"
 #include "dplace/sim/evaluator.h"
 

@@ -72,6 +72,28 @@ void OptionReader::Read(std::string_view key, int* value, int min, int max, std:
   *value = static_cast<int>(v);
 }
 
+void OptionReader::Read(std::string_view key, bool* value, std::string_view doc) {
+  const std::string* text = Take(key, *value ? "true" : "false", doc);
+  if (text == nullptr) return;
+  if (*text == "true" || *text == "1" || *text == "yes") {
+    *value = true;
+  } else if (*text == "false" || *text == "0" || *text == "no") {
+    *value = false;
+  } else {
+    Fail(key, "'" + *text + "' is not true or false");
+  }
+}
+
+void OptionReader::Read(std::string_view key, std::string* value, std::string_view doc) {
+  const std::string* text = Take(key, value->empty() ? "(none)" : *value, doc);
+  if (text == nullptr) return;
+  if (text->empty()) {
+    Fail(key, "is empty");
+    return;
+  }
+  *value = *text;
+}
+
 void OptionReader::Read(std::string_view key, std::vector<std::string>* value,
                         std::string_view doc) {
   const std::string* text = Take(key, value->empty() ? "(none)" : Join(*value), doc);

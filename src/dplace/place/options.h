@@ -35,6 +35,10 @@ class OptionReader {
   void Read(std::string_view key, double* value, double min, double max, std::string_view doc);
   void Read(std::string_view key, int64_t* value, int64_t min, int64_t max, std::string_view doc);
   void Read(std::string_view key, int* value, int min, int max, std::string_view doc);
+  // true/false (also 1/0, yes/no).
+  void Read(std::string_view key, bool* value, std::string_view doc);
+  // Free text (a file name); empty given text is an error.
+  void Read(std::string_view key, std::string* value, std::string_view doc);
   // A comma-separated list of names.
   void Read(std::string_view key, std::vector<std::string>* value, std::string_view doc);
 
@@ -42,11 +46,12 @@ class OptionReader {
   // for, with the known keys); OK otherwise.
   Status Finish() const;
   const std::vector<OptionDoc>& docs() const { return docs_; }
+  // Reports a value that read well but is not one the placer takes (the first error wins).
+  void Fail(std::string_view key, const std::string& why);
 
  private:
   // The given text of `key` (recording its doc), or null.
   const std::string* Take(std::string_view key, std::string default_value, std::string_view doc);
-  void Fail(std::string_view key, const std::string& why);
 
   std::string placer_;
   OptionValues values_;

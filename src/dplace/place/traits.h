@@ -17,6 +17,7 @@ enum class Family {
   kSearch,   // spends its budget improving placements on the evaluator
   kExact,    // solves the paper's model to optimality (or to a proven bound)
   kMeta,     // runs other placers
+  kLearned,  // a trained policy places (learn/), within the budget
 };
 std::string_view FamilyName(Family family);
 

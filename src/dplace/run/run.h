@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dplace/base/status.h"
-#include "dplace/place/registry.h"
+#include "dplace/registry/registry.h"
 #include "dplace/sim/evaluation.h"
 #include "dplace/sim/problem.h"
 

@@ -8,7 +8,7 @@
 
 #include "dplace/graph/synthetic.h"
 #include "dplace/graph/training.h"
-#include "dplace/place/registry.h"
+#include "dplace/registry/registry.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/test_problems.h"
 

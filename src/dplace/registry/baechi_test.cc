@@ -11,7 +11,7 @@
 
 #include "dplace/graph/graph_builder.h"
 #include "dplace/io/load.h"
-#include "dplace/place/registry.h"
+#include "dplace/registry/registry.h"
 #include "dplace/sim/test_problems.h"
 
 namespace dplace::place {

@@ -1,4 +1,4 @@
-#include "dplace/place/registry.h"
+#include "dplace/registry/registry.h"
 
 #include <string>
 
@@ -12,6 +12,9 @@
 #include "dplace/place/search/contiguous.h"
 #include "dplace/place/search/local_search.h"
 #include "dplace/place/search/mcmc.h"
+#ifdef DPLACE_HAVE_TORCH
+#include "dplace/learn/placeto.h"
+#endif
 #ifdef DPLACE_HAVE_SCOTCH
 #include "dplace/place/partition/scotch_placer.h"
 #endif
@@ -23,6 +26,19 @@ namespace dplace::place {
 namespace {
 
 using Made = StatusOr<std::unique_ptr<Placer>>;
+
+// The best of the table's classic search-start heuristics, each run once: a handful of
+// evaluations (contiguous, which tries many cuts, is left out).
+StatusOr<std::shared_ptr<StartFinder>> MakeHeuristicStart(const Catalog& c) {
+  std::vector<Member> heuristics;
+  for (const std::string& name :
+       c.Names([](const PlacerTraits& t) { return t.search_start && t.classic; })) {
+    DPLACE_ASSIGN_OR_RETURN(Member m, c.Make(name));
+    heuristics.push_back(std::move(m));
+  }
+  return std::shared_ptr<StartFinder>(
+      std::make_shared<BestStart>(std::move(heuristics), std::vector<Member>{}));
+}
 
 // A placer without options or members.
 template <std::unique_ptr<Placer> (*Make)()>
@@ -58,6 +74,15 @@ Made Chains(OptionReader& r, const Catalog& c) {
   }
   return MakeChainsPlacer(o, std::move(own_start));
 }
+#ifdef DPLACE_HAVE_TORCH
+Made Placeto(OptionReader& r, const Catalog& c) {
+  learn::PlacetoOptions o;
+  learn::ReadOptions(r, &o);
+  DPLACE_ASSIGN_OR_RETURN(auto start, MakeHeuristicStart(c));
+  return learn::MakePlacetoPlacer(o, std::move(start));
+}
+#endif
+
 Made Portfolio(OptionReader& r, const Catalog& c) {
   PortfolioOptions o;
   ReadOptions(r, &o);
@@ -162,6 +187,13 @@ constexpr PlacerEntry kPlacers[] = {
      Chains},
     {"mcmc", "Metropolis search over unit and run moves from the best heuristic (FlexFlow-style)",
      Search(4, 2), FromBestStart<McmcOptions, MakeMcmcPlacer>},
+#ifdef DPLACE_HAVE_TORCH
+    {"placeto",
+     "Placeto's graph-embedding policy (NeurIPS 2019) re-placing each unit in turn; a trained "
+     "policy, zero-shot or fine-tuned",
+     {.family = Family::kLearned, .objectives = kAll, .takes_start = true},
+     Placeto},
+#endif
     {"portfolio",
      "the best of a set of placers in one budget, with the gap to the lower bound",
      {.family = Family::kMeta, .objectives = kAll, .takes_start = true},
@@ -204,6 +236,8 @@ std::string_view FamilyName(Family family) {
       return "exact";
     case Family::kMeta:
       return "meta";
+    case Family::kLearned:
+      return "learned";
   }
   return "";
 }
@@ -232,6 +266,11 @@ StatusOr<Member> MakePlacer(std::string_view name, const PlacerOptions& options)
     }
   }
   return TableCatalog(options).Make(name);
+}
+
+StatusOr<std::shared_ptr<StartFinder>> HeuristicStart() {
+  const PlacerOptions none;
+  return MakeHeuristicStart(TableCatalog(none));
 }
 
 std::vector<OptionDoc> OptionDocs(const PlacerEntry& entry) {

@@ -7,7 +7,7 @@
 
 #include "dplace/io/load.h"
 #include "dplace/place/exact/exact.h"
-#include "dplace/place/registry.h"
+#include "dplace/registry/registry.h"
 #include "dplace/sim/latency.h"
 #include "dplace/sim/max_load.h"
 #include "dplace/sim/test_problems.h"

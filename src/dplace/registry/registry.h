@@ -11,6 +11,7 @@
 
 #include "dplace/place/meta/catalog.h"
 #include "dplace/place/options.h"
+#include "dplace/place/search/score.h"
 
 namespace dplace::place {
 
@@ -34,6 +35,10 @@ using PlacerOptions = std::map<std::string, OptionValues>;
 // Makes placer `name` with `options[name]`, its members with theirs. InvalidInput for an unknown
 // placer, an unknown option key or a bad value, and for options given to a placer not built in.
 StatusOr<Member> MakePlacer(std::string_view name, const PlacerOptions& options = {});
+
+// The best of the classic search-start heuristics (single, expert, m_topo, heft, m_etf), each run
+// once: where the learned placers' episodes begin, in training and in placement.
+StatusOr<std::shared_ptr<StartFinder>> HeuristicStart();
 
 // The options of placer `name` with their defaults and meaning (`dplace placers --options`).
 std::vector<OptionDoc> OptionDocs(const PlacerEntry& entry);

@@ -6,10 +6,10 @@
 #include <set>
 
 #include "dplace/place/meta/best_start.h"
-#include "dplace/place/registry.h"
 #include "dplace/place/schedule/list_scheduler.h"
 #include "dplace/place/search/chains.h"
 #include "dplace/place/units.h"
+#include "dplace/registry/registry.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/test_problems.h"
 

@@ -6,7 +6,7 @@
 #include "dplace/graph/graph_builder.h"
 #include "dplace/io/load.h"
 #include "dplace/place/baseline/baseline.h"
-#include "dplace/place/registry.h"
+#include "dplace/registry/registry.h"
 #include "dplace/sim/constraints.h"
 #include "dplace/sim/test_problems.h"
 

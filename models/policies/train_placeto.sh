@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Reproduces models/policies/placeto.pt: generates the training graphs (seeds 1 and 2 of the five
+# families of docs/families.md; seed 3 is held out for the benchmark) and trains on them on one
+# core. Usage: bash models/policies/train_placeto.sh [DPLACE] [OUT]
+set -euo pipefail
+dplace=${1:-build/release/dplace}
+out=${2:-models/policies/placeto.pt}
+graphs=$(mktemp -d)
+trap 'rm -rf "$graphs"' EXIT
+for family in enas_cnn enas_rnn nmt nasnet layered; do
+  "$dplace" gen "$family" --count 8 --seed 1 --out "$graphs" --quiet
+  "$dplace" gen "$family" --count 4 --seed 2 --training --out "$graphs" --quiet
+done
+OMP_NUM_THREADS=1 "$dplace" train --method placeto --graphs "$graphs" \
+  --cluster k80x4 --cluster v100x8-nvlink --cluster hetero \
+  --updates 400 --episodes 8 --seed 1 --lr 3e-3 --lr-end 1e-3 --discount 0.9 \
+  --out "$out" --log "${out%.pt}_curve.csv"

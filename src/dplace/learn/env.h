@@ -1,0 +1,140 @@
+// The one reinforcement-learning environment of dplace: episodes that place a problem's
+// co-location units one at a time (Placeto's MDP), observed through the graph, the cost table and
+// the step simulator's timeline, rewarded by the same evaluator the searches use. No torch here:
+// observations are plain arrays that the policies (policy.h) turn into tensors.
+//
+// An episode starts from a placement and visits every unit once, in topological order; each step
+// re-places the current unit on a device it may run on. When the placement changed since the last
+// evaluation and `refresh_every` steps have passed since it (or the episode ends), the placement is
+// evaluated (one evaluation of the problem's evaluator, counted like a search's) and the
+// observation's timeline features are refreshed; a placement that did not change costs nothing. The
+// cost of a placement is scale-free: value / lower bound, times 1 + 4 × the share of memory
+// overflowed, plus 1 when infeasible (so an infeasible placement is always worse than the same one
+// within memory, and the penalty grows with the overflow). The reward of a step is the drop of the
+// cost since the last evaluation (0 on steps that evaluate nothing), so an episode's return is the
+// start's cost minus the end's.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "dplace/place/coarsen.h"
+#include "dplace/place/search/score.h"
+#include "dplace/place/units.h"
+#include "dplace/sim/evaluator.h"
+#include "dplace/sim/problem.h"
+#include "dplace/sim/step_sim.h"
+
+namespace dplace::learn {
+
+// The units as a DAG for message passing: edge u -> v when an op of u feeds an op of v and u comes
+// first in topological order (a co-location group can close a cycle among units; such back edges
+// are left out). Plain indices: unit u is node u.index().
+struct UnitDag {
+  int num_nodes = 0;
+  std::vector<int32_t> pred_offsets, preds;  // CSR, ascending
+  std::vector<int32_t> succ_offsets, succs;
+  std::vector<double> edge_bytes;  // per preds entry: bytes u sends v
+};
+UnitDag MakeUnitDag(const sim::Problem& problem, const place::Units& units);
+
+// Features of one node (unit) and of one device for the current unit; see env.cc for each column.
+inline constexpr int kNodeFeatures = 12;
+inline constexpr int kDeviceFeatures = 8;
+
+struct Observation {
+  int32_t current = 0;           // the unit to place now
+  std::vector<float> nodes;      // num_nodes × kNodeFeatures, row-major
+  std::vector<float> devices;    // num_devices × kDeviceFeatures
+  std::vector<uint8_t> allowed;  // per device: may the current unit run there
+  // Units the current one depends on / that depend on it, and the units neither way whose
+  // simulated start is nearest its own (at most EnvOptions::parallel_nodes).
+  std::vector<int32_t> ancestors, descendants, parallel;
+};
+
+struct EnvOptions {
+  int refresh_every = 1;   // steps between evaluations at the latest (1: every step, Placeto's)
+  int parallel_nodes = 8;  // how many parallel units the observation names
+};
+
+class PlacementEnv {
+ public:
+  // `evaluator` judges `problem` and counts every evaluation the environment makes.
+  PlacementEnv(const sim::Problem& problem, sim::Evaluator& evaluator, EnvOptions options = {});
+
+  const sim::Problem& problem() const { return problem_; }
+  const place::Units& units() const { return units_; }
+  const UnitDag& dag() const { return dag_; }
+  int num_devices() const { return problem_.num_devices(); }
+
+  // Starts an episode from `start` (one device per op; a unit takes its first op's device) and
+  // evaluates it.
+  void Reset(const sim::Placement& start);
+  bool Done() const { return step_ >= units_.size(); }
+  place::UnitId Current() const { return place::UnitId(static_cast<int32_t>(step_)); }
+  // The observation of the current step (Done() must be false).
+  void Observe(Observation* out) const;
+  // Puts the current unit on `d` (one it may run on), moves on; returns the step's reward.
+  double Step(sim::DeviceId d);
+
+  // The placement now, its last evaluation and cost (as of the last evaluation).
+  const sim::Placement& placement() const { return placement_; }
+  const sim::Evaluation& evaluation() const { return evaluation_; }
+  double cost() const { return cost_; }
+  // The best placement any evaluation of this environment saw (feasible first, then smaller).
+  const sim::Placement& best() const { return best_; }
+  const place::Score& best_score() const { return best_score_; }
+
+  // The scale-free cost of an evaluation (see the file comment).
+  double CostOf(const sim::Evaluation& e) const;
+
+ private:
+  void Evaluate();
+  // Per op start/end and the critical path from the timeline (step objective); zeros otherwise.
+  void ReadTimeline(const sim::Timeline& timeline);
+
+  const sim::Problem& problem_;
+  sim::Evaluator& evaluator_;
+  EnvOptions options_;
+  place::Units units_;
+  UnitDag dag_;
+  place::PerUnit<double> fastest_s_, out_bytes_;
+  double max_fastest_s_ = 0, max_out_bytes_ = 0, max_footprint_ = 0;
+  std::unique_ptr<sim::StepSimulator> simulator_;  // objective step: for the timeline
+
+  sim::Placement placement_;
+  place::PerUnit<sim::DeviceId> device_;
+  size_t step_ = 0;
+  int since_refresh_ = 0;
+  bool changed_ = false;
+  sim::Evaluation evaluation_;
+  double cost_ = 0;
+  // From the last evaluation: per unit its start and end, whether on the critical path.
+  place::PerUnit<double> start_s_, end_s_;
+  place::PerUnit<char> critical_;
+  double makespan_ = 0;
+  sim::Placement best_;
+  place::Score best_score_;
+};
+
+// A problem as a policy places it: itself, or coarsened (place/coarsen.h) when it has more than
+// `max_units` co-location units; Expand() gives the problem's placement of a placement of it.
+struct PolicyProblem {
+  std::shared_ptr<const sim::Problem> problem;
+  std::shared_ptr<const place::Coarsening> coarsening;  // null: not coarsened
+  sim::Placement Expand(const sim::Placement& p) const {
+    return coarsening ? coarsening->Expand(p) : p;
+  }
+  // A placement of the original problem as one of this one (a coarse op takes its first op's
+  // device).
+  sim::Placement Coarse(const sim::Placement& p) const;
+};
+StatusOr<PolicyProblem> ForPolicy(std::shared_ptr<const sim::Problem> problem, int max_units);
+
+// Each unit on the first device it may run on, fastest first, that has room (place::FirstFit):
+// where episodes start.
+sim::Placement FastestStart(const sim::Problem& problem, const place::Units& units);
+
+}  // namespace dplace::learn

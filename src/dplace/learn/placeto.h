@@ -1,0 +1,37 @@
+// The `placeto` placer: places a problem with a trained Placeto policy (policy.h) through the
+// environment (env.h). Episodes improve a placement one unit at a time: the request's start, else
+// the best of the searches' start heuristics. It plays a greedy episode, then samples episodes
+// from the policy, each starting from the best placement so far, within the budget (64 evaluations
+// when the request sets no limit), and returns the best placement any of them reached. With
+// fine_tune, it also trains the policy on the problem between episodes (REINFORCE, train.h).
+// Problems of more units than max_units are coarsened first (place/coarsen.h) and the policy places
+// the coarse units. Without LibTorch (DPLACE_WITH_TORCH=OFF) the placer does not exist.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "dplace/place/options.h"
+#include "dplace/place/placer.h"
+#include "dplace/place/search/score.h"
+
+namespace dplace::learn {
+
+struct PlacetoOptions {
+  std::string policy;      // policy file; empty: the bundled one (DefaultPolicyPath)
+  bool fine_tune = false;  // train on the problem between episodes
+  int max_units = 256;     // coarsen problems of more units
+  int refresh = 0;         // steps between evaluations in an episode; 0: about 16 per episode
+  int episodes = 0;        // at most this many episodes; 0: as many as the budget allows
+  std::string start = "heuristics";  // where episodes begin: heuristics | fastest
+};
+void ReadOptions(place::OptionReader& reader, PlacetoOptions* options);
+
+// `start` finds where episodes begin when the request gives no start (null: fastest).
+std::unique_ptr<place::Placer> MakePlacetoPlacer(
+    PlacetoOptions options, std::shared_ptr<place::StartFinder> start = nullptr);
+
+// The policy bundled with dplace (models/policies/placeto.pt in the source tree).
+std::string DefaultPolicyPath();
+
+}  // namespace dplace::learn

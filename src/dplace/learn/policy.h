@@ -1,0 +1,82 @@
+// Policies: LibTorch modules that map an observation of the environment (env.h) to one logit per
+// device. Internal to learn/ (it includes torch): the rest of dplace sees placeto.h and train.h.
+//
+// PlacetoPolicy is Placeto's graph embedding: a node MLP, message passing forward and backward in
+// topological order (message_passing.h, as one autograd function), then for the current node the
+// mean embeddings of its ancestors, its descendants and its parallel nodes, concatenated with its
+// own, into an MLP. Where Placeto's last layer has one output per device (a policy per device
+// count), dplace scores each device with one shared MLP over that summary and the device's
+// features (env.h), so one policy places on any cluster. A linear head over the device features is
+// added to that score, initialised to prefer the unit's current device and the devices of its
+// neighbours: the untrained policy explores near its start instead of scattering every unit.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "dplace/base/status.h"
+#include "dplace/learn/env.h"
+
+namespace dplace::learn {
+
+struct PolicyShape {
+  int64_t hidden = 32;
+  int64_t node_features = kNodeFeatures;
+  int64_t device_features = kDeviceFeatures;
+};
+
+class Policy : public torch::nn::Module {
+ public:
+  // Logits of the current unit's devices, [num_devices]; -inf where it may not run.
+  virtual torch::Tensor Logits(const Observation& obs, const UnitDag& dag) = 0;
+  virtual std::string kind() const = 0;
+  virtual PolicyShape shape() const = 0;
+};
+
+class PlacetoPolicy : public Policy {
+ public:
+  explicit PlacetoPolicy(PolicyShape shape);
+  torch::Tensor Logits(const Observation& obs, const UnitDag& dag) override;
+  std::string kind() const override { return "placeto"; }
+  PolicyShape shape() const override { return shape_; }
+
+  // The node embeddings [num_nodes, 3 × hidden] of an observation: own, forward, backward.
+  torch::Tensor Embed(const Observation& obs, const UnitDag& dag);
+
+ private:
+  PolicyShape shape_;
+  torch::nn::Linear node_{nullptr}, summary_{nullptr}, device_{nullptr}, score_{nullptr},
+      prior_{nullptr};
+  // Forward and backward pass weights: w1, b1, w2, b2 each.
+  torch::Tensor fw1_, fb1_, fw2_, fb2_, bw1_, bb1_, bw2_, bb2_;
+};
+
+// The message passing of message_passing.h as an autograd operation on float or double tensors:
+// h [n, width] -> m [n, width].
+torch::Tensor MessagePass(const torch::Tensor& h, const torch::Tensor& w1, const torch::Tensor& b1,
+                          const torch::Tensor& w2, const torch::Tensor& b2,
+                          const std::vector<int32_t>& offsets, const std::vector<int32_t>& edges,
+                          bool reverse);
+
+// A new policy of `kind` ("placeto"), its weights drawn from `seed`.
+StatusOr<std::shared_ptr<Policy>> MakePolicy(const std::string& kind, PolicyShape shape,
+                                             uint64_t seed);
+
+// Policy files: a LibTorch archive with the policy's kind, shape and weights. Saving writes a
+// temporary name and renames it. Loading a missing, truncated or foreign file, or one whose
+// weights do not fit its shape, is InvalidInput naming the file.
+Status SavePolicy(Policy& policy, const std::string& path);
+StatusOr<std::shared_ptr<Policy>> LoadPolicy(const std::string& path);
+// The same inside a larger archive (checkpoints).
+void WritePolicy(Policy& policy, torch::serialize::OutputArchive* archive);
+StatusOr<std::shared_ptr<Policy>> ReadPolicy(torch::serialize::InputArchive& archive,
+                                             const std::string& path);
+
+// Every weight of `policy` flattened into one vector, and back (the gradients the same way).
+torch::Tensor FlatGradients(Policy& policy);
+void SetGradients(Policy& policy, const torch::Tensor& flat);
+
+}  // namespace dplace::learn

@@ -1,0 +1,217 @@
+// The Placeto policy's gradients against finite differences, policy files (and bad ones),
+// checkpoints that resume exactly, and the placer's determinism and budget.
+#include "dplace/learn/policy.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "dplace/graph/families.h"
+#include "dplace/io/load.h"
+#include "dplace/io/test_files.h"
+#include "dplace/learn/placeto.h"
+#include "dplace/learn/rollout.h"
+#include "dplace/learn/train.h"
+
+namespace dplace::learn {
+namespace {
+
+std::shared_ptr<const sim::Problem> Generated(const std::string& family, const std::string& cluster,
+                                              int index = 0) {
+  auto g = std::make_shared<const graph::Graph>(graph::GenerateGraph(family, 11, index).value());
+  return std::make_shared<const sim::Problem>(sim::MakeProblem(g, io::LoadCluster(cluster).value(),
+                                                               sim::Objective::kStep,
+                                                               cost::RooflineCostModel())
+                                                  .value());
+}
+
+struct Fixture {
+  std::shared_ptr<const sim::Problem> problem = Generated("enas_cnn", "k80x4");
+  std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(problem);
+  PlacementEnv env{*problem, *evaluator};
+  Observation obs;
+  Fixture() {
+    env.Reset(FastestStart(*problem, env.units()));
+    for (int i = 0; i < 9; ++i) env.Step(sim::DeviceId(i % 4));
+    env.Observe(&obs);
+  }
+};
+
+TEST(PlacetoPolicyTest, GradientsMatchFiniteDifferences) {
+  Fixture f;
+  auto made = MakePolicy("placeto", {.hidden = 6}, 3);
+  ASSERT_TRUE(made.ok());
+  Policy& policy = **made;
+  policy.to(torch::kFloat64);
+  {  // off the kinks of relu: no bias exactly 0
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(1);
+    for (torch::Tensor& p : policy.parameters()) p.add_(torch::randn_like(p) * 0.1);
+  }
+  const torch::Tensor weights = torch::linspace(-1, 1, f.env.num_devices(), torch::kFloat64);
+  auto loss = [&] {
+    const torch::Tensor l = policy.Logits(f.obs, f.env.dag());
+    return (torch::log_softmax(l, 0) * weights).sum();
+  };
+  policy.zero_grad();
+  loss().backward();
+  torch::NoGradGuard no_grad;
+  int checked = 0;
+  for (auto& item : policy.named_parameters()) {
+    const std::string& name = item.key();
+    torch::Tensor& p = item.value();
+    const torch::Tensor grad = p.grad().clone().reshape({-1});
+    torch::Tensor flat = p.view({-1});
+    // A few entries of each weight: the message passing's, the MLPs', the scorer's.
+    for (int64_t i = 0; i < flat.numel(); i += std::max<int64_t>(1, flat.numel() / 5)) {
+      const double keep = flat[i].item<double>(), eps = 1e-6;
+      flat[i] = keep + eps;
+      const double up = loss().item<double>();
+      flat[i] = keep - eps;
+      const double down = loss().item<double>();
+      flat[i] = keep;
+      EXPECT_NEAR(grad[i].item<double>(), (up - down) / (2 * eps), 1e-6) << name << "[" << i << "]";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 50);
+}
+
+TEST(PlacetoPolicyTest, LogitsMaskWhatAUnitMayNotRunOn) {
+  Fixture f;
+  auto policy = MakePolicy("placeto", {}, 1).value();
+  f.obs.allowed[1] = 0;
+  const torch::Tensor l = policy->Logits(f.obs, f.env.dag());
+  ASSERT_EQ(l.size(0), f.env.num_devices());
+  EXPECT_TRUE(std::isinf(l[1].item<float>()));
+  EXPECT_TRUE(std::isfinite(l[0].item<float>()));
+  Rng rng(4);
+  for (int i = 0; i < 50; ++i) EXPECT_NE(Choose(l, &rng), 1);
+}
+
+TEST(PolicyFileTest, RoundTripsAndBadFilesAreOneLine) {
+  dplace::testing::TempDir dir;
+  Fixture f;
+  auto policy = MakePolicy("placeto", {.hidden = 8}, 2).value();
+  const std::string path = dir.Path("p.pt");
+  ASSERT_TRUE(SavePolicy(*policy, path).ok());
+  auto loaded = LoadPolicy(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_TRUE(
+      torch::equal(policy->Logits(f.obs, f.env.dag()), (*loaded)->Logits(f.obs, f.env.dag())));
+
+  // Truncated, foreign, missing, and a policy of another shape under a changed name.
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string truncated = dir.Write("truncated.pt", bytes.substr(0, bytes.size() / 2));
+  const std::string foreign = dir.Write("foreign.pt", "{\"format\": \"dplace-graph/1\"}\n");
+  torch::serialize::OutputArchive other;
+  other.write("format", c10::IValue(std::string("dplace-policy/1")));
+  other.write("kind", c10::IValue(std::string("placeto")));
+  other.write("hidden", c10::IValue(int64_t{8}));
+  other.write("node_features", c10::IValue(int64_t{kNodeFeatures + 1}));
+  other.write("device_features", c10::IValue(int64_t{kDeviceFeatures}));
+  const std::string wrong_shape = dir.Path("shape.pt");
+  other.save_to(wrong_shape);
+  torch::serialize::OutputArchive narrow;
+  WritePolicy(*MakePolicy("placeto", {.hidden = 4}, 2).value(), &narrow);
+  torch::serialize::OutputArchive relabelled;  // width 4's weights labelled width 8
+  relabelled.write("format", c10::IValue(std::string("dplace-policy/1")));
+  relabelled.write("kind", c10::IValue(std::string("placeto")));
+  relabelled.write("hidden", c10::IValue(int64_t{8}));
+  relabelled.write("node_features", c10::IValue(int64_t{kNodeFeatures}));
+  relabelled.write("device_features", c10::IValue(int64_t{kDeviceFeatures}));
+  torch::serialize::OutputArchive weights;
+  MakePolicy("placeto", {.hidden = 4}, 2).value()->save(weights);
+  relabelled.write("weights", weights);
+  const std::string wrong_weights = dir.Path("weights.pt");
+  relabelled.save_to(wrong_weights);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir.Path("missing.pt"), "no such policy file"},
+      {truncated, "not a policy archive"},
+      {foreign, "not a policy archive"},
+      {wrong_shape, "node and"},
+      {wrong_weights, "do not fit"},
+  };
+  for (const auto& [file, expected] : cases) {
+    auto bad = LoadPolicy(file);
+    ASSERT_FALSE(bad.ok()) << file;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidInput);
+    EXPECT_NE(bad.status().message().find(file), std::string::npos) << bad.status().message();
+    EXPECT_NE(bad.status().message().find(expected), std::string::npos) << bad.status().message();
+    EXPECT_EQ(bad.status().message().find('\n'), std::string::npos) << bad.status().message();
+  }
+}
+
+std::vector<TrainProblem> SmallSet() {
+  return {{"a", Generated("enas_cnn", "k80x4", 0)}, {"b", Generated("enas_rnn", "hetero", 1)}};
+}
+
+std::vector<torch::Tensor> Weights(const std::string& path) {
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor& p : LoadPolicy(path).value()->parameters()) out.push_back(p.clone());
+  return out;
+}
+
+TEST(TrainTest, ACheckpointResumesExactly) {
+  dplace::testing::TempDir dir;
+  TrainOptions straight{.updates = 4, .episodes = 2, .seed = 5, .hidden = 8, .max_units = 48};
+  straight.checkpoint = dir.Path("c{update}.pt");
+  straight.checkpoint_every = 2;
+  straight.out = dir.Path("straight.pt");
+  auto a = Train(SmallSet(), straight, nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(std::filesystem::exists(dir.Path("c2.pt")));
+  TrainOptions resumed = straight;
+  resumed.checkpoint.clear();
+  resumed.resume = dir.Path("c2.pt");
+  resumed.out = dir.Path("resumed.pt");
+  auto b = Train(SmallSet(), resumed, nullptr);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->updates, 4);
+  EXPECT_EQ(a->curve, b->curve);
+  const auto wa = Weights(straight.out), wb = Weights(resumed.out);
+  ASSERT_EQ(wa.size(), wb.size());
+  for (size_t i = 0; i < wa.size(); ++i) EXPECT_TRUE(torch::equal(wa[i], wb[i])) << i;
+  // The weights moved.
+  const auto w0 = MakePolicy("placeto", {.hidden = 8}, 5).value()->parameters();
+  bool moved = false;
+  for (size_t i = 0; i < wa.size(); ++i) moved |= !torch::equal(wa[i], w0[i]);
+  EXPECT_TRUE(moved);
+
+  TrainOptions other = resumed;
+  other.seed = 6;
+  auto refused = Train(SmallSet(), other, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("seed 5"), std::string::npos);
+}
+
+TEST(PlacetoPlacerTest, SameSeedSamePlacementWithinTheBudget) {
+  dplace::testing::TempDir dir;
+  TrainOptions o{.updates = 1, .episodes = 1, .seed = 2, .hidden = 8, .max_units = 48};
+  o.out = dir.Path("p.pt");
+  ASSERT_TRUE(Train(SmallSet(), o, nullptr).ok());
+  const auto problem = Generated("nasnet", "v100x8-nvlink", 3);
+  auto placer = MakePlacetoPlacer({.policy = o.out, .max_units = 64});
+  std::vector<sim::Placement> placements;
+  for (int run = 0; run < 2; ++run) {
+    auto evaluator = sim::MakeEvaluator(problem);
+    auto placed = placer->Place(
+        *problem, {.evaluator = evaluator.get(), .seed = 9, .limits = {.evaluations = 64}});
+    ASSERT_TRUE(placed.ok()) << placed.status().message();
+    EXPECT_LE(evaluator->evaluations(), 64);
+    EXPECT_GE(evaluator->evaluations(), 20);
+    EXPECT_NE(placed->note.find("coarsened"), std::string::npos) << placed->note;
+    placements.push_back(placed->placement);
+  }
+  EXPECT_EQ(placements[0], placements[1]);
+  auto missing = MakePlacetoPlacer({.policy = dir.Path("none.pt")});
+  auto evaluator = sim::MakeEvaluator(problem);
+  auto failed = missing->Place(*problem, {.evaluator = evaluator.get()});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kInvalidInput);
+}
+
+}  // namespace
+}  // namespace dplace::learn

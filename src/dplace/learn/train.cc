@@ -1,0 +1,446 @@
+#include "dplace/learn/train.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "dplace/base/file_util.h"
+#include "dplace/learn/mpi.h"
+#include "dplace/learn/rollout.h"
+
+namespace dplace::learn {
+
+int32_t Choose(const torch::Tensor& logits, Rng* rng) {
+  const torch::Tensor l = logits.to(torch::kFloat64).contiguous();
+  const double* v = l.data_ptr<double>();
+  const int64_t n = l.size(0);
+  int32_t best = -1;
+  for (int32_t d = 0; d < n; ++d) {
+    if (std::isfinite(v[d]) && (best < 0 || v[d] > v[best])) best = d;
+  }
+  if (rng == nullptr || best < 0) return std::max(best, 0);
+  double total = 0;
+  for (int32_t d = 0; d < n; ++d) total += std::isfinite(v[d]) ? std::exp(v[d] - v[best]) : 0;
+  double u = rng->Uniform() * total;
+  for (int32_t d = 0; d < n; ++d) {
+    if (!std::isfinite(v[d])) continue;
+    u -= std::exp(v[d] - v[best]);
+    if (u < 0) return d;
+  }
+  return best;
+}
+
+Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, Rng* rng,
+                bool keep) {
+  torch::NoGradGuard no_grad;
+  Episode e;
+  env.Reset(start);
+  e.start_cost = env.cost();
+  e.best_cost = env.cost();
+  Observation obs;
+  while (!env.Done()) {
+    env.Observe(&obs);
+    const int32_t a = Choose(policy.Logits(obs, env.dag()), rng);
+    e.actions.push_back(a);
+    e.rewards.push_back(env.Step(sim::DeviceId(a)));
+    e.best_cost = std::min(e.best_cost, env.cost());
+    if (keep) e.observations.push_back(std::move(obs));
+  }
+  e.end_cost = env.cost();
+  return e;
+}
+
+std::vector<double> Reinforce::Returns(const Episode& episode) const {
+  std::vector<double> g(episode.rewards.size());
+  double sum = 0;
+  for (size_t t = g.size(); t-- > 0;) {
+    sum = episode.rewards[t] + options_.discount * sum;
+    g[t] = sum;
+  }
+  return g;
+}
+
+torch::Tensor Reinforce::Gradient(Policy& policy, const UnitDag& dag,
+                                  const Episode& episode) const {
+  policy.zero_grad();
+  const std::vector<double> g = Returns(episode);
+  const auto it = history_.find(episode.problem);
+  torch::Tensor loss = torch::zeros({});
+  const auto steps = static_cast<double>(episode.actions.size());
+  for (size_t t = 0; t < episode.actions.size(); ++t) {
+    double baseline = 0;
+    if (it != history_.end()) {
+      int count = 0;
+      for (const std::vector<double>& past : it->second) {
+        if (t < past.size()) {
+          baseline += past[t];
+          ++count;
+        }
+      }
+      if (count > 0) baseline /= count;
+    }
+    const torch::Tensor logp = torch::log_softmax(policy.Logits(episode.observations[t], dag), 0);
+    const torch::Tensor finite = logp.masked_fill(torch::isinf(logp), 0);
+    const torch::Tensor entropy = -(logp.exp() * finite).sum();
+    loss = loss - (g[t] - baseline) / steps * logp[episode.actions[t]] -
+           options_.entropy / steps * entropy;
+  }
+  if (!episode.actions.empty()) loss.backward();
+  torch::Tensor flat = FlatGradients(policy);
+  policy.zero_grad();
+  return flat;
+}
+
+void Reinforce::Record(const Episode& episode) {
+  auto& h = history_[episode.problem];
+  h.push_back(Returns(episode));
+  while (static_cast<int>(h.size()) > options_.baseline_window) h.pop_front();
+}
+
+void Reinforce::Save(torch::serialize::OutputArchive* archive) const {
+  std::vector<double> flat;  // problem, episodes, then per episode: length, returns
+  for (const auto& [problem, episodes] : history_) {
+    flat.push_back(problem);
+    flat.push_back(static_cast<double>(episodes.size()));
+    for (const std::vector<double>& e : episodes) {
+      flat.push_back(static_cast<double>(e.size()));
+      flat.insert(flat.end(), e.begin(), e.end());
+    }
+  }
+  archive->write("baselines", torch::tensor(flat, torch::kFloat64));
+}
+
+void Reinforce::Load(torch::serialize::InputArchive& archive) {
+  torch::Tensor t;
+  archive.read("baselines", t);
+  const std::vector<double> flat(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+  history_.clear();
+  for (size_t i = 0; i < flat.size();) {
+    auto& h = history_[static_cast<int>(flat[i])];
+    const auto episodes = static_cast<size_t>(flat[i + 1]);
+    i += 2;
+    for (size_t e = 0; e < episodes; ++e) {
+      const auto length = static_cast<size_t>(flat[i]);
+      h.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                     flat.begin() + static_cast<std::ptrdiff_t>(i + 1 + length));
+      i += 1 + length;
+    }
+  }
+}
+
+bool HaveMpi() {
+#ifdef DPLACE_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// The seed of one episode: the run's seed, the update and the slot, mixed (SplitMix64).
+uint64_t EpisodeSeed(uint64_t seed, int64_t update, int slot) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(update * 4099 + slot + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+struct LogRow {
+  int64_t update, episodes, evaluations;
+  double seconds, mean_return, mean_cost;
+};
+
+Status WriteLog(const std::string& path, const std::vector<LogRow>& rows) {
+  std::ostringstream out;
+  if (path.size() >= 5 && path.substr(path.size() - 5) == ".json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const LogRow& r : rows) {
+      j.push_back({{"update", r.update},
+                   {"episodes", r.episodes},
+                   {"evaluations", r.evaluations},
+                   {"seconds", r.seconds},
+                   {"mean_return", r.mean_return},
+                   {"mean_cost", r.mean_cost}});
+    }
+    out << nlohmann::json{{"format", "dplace-train-log/1"}, {"updates", j}}.dump(1) << "\n";
+  } else {
+    out << "update,episodes,evaluations,seconds,mean_return,mean_cost\n";
+    out << std::setprecision(9);
+    for (const LogRow& r : rows) {
+      out << r.update << "," << r.episodes << "," << r.evaluations << "," << r.seconds << ","
+          << r.mean_return << "," << r.mean_cost << "\n";
+    }
+  }
+  return WriteFileAtomically(path, out.str());
+}
+
+class Trainer {
+ public:
+  Trainer(const TrainOptions& o, std::shared_ptr<Policy> policy, MpiWorld& world)
+      : o_(o),
+        policy_(std::move(policy)),
+        world_(world),
+        adam_(policy_->parameters(), torch::optim::AdamOptions(o.lr)),
+        reinforce_(
+            {.entropy = o.entropy, .baseline_window = o.baseline_window, .discount = o.discount}) {}
+
+  Status Prepare(const std::vector<TrainProblem>& problems) {
+    for (const TrainProblem& p : problems) {
+      DPLACE_ASSIGN_OR_RETURN(PolicyProblem pp, ForPolicy(p.problem, o_.max_units));
+      auto evaluator = sim::MakeEvaluator(pp.problem);
+      auto env = std::make_unique<PlacementEnv>(*pp.problem, *evaluator);
+      starts_.push_back(p.start.size() == static_cast<size_t>(p.problem->num_ops())
+                            ? pp.Coarse(p.start)
+                            : FastestStart(*pp.problem, env->units()));
+      problems_.push_back(std::move(pp));
+      evaluators_.push_back(std::move(evaluator));
+      envs_.push_back(std::move(env));
+    }
+    result_.best_cost.assign(problems.size(), std::numeric_limits<double>::infinity());
+    result_.first_cost.assign(problems.size(), -1);
+    return OkStatus();
+  }
+
+  // One update: episodes on this rank's slots, gathered in slot order, one Adam step.
+  void Update() {
+    const int slots = o_.episodes;
+    const auto num_problems = static_cast<int64_t>(envs_.size());
+    // Per own slot: slot, evaluations, start cost, best cost, steps, rewards, gradient.
+    std::vector<double> mine;
+    for (int s = world_.rank(); s < slots; s += world_.size()) {
+      const int problem = static_cast<int>((update_ * slots + s) % num_problems);
+      PlacementEnv& env = *envs_[static_cast<size_t>(problem)];
+      sim::Evaluator& evaluator = *evaluators_[static_cast<size_t>(problem)];
+      const int64_t before = evaluator.evaluations();
+      Rng rng(EpisodeSeed(o_.seed, update_, s));
+      Episode e = Rollout(env, *policy_, starts_[static_cast<size_t>(problem)], &rng, true);
+      e.problem = problem;
+      const torch::Tensor grad = reinforce_.Gradient(*policy_, env.dag(), e);
+      mine.push_back(s);
+      mine.push_back(static_cast<double>(evaluator.evaluations() - before));
+      mine.push_back(e.start_cost);
+      mine.push_back(e.best_cost);
+      mine.push_back(static_cast<double>(e.rewards.size()));
+      mine.insert(mine.end(), e.rewards.begin(), e.rewards.end());
+      const torch::Tensor g64 = grad.to(torch::kFloat64).contiguous();
+      mine.insert(mine.end(), g64.data_ptr<double>(), g64.data_ptr<double>() + g64.numel());
+    }
+    const int64_t width = FlatGradients(*policy_).numel();
+    std::vector<Episode> episodes(static_cast<size_t>(slots));
+    std::vector<torch::Tensor> grads(static_cast<size_t>(slots));
+    for (const std::vector<double>& from : world_.AllGather(mine)) {
+      for (size_t i = 0; i < from.size();) {
+        const auto s = static_cast<size_t>(from[i]);
+        Episode& e = episodes[s];
+        e.problem = static_cast<int>((update_ * slots + static_cast<int64_t>(s)) % num_problems);
+        result_.evaluations += static_cast<int64_t>(from[i + 1]);
+        e.start_cost = from[i + 2];
+        e.best_cost = from[i + 3];
+        const auto steps = static_cast<size_t>(from[i + 4]);
+        i += 5;
+        e.rewards.assign(from.begin() + static_cast<std::ptrdiff_t>(i),
+                         from.begin() + static_cast<std::ptrdiff_t>(i + steps));
+        i += steps;
+        std::vector<double> g(from.begin() + static_cast<std::ptrdiff_t>(i),
+                              from.begin() + static_cast<std::ptrdiff_t>(i) + width);
+        grads[s] = torch::tensor(g, torch::kFloat64).to(torch::kFloat32);
+        i += static_cast<size_t>(width);
+      }
+    }
+    torch::Tensor total = torch::zeros({width});
+    double mean_return = 0, mean_cost = 0;
+    for (int s = 0; s < slots; ++s) {
+      const Episode& e = episodes[static_cast<size_t>(s)];
+      total += grads[static_cast<size_t>(s)];
+      double end = e.start_cost;
+      for (double r : e.rewards) end -= r;
+      mean_return += (e.start_cost - end) / slots;
+      mean_cost += end / slots;
+      const auto p = static_cast<size_t>(e.problem);
+      if (result_.first_cost[p] < 0) result_.first_cost[p] = end;
+      result_.best_cost[p] = std::min(result_.best_cost[p], e.best_cost);
+      reinforce_.Record(e);
+    }
+    SetGradients(*policy_, total / slots);
+    if (o_.updates > 0) {
+      const double f = static_cast<double>(update_) / static_cast<double>(o_.updates);
+      for (auto& group : adam_.param_groups()) {
+        static_cast<torch::optim::AdamOptions&>(group.options())
+            .lr(o_.lr + (o_.lr_end - o_.lr) * f);
+      }
+    }
+    adam_.step();
+    ++update_;
+    result_.updates = update_;
+    result_.episodes += slots;
+    result_.curve.push_back(mean_return);
+    log_.push_back({update_, result_.episodes, result_.evaluations, 0, mean_return, mean_cost});
+  }
+
+  Status SaveCheckpoint(std::string path) {
+    for (size_t at; (at = path.find("{update}")) != std::string::npos;) {
+      path.replace(at, 8, std::to_string(update_));
+    }
+    torch::serialize::OutputArchive a;
+    torch::serialize::OutputArchive policy, optimizer;
+    WritePolicy(*policy_, &policy);
+    a.write("policy", policy);
+    adam_.save(optimizer);
+    a.write("optimizer", optimizer);
+    reinforce_.Save(&a);
+    a.write("update", c10::IValue(update_));
+    a.write("episodes", c10::IValue(result_.episodes));
+    a.write("evaluations", c10::IValue(result_.evaluations));
+    a.write("seed", c10::IValue(static_cast<int64_t>(o_.seed)));
+    a.write("slots", c10::IValue(static_cast<int64_t>(o_.episodes)));
+    a.write("best_cost", torch::tensor(result_.best_cost, torch::kFloat64));
+    a.write("first_cost", torch::tensor(result_.first_cost, torch::kFloat64));
+    a.write("curve", torch::tensor(result_.curve.empty() ? std::vector<double>{} : result_.curve,
+                                   torch::kFloat64));
+    std::ostringstream bytes;
+    a.save_to(bytes);
+    return WriteFileAtomically(path, bytes.str());
+  }
+
+  Status LoadCheckpoint(const std::string& path) {
+    if (!std::filesystem::is_regular_file(path)) return InvalidInput(path + ": no such checkpoint");
+    try {
+      torch::serialize::InputArchive a;
+      a.load_from(path);
+      torch::serialize::InputArchive policy, optimizer;
+      a.read("policy", policy);
+      DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> loaded, ReadPolicy(policy, path));
+      if (loaded->shape().hidden != policy_->shape().hidden) {
+        return InvalidInput(path + ": checkpoint of width " +
+                            std::to_string(loaded->shape().hidden) + ", not " +
+                            std::to_string(policy_->shape().hidden));
+      }
+      torch::NoGradGuard no_grad;
+      const auto from = loaded->parameters();
+      auto to = policy_->parameters();
+      for (size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
+      a.read("optimizer", optimizer);
+      adam_.load(optimizer);
+      reinforce_.Load(a);
+      c10::IValue v;
+      a.read("update", v);
+      update_ = v.toInt();
+      a.read("episodes", v);
+      result_.episodes = v.toInt();
+      a.read("evaluations", v);
+      result_.evaluations = v.toInt();
+      a.read("seed", v);
+      const int64_t seed = v.toInt();
+      a.read("slots", v);
+      if (seed != static_cast<int64_t>(o_.seed) || v.toInt() != o_.episodes) {
+        return InvalidInput(path + ": checkpoint of seed " + std::to_string(seed) + " and " +
+                            std::to_string(v.toInt()) + " episodes per update; give the same");
+      }
+      auto read_vector = [&](const char* key) {
+        torch::Tensor t;
+        a.read(key, t);
+        return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+      };
+      const std::vector<double> best = read_vector("best_cost");
+      if (best.size() != result_.best_cost.size()) {
+        return InvalidInput(path + ": checkpoint of " + std::to_string(best.size()) +
+                            " problems, not " + std::to_string(result_.best_cost.size()));
+      }
+      result_.best_cost = best;
+      result_.first_cost = read_vector("first_cost");
+      result_.curve = read_vector("curve");
+    } catch (const c10::Error& e) {
+      const std::string what = e.what_without_backtrace();
+      return InvalidInput(path + ": not a training checkpoint (" + what.substr(0, what.find('\n')) +
+                          ")");
+    }
+    result_.updates = update_;
+    return OkStatus();
+  }
+
+  int64_t update() const { return update_; }
+  TrainResult& result() { return result_; }
+  std::vector<LogRow>& log() { return log_; }
+  Policy& policy() { return *policy_; }
+  const std::vector<PolicyProblem>& problems() const { return problems_; }
+
+ private:
+  TrainOptions o_;
+  std::shared_ptr<Policy> policy_;
+  MpiWorld& world_;
+  torch::optim::Adam adam_;
+  Reinforce reinforce_;
+  std::vector<PolicyProblem> problems_;
+  std::vector<std::unique_ptr<sim::Evaluator>> evaluators_;
+  std::vector<std::unique_ptr<PlacementEnv>> envs_;
+  std::vector<sim::Placement> starts_;
+  int64_t update_ = 0;
+  TrainResult result_;
+  std::vector<LogRow> log_;
+};
+
+}  // namespace
+
+StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const TrainOptions& o,
+                            std::ostream* progress) {
+  if (problems.empty()) return InvalidInput("nothing to train on: no graphs");
+  if (o.episodes < 1) return InvalidInput("--episodes must be at least 1");
+  DPLACE_ASSIGN_OR_RETURN(MpiWorld * world, MpiWorld::Get());
+  torch::set_num_threads(1);
+  std::shared_ptr<Policy> policy;
+  if (!o.init.empty()) {
+    DPLACE_ASSIGN_OR_RETURN(policy, LoadPolicy(o.init));
+  } else {
+    DPLACE_ASSIGN_OR_RETURN(policy, MakePolicy(o.method, {.hidden = o.hidden}, o.seed));
+  }
+  Trainer trainer(o, policy, *world);
+  DPLACE_RETURN_IF_ERROR(trainer.Prepare(problems));
+  if (!o.resume.empty()) DPLACE_RETURN_IF_ERROR(trainer.LoadCheckpoint(o.resume));
+  const bool lead = world->rank() == 0;
+  const int64_t updates = o.updates == 0 && o.evaluations == 0 && o.seconds == 0 ? 100 : o.updates;
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = CpuSeconds();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  TrainResult& r = trainer.result();
+  while ((updates == 0 || trainer.update() < updates) &&
+         (o.evaluations == 0 || r.evaluations < o.evaluations) &&
+         (o.seconds == 0 || elapsed() < o.seconds)) {
+    trainer.Update();
+    trainer.log().back().seconds = elapsed();
+    if (lead && progress != nullptr) {
+      *progress << "update " << trainer.update() << "  episodes " << r.episodes << "  evaluations "
+                << r.evaluations << "  mean return " << std::fixed << std::setprecision(4)
+                << r.curve.back() << "  best cost";
+      for (size_t p = 0; p < r.best_cost.size() && p < 8; ++p) {
+        *progress << " " << problems[p].name << " " << std::setprecision(3) << r.best_cost[p];
+      }
+      if (r.best_cost.size() > 8) *progress << " ...";
+      *progress << std::defaultfloat << "\n";
+    }
+    if (lead && !o.checkpoint.empty() && o.checkpoint_every > 0 &&
+        trainer.update() % o.checkpoint_every == 0) {
+      DPLACE_RETURN_IF_ERROR(trainer.SaveCheckpoint(o.checkpoint));
+    }
+  }
+  r.seconds = elapsed();
+  r.cpu_seconds = CpuSeconds() - cpu_start;
+  if (lead) {
+    if (!o.checkpoint.empty()) DPLACE_RETURN_IF_ERROR(trainer.SaveCheckpoint(o.checkpoint));
+    if (!o.out.empty()) DPLACE_RETURN_IF_ERROR(SavePolicy(trainer.policy(), o.out));
+    if (!o.log.empty()) DPLACE_RETURN_IF_ERROR(WriteLog(o.log, trainer.log()));
+  }
+  return r;
+}
+
+}  // namespace dplace::learn

@@ -1,0 +1,67 @@
+// Training a policy (`dplace train`): REINFORCE with a per-step baseline and an entropy bonus over
+// episodes of the environment (env.h) on a set of problems. Each update plays `episodes` episodes
+// (problem (update × episodes + slot) mod the number of problems, each from its own seed), takes
+// the mean of their gradients in slot order and makes one Adam step, the learning rate falling
+// linearly from lr to lr_end over the updates. Under `mpirun -n N` the episodes of an update are
+// dealt to the ranks and the gradients gathered in the same slot order, so the result equals the
+// single-process run with the same seed bit for bit. Checkpoints hold the policy, the optimiser,
+// the baselines and the update count: resuming one gives the same next update as not stopping.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dplace/base/status.h"
+#include "dplace/sim/problem.h"
+
+namespace dplace::learn {
+
+struct TrainProblem {
+  std::string name;  // graph@cluster
+  std::shared_ptr<const sim::Problem> problem;
+  sim::Placement start;  // where its episodes begin; empty: each unit on its fastest device
+};
+
+struct TrainOptions {
+  std::string method = "placeto";
+  // Budgets: training stops at the first one reached (0: none; updates 0 with no other: 100).
+  int64_t updates = 0;
+  int64_t evaluations = 0;
+  double seconds = 0;
+  int episodes = 4;  // per update
+  uint64_t seed = 1;
+  int hidden = 32;
+  double lr = 1e-3, lr_end = 1e-4;
+  double entropy = 0.01;     // weight of the entropy bonus
+  double discount = 0.95;    // of later rewards in a step's return
+  int baseline_window = 16;  // episodes per problem the baseline averages
+  int max_units = 256;       // coarsen problems of more units
+  std::string out;           // the trained policy
+  // Written every checkpoint_every updates and at the end; "{update}" in the name becomes the
+  // update count (one file per checkpoint).
+  std::string checkpoint;
+  int checkpoint_every = 0;
+  std::string resume;  // a checkpoint to continue from
+  std::string log;     // learning curve: .csv or .json
+  std::string init;    // start from this policy instead of fresh weights
+};
+
+struct TrainResult {
+  int64_t updates = 0, episodes = 0, evaluations = 0;
+  double seconds = 0, cpu_seconds = 0;
+  // Per problem: the cost (env.h) of its best placement and of its first episode's end.
+  std::vector<double> best_cost, first_cost;
+  std::vector<double> curve;  // mean episode return per update
+};
+
+// Trains; progress lines go to `progress` (null: none). Only rank 0 writes files and progress.
+StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const TrainOptions& options,
+                            std::ostream* progress);
+
+// Whether this binary was built with MPI, and the rank/size of this process (0/1 without mpirun).
+bool HaveMpi();
+
+}  // namespace dplace::learn
