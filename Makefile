@@ -28,6 +28,7 @@ bench: build
 	./build/release/bench/paper_dp_benchmark
 	./build/release/bench/incremental_benchmark
 	./build/release/bench/large_graph_benchmark
+	./build/release/bench/learn_benchmark
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

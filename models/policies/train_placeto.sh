@@ -13,5 +13,5 @@ for family in enas_cnn enas_rnn nmt nasnet layered; do
 done
 OMP_NUM_THREADS=1 "$dplace" train --method placeto --graphs "$graphs" \
   --cluster k80x4 --cluster v100x8-nvlink --cluster hetero \
-  --updates 400 --episodes 8 --seed 1 --lr 3e-3 --lr-end 1e-3 --discount 0.9 \
-  --out "$out" --log "${out%.pt}_curve.csv"
+  --updates "${UPDATES:-150}" --episodes 8 --seed 1 --lr 3e-3 --lr-end 3e-3 --discount 0.9 \
+  --out "$out" --log "${out%.pt}_curve.csv" "${@:3}"

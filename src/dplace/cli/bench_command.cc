@@ -12,6 +12,7 @@
 #include "dplace/base/file_util.h"
 #include "dplace/base/progress.h"
 #include "dplace/base/units.h"
+#include "dplace/cli/bench_regimes.h"
 #include "dplace/cli/commands.h"
 #include "dplace/place/search/score.h"
 #include "dplace/registry/registry.h"
@@ -50,6 +51,7 @@ Status RunBench(const BenchFlags& flags) {
   DPLACE_ASSIGN_OR_RETURN(
       const run::Suite suite,
       run::LoadSuite(flags.suite, flags.suites, {.data = flags.data, .models = flags.models}));
+  if (!suite.regimes.empty()) return RunRegimeBench(flags, suite);
   // The manifest's options, then --opt's (which win).
   std::vector<std::string> specs = suite.options;
   specs.insert(specs.end(), flags.options.begin(), flags.options.end());

@@ -68,6 +68,9 @@ struct BenchFlags {
   std::vector<std::string> options;  // --opt PLACER.KEY=VALUE, for every workload
   bool json = false;
   std::string report;  // HTML report file; empty: none
+  // A suite with regimes: only these (empty: all), only workloads whose name contains `filter`.
+  std::vector<std::string> regimes;
+  std::string filter;
 };
 Status RunBench(const BenchFlags& flags);
 

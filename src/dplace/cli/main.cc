@@ -193,6 +193,10 @@ int main(int argc, char** argv) {
   bench_cmd->add_flag("--json", bench.json, "print JSON on stdout");
   bench_cmd->add_option("--report", bench.report,
                         "also write an HTML report (tables, bar charts, best timelines) here");
+  bench_cmd->add_option("--regimes", bench.regimes,
+                        "a suite with regimes (learned): run only these (repeatable)");
+  bench_cmd->add_option("--filter", bench.filter,
+                        "run only the workloads whose name contains this text");
 
   dplace::cli::GenFlags gen;
   CLI::App* gen_cmd =

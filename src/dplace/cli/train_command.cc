@@ -90,11 +90,12 @@ Status RunTrain(const TrainFlags& flags) {
   learn::TrainOptions o = flags.options;
   auto trained = learn::Train(problems, o, flags.quiet ? nullptr : &std::cerr);
   if (!trained.ok()) return trained.status();
-  if (!flags.quiet) {
+  if (!flags.quiet && trained->rank == 0) {
     std::cout << "trained " << flags.options.method << " on " << problems.size()
               << " problems: " << trained->updates << " updates, " << trained->episodes
               << " episodes, " << trained->evaluations << " evaluations, " << trained->cpu_seconds
-              << " CPU s";
+              << " CPU s"
+              << (trained->ranks > 1 ? " on " + std::to_string(trained->ranks) + " ranks" : "");
     if (!flags.options.out.empty()) std::cout << " -> " << flags.options.out;
     std::cout << "\n";
   }

@@ -4,6 +4,7 @@
 
 #include "dplace/base/json_node.h"
 #include "dplace/base/spelling.h"
+#include "dplace/graph/families.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
 #include "dplace/io/onnx/file.h"
@@ -28,7 +29,32 @@ std::string FormatOf(const Json& j) {
   return "";
 }
 
+// "gen:FAMILY:SEED:INDEX": graph INDEX of a generated family (graph/families.h), made here.
+StatusOr<LoadedGraph> Generated(const std::string& path) {
+  std::vector<std::string> parts;
+  for (size_t at = 0, next; at <= path.size(); at = next + 1) {
+    next = path.find(':', at);
+    if (next == std::string::npos) next = path.size();
+    parts.push_back(path.substr(at, next - at));
+  }
+  char* end = nullptr;
+  auto number = [&](const std::string& text) {
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    return text.empty() || *end != '\0' ? -1LL : static_cast<long long>(v);
+  };
+  if (parts.size() != 4 || number(parts[2]) < 0 || number(parts[3]) < 0) {
+    return InvalidInput("a generated graph is gen:FAMILY:SEED:INDEX");
+  }
+  DPLACE_ASSIGN_OR_RETURN(graph::Graph g,
+                          graph::GenerateGraph(parts[1], static_cast<uint64_t>(number(parts[2])),
+                                               static_cast<int>(number(parts[3]))));
+  LoadedGraph out;
+  out.graph = std::make_shared<const graph::Graph>(std::move(g));
+  return out;
+}
+
 StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path, const InputShapes& shapes) {
+  if (path.starts_with("gen:")) return Generated(path);
   LoadedGraph out;
   if (path.ends_with(".onnx")) {
     DPLACE_ASSIGN_OR_RETURN(const std::string text, ReadOnnxFile(path));

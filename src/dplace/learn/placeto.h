@@ -34,4 +34,22 @@ std::unique_ptr<place::Placer> MakePlacetoPlacer(
 // The policy bundled with dplace (models/policies/placeto.pt in the source tree).
 std::string DefaultPolicyPath();
 
+// How the policy in `path` was trained ("trained on N problems: U updates, ... CPU s"); empty when
+// the file does not say or cannot be read.
+std::string PolicyTrainingNote(const std::string& path);
+
+// Times the Placeto embedding (bench/learn_benchmark.cc): forward and backward of a fresh policy
+// over every unit of a problem (not coarsened), from one observation.
+class EmbeddingTimer {
+ public:
+  explicit EmbeddingTimer(std::shared_ptr<const sim::Problem> problem, int hidden = 32);
+  ~EmbeddingTimer();
+  void ForwardBackward();
+  int nodes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace dplace::learn

@@ -151,4 +151,32 @@ std::unique_ptr<place::Placer> MakePlacetoPlacer(PlacetoOptions options,
   return std::make_unique<PlacetoPlacer>(std::move(options), std::move(start));
 }
 
+struct EmbeddingTimer::Impl {
+  std::shared_ptr<const sim::Problem> problem;
+  std::unique_ptr<sim::Evaluator> evaluator;
+  std::unique_ptr<PlacementEnv> env;
+  std::shared_ptr<Policy> policy;
+  Observation obs;
+};
+
+EmbeddingTimer::EmbeddingTimer(std::shared_ptr<const sim::Problem> problem, int hidden)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->problem = std::move(problem);
+  impl_->evaluator = sim::MakeEvaluator(impl_->problem);
+  impl_->env = std::make_unique<PlacementEnv>(*impl_->problem, *impl_->evaluator);
+  impl_->env->Reset(FastestStart(*impl_->problem, impl_->env->units()));
+  impl_->env->Observe(&impl_->obs);
+  impl_->policy = std::move(MakePolicy("placeto", {.hidden = hidden}, 1)).value();
+  torch::set_num_threads(1);
+}
+
+EmbeddingTimer::~EmbeddingTimer() = default;
+
+void EmbeddingTimer::ForwardBackward() {
+  impl_->policy->zero_grad();
+  static_cast<PlacetoPolicy&>(*impl_->policy).Embed(impl_->obs, impl_->env->dag()).sum().backward();
+}
+
+int EmbeddingTimer::nodes() const { return impl_->env->dag().num_nodes; }
+
 }  // namespace dplace::learn

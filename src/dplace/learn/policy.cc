@@ -168,8 +168,10 @@ namespace {
 constexpr const char* kFormat = "dplace-policy/1";
 }  // namespace
 
-void WritePolicy(Policy& policy, torch::serialize::OutputArchive* archive) {
+void WritePolicy(Policy& policy, torch::serialize::OutputArchive* archive,
+                 const std::string& training) {
   archive->write("format", c10::IValue(std::string(kFormat)));
+  if (!training.empty()) archive->write("training", c10::IValue(training));
   archive->write("kind", c10::IValue(policy.kind()));
   const PolicyShape s = policy.shape();
   archive->write("hidden", c10::IValue(s.hidden));
@@ -221,9 +223,9 @@ StatusOr<std::shared_ptr<Policy>> ReadPolicy(torch::serialize::InputArchive& arc
   return made;
 }
 
-Status SavePolicy(Policy& policy, const std::string& path) {
+Status SavePolicy(Policy& policy, const std::string& path, const std::string& training) {
   torch::serialize::OutputArchive archive;
-  WritePolicy(policy, &archive);
+  WritePolicy(policy, &archive, training);
   std::ostringstream bytes;
   archive.save_to(bytes);
   return WriteFileAtomically(path, bytes.str());
@@ -239,6 +241,17 @@ StatusOr<std::shared_ptr<Policy>> LoadPolicy(const std::string& path) {
     return InvalidInput(path + ": not a policy archive (" + what.substr(0, what.find('\n')) + ")");
   }
   return ReadPolicy(archive, path);
+}
+
+std::string PolicyTrainingNote(const std::string& path) {
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    c10::IValue note;
+    if (archive.try_read("training", note) && note.isString()) return note.toStringRef();
+  } catch (const c10::Error&) {
+  }
+  return "";
 }
 
 torch::Tensor FlatGradients(Policy& policy) {

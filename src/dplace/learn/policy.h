@@ -68,10 +68,13 @@ StatusOr<std::shared_ptr<Policy>> MakePolicy(const std::string& kind, PolicyShap
 // Policy files: a LibTorch archive with the policy's kind, shape and weights. Saving writes a
 // temporary name and renames it. Loading a missing, truncated or foreign file, or one whose
 // weights do not fit its shape, is InvalidInput naming the file.
-Status SavePolicy(Policy& policy, const std::string& path);
+// `training` says how the policy was made (problems, updates, CPU time); PolicyTrainingNote reads
+// it.
+Status SavePolicy(Policy& policy, const std::string& path, const std::string& training = "");
 StatusOr<std::shared_ptr<Policy>> LoadPolicy(const std::string& path);
 // The same inside a larger archive (checkpoints).
-void WritePolicy(Policy& policy, torch::serialize::OutputArchive* archive);
+void WritePolicy(Policy& policy, torch::serialize::OutputArchive* archive,
+                 const std::string& training = "");
 StatusOr<std::shared_ptr<Policy>> ReadPolicy(torch::serialize::InputArchive& archive,
                                              const std::string& path);
 

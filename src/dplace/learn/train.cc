@@ -434,10 +434,16 @@ StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const Tra
     }
   }
   r.seconds = elapsed();
+  r.ranks = world->size();
+  r.rank = world->rank();
   r.cpu_seconds = CpuSeconds() - cpu_start;
   if (lead) {
     if (!o.checkpoint.empty()) DPLACE_RETURN_IF_ERROR(trainer.SaveCheckpoint(o.checkpoint));
-    if (!o.out.empty()) DPLACE_RETURN_IF_ERROR(SavePolicy(trainer.policy(), o.out));
+    std::ostringstream note;
+    note << "trained on " << problems.size() << " problems: " << r.updates << " updates, "
+         << r.episodes << " episodes, " << r.evaluations << " evaluations, " << std::fixed
+         << std::setprecision(0) << r.cpu_seconds * r.ranks << " CPU s (seed " << o.seed << ")";
+    if (!o.out.empty()) DPLACE_RETURN_IF_ERROR(SavePolicy(trainer.policy(), o.out, note.str()));
     if (!o.log.empty()) DPLACE_RETURN_IF_ERROR(WriteLog(o.log, trainer.log()));
   }
   return r;

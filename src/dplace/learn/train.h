@@ -51,6 +51,8 @@ struct TrainOptions {
 
 struct TrainResult {
   int64_t updates = 0, episodes = 0, evaluations = 0;
+  int ranks = 1;  // MPI processes that played episodes
+  int rank = 0;   // this process's (only rank 0 writes files)
   double seconds = 0, cpu_seconds = 0;
   // Per problem: the cost (env.h) of its best placement and of its first episode's end.
   std::vector<double> best_cost, first_cost;

@@ -61,8 +61,20 @@ template <typename Options, std::unique_ptr<Placer> (*Make)(Options, std::shared
 Made FromBestStart(OptionReader& r, const Catalog& c) {
   Options o;
   ReadOptions(r, &o);
-  DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
-  return Make(o, std::move(start));
+  std::vector<std::string> from;
+  r.Read("start", &from,
+         "placers whose best placement the search starts from when the request gives none, e.g. "
+         "placeto (a learned policy's placement); default: the table's start heuristics");
+  if (from.empty()) {
+    DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
+    return Make(o, std::move(start));
+  }
+  std::vector<Member> members;
+  for (const std::string& name : from) {
+    DPLACE_ASSIGN_OR_RETURN(Member m, c.Make(name));
+    members.push_back(std::move(m));
+  }
+  return Make(o, std::make_shared<BestStart>(std::move(members), std::vector<Member>{}));
 }
 Made Chains(OptionReader& r, const Catalog& c) {
   ChainsOptions o;

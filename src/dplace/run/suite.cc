@@ -21,12 +21,18 @@ std::string Replace(std::string text, const std::string& key, const std::string&
 
 // The file's name up to its first dot ("alexnet" for alexnet.graph.txt).
 std::string Stem(const std::string& path) {
+  if (path.starts_with("gen:")) {  // gen:FAMILY:SEED:INDEX -> FAMILY_SEED_INDEX, the graph's name
+    std::string name = path.substr(4);
+    std::replace(name.begin(), name.end(), ':', '_');
+    return name;
+  }
   const std::string name = fs::path(path).filename().string();
   return name.substr(0, name.find('.'));
 }
 
 // The files `pattern` names: a path, or a folder and a file name with one '*', sorted.
 StatusOr<std::vector<std::string>> Expand(const std::string& pattern, const JsonNode& node) {
+  if (pattern.starts_with("gen:")) return std::vector<std::string>{pattern};  // generated
   const fs::path path(pattern);
   const std::string name = path.filename().string();
   const size_t star = name.find('*');
@@ -58,9 +64,37 @@ StatusOr<std::vector<std::string>> Strings(const JsonNode& node) {
   return out;
 }
 
+// A regime or the reference: its name and placers (or one placer), limits and options.
+Status ReadRegime(const JsonNode& node, Regime* r) {
+  if (auto n = node.OptionalField("name")) {
+    DPLACE_ASSIGN_OR_RETURN(r->name, n->String());
+  }
+  if (auto n = node.OptionalField("placer")) {
+    DPLACE_ASSIGN_OR_RETURN(std::string p, n->String());
+    r->placers = {p};
+    if (r->name.empty()) r->name = "reference";
+  }
+  if (auto n = node.OptionalField("placers")) {
+    DPLACE_ASSIGN_OR_RETURN(r->placers, Strings(*n));
+  }
+  if (auto n = node.OptionalField("seconds")) {
+    DPLACE_ASSIGN_OR_RETURN(r->seconds, n->NonNegativeNumber());
+  }
+  if (auto n = node.OptionalField("evaluations")) {
+    DPLACE_ASSIGN_OR_RETURN(r->evaluations, n->Integer());
+  }
+  if (auto n = node.OptionalField("options")) {
+    DPLACE_ASSIGN_OR_RETURN(r->options, Strings(*n));
+  }
+  if (r->name.empty() || r->placers.empty()) {
+    return node.Error("a regime needs a name and placers");
+  }
+  return OkStatus();
+}
+
 Status AddWorkloads(const JsonNode& node, const SuiteFolders& folders, Suite* suite) {
   DPLACE_RETURN_IF_ERROR(
-      node.OnlyKeys({"files", "name", "clusters", "training", "expert", "expert_stems"}));
+      node.OnlyKeys({"files", "name", "clusters", "training", "expert", "expert_stems", "split"}));
   auto fill = [&](std::string text) {
     return Replace(Replace(std::move(text), "{data}", folders.data), "{models}", folders.models);
   };
@@ -90,6 +124,10 @@ Status AddWorkloads(const JsonNode& node, const SuiteFolders& folders, Suite* su
   if (auto e = node.OptionalField("expert")) {
     DPLACE_ASSIGN_OR_RETURN(expert, e->String());
   }
+  std::string split;
+  if (auto e = node.OptionalField("split")) {
+    DPLACE_ASSIGN_OR_RETURN(split, e->String());
+  }
   std::vector<std::pair<std::string, JsonNode>> renames;
   if (auto r = node.OptionalField("expert_stems")) {
     DPLACE_ASSIGN_OR_RETURN(renames, r->Members());
@@ -109,7 +147,8 @@ Status AddWorkloads(const JsonNode& node, const SuiteFolders& folders, Suite* su
                             training ? "+train" : ""),
             .graph = file,
             .cluster = cluster,
-            .training = training};
+            .training = training,
+            .split = split};
         const std::string plan = Replace(fill(expert), "{expert_stem}", expert_stem);
         if (!expert.empty() && fs::exists(plan)) w.expert = plan;
         suite->workloads.push_back(std::move(w));
@@ -146,7 +185,7 @@ StatusOr<Suite> LoadSuite(const std::string& suite, const std::string& manifests
   auto fail = [&](const Status& s) { return s.WithContext(file); };
   Suite out{.name = fs::path(file).stem().string()};
   Status s = root.OnlyKeys({"format", "description", "objective", "placers", "options", "compare",
-                            "expert_rule", "workloads"});
+                            "expert_rule", "workloads", "reference", "regimes"});
   if (!s.ok()) return fail(s);
   auto format = root.Field("format");
   if (!format.ok() || format->json() != "dplace-suite/1") {
@@ -181,6 +220,20 @@ StatusOr<Suite> LoadSuite(const std::string& suite, const std::string& manifests
     auto specs = Strings(*options);
     if (!specs.ok()) return fail(specs.status());
     out.options = std::move(*specs);
+  }
+  if (auto r = root.OptionalField("reference")) {
+    Status st = r->OnlyKeys({"placer", "seconds", "evaluations"});
+    if (st.ok()) st = ReadRegime(*r, &out.reference.emplace());
+    if (!st.ok()) return fail(st);
+  }
+  if (auto regimes = root.OptionalField("regimes")) {
+    auto list = regimes->Elements();
+    if (!list.ok()) return fail(list.status());
+    for (const JsonNode& r : *list) {
+      Status st = r.OnlyKeys({"name", "placers", "seconds", "evaluations", "options"});
+      if (st.ok()) st = ReadRegime(r, &out.regimes.emplace_back());
+      if (!st.ok()) return fail(st);
+    }
   }
   auto workloads = root.Field("workloads");
   if (!workloads.ok()) return fail(workloads.status());

@@ -3,6 +3,8 @@
 // The format is in docs/formats.md.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,18 @@ struct SuiteWorkload {
   std::string expert;   // a human-expert plan for `expert`; empty: none
   std::string cluster;  // preset or file; empty: the graph's own machine, else the bench's default
   bool training = false;
+  std::string split;  // which test split it belongs to (learned suite); empty: none
+};
+
+// A budget regime of a suite that compares placers at several budgets (the learned suite): its
+// placers run with these limits and options (after the suite's); the reference is one placer
+// whose value divides every other (R).
+struct Regime {
+  std::string name;
+  std::vector<std::string> placers;
+  double seconds = 0;
+  int64_t evaluations = 0;
+  std::vector<std::string> options;
 };
 
 struct Suite {
@@ -29,6 +43,9 @@ struct Suite {
   // Run `expert` on workloads without a plan (its rule); false: only where the suite has a plan.
   bool expert_rule = true;
   std::vector<SuiteWorkload> workloads;
+  // With regimes, each workload runs every regime (and the reference) instead of `placers`.
+  std::optional<Regime> reference;
+  std::vector<Regime> regimes;
 };
 
 // Where the placeholders of a manifest point: {data} and {models}.

@@ -1,0 +1,228 @@
+// `dplace bench` on a suite with regimes (the learned suite, docs/learned.md): every workload runs
+// the reference placer and each regime's placers at the regime's budget; each value is divided by
+// the reference's (R). The summary gives, per regime, placer and split, the geometric mean of R
+// over the non-trivial workloads (a workload is trivial when one device is within 5% of the lower
+// bound: `single` is), and for a learned placer the share of workloads where it is no worse than
+// the regime's best classic baseline and its longest placement time.
+#include "dplace/cli/bench_regimes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "dplace/base/file_util.h"
+#include "dplace/base/progress.h"
+#include "dplace/base/units.h"
+#include "dplace/registry/registry.h"
+#include "dplace/report/html_report.h"
+#include "dplace/report/table.h"
+#ifdef DPLACE_HAVE_TORCH
+#include "dplace/learn/placeto.h"
+#endif
+
+namespace dplace::cli {
+namespace {
+
+struct Row {
+  std::string workload, split, regime, placer;
+  double value = 0, ratio = 0, seconds = 0;
+  bool feasible = false, trivial = false;
+  bool learned = false, classic = false;
+};
+
+std::string Fixed(double v, const char* format = "%.3f") {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), format, v);
+  return buf;
+}
+
+}  // namespace
+
+Status RunRegimeBench(const BenchFlags& flags, const run::Suite& suite) {
+  if (!suite.reference)
+    return InvalidInput(suite.name + ": a suite with regimes needs a reference");
+  // Options per regime: the suite's, the regime's, then --opt's.
+  auto options_of = [&](const run::Regime& r) {
+    std::vector<std::string> specs = suite.options;
+    specs.insert(specs.end(), r.options.begin(), r.options.end());
+    specs.insert(specs.end(), flags.options.begin(), flags.options.end());
+    return place::ParseOptionSpecs(specs);
+  };
+  std::vector<const run::Regime*> regimes = {&*suite.reference};
+  for (const run::Regime& r : suite.regimes) {
+    if (flags.regimes.empty() ||
+        std::find(flags.regimes.begin(), flags.regimes.end(), r.name) != flags.regimes.end()) {
+      regimes.push_back(&r);
+    }
+  }
+  for (const std::string& name : flags.regimes) {
+    bool known = false;
+    for (const run::Regime& r : suite.regimes) known |= r.name == name;
+    if (!known) return InvalidInput("--regimes: " + suite.name + " has no regime '" + name + "'");
+  }
+  std::vector<const run::SuiteWorkload*> workloads;
+  for (const run::SuiteWorkload& w : suite.workloads) {
+    if (w.name.find(flags.filter) != std::string::npos) workloads.push_back(&w);
+  }
+  int runs = 0;
+  for (const run::Regime* r : regimes) {
+    DPLACE_ASSIGN_OR_RETURN(const place::PlacerOptions o, options_of(*r));
+    for (const std::string& name : r->placers) {
+      if (!place::FindPlacer(name).ok()) continue;
+      DPLACE_RETURN_IF_ERROR(place::MakePlacer(name, o).status().WithContext(r->name));
+      ++runs;
+    }
+  }
+  std::vector<Row> rows;
+  Json all = Json::array();
+  Progress progress(static_cast<int>(workloads.size()) * (runs + 1));
+  for (const run::SuiteWorkload* wp : workloads) {
+    const run::SuiteWorkload& w = *wp;
+    ProblemFlags pf;
+    pf.graph.path = w.graph;
+    pf.graph.training = w.training;
+    pf.objective = suite.objective;
+    pf.cluster = w.cluster.empty() ? flags.cluster : w.cluster;
+    DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, ProblemFromFlags(pf));
+    const sim::Problem& problem = *lp.problem;
+    auto run_one = [&](const std::string& placer, const run::Regime& r,
+                       const place::PlacerOptions& o) {
+      return run::Run(lp.problem, {.placer = placer,
+                                   .options = o,
+                                   .seed = flags.seed,
+                                   .limits = {.evaluations = r.evaluations, .seconds = r.seconds},
+                                   .coarsen_ops = flags.coarsen_ops});
+    };
+    DPLACE_ASSIGN_OR_RETURN(const run::PlacerResult single,
+                            run_one("single", run::Regime{}, place::PlacerOptions{}));
+    progress.Advance(w.name + " single");
+    const bool trivial =
+        single.evaluation.feasible && single.evaluation.value <= 1.05 * problem.LowerBound();
+    double reference = 0;
+    Json results = Json::array();
+    for (const run::Regime* r : regimes) {
+      DPLACE_ASSIGN_OR_RETURN(const place::PlacerOptions o, options_of(*r));
+      for (const std::string& name : r->placers) {
+        auto entry = place::FindPlacer(name);
+        if (!entry.ok()) continue;
+        auto result = run_one(name, *r, o);
+        progress.Advance(w.name + " " + r->name + " " + name);
+        if (!result.ok()) return result.status().WithContext(w.name + " " + r->name + " " + name);
+        const sim::Evaluation& e = result->evaluation;
+        if (r == regimes[0]) reference = e.value;
+        Row row{.workload = w.name,
+                .split = w.split,
+                .regime = r->name,
+                .placer = name,
+                .value = e.value,
+                .ratio = reference > 0 ? e.value / reference : 0,
+                .seconds = result->search_time_s,
+                .feasible = e.feasible,
+                .trivial = trivial,
+                .learned = (*entry)->traits.family == place::Family::kLearned,
+                .classic = (*entry)->traits.classic};
+        results.push_back({{"regime", r->name},
+                           {"placer", name},
+                           {"value", e.value},
+                           {"feasible", e.feasible},
+                           {"ratio", row.ratio},
+                           {"search_time_s", row.seconds},
+                           {"evaluations", result->evaluations},
+                           {"note", result->note}});
+        rows.push_back(std::move(row));
+      }
+    }
+    all.push_back({{"workload", w.name},
+                   {"split", w.split},
+                   {"lower_bound", problem.LowerBound()},
+                   {"trivial", trivial},
+                   {"results", results}});
+  }
+
+  // Per regime, placer and split: the geometric mean of R over the non-trivial feasible rows.
+  struct Mean {
+    double log_sum = 0;
+    int n = 0, rows = 0, not_worse = 0;
+    double max_seconds = 0;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, Mean> means;
+  std::vector<std::tuple<std::string, std::string, std::string>> order;
+  for (const Row& r : rows) {
+    const auto key = std::make_tuple(r.regime, r.placer, r.split);
+    if (!means.count(key)) order.push_back(key);
+    Mean& m = means[key];
+    ++m.rows;
+    m.max_seconds = std::max(m.max_seconds, r.seconds);
+    if (!r.trivial && r.feasible && r.ratio > 0) {
+      m.log_sum += std::log(r.ratio);
+      ++m.n;
+    }
+    if (r.learned) {  // against the best classic baseline of the same regime and workload
+      double classic = std::numeric_limits<double>::infinity();
+      for (const Row& o : rows) {
+        if (o.workload == r.workload && o.regime == r.regime && o.classic && o.feasible) {
+          classic = std::min(classic, o.value);
+        }
+      }
+      m.not_worse += r.feasible && r.value <= classic * (1 + 1e-9);
+    }
+  }
+  std::vector<std::vector<std::string>> table = {
+      {"workload", "split", "regime", "placer", "value", "R", "feasible", "time"}};
+  for (const Row& r : rows) {
+    table.push_back({r.workload + (r.trivial ? " (trivial)" : ""), r.split, r.regime, r.placer,
+                     Fixed(r.value, "%.6g"), Fixed(r.ratio), r.feasible ? "yes" : "no",
+                     FormatSeconds(r.seconds)});
+  }
+  std::vector<std::vector<std::string>> summary = {{"regime", "placer", "split", "geomean R",
+                                                    "rows", "not worse than best classic",
+                                                    "longest time"}};
+  Json summary_json = Json::array();
+  for (const auto& key : order) {
+    const Mean& m = means[key];
+    const auto& [regime, placer, split] = key;
+    const double g = m.n > 0 ? std::exp(m.log_sum / m.n) : 0;
+    const bool learned = place::FindPlacer(placer).ok() &&
+                         (*place::FindPlacer(placer))->traits.family == place::Family::kLearned;
+    summary.push_back({regime, placer, split, m.n > 0 ? Fixed(g) : "-",
+                       std::to_string(m.n) + " of " + std::to_string(m.rows),
+                       learned ? std::to_string(m.not_worse) + " of " + std::to_string(m.rows) : "",
+                       FormatSeconds(m.max_seconds)});
+    Json s = {{"regime", regime},
+              {"placer", placer},
+              {"split", split},
+              {"geomean_ratio", g},
+              {"rows", m.n},
+              {"all_rows", m.rows},
+              {"longest_seconds", m.max_seconds}};
+    if (learned) s["not_worse_than_classic"] = m.not_worse;
+    summary_json.push_back(s);
+  }
+  std::string training;
+#ifdef DPLACE_HAVE_TORCH
+  training = learn::PolicyTrainingNote(learn::DefaultPolicyPath());
+#endif
+  Json j = {{"suite", suite.name},
+            {"reference", suite.reference->placers[0]},
+            {"workloads", all},
+            {"summary", summary_json}};
+  if (!training.empty()) j["policy_training"] = training;
+  const std::string text =
+      report::RenderTable(summary) + (training.empty() ? "" : "bundled policy: " + training + "\n");
+  if (!flags.report.empty()) {
+    DPLACE_RETURN_IF_ERROR(WriteFileAtomically(flags.report, report::HtmlReport(j, text)));
+  }
+  if (flags.json) {
+    PrintJson(j);
+  } else {
+    std::cout << report::RenderTable(table) << "\nR = value / " << suite.reference->placers[0]
+              << " at " << suite.reference->seconds << " s; trivial rows left out of the means\n"
+              << text;
+    if (!flags.report.empty()) std::cout << "report written to " << flags.report << "\n";
+  }
+  return OkStatus();
+}
+
+}  // namespace dplace::cli

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# End-to-end tests of the learned placers: dplace gen, dplace train (and under mpirun -n 2, which
+# must write the same policy, byte for byte), placing with the trained policy, bad policy files.
+set -u
+DPLACE=${DPLACE:-build/release/dplace}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+
+expect_bad_input() {  # NAME EXPECTED ARGS...: exit code 2 and one stderr line containing EXPECTED
+  local name=$1 expected=$2
+  shift 2
+  "$DPLACE" "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  if [[ $rc -ne 2 ]]; then
+    fail "$name: exit code $rc, want 2 ($(cat "$TMP/err"))"
+  elif [[ $(wc -l <"$TMP/err") -ne 1 ]]; then
+    fail "$name: want one line on stderr: $(cat "$TMP/err")"
+  elif ! grep -qF -- "$expected" "$TMP/err"; then
+    fail "$name: stderr lacks '$expected': $(cat "$TMP/err")"
+  else
+    ok
+  fi
+}
+
+# gen: deterministic per seed, one file per graph.
+"$DPLACE" gen enas_cnn --count 3 --seed 3 --out "$TMP/g" --quiet && ok || fail "gen"
+"$DPLACE" gen enas_cnn --count 3 --seed 3 --out "$TMP/g2" --quiet
+[[ $(ls "$TMP/g" | wc -l) == 3 ]] && ok || fail "gen: want 3 files"
+diff -r "$TMP/g" "$TMP/g2" >/dev/null && ok || fail "gen: same seed, different graphs"
+"$DPLACE" gen enas_cnn --count 1 --seed 4 --out "$TMP/g4" --quiet
+cmp -s "$TMP/g/enas_cnn_3_0.json" "$TMP/g4/enas_cnn_4_0.json" && fail "gen: seed ignored" || ok
+expect_bad_input gen_family "unknown graph family 'enas'" gen enas --out "$TMP/x"
+
+# train: policy, learning curve, progress on stderr.
+train=(train --graphs "$TMP/g" --cluster k80x4 --updates 2 --episodes 3 --max-units 48)
+if "$DPLACE" "${train[@]}" --seed 7 --out "$TMP/one.pt" --checkpoint "$TMP/one.ckpt" --log "$TMP/curve.csv" \
+    >"$TMP/train.out" 2>"$TMP/train.err"; then
+  ok
+  [[ $(wc -l <"$TMP/curve.csv") == 3 ]] && ok || fail "train: curve rows $(cat "$TMP/curve.csv")"
+  grep -q "^update 2  episodes 6" "$TMP/train.err" && ok || fail "train: progress $(cat "$TMP/train.err")"
+  grep -q "2 updates, 6 episodes" "$TMP/train.out" && ok || fail "train: summary $(cat "$TMP/train.out")"
+else
+  fail "train: $(cat "$TMP/train.err")"
+fi
+# Distributed: two ranks, the same weights, optimiser state and baselines bit for bit: every
+# tensor of the two checkpoints, read with PyTorch (the files' bytes differ: LibTorch names Adam's
+# state by memory address).
+same_tensors() {
+  /usr/bin/python3 -c "
+import sys, torch
+a, b = (list(torch.jit.load(p).state_dict().values()) for p in sys.argv[1:3])
+sys.exit(0 if len(a) == len(b) > 20 and all(torch.equal(x, y) for x, y in zip(a, b)) else 1)" "$1" "$2"
+}
+if command -v mpirun >/dev/null; then
+  mpirun --allow-run-as-root --oversubscribe -n 2 "$DPLACE" "${train[@]}" --seed 7 --out "$TMP/mpi.pt" \
+    --checkpoint "$TMP/mpi.ckpt" \
+    >"$TMP/mpi.out" 2>"$TMP/mpi.err" && ok || fail "mpirun: $(cat "$TMP/mpi.err")"
+  grep -q "on 2 ranks" "$TMP/mpi.out" && ok || fail "mpirun: not 2 ranks: $(cat "$TMP/mpi.out")"
+  same_tensors "$TMP/one.ckpt" "$TMP/mpi.ckpt" && ok || fail "mpirun -n 2: training differs from one process"
+  "$DPLACE" "${train[@]}" --seed 8 --checkpoint "$TMP/other.ckpt" --quiet
+  [[ -f $TMP/other.ckpt ]] && ok || fail "train --seed 8 wrote no checkpoint"
+  same_tensors "$TMP/one.ckpt" "$TMP/other.ckpt" && fail "checkpoints of two seeds compare equal" || ok
+else
+  fail "mpirun not found (the set-up script installs openmpi-bin)"
+fi
+expect_bad_input train_no_cluster "--cluster" train --graphs "$TMP/g" --out "$TMP/p.pt"
+expect_bad_input train_no_graphs "--graphs nowhere: neither a file, a folder nor a suite" \
+  train --graphs nowhere --cluster k80x4 --out "$TMP/p.pt"
+expect_bad_input train_resume "c.pt: no such checkpoint" "${train[@]}" --seed 7 --out "$TMP/p.pt" \
+  --resume "$TMP/c.pt"
+
+# place with the trained policy: same seed, same plan.
+place=(place --graph "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer placeto --evaluations 64)
+"$DPLACE" "${place[@]}" --opt placeto.policy="$TMP/one.pt" --out "$TMP/a.json" >/dev/null 2>&1 && ok || fail "placeto"
+"$DPLACE" "${place[@]}" --opt placeto.policy="$TMP/one.pt" --out "$TMP/b.json" >/dev/null 2>&1
+cmp -s "$TMP/a.json" "$TMP/b.json" && ok || fail "placeto: same seed, different plans"
+"$DPLACE" "${place[@]}" --out "$TMP/bundled.json" >/dev/null 2>&1 && ok || fail "placeto: bundled policy"
+
+# Bad policy files: missing, truncated, not a policy.
+head -c 2000 "$TMP/one.pt" >"$TMP/truncated.pt"
+echo '{"format": "dplace-graph/1"}' >"$TMP/graph.pt"
+expect_bad_input policy_missing "none.pt: no such policy file" "${place[@]}" --opt placeto.policy="$TMP/none.pt"
+expect_bad_input policy_truncated "truncated.pt: not a policy archive" "${place[@]}" \
+  --opt placeto.policy="$TMP/truncated.pt"
+expect_bad_input policy_foreign "graph.pt: not a policy archive" "${place[@]}" --opt placeto.policy="$TMP/graph.pt"
+expect_bad_input placeto_start "option placeto.start: 'best' is not heuristics or fastest" "${place[@]}" \
+  --opt placeto.start=best
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
