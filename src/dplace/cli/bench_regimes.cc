@@ -17,6 +17,7 @@
 #include "dplace/base/units.h"
 #include "dplace/registry/registry.h"
 #include "dplace/report/html_report.h"
+#include "dplace/report/result_json.h"
 #include "dplace/report/table.h"
 #ifdef DPLACE_HAVE_TORCH
 #include "dplace/learn/placeto.h"
@@ -123,14 +124,13 @@ Status RunRegimeBench(const BenchFlags& flags, const run::Suite& suite) {
                 .trivial = trivial,
                 .learned = (*entry)->traits.family == place::Family::kLearned,
                 .classic = (*entry)->traits.classic};
-        results.push_back({{"regime", r->name},
-                           {"placer", name},
-                           {"value", e.value},
-                           {"feasible", e.feasible},
-                           {"ratio", row.ratio},
-                           {"search_time_s", row.seconds},
-                           {"evaluations", result->evaluations},
-                           {"note", result->note}});
+        // The result as every bench writes it (the HTML report reads it), named by its regime.
+        Json one = report::ResultJson(problem, *result);
+        one["placer"] = r->name + "/" + name;
+        one["regime"] = r->name;
+        one["ratio"] = row.ratio;
+        one["evaluations"] = result->evaluations;
+        results.push_back(std::move(one));
         rows.push_back(std::move(row));
       }
     }

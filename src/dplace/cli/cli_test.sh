@@ -1,39 +1,13 @@
 #!/usr/bin/env bash
 # End-to-end tests of the dplace binary on testdata/: outputs, files, exit codes, bad input.
 set -u
-DPLACE=${DPLACE:-build/release/dplace}
+source "$(dirname "$0")/test_lib.sh"
 DATA=testdata/dnn-partitioning
 GRAPH=$DATA/throughput-inputs/LayerGraphs/bert24_training.json
 EXPERT=$DATA/human-experts/bert24_training_expert.json
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 
 # json_get FILE PYTHON_EXPR: evaluates the expression with `d` bound to the parsed file.
 json_get() { /usr/bin/python3 -c "import json,sys; d=json.load(open('$1')); print(($2))"; }
-
-# expect_bad_input NAME EXPECTED_SUBSTRING ARGS...: exit code 2, one stderr line containing it.
-expect_bad_input() {
-  local name=$1 expected=$2
-  shift 2
-  "$DPLACE" "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  local lines
-  lines=$(wc -l <"$TMP/err")
-  if [[ $rc -ne 2 ]]; then
-    fail "$name: exit code $rc, want 2 ($(cat "$TMP/err"))"
-  elif [[ $lines -ne 1 ]]; then
-    fail "$name: $lines lines on stderr, want 1: $(cat "$TMP/err")"
-  elif ! grep -qF -- "$expected" "$TMP/err"; then
-    fail "$name: stderr lacks '$expected': $(cat "$TMP/err")"
-  else
-    ok
-  fi
-}
 
 # 1. place with every placer, JSON, plan and trace.
 if "$DPLACE" place --graph "$GRAPH" --placer single,round_robin,random,expert,dp --plan "$EXPERT" \

@@ -1,30 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end tests of the learned placers: dplace gen, dplace train (and under mpirun -n 2, which
-# must write the same policy, byte for byte), placing with the trained policy, bad policy files.
+# must train the same weights), placing with the trained policy, bad policy files, and the bundled
+# policy's training graphs kept apart from the learned suite's test graphs.
 set -u
-DPLACE=${DPLACE:-build/release/dplace}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-
-expect_bad_input() {  # NAME EXPECTED ARGS...: exit code 2 and one stderr line containing EXPECTED
-  local name=$1 expected=$2
-  shift 2
-  "$DPLACE" "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  if [[ $rc -ne 2 ]]; then
-    fail "$name: exit code $rc, want 2 ($(cat "$TMP/err"))"
-  elif [[ $(wc -l <"$TMP/err") -ne 1 ]]; then
-    fail "$name: want one line on stderr: $(cat "$TMP/err")"
-  elif ! grep -qF -- "$expected" "$TMP/err"; then
-    fail "$name: stderr lacks '$expected': $(cat "$TMP/err")"
-  else
-    ok
-  fi
-}
+source "$(dirname "$0")/test_lib.sh"
 
 # gen: deterministic per seed, one file per graph.
 "$DPLACE" gen enas_cnn --count 3 --seed 3 --out "$TMP/g" --quiet && ok || fail "gen"
@@ -89,6 +68,34 @@ expect_bad_input policy_truncated "truncated.pt: not a policy archive" "${place[
 expect_bad_input policy_foreign "graph.pt: not a policy archive" "${place[@]}" --opt placeto.policy="$TMP/graph.pt"
 expect_bad_input placeto_start "option placeto.start: 'best' is not heuristics or fastest" "${place[@]}" \
   --opt placeto.start=best
+
+# The bundled policy's training graphs are the ones its hash list names (regenerated here as
+# models/policies/train_placeto.sh makes them), and no test graph of the learned suite is one of them.
+for family in enas_cnn enas_rnn nmt nasnet layered; do
+  "$DPLACE" gen "$family" --count 8 --seed 1 --out "$TMP/train/forward" --quiet
+  "$DPLACE" gen "$family" --count 4 --seed 2 --training --out "$TMP/train/training" --quiet
+done
+LIST=models/policies/placeto_train.sha256
+[[ $(cd "$TMP/train" && sha256sum forward/*.json training/*.json | sort) == $(sort "$LIST") ]] \
+  && ok || fail "the training graphs differ from $LIST"
+mapfile -t tests < <(/usr/bin/python3 -c "
+import json
+suite = json.load(open('bench/suites/learned.json'))
+for w in suite['workloads']:
+    for f in w['files']:
+        print(f.replace('{models}', 'models').replace('{data}', 'testdata'))")
+[[ ${#tests[@]} -ge 15 ]] && ok || fail "learned suite: ${#tests[@]} test graphs"
+for t in "${tests[@]}"; do
+  if [[ $t == gen:* ]]; then
+    IFS=: read -r _ family seed index <<<"$t"
+    "$DPLACE" gen "$family" --count $((index + 1)) --seed "$seed" --out "$TMP/held" --quiet
+    file=$TMP/held/${family}_${seed}_${index}.json
+  else
+    file=$t
+  fi
+  hash=$(sha256sum "$file" | cut -d' ' -f1)
+  grep -q "^$hash " "$LIST" && fail "test graph $t is a training graph" || ok
+done
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

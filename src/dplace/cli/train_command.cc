@@ -81,13 +81,14 @@ Status RunTrain(const TrainFlags& flags) {
                                     .cluster = s.cluster,
                                     .objective = "step"});
     if (!loaded.ok()) return loaded.status();
-    auto evaluator = sim::MakeEvaluator(loaded->problem);
-    place::Start start =
-        finder->Find(*loaded->problem, {.evaluator = evaluator.get(), .seed = flags.options.seed});
-    problems.push_back({std::filesystem::path(s.graph).stem().string() + "@" + s.cluster,
-                        loaded->problem, std::move(start.placement)});
+    problems.push_back(
+        {std::filesystem::path(s.graph).stem().string() + "@" + s.cluster, loaded->problem});
   }
   learn::TrainOptions o = flags.options;
+  o.start = [&](const sim::Problem& problem) {
+    auto evaluator = sim::MakeEvaluator(std::make_shared<const sim::Problem>(problem));
+    return finder->Find(problem, {.evaluator = evaluator.get(), .seed = o.seed}).placement;
+  };
   auto trained = learn::Train(problems, o, flags.quiet ? nullptr : &std::cerr);
   if (!trained.ok()) return trained.status();
   if (!flags.quiet && trained->rank == 0) {

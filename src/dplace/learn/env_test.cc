@@ -7,20 +7,15 @@
 #include <cmath>
 #include <random>
 
-#include "dplace/graph/families.h"
-#include "dplace/io/load.h"
 #include "dplace/learn/message_passing.h"
+#include "dplace/learn/test_problems.h"
 
 namespace dplace::learn {
 namespace {
 
 std::shared_ptr<const sim::Problem> Generated(const std::string& family, const std::string& cluster,
                                               int index = 0) {
-  auto g = std::make_shared<const graph::Graph>(graph::GenerateGraph(family, 7, index).value());
-  return std::make_shared<const sim::Problem>(sim::MakeProblem(g, io::LoadCluster(cluster).value(),
-                                                               sim::Objective::kStep,
-                                                               cost::RooflineCostModel())
-                                                  .value());
+  return testing::Generated(family, cluster, 7, index);
 }
 
 TEST(UnitDagTest, EdgesGoForwardAndSumTheirBytes) {

@@ -93,22 +93,23 @@ class PlacetoPlacer : public place::Placer {
     }
 
     Rng rng(request.seed);
-    // Episodes improve a placement: the request's start, else the heuristics' best (a handful
-    // of evaluations), else each unit on its fastest device.
-    sim::Placement from = FastestStart(p, env.units());
-    if (const sim::Placement* start = place::StartOf(problem, request)) {
-      from = prepared->Coarse(*start);
-    } else if (start_ != nullptr && o_.start == "heuristics") {
-      const place::Start s = start_->Find(problem, request);
-      if (!s.placement.empty()) from = prepared->Coarse(s.placement);
-    }
-    int episodes = 0;
     int64_t counted = 0;
     auto count = [&] {  // coarse evaluations onto the request's evaluator
       if (coarse_evaluator == nullptr) return;
       request.evaluator->CountEvaluations(coarse_evaluator->evaluations() - counted);
       counted = coarse_evaluator->evaluations();
     };
+    // Episodes improve a placement: the request's start, else the heuristics' best on the
+    // problem the policy places (a handful of evaluations), else each unit on its fastest device.
+    sim::Placement from = FastestStart(p, env.units());
+    if (const sim::Placement* start = place::StartOf(problem, request)) {
+      from = prepared->Coarse(*start);
+    } else if (start_ != nullptr && o_.start == "heuristics") {
+      const place::Start s = start_->Find(p, {.evaluator = evaluator, .seed = request.seed});
+      if (!s.placement.empty()) from = s.placement;
+      count();
+    }
+    int episodes = 0;
     // The most evaluations one episode makes: its start, its refreshes and its last step. An
     // episode begins only when the budget has that much left (the first always does).
     const int every = o_.fine_tune ? 1 : refresh;

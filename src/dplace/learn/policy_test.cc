@@ -7,11 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "dplace/graph/families.h"
-#include "dplace/io/load.h"
 #include "dplace/io/test_files.h"
 #include "dplace/learn/placeto.h"
 #include "dplace/learn/rollout.h"
+#include "dplace/learn/test_problems.h"
 #include "dplace/learn/train.h"
 
 namespace dplace::learn {
@@ -19,11 +18,7 @@ namespace {
 
 std::shared_ptr<const sim::Problem> Generated(const std::string& family, const std::string& cluster,
                                               int index = 0) {
-  auto g = std::make_shared<const graph::Graph>(graph::GenerateGraph(family, 11, index).value());
-  return std::make_shared<const sim::Problem>(sim::MakeProblem(g, io::LoadCluster(cluster).value(),
-                                                               sim::Objective::kStep,
-                                                               cost::RooflineCostModel())
-                                                  .value());
+  return testing::Generated(family, cluster, 11, index);
 }
 
 struct Fixture {

@@ -45,7 +45,8 @@ class Reinforce {
  public:
   explicit Reinforce(ReinforceOptions options) : options_(options) {}
   // The flat gradient (FlatGradients) of the episode's loss, -Σ_t A_t log π(a_t) - β Σ_t H(π),
-  // divided by the number of steps. Leaves the policy's own gradients zeroed.
+  // divided by the number of steps, the advantages scaled to unit root mean square. Leaves the
+  // policy's own gradients zeroed.
   torch::Tensor Gradient(Policy& policy, const UnitDag& dag, const Episode& episode) const;
   // Adds an episode to its problem's baseline.
   void Record(const Episode& episode);

@@ -71,9 +71,11 @@ torch::Tensor Reinforce::Gradient(Policy& policy, const UnitDag& dag,
   policy.zero_grad();
   const std::vector<double> g = Returns(episode);
   const auto it = history_.find(episode.problem);
-  torch::Tensor loss = torch::zeros({});
-  const auto steps = static_cast<double>(episode.actions.size());
-  for (size_t t = 0; t < episode.actions.size(); ++t) {
+  // Advantages, scaled to unit root mean square over the episode: rewards are cost differences,
+  // small and of a size that varies by graph; scaled, the entropy bonus weighs the same everywhere.
+  std::vector<double> advantage(episode.actions.size());
+  double square = 0;
+  for (size_t t = 0; t < advantage.size(); ++t) {
     double baseline = 0;
     if (it != history_.end()) {
       int count = 0;
@@ -85,10 +87,18 @@ torch::Tensor Reinforce::Gradient(Policy& policy, const UnitDag& dag,
       }
       if (count > 0) baseline /= count;
     }
+    advantage[t] = g[t] - baseline;
+    square += advantage[t] * advantage[t];
+  }
+  const double rms = std::sqrt(square / std::max<size_t>(1, advantage.size()));
+  const double scale = rms > 1e-9 ? 1 / rms : 0;
+  torch::Tensor loss = torch::zeros({});
+  const auto steps = static_cast<double>(episode.actions.size());
+  for (size_t t = 0; t < episode.actions.size(); ++t) {
     const torch::Tensor logp = torch::log_softmax(policy.Logits(episode.observations[t], dag), 0);
     const torch::Tensor finite = logp.masked_fill(torch::isinf(logp), 0);
     const torch::Tensor entropy = -(logp.exp() * finite).sum();
-    loss = loss - (g[t] - baseline) / steps * logp[episode.actions[t]] -
+    loss = loss - advantage[t] * scale / steps * logp[episode.actions[t]] -
            options_.entropy / steps * entropy;
   }
   if (!episode.actions.empty()) loss.backward();
@@ -198,9 +208,12 @@ class Trainer {
       DPLACE_ASSIGN_OR_RETURN(PolicyProblem pp, ForPolicy(p.problem, o_.max_units));
       auto evaluator = sim::MakeEvaluator(pp.problem);
       auto env = std::make_unique<PlacementEnv>(*pp.problem, *evaluator);
-      starts_.push_back(p.start.size() == static_cast<size_t>(p.problem->num_ops())
-                            ? pp.Coarse(p.start)
-                            : FastestStart(*pp.problem, env->units()));
+      sim::Placement start;
+      if (o_.start) start = o_.start(*pp.problem);
+      if (start.size() != static_cast<size_t>(pp.problem->num_ops())) {
+        start = FastestStart(*pp.problem, env->units());
+      }
+      starts_.push_back(std::move(start));
       problems_.push_back(std::move(pp));
       evaluators_.push_back(std::move(evaluator));
       envs_.push_back(std::move(env));

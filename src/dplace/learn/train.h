@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -22,7 +23,6 @@ namespace dplace::learn {
 struct TrainProblem {
   std::string name;  // graph@cluster
   std::shared_ptr<const sim::Problem> problem;
-  sim::Placement start;  // where its episodes begin; empty: each unit on its fastest device
 };
 
 struct TrainOptions {
@@ -47,6 +47,9 @@ struct TrainOptions {
   std::string resume;  // a checkpoint to continue from
   std::string log;     // learning curve: .csv or .json
   std::string init;    // start from this policy instead of fresh weights
+  // Where a problem's episodes begin (given the problem the policy places, coarsened or not);
+  // null or an empty placement: each unit on its fastest device.
+  std::function<sim::Placement(const sim::Problem&)> start;
 };
 
 struct TrainResult {
