@@ -2,7 +2,7 @@
 # Reproduces models/policies/placeto.pt: generates the training graphs (seeds 1 and 2 of the five
 # families of docs/families.md, listed by hash in placeto_train.sha256; seed 3 is held out for the
 # benchmark) and trains on them on one core, 213 updates of 8 episodes on 60 graphs x 3 clusters
-# (the bundled policy: 833 CPU s; the learning rate is constant, so a run cut short by --seconds
+# (the bundled policy: 856 CPU s; the learning rate is constant, so a run cut short by --seconds
 # and this one with its update count are the same). Extra arguments go to dplace train.
 # Usage: bash models/policies/train_placeto.sh [DPLACE] [OUT] [TRAIN ARGS...]
 set -euo pipefail

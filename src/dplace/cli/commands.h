@@ -91,7 +91,8 @@ struct TrainFlags {
   std::vector<std::string> clusters;  // each graph on each
   bool training = false;              // expand ONNX graphs into training steps
   bool quiet = false;
-  learn::TrainOptions options;  // method, budgets, files, hyper-parameters
+  std::string algorithm = "reinforce";  // or ppo
+  learn::TrainOptions options;          // method, budgets, files, hyper-parameters
 };
 Status RunTrain(const TrainFlags& flags);
 #endif

@@ -43,10 +43,19 @@ if command -v mpirun >/dev/null; then
   "$DPLACE" "${train[@]}" --seed 8 --checkpoint "$TMP/other.ckpt" --quiet
   [[ -f $TMP/other.ckpt ]] && ok || fail "train --seed 8 wrote no checkpoint"
   same_tensors "$TMP/one.ckpt" "$TMP/other.ckpt" && fail "checkpoints of two seeds compare equal" || ok
+  # PPO: four gradient steps per update, each gathered from both ranks.
+  "$DPLACE" "${train[@]}" --seed 7 --algorithm ppo --checkpoint "$TMP/ppo.ckpt" --quiet &&
+    mpirun --allow-run-as-root --oversubscribe -n 2 "$DPLACE" "${train[@]}" --seed 7 --algorithm ppo \
+      --checkpoint "$TMP/ppo_mpi.ckpt" --quiet >"$TMP/ppo_mpi.err" 2>&1 && ok ||
+    fail "train --algorithm ppo: $(cat "$TMP/ppo_mpi.err")"
+  same_tensors "$TMP/ppo.ckpt" "$TMP/ppo_mpi.ckpt" && ok || fail "PPO under mpirun -n 2 differs from one process"
+  same_tensors "$TMP/one.ckpt" "$TMP/ppo.ckpt" && fail "PPO and REINFORCE train the same weights" || ok
 else
   fail "mpirun not found (the set-up script installs openmpi-bin)"
 fi
 expect_bad_input train_no_cluster "--cluster" train --graphs "$TMP/g" --out "$TMP/p.pt"
+expect_bad_input train_algorithm "--algorithm: 'a2c' is not reinforce or ppo" "${train[@]}" \
+  --algorithm a2c --out "$TMP/p.pt"
 expect_bad_input train_no_graphs "--graphs nowhere: neither a file, a folder nor a suite" \
   train --graphs nowhere --cluster k80x4 --out "$TMP/p.pt"
 expect_bad_input train_resume "c.pt: no such checkpoint" "${train[@]}" --seed 7 --out "$TMP/p.pt" \
@@ -66,7 +75,7 @@ expect_bad_input policy_missing "none.pt: no such policy file" "${place[@]}" --o
 expect_bad_input policy_truncated "truncated.pt: not a policy archive" "${place[@]}" \
   --opt placeto.policy="$TMP/truncated.pt"
 expect_bad_input policy_foreign "graph.pt: not a policy archive" "${place[@]}" --opt placeto.policy="$TMP/graph.pt"
-expect_bad_input placeto_start "option placeto.start: 'best' is not heuristics or fastest" "${place[@]}" \
+expect_bad_input placeto_start "option placeto.start: 'best' is not search or fastest" "${place[@]}" \
   --opt placeto.start=best
 
 # The bundled policy's training graphs are the ones its hash list names (regenerated here as

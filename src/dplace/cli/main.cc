@@ -237,9 +237,12 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--lr", t.lr, "Adam's learning rate at the start")->capture_default_str();
   train_cmd->add_option("--lr-end", t.lr_end, "... at the last update (with --updates)")
       ->capture_default_str();
-  train_cmd->add_option("--entropy", t.entropy, "weight of the entropy bonus")
+  train_cmd->add_option("--algorithm", train.algorithm, "reinforce or ppo")->capture_default_str();
+  train_cmd->add_option("--clip", t.algorithm.clip, "PPO's clip range of the ratio (0: 0.2)");
+  train_cmd->add_option("--epochs", t.algorithm.epochs, "PPO's gradient steps per update (1: 4)");
+  train_cmd->add_option("--entropy", t.algorithm.entropy, "weight of the entropy bonus")
       ->capture_default_str();
-  train_cmd->add_option("--discount", t.discount, "discount of later rewards in a return")
+  train_cmd->add_option("--discount", t.algorithm.discount, "discount of later rewards in a return")
       ->capture_default_str();
   train_cmd->add_option("--max-units", t.max_units, "coarsen graphs of more co-location units")
       ->capture_default_str();

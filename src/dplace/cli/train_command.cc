@@ -5,6 +5,7 @@
 
 #include "dplace/base/file_util.h"
 #include "dplace/cli/commands.h"
+#include "dplace/learn/placeto.h"
 #include "dplace/learn/train.h"
 #include "dplace/registry/registry.h"
 #include "dplace/run/load.h"
@@ -67,14 +68,16 @@ StatusOr<std::vector<Source>> Sources(const TrainFlags& flags) {
 
 Status RunTrain(const TrainFlags& flags) {
   if (flags.clusters.empty()) return InvalidInput("--cluster: give at least one");
+  DPLACE_ASSIGN_OR_RETURN(const learn::AlgorithmOptions algorithm,
+                          learn::AlgorithmByName(flags.algorithm, flags.options.algorithm));
   if (flags.options.out.empty() && flags.options.checkpoint.empty()) {
     return InvalidInput("--out: give the policy file to write (or --checkpoint)");
   }
   if (!flags.options.out.empty()) DPLACE_RETURN_IF_ERROR(CheckWritable("--out", flags.options.out));
   if (!flags.options.log.empty()) DPLACE_RETURN_IF_ERROR(CheckWritable("--log", flags.options.log));
   DPLACE_ASSIGN_OR_RETURN(const std::vector<Source> sources, Sources(flags));
-  // Episodes begin where the placer's do: the best of the search-start heuristics.
-  DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<place::StartFinder> finder, place::HeuristicStart());
+  // Episodes begin where the placer's do under its default budget: the searches' start.
+  DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<place::StartFinder> finder, place::SearchStart());
   std::vector<learn::TrainProblem> problems;
   for (const Source& s : sources) {
     auto loaded = run::LoadProblem({.graph = {.path = s.graph, .training = s.training},
@@ -85,9 +88,14 @@ Status RunTrain(const TrainFlags& flags) {
         {std::filesystem::path(s.graph).stem().string() + "@" + s.cluster, loaded->problem});
   }
   learn::TrainOptions o = flags.options;
-  o.start = [&](const sim::Problem& problem) {
-    auto evaluator = sim::MakeEvaluator(std::make_shared<const sim::Problem>(problem));
-    return finder->Find(problem, {.evaluator = evaluator.get(), .seed = o.seed}).placement;
+  o.algorithm = algorithm;
+  o.start = [&](const std::shared_ptr<const sim::Problem>& problem) {
+    auto evaluator = sim::MakeEvaluator(problem);
+    return finder
+        ->Find(*problem, {.evaluator = evaluator.get(),
+                          .seed = o.seed,
+                          .limits = {.evaluations = learn::kPlacetoEvaluations}})
+        .placement;
   };
   auto trained = learn::Train(problems, o, flags.quiet ? nullptr : &std::cerr);
   if (!trained.ok()) return trained.status();

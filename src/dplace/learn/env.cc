@@ -80,10 +80,14 @@ float Clip(double x, double hi) { return static_cast<float>(std::clamp(x, 0.0, h
 
 PlacementEnv::PlacementEnv(const sim::Problem& problem, sim::Evaluator& evaluator,
                            EnvOptions options)
+    : PlacementEnv(problem, evaluator, place::MakeUnits(problem), options) {}
+
+PlacementEnv::PlacementEnv(const sim::Problem& problem, sim::Evaluator& evaluator,
+                           place::Units units, EnvOptions options)
     : problem_(problem),
       evaluator_(evaluator),
       options_(options),
-      units_(place::MakeUnits(problem)),
+      units_(std::move(units)),
       dag_(MakeUnitDag(problem, units_)) {
   const graph::Graph& g = problem.g();
   fastest_s_.assign(units_.size(), 0);
@@ -125,9 +129,14 @@ double PlacementEnv::CostOf(const sim::Evaluation& e) const {
 void PlacementEnv::Reset(const sim::Placement& start) {
   placement_ = start;
   device_.assign(units_.size(), DeviceId(0));
-  for (UnitId u : units_.ids()) {
+  std::vector<int> ops_on(static_cast<size_t>(problem_.num_devices()), 0);
+  for (UnitId u : units_.ids()) {  // the device most of its ops are on, the first op's on a tie
+    std::fill(ops_on.begin(), ops_on.end(), 0);
+    for (OpId op : units_[u].ops) ++ops_on[start[op].index()];
     device_[u] = start[units_[u].ops.front()];
-    place::Assign(units_[u], device_[u], &placement_);
+    for (DeviceId d{0}; d < problem_.num_devices(); ++d) {
+      if (ops_on[d.index()] > ops_on[device_[u].index()]) device_[u] = d;
+    }
   }
   step_ = 0;
   since_refresh_ = 0;
@@ -344,26 +353,19 @@ double PlacementEnv::Step(DeviceId d) {
   return before - cost_;
 }
 
-StatusOr<PolicyProblem> ForPolicy(std::shared_ptr<const sim::Problem> problem, int max_units) {
-  PolicyProblem out;
-  if (static_cast<int>(place::MakeUnits(*problem).size()) <= max_units) {
-    out.problem = std::move(problem);
-    return out;
+StatusOr<place::Units> PolicyUnits(const sim::Problem& problem, int max_units) {
+  place::Units units = place::MakeUnits(problem);
+  if (static_cast<int>(units.size()) <= max_units) return units;
+  DPLACE_ASSIGN_OR_RETURN(place::Coarsening c, place::Coarsen(problem, {.target_ops = max_units}));
+  // An op's label: the co-location unit of the coarse graph its coarse op lies in.
+  sim::PerOp<int32_t> coarse_unit(c.problem->num_ops(), 0);
+  const place::Units coarse = place::MakeUnits(*c.problem);
+  for (UnitId u : coarse.ids()) {
+    for (OpId op : coarse[u].ops) coarse_unit[op] = u.value();
   }
-  DPLACE_ASSIGN_OR_RETURN(place::Coarsening c, place::Coarsen(*problem, {.target_ops = max_units}));
-  out.problem = c.problem;
-  out.coarsening = std::make_shared<const place::Coarsening>(std::move(c));
-  return out;
-}
-
-sim::Placement PolicyProblem::Coarse(const sim::Placement& fine) const {
-  if (!coarsening) return fine;
-  sim::Placement coarse(problem->num_ops(), DeviceId(-1));
-  for (OpId op : fine.ids()) {
-    if (coarse[coarsening->coarse_of[op]] < 0) coarse[coarsening->coarse_of[op]] = fine[op];
-  }
-  for (DeviceId& d : coarse) d = d < 0 ? DeviceId(0) : d;
-  return coarse;
+  sim::PerOp<int32_t> label(problem.num_ops(), 0);
+  for (OpId op : label.ids()) label[op] = coarse_unit[c.coarse_of[op]];
+  return place::MakeUnits(problem, label);
 }
 
 sim::Placement FastestStart(const sim::Problem& problem, const place::Units& units) {

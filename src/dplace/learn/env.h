@@ -63,14 +63,18 @@ class PlacementEnv {
  public:
   // `evaluator` judges `problem` and counts every evaluation the environment makes.
   PlacementEnv(const sim::Problem& problem, sim::Evaluator& evaluator, EnvOptions options = {});
+  // Episodes over `units` (whole co-location groups: PolicyUnits) instead of the co-location units.
+  PlacementEnv(const sim::Problem& problem, sim::Evaluator& evaluator, place::Units units,
+               EnvOptions options = {});
 
   const sim::Problem& problem() const { return problem_; }
   const place::Units& units() const { return units_; }
   const UnitDag& dag() const { return dag_; }
   int num_devices() const { return problem_.num_devices(); }
 
-  // Starts an episode from `start` (one device per op; a unit takes its first op's device) and
-  // evaluates it.
+  // Starts an episode from `start` (one device per op, kept as it is) and evaluates it. A unit
+  // whose ops `start` puts on several devices counts as on the device most of them are on; a step
+  // that leaves it there keeps its ops where they are, one that moves it moves them all.
   void Reset(const sim::Placement& start);
   bool Done() const { return step_ >= units_.size(); }
   place::UnitId Current() const { return place::UnitId(static_cast<int32_t>(step_)); }
@@ -119,19 +123,10 @@ class PlacementEnv {
   place::Score best_score_;
 };
 
-// A problem as a policy places it: itself, or coarsened (place/coarsen.h) when it has more than
-// `max_units` co-location units; Expand() gives the problem's placement of a placement of it.
-struct PolicyProblem {
-  std::shared_ptr<const sim::Problem> problem;
-  std::shared_ptr<const place::Coarsening> coarsening;  // null: not coarsened
-  sim::Placement Expand(const sim::Placement& p) const {
-    return coarsening ? coarsening->Expand(p) : p;
-  }
-  // A placement of the original problem as one of this one (a coarse op takes its first op's
-  // device).
-  sim::Placement Coarse(const sim::Placement& p) const;
-};
-StatusOr<PolicyProblem> ForPolicy(std::shared_ptr<const sim::Problem> problem, int max_units);
+// The units a policy places `problem` by: its co-location units, or, when it has more than
+// `max_units`, the units of its coarsened graph (place/coarsen.h) as groups of its own ops, so that
+// episodes still evaluate, and keep, placements of every op.
+StatusOr<place::Units> PolicyUnits(const sim::Problem& problem, int max_units);
 
 // Each unit on the first device it may run on, fastest first, that has room (place::FirstFit):
 // where episodes start.

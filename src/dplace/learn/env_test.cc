@@ -80,7 +80,7 @@ TEST(PlacementEnvTest, RewardsAreTheEvaluatorsValuesAndEveryEvaluationCounts) {
 TEST(PlacementEnvTest, RefreshEveryKStepsEvaluatesLess) {
   const auto p = Generated("enas_rnn", "k80x4");
   auto evaluator = sim::MakeEvaluator(p);
-  PlacementEnv env(*p, *evaluator, {.refresh_every = 8});
+  PlacementEnv env(*p, *evaluator, EnvOptions{.refresh_every = 8});
   env.Reset(FastestStart(*p, env.units()));
   const int64_t steps = static_cast<int64_t>(env.units().size());
   while (!env.Done()) env.Step(sim::DeviceId((env.Current().value() / 5) % 4));
@@ -105,6 +105,52 @@ TEST(PlacementEnvTest, OverflowIsPenalisedByHowMuch) {
   const double large = env.CostOf(e);
   EXPECT_GT(small, 3);
   EXPECT_GT(large, small);
+}
+
+TEST(PlacementEnvTest, CoarseUnitsKeepEveryOpsPlacementUntilMoved) {
+  const auto p = Generated("layered", "k80x4");
+  const place::Units co_location = place::MakeUnits(*p);
+  const place::Units units = PolicyUnits(*p, 32).value();
+  ASSERT_LE(units.size(), 64u);
+  ASSERT_LT(units.size(), co_location.size() / 4);
+  // Every op in exactly one unit, and every co-location unit inside one of them.
+  sim::PerOp<int> unit_of(p->num_ops(), -1);
+  for (place::UnitId u : units.ids()) {
+    for (sim::OpId op : units[u].ops) {
+      ASSERT_EQ(unit_of[op], -1);
+      unit_of[op] = u.value();
+    }
+  }
+  for (const place::Unit& u : co_location) {
+    for (sim::OpId op : u.ops) ASSERT_EQ(unit_of[op], unit_of[u.ops.front()]);
+  }
+  // A start that splits units over devices: ops alternate between devices 0 and 1.
+  sim::Placement start(p->num_ops(), sim::DeviceId(0));
+  for (const place::Unit& u : co_location) {
+    place::Assign(u, sim::DeviceId(u.ops.front().value() % 2), &start);
+  }
+  auto evaluator = sim::MakeEvaluator(p);
+  PlacementEnv env(*p, *evaluator, units);
+  env.Reset(start);
+  EXPECT_EQ(env.placement(), start);
+  // Keeping the first unit where most of it is changes nothing and evaluates nothing.
+  Observation obs;
+  env.Observe(&obs);
+  const place::Unit& first = units[place::UnitId(0)];
+  int on_one = 0;
+  for (sim::OpId op : first.ops) on_one += start[op] == sim::DeviceId(1) ? 1 : 0;
+  const sim::DeviceId most(2 * on_one > static_cast<int>(first.ops.size()) ? 1 : 0);
+  EXPECT_EQ(obs.devices[most.index() * kDeviceFeatures], 1.0f);  // "current device" bit
+  env.Step(most);
+  EXPECT_EQ(env.placement(), start);
+  EXPECT_EQ(evaluator->evaluations(), 1);
+  // Moving the second unit moves all its ops, and the evaluation is of every op's placement.
+  const place::Unit& second = units[place::UnitId(1)];
+  env.Step(sim::DeviceId(3));
+  for (sim::OpId op : second.ops) EXPECT_EQ(env.placement()[op], sim::DeviceId(3));
+  EXPECT_EQ(evaluator->evaluations(), 2);
+  auto judge = sim::MakeEvaluator(p);
+  EXPECT_DOUBLE_EQ(env.evaluation().value, judge->Evaluate(env.placement()).value);
 }
 
 TEST(PlacementEnvTest, ObservationNamesRelatives) {

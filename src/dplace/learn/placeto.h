@@ -1,11 +1,12 @@
 // The `placeto` placer: places a problem with a trained Placeto policy (policy.h) through the
 // environment (env.h). Episodes improve a placement one unit at a time: the request's start, else
-// the best of the searches' start heuristics. It plays a greedy episode, then samples episodes
-// from the policy, each starting from the best placement so far, within the budget (64 evaluations
-// when the request sets no limit), and returns the best placement any of them reached. With
+// the searches' start (registry.h SearchStart, within a quarter of the budget). It plays a greedy
+// episode, then samples episodes from the policy, each starting from the best placement so far,
+// within the budget (kPlacetoEvaluations when the request sets no limit), and returns the best
+// placement any of them reached. With
 // fine_tune, it also trains the policy on the problem between episodes (REINFORCE, train.h).
-// Problems of more units than max_units are coarsened first (place/coarsen.h) and the policy places
-// the coarse units. Without LibTorch (DPLACE_WITH_TORCH=OFF) the placer does not exist.
+// Problems of more units than max_units are placed by coarse units (env.h PolicyUnits). Without
+// LibTorch (DPLACE_WITH_TORCH=OFF) the placer does not exist.
 #pragma once
 
 #include <memory>
@@ -17,13 +18,16 @@
 
 namespace dplace::learn {
 
+// The evaluations placeto makes when the request limits neither evaluations nor seconds.
+inline constexpr int64_t kPlacetoEvaluations = 64;
+
 struct PlacetoOptions {
-  std::string policy;      // policy file; empty: the bundled one (DefaultPolicyPath)
-  bool fine_tune = false;  // train on the problem between episodes
-  int max_units = 256;     // coarsen problems of more units
-  int refresh = 0;         // steps between evaluations in an episode; 0: about 16 per episode
-  int episodes = 0;        // at most this many episodes; 0: as many as the budget allows
-  std::string start = "heuristics";  // where episodes begin: heuristics | fastest
+  std::string policy;            // policy file; empty: the bundled one (DefaultPolicyPath)
+  bool fine_tune = false;        // train on the problem between episodes
+  int max_units = 256;           // coarsen problems of more units
+  int refresh = 0;               // steps between evaluations in an episode; 0: about 16 per episode
+  int episodes = 0;              // at most this many episodes; 0: as many as the budget allows
+  std::string start = "search";  // where episodes begin: search | fastest
 };
 void ReadOptions(place::OptionReader& reader, PlacetoOptions* options);
 

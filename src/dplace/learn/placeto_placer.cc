@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -17,10 +18,10 @@ void ReadOptions(place::OptionReader& r, PlacetoOptions* o) {
          "steps between evaluations in an episode (0: about 16 evaluations per episode)");
   r.Read("episodes", &o->episodes, 0, 1000000, "at most this many episodes (0: the budget's)");
   r.Read("start", &o->start,
-         "where episodes begin without a given start: heuristics (the best of the searches' "
-         "start heuristics) or fastest (each unit on its fastest device)");
-  if (o->start != "heuristics" && o->start != "fastest") {
-    r.Fail("start", "'" + o->start + "' is not heuristics or fastest");
+         "where episodes begin without a given start: search (where the searches start, within "
+         "a quarter of the budget) or fastest (each unit on its fastest device)");
+  if (o->start != "search" && o->start != "fastest") {
+    r.Fail("start", "'" + o->start + "' is not search or fastest");
   }
 }
 
@@ -66,26 +67,18 @@ class PlacetoPlacer : public place::Placer {
     torch::set_num_threads(1);  // same seed, same placement; and fair against one-core searches
     auto restore = [&] { torch::set_num_threads(threads); };
 
-    const place::Budget budget(request.limits, *request.evaluator, 64);
-    // The problem itself, or its coarse version with its own evaluator whose evaluations are
-    // counted on the request's.
-    auto own = std::shared_ptr<const sim::Problem>(&problem, [](const sim::Problem*) {});
-    auto prepared = ForPolicy(own, o_.max_units);
-    if (!prepared.ok()) {
+    const place::Budget budget(request.limits, *request.evaluator, kPlacetoEvaluations);
+    auto units = PolicyUnits(problem, o_.max_units);
+    if (!units.ok()) {
       restore();
-      return prepared.status();
+      return units.status();
     }
-    std::unique_ptr<sim::Evaluator> coarse_evaluator;
-    sim::Evaluator* evaluator = request.evaluator;
-    if (prepared->coarsening) {
-      coarse_evaluator = sim::MakeEvaluator(prepared->problem);
-      evaluator = coarse_evaluator.get();
-    }
-    const sim::Problem& p = *prepared->problem;
-    const int units = static_cast<int>(place::MakeUnits(p).size());
-    const int refresh = o_.refresh > 0 ? o_.refresh : std::max(1, (units + 15) / 16);
-    PlacementEnv env(p, *evaluator, {.refresh_every = o_.fine_tune ? 1 : refresh});
-    Reinforce reinforce({});
+    const bool coarsened = units->size() < place::MakeUnits(problem).size();
+    const int num_units = static_cast<int>(units->size());
+    const int refresh = o_.refresh > 0 ? o_.refresh : std::max(1, (num_units + 15) / 16);
+    PlacementEnv env(problem, *request.evaluator, *std::move(units),
+                     {.refresh_every = o_.fine_tune ? 1 : refresh});
+    PolicyGradient algorithm({});  // REINFORCE
     std::unique_ptr<torch::optim::Adam> adam;
     if (o_.fine_tune) {
       adam = std::make_unique<torch::optim::Adam>(policy->parameters(),
@@ -93,49 +86,51 @@ class PlacetoPlacer : public place::Placer {
     }
 
     Rng rng(request.seed);
-    int64_t counted = 0;
-    auto count = [&] {  // coarse evaluations onto the request's evaluator
-      if (coarse_evaluator == nullptr) return;
-      request.evaluator->CountEvaluations(coarse_evaluator->evaluations() - counted);
-      counted = coarse_evaluator->evaluations();
-    };
-    // Episodes improve a placement: the request's start, else the heuristics' best on the
-    // problem the policy places (a handful of evaluations), else each unit on its fastest device.
-    sim::Placement from = FastestStart(p, env.units());
+    // Episodes improve a placement of every op: the request's start, else the searches' (within a
+    // quarter of the budget), else each unit on its fastest device.
+    sim::Placement from;
     if (const sim::Placement* start = place::StartOf(problem, request)) {
-      from = prepared->Coarse(*start);
-    } else if (start_ != nullptr && o_.start == "heuristics") {
-      const place::Start s = start_->Find(p, {.evaluator = evaluator, .seed = request.seed});
-      if (!s.placement.empty()) from = s.placement;
-      count();
+      from = *start;
+    } else if (start_ != nullptr && o_.start == "search") {
+      from = start_
+                 ->Find(problem, {.evaluator = request.evaluator,
+                                  .seed = request.seed,
+                                  .limits = budget.limits()})
+                 .placement;
     }
+    if (from.empty()) from = FastestStart(problem, env.units());
     int episodes = 0;
-    // The most evaluations one episode makes: its start, its refreshes and its last step. An
-    // episode begins only when the budget has that much left (the first always does).
+    // The most evaluations one episode makes (its start, its refreshes and its last step) and the
+    // longest one took: an episode begins only when the budget has that much left, 1.5 times that
+    // time (episodes vary), so that placeto ends within the time limit rather than after it. The
+    // first always begins.
     const int every = o_.fine_tune ? 1 : refresh;
-    const int64_t per_episode = 2 + (units + every - 1) / every;
+    const int64_t per_episode = 2 + (num_units + every - 1) / every;
+    double longest_s = 0;
     while (episodes == 0 ||
            (!budget.Out() && (o_.episodes == 0 || episodes < o_.episodes) &&
-            (budget.limits().evaluations == 0 || budget.Remaining().evaluations >= per_episode))) {
+            (budget.limits().evaluations == 0 || budget.Remaining().evaluations >= per_episode) &&
+            (budget.limits().seconds == 0 || budget.Remaining().seconds >= 1.5 * longest_s))) {
+      const double began = budget.Elapsed();
       Episode e = Rollout(env, *policy, from, episodes == 0 ? nullptr : &rng, o_.fine_tune);
-      count();
       ++episodes;
       if (o_.fine_tune && !e.actions.empty()) {
         policy->zero_grad();
-        SetGradients(*policy, reinforce.Gradient(*policy, env.dag(), e));
+        SetGradients(*policy, algorithm.Gradient(*policy, env.dag(), e));
         adam->step();
-        reinforce.Record(e);
+        algorithm.Record(e);
       }
+      longest_s = std::max(longest_s, budget.Elapsed() - began);
       from = env.best();
     }
     restore();
-    place::PlaceResult out{.placement = prepared->Expand(env.best())};
+    place::PlaceResult out{.placement = env.best()};
     std::ostringstream note;
     note << episodes << (episodes == 1 ? " episode of " : " episodes of ")
          << (o_.policy.empty() ? std::string("the bundled policy") : "policy " + path)
          << (o_.fine_tune ? ", fine-tuned" : "");
-    if (prepared->coarsening) {
-      note << "; coarsened " << problem.num_ops() << " -> " << p.num_ops() << " ops";
+    if (coarsened) {
+      note << "; coarsened to " << num_units << " units of " << problem.num_ops() << " ops";
     }
     out.note = note.str();
     return out;

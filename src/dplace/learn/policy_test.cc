@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -149,37 +150,75 @@ std::vector<torch::Tensor> Weights(const std::string& path) {
   return out;
 }
 
-TEST(TrainTest, ACheckpointResumesExactly) {
-  dplace::testing::TempDir dir;
-  TrainOptions straight{.updates = 4, .episodes = 2, .seed = 5, .hidden = 8, .max_units = 48};
-  straight.checkpoint = dir.Path("c{update}.pt");
-  straight.checkpoint_every = 2;
-  straight.out = dir.Path("straight.pt");
-  auto a = Train(SmallSet(), straight, nullptr);
-  ASSERT_TRUE(a.ok()) << a.status().message();
-  ASSERT_TRUE(std::filesystem::exists(dir.Path("c2.pt")));
-  TrainOptions resumed = straight;
-  resumed.checkpoint.clear();
-  resumed.resume = dir.Path("c2.pt");
-  resumed.out = dir.Path("resumed.pt");
-  auto b = Train(SmallSet(), resumed, nullptr);
-  ASSERT_TRUE(b.ok()) << b.status().message();
-  EXPECT_EQ(b->updates, 4);
-  EXPECT_EQ(a->curve, b->curve);
-  const auto wa = Weights(straight.out), wb = Weights(resumed.out);
-  ASSERT_EQ(wa.size(), wb.size());
-  for (size_t i = 0; i < wa.size(); ++i) EXPECT_TRUE(torch::equal(wa[i], wb[i])) << i;
-  // The weights moved.
-  const auto w0 = MakePolicy("placeto", {.hidden = 8}, 5).value()->parameters();
-  bool moved = false;
-  for (size_t i = 0; i < wa.size(); ++i) moved |= !torch::equal(wa[i], w0[i]);
-  EXPECT_TRUE(moved);
+TEST(PolicyGradientTest, PposFirstEpochIsReinforceAndAClippedRatioGivesNoGradient) {
+  const auto problem = Generated("enas_rnn", "k80x4");
+  auto evaluator = sim::MakeEvaluator(problem);
+  PlacementEnv env(*problem, *evaluator);
+  auto policy = MakePolicy("placeto", {.hidden = 8}, 3).value();
+  Rng rng(4);
+  Episode e = Rollout(env, *policy, FastestStart(*problem, env.units()), &rng, true);
+  ASSERT_EQ(e.log_probs.size(), e.actions.size());
+  ASSERT_GT(e.actions.size(), 10u);
+  PolicyGradient reinforce({.entropy = 0.01});
+  PolicyGradient ppo(AlgorithmByName("ppo", {.entropy = 0.01}).value());
+  ASSERT_EQ(ppo.options().clip, 0.2);
+  const torch::Tensor a = reinforce.Gradient(*policy, env.dag(), e);
+  const torch::Tensor b = ppo.Gradient(*policy, env.dag(), e);
+  EXPECT_GT(a.abs().max().item<double>(), 0);
+  EXPECT_TRUE(torch::allclose(a, b, 1e-4, 1e-7)) << (a - b).abs().max().item<double>();
+  // Old probabilities that put every ratio beyond the clip range on the side its advantage
+  // pushes toward (e for a positive advantage, 1/e for a negative): no gradient but the entropy's.
+  PolicyGradient clipped_only(AlgorithmByName("ppo", {.entropy = 0}).value());
+  const std::vector<double> advantage = clipped_only.Advantages(e);
+  Episode pushed = e;
+  for (size_t t = 0; t < advantage.size(); ++t) pushed.log_probs[t] -= advantage[t] > 0 ? 1 : -1;
+  EXPECT_EQ(clipped_only.Gradient(*policy, env.dag(), pushed).abs().max().item<double>(), 0);
+  // Within the range the gradient is the ratio's: a ratio of 1.1 scales REINFORCE's by 1.1.
+  PolicyGradient reinforce_only({.entropy = 0});
+  Episode near = e;
+  for (double& l : near.log_probs) l -= std::log(1.1);
+  const torch::Tensor plain = reinforce_only.Gradient(*policy, env.dag(), e);
+  const torch::Tensor scaled = clipped_only.Gradient(*policy, env.dag(), near);
+  EXPECT_TRUE(torch::allclose(scaled, 1.1 * plain, 1e-4, 1e-7));
+  EXPECT_FALSE(AlgorithmByName("a2c", {}).ok());
+  EXPECT_FALSE(AlgorithmByName("ppo", {.clip = 1.5}).ok());
+}
 
-  TrainOptions other = resumed;
-  other.seed = 6;
-  auto refused = Train(SmallSet(), other, nullptr);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("seed 5"), std::string::npos);
+TEST(TrainTest, ACheckpointResumesExactly) {
+  for (const char* algorithm : {"reinforce", "ppo"}) {
+    SCOPED_TRACE(algorithm);
+    dplace::testing::TempDir dir;
+    TrainOptions straight{.updates = 4, .episodes = 2, .seed = 5, .hidden = 8, .max_units = 48};
+    straight.algorithm = AlgorithmByName(algorithm, {}).value();
+    straight.checkpoint = dir.Path("c{update}.pt");
+    straight.checkpoint_every = 2;
+    straight.out = dir.Path("straight.pt");
+    auto a = Train(SmallSet(), straight, nullptr);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    ASSERT_TRUE(std::filesystem::exists(dir.Path("c2.pt")));
+    TrainOptions resumed = straight;
+    resumed.checkpoint.clear();
+    resumed.resume = dir.Path("c2.pt");
+    resumed.out = dir.Path("resumed.pt");
+    auto b = Train(SmallSet(), resumed, nullptr);
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    EXPECT_EQ(b->updates, 4);
+    EXPECT_EQ(a->curve, b->curve);
+    const auto wa = Weights(straight.out), wb = Weights(resumed.out);
+    ASSERT_EQ(wa.size(), wb.size());
+    for (size_t i = 0; i < wa.size(); ++i) EXPECT_TRUE(torch::equal(wa[i], wb[i])) << i;
+    // The weights moved.
+    const auto w0 = MakePolicy("placeto", {.hidden = 8}, 5).value()->parameters();
+    bool moved = false;
+    for (size_t i = 0; i < wa.size(); ++i) moved |= !torch::equal(wa[i], w0[i]);
+    EXPECT_TRUE(moved);
+
+    TrainOptions other = resumed;
+    other.seed = 6;
+    auto refused = Train(SmallSet(), other, nullptr);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("seed 5"), std::string::npos);
+  }
 }
 
 TEST(PlacetoPlacerTest, SameSeedSamePlacementWithinTheBudget) {

@@ -1,23 +1,27 @@
-// The one rollout loop and the REINFORCE algorithm, shared by training (train.cc) and the placers'
-// fine-tuning (placeto_placer.cc). Internal to learn/ (it includes torch). Policies (policy.h) only
-// map observations to logits; the algorithm owns baselines, losses and gradients.
+// The one rollout loop and the policy-gradient algorithms (REINFORCE, PPO), shared by training
+// (train.cc) and the placers' fine-tuning (placeto_placer.cc). Internal to learn/ (it includes
+// torch). Policies (policy.h) only map observations to logits; the algorithm owns baselines,
+// losses and gradients.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "dplace/base/rng.h"
 #include "dplace/learn/env.h"
 #include "dplace/learn/policy.h"
+#include "dplace/learn/train.h"
 
 namespace dplace::learn {
 
 struct Episode {
   int problem = 0;  // which of the trainer's problems
   std::vector<Observation> observations;
-  std::vector<int32_t> actions;  // the device chosen at each step
+  std::vector<int32_t> actions;   // the device chosen at each step
+  std::vector<double> log_probs;  // log π(action) under the policy that played it (for PPO)
   std::vector<double> rewards;
   double start_cost = 0, end_cost = 0;
   double best_cost = 0;  // the least cost any of its evaluations saw
@@ -32,23 +36,24 @@ Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, 
 // The device drawn from `logits` (-inf: not allowed) with `rng`; the largest when `rng` is null.
 int32_t Choose(const torch::Tensor& logits, Rng* rng);
 
-struct ReinforceOptions {
-  double entropy = 0.01;
-  int baseline_window = 16;
-  double discount = 0.95;  // of later rewards in a step's return
-};
-
-// REINFORCE with Placeto's baseline: the advantage of step t is the discounted return from t minus
-// the mean such return from t of the last `baseline_window` episodes of the same problem (none
-// yet: 0).
-class Reinforce {
+// Policy gradients with Placeto's baseline: the advantage of step t is the discounted return from
+// t minus the mean such return from t of the last `baseline_window` episodes of the same problem
+// (none yet: 0), scaled to unit root mean square over the episode (rewards are cost differences,
+// small and of a size that varies by graph; scaled, the entropy bonus weighs the same everywhere).
+// REINFORCE's loss is -Σ_t A_t log π(a_t) - β Σ_t H(π); PPO's (clip > 0) is
+// -Σ_t min(ρ_t A_t, clip(ρ_t, 1 - ε, 1 + ε) A_t) - β Σ_t H(π) with ρ_t = π(a_t) / π_old(a_t), the
+// episode's own log-probabilities as π_old, over `epochs` gradient steps on the same episodes.
+// Both divided by the number of steps. At ρ = 1 (PPO's first epoch) the two gradients are equal.
+class PolicyGradient {
  public:
-  explicit Reinforce(ReinforceOptions options) : options_(options) {}
-  // The flat gradient (FlatGradients) of the episode's loss, -Σ_t A_t log π(a_t) - β Σ_t H(π),
-  // divided by the number of steps, the advantages scaled to unit root mean square. Leaves the
-  // policy's own gradients zeroed.
+  explicit PolicyGradient(AlgorithmOptions options) : options_(options) {}
+  const AlgorithmOptions& options() const { return options_; }
+  // The flat gradient (FlatGradients) of the episode's loss under the policy's current weights.
+  // Leaves the policy's own gradients zeroed.
   torch::Tensor Gradient(Policy& policy, const UnitDag& dag, const Episode& episode) const;
-  // Adds an episode to its problem's baseline.
+  // The scaled advantages of the episode's steps against the current baseline.
+  std::vector<double> Advantages(const Episode& episode) const;
+  // Adds an episode to its problem's baseline (after the batch's last epoch).
   void Record(const Episode& episode);
 
   // The baselines as tensors in an archive, and back.
@@ -57,7 +62,7 @@ class Reinforce {
 
  private:
   std::vector<double> Returns(const Episode& episode) const;
-  ReinforceOptions options_;
+  AlgorithmOptions options_;
   std::map<int, std::deque<std::vector<double>>> history_;  // per problem: returns per step
 };
 

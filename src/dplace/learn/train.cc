@@ -46,8 +46,10 @@ Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, 
   Observation obs;
   while (!env.Done()) {
     env.Observe(&obs);
-    const int32_t a = Choose(policy.Logits(obs, env.dag()), rng);
+    const torch::Tensor logits = policy.Logits(obs, env.dag());
+    const int32_t a = Choose(logits, rng);
     e.actions.push_back(a);
+    if (keep) e.log_probs.push_back(torch::log_softmax(logits, 0)[a].item<double>());
     e.rewards.push_back(env.Step(sim::DeviceId(a)));
     e.best_cost = std::min(e.best_cost, env.cost());
     if (keep) e.observations.push_back(std::move(obs));
@@ -56,7 +58,22 @@ Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, 
   return e;
 }
 
-std::vector<double> Reinforce::Returns(const Episode& episode) const {
+StatusOr<AlgorithmOptions> AlgorithmByName(const std::string& name, AlgorithmOptions base) {
+  if (name == "reinforce") {
+    base.clip = 0;
+    base.epochs = 1;
+  } else if (name == "ppo") {
+    if (base.clip <= 0) base.clip = 0.2;
+    if (base.epochs <= 1) base.epochs = 4;
+  } else {
+    return InvalidInput("--algorithm: '" + name + "' is not reinforce or ppo");
+  }
+  if (base.clip < 0 || base.clip >= 1) return InvalidInput("--clip: must lie in [0, 1)");
+  if (base.epochs < 1) return InvalidInput("--epochs: must be at least 1");
+  return base;
+}
+
+std::vector<double> PolicyGradient::Returns(const Episode& episode) const {
   std::vector<double> g(episode.rewards.size());
   double sum = 0;
   for (size_t t = g.size(); t-- > 0;) {
@@ -66,13 +83,9 @@ std::vector<double> Reinforce::Returns(const Episode& episode) const {
   return g;
 }
 
-torch::Tensor Reinforce::Gradient(Policy& policy, const UnitDag& dag,
-                                  const Episode& episode) const {
-  policy.zero_grad();
+std::vector<double> PolicyGradient::Advantages(const Episode& episode) const {
   const std::vector<double> g = Returns(episode);
   const auto it = history_.find(episode.problem);
-  // Advantages, scaled to unit root mean square over the episode: rewards are cost differences,
-  // small and of a size that varies by graph; scaled, the entropy bonus weighs the same everywhere.
   std::vector<double> advantage(episode.actions.size());
   double square = 0;
   for (size_t t = 0; t < advantage.size(); ++t) {
@@ -91,15 +104,31 @@ torch::Tensor Reinforce::Gradient(Policy& policy, const UnitDag& dag,
     square += advantage[t] * advantage[t];
   }
   const double rms = std::sqrt(square / std::max<size_t>(1, advantage.size()));
-  const double scale = rms > 1e-9 ? 1 / rms : 0;
+  for (double& a : advantage) a = rms > 1e-9 ? a / rms : 0;
+  return advantage;
+}
+
+torch::Tensor PolicyGradient::Gradient(Policy& policy, const UnitDag& dag,
+                                       const Episode& episode) const {
+  policy.zero_grad();
+  const std::vector<double> advantage = Advantages(episode);
+  const double clip = options_.clip;
   torch::Tensor loss = torch::zeros({});
   const auto steps = static_cast<double>(episode.actions.size());
   for (size_t t = 0; t < episode.actions.size(); ++t) {
     const torch::Tensor logp = torch::log_softmax(policy.Logits(episode.observations[t], dag), 0);
     const torch::Tensor finite = logp.masked_fill(torch::isinf(logp), 0);
     const torch::Tensor entropy = -(logp.exp() * finite).sum();
-    loss = loss - advantage[t] * scale / steps * logp[episode.actions[t]] -
-           options_.entropy / steps * entropy;
+    const torch::Tensor chosen = logp[episode.actions[t]];
+    torch::Tensor gain;
+    if (clip > 0) {
+      const torch::Tensor ratio = torch::exp(chosen - episode.log_probs[t]);
+      gain =
+          torch::min(ratio * advantage[t], torch::clamp(ratio, 1 - clip, 1 + clip) * advantage[t]);
+    } else {
+      gain = advantage[t] * chosen;
+    }
+    loss = loss - gain / steps - options_.entropy / steps * entropy;
   }
   if (!episode.actions.empty()) loss.backward();
   torch::Tensor flat = FlatGradients(policy);
@@ -107,13 +136,13 @@ torch::Tensor Reinforce::Gradient(Policy& policy, const UnitDag& dag,
   return flat;
 }
 
-void Reinforce::Record(const Episode& episode) {
+void PolicyGradient::Record(const Episode& episode) {
   auto& h = history_[episode.problem];
   h.push_back(Returns(episode));
   while (static_cast<int>(h.size()) > options_.baseline_window) h.pop_front();
 }
 
-void Reinforce::Save(torch::serialize::OutputArchive* archive) const {
+void PolicyGradient::Save(torch::serialize::OutputArchive* archive) const {
   std::vector<double> flat;  // problem, episodes, then per episode: length, returns
   for (const auto& [problem, episodes] : history_) {
     flat.push_back(problem);
@@ -126,7 +155,7 @@ void Reinforce::Save(torch::serialize::OutputArchive* archive) const {
   archive->write("baselines", torch::tensor(flat, torch::kFloat64));
 }
 
-void Reinforce::Load(torch::serialize::InputArchive& archive) {
+void PolicyGradient::Load(torch::serialize::InputArchive& archive) {
   torch::Tensor t;
   archive.read("baselines", t);
   const std::vector<double> flat(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
@@ -200,21 +229,20 @@ class Trainer {
         policy_(std::move(policy)),
         world_(world),
         adam_(policy_->parameters(), torch::optim::AdamOptions(o.lr)),
-        reinforce_(
-            {.entropy = o.entropy, .baseline_window = o.baseline_window, .discount = o.discount}) {}
+        algorithm_(o.algorithm) {}
 
   Status Prepare(const std::vector<TrainProblem>& problems) {
     for (const TrainProblem& p : problems) {
-      DPLACE_ASSIGN_OR_RETURN(PolicyProblem pp, ForPolicy(p.problem, o_.max_units));
-      auto evaluator = sim::MakeEvaluator(pp.problem);
-      auto env = std::make_unique<PlacementEnv>(*pp.problem, *evaluator);
+      DPLACE_ASSIGN_OR_RETURN(place::Units units, PolicyUnits(*p.problem, o_.max_units));
+      auto evaluator = sim::MakeEvaluator(p.problem);
+      auto env = std::make_unique<PlacementEnv>(*p.problem, *evaluator, std::move(units));
       sim::Placement start;
-      if (o_.start) start = o_.start(*pp.problem);
-      if (start.size() != static_cast<size_t>(pp.problem->num_ops())) {
-        start = FastestStart(*pp.problem, env->units());
+      if (o_.start) start = o_.start(p.problem);
+      if (start.size() != static_cast<size_t>(p.problem->num_ops())) {
+        start = FastestStart(*p.problem, env->units());
       }
       starts_.push_back(std::move(start));
-      problems_.push_back(std::move(pp));
+      problems_.push_back(p.problem);
       evaluators_.push_back(std::move(evaluator));
       envs_.push_back(std::move(env));
     }
@@ -223,38 +251,38 @@ class Trainer {
     return OkStatus();
   }
 
-  // One update: episodes on this rank's slots, gathered in slot order, one Adam step.
+  // One update: episodes on this rank's slots, their summaries gathered in slot order, then per
+  // epoch of the algorithm one Adam step on the mean of every slot's gradient, gathered in slot
+  // order.
   void Update() {
     const int slots = o_.episodes;
     const auto num_problems = static_cast<int64_t>(envs_.size());
-    // Per own slot: slot, evaluations, start cost, best cost, steps, rewards, gradient.
+    auto problem_of = [&](int s) { return static_cast<int>((update_ * slots + s) % num_problems); };
+    // Per own slot: slot, evaluations, start cost, best cost, steps, rewards.
     std::vector<double> mine;
+    std::vector<std::pair<int, Episode>> own;
     for (int s = world_.rank(); s < slots; s += world_.size()) {
-      const int problem = static_cast<int>((update_ * slots + s) % num_problems);
+      const int problem = problem_of(s);
       PlacementEnv& env = *envs_[static_cast<size_t>(problem)];
       sim::Evaluator& evaluator = *evaluators_[static_cast<size_t>(problem)];
       const int64_t before = evaluator.evaluations();
       Rng rng(EpisodeSeed(o_.seed, update_, s));
       Episode e = Rollout(env, *policy_, starts_[static_cast<size_t>(problem)], &rng, true);
       e.problem = problem;
-      const torch::Tensor grad = reinforce_.Gradient(*policy_, env.dag(), e);
       mine.push_back(s);
       mine.push_back(static_cast<double>(evaluator.evaluations() - before));
       mine.push_back(e.start_cost);
       mine.push_back(e.best_cost);
       mine.push_back(static_cast<double>(e.rewards.size()));
       mine.insert(mine.end(), e.rewards.begin(), e.rewards.end());
-      const torch::Tensor g64 = grad.to(torch::kFloat64).contiguous();
-      mine.insert(mine.end(), g64.data_ptr<double>(), g64.data_ptr<double>() + g64.numel());
+      own.emplace_back(s, std::move(e));
     }
-    const int64_t width = FlatGradients(*policy_).numel();
     std::vector<Episode> episodes(static_cast<size_t>(slots));
-    std::vector<torch::Tensor> grads(static_cast<size_t>(slots));
     for (const std::vector<double>& from : world_.AllGather(mine)) {
       for (size_t i = 0; i < from.size();) {
         const auto s = static_cast<size_t>(from[i]);
         Episode& e = episodes[s];
-        e.problem = static_cast<int>((update_ * slots + static_cast<int64_t>(s)) % num_problems);
+        e.problem = problem_of(static_cast<int>(s));
         result_.evaluations += static_cast<int64_t>(from[i + 1]);
         e.start_cost = from[i + 2];
         e.best_cost = from[i + 3];
@@ -263,27 +291,8 @@ class Trainer {
         e.rewards.assign(from.begin() + static_cast<std::ptrdiff_t>(i),
                          from.begin() + static_cast<std::ptrdiff_t>(i + steps));
         i += steps;
-        std::vector<double> g(from.begin() + static_cast<std::ptrdiff_t>(i),
-                              from.begin() + static_cast<std::ptrdiff_t>(i) + width);
-        grads[s] = torch::tensor(g, torch::kFloat64).to(torch::kFloat32);
-        i += static_cast<size_t>(width);
       }
     }
-    torch::Tensor total = torch::zeros({width});
-    double mean_return = 0, mean_cost = 0;
-    for (int s = 0; s < slots; ++s) {
-      const Episode& e = episodes[static_cast<size_t>(s)];
-      total += grads[static_cast<size_t>(s)];
-      double end = e.start_cost;
-      for (double r : e.rewards) end -= r;
-      mean_return += (e.start_cost - end) / slots;
-      mean_cost += end / slots;
-      const auto p = static_cast<size_t>(e.problem);
-      if (result_.first_cost[p] < 0) result_.first_cost[p] = end;
-      result_.best_cost[p] = std::min(result_.best_cost[p], e.best_cost);
-      reinforce_.Record(e);
-    }
-    SetGradients(*policy_, total / slots);
     if (o_.updates > 0) {
       const double f = static_cast<double>(update_) / static_cast<double>(o_.updates);
       for (auto& group : adam_.param_groups()) {
@@ -291,12 +300,50 @@ class Trainer {
             .lr(o_.lr + (o_.lr_end - o_.lr) * f);
       }
     }
-    adam_.step();
+    for (int epoch = 0; epoch < algorithm_.options().epochs; ++epoch) Step(own);
+    double mean_return = 0, mean_cost = 0;
+    for (const Episode& e : episodes) {
+      double end = e.start_cost;
+      for (double r : e.rewards) end -= r;
+      mean_return += (e.start_cost - end) / slots;
+      mean_cost += end / slots;
+      const auto p = static_cast<size_t>(e.problem);
+      if (result_.first_cost[p] < 0) result_.first_cost[p] = end;
+      result_.best_cost[p] = std::min(result_.best_cost[p], e.best_cost);
+      algorithm_.Record(e);
+    }
     ++update_;
     result_.updates = update_;
     result_.episodes += slots;
     result_.curve.push_back(mean_return);
     log_.push_back({update_, result_.episodes, result_.evaluations, 0, mean_return, mean_cost});
+  }
+
+  // One Adam step on the mean gradient of every slot's episode (`own`: this rank's), gathered in
+  // slot order so that any number of ranks adds them up the same way.
+  void Step(const std::vector<std::pair<int, Episode>>& own) {
+    const int slots = o_.episodes;
+    const int64_t width = FlatGradients(*policy_).numel();
+    std::vector<double> mine;  // per own slot: slot, gradient
+    for (const auto& [s, e] : own) {
+      const PlacementEnv& env = *envs_[static_cast<size_t>(e.problem)];
+      const torch::Tensor g64 =
+          algorithm_.Gradient(*policy_, env.dag(), e).to(torch::kFloat64).contiguous();
+      mine.push_back(s);
+      mine.insert(mine.end(), g64.data_ptr<double>(), g64.data_ptr<double>() + g64.numel());
+    }
+    std::vector<torch::Tensor> grads(static_cast<size_t>(slots));
+    for (const std::vector<double>& from : world_.AllGather(mine)) {
+      for (size_t i = 0; i < from.size(); i += 1 + static_cast<size_t>(width)) {
+        std::vector<double> g(from.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                              from.begin() + static_cast<std::ptrdiff_t>(i + 1) + width);
+        grads[static_cast<size_t>(from[i])] = torch::tensor(g, torch::kFloat64).to(torch::kFloat32);
+      }
+    }
+    torch::Tensor total = torch::zeros({width});
+    for (const torch::Tensor& g : grads) total += g;
+    SetGradients(*policy_, total / slots);
+    adam_.step();
   }
 
   Status SaveCheckpoint(std::string path) {
@@ -309,7 +356,7 @@ class Trainer {
     a.write("policy", policy);
     adam_.save(optimizer);
     a.write("optimizer", optimizer);
-    reinforce_.Save(&a);
+    algorithm_.Save(&a);
     a.write("update", c10::IValue(update_));
     a.write("episodes", c10::IValue(result_.episodes));
     a.write("evaluations", c10::IValue(result_.evaluations));
@@ -343,7 +390,7 @@ class Trainer {
       for (size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
       a.read("optimizer", optimizer);
       adam_.load(optimizer);
-      reinforce_.Load(a);
+      algorithm_.Load(a);
       c10::IValue v;
       a.read("update", v);
       update_ = v.toInt();
@@ -384,15 +431,14 @@ class Trainer {
   TrainResult& result() { return result_; }
   std::vector<LogRow>& log() { return log_; }
   Policy& policy() { return *policy_; }
-  const std::vector<PolicyProblem>& problems() const { return problems_; }
 
  private:
   TrainOptions o_;
   std::shared_ptr<Policy> policy_;
   MpiWorld& world_;
   torch::optim::Adam adam_;
-  Reinforce reinforce_;
-  std::vector<PolicyProblem> problems_;
+  PolicyGradient algorithm_;
+  std::vector<std::shared_ptr<const sim::Problem>> problems_;  // what the environments judge
   std::vector<std::unique_ptr<sim::Evaluator>> evaluators_;
   std::vector<std::unique_ptr<PlacementEnv>> envs_;
   std::vector<sim::Placement> starts_;

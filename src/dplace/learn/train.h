@@ -1,11 +1,12 @@
-// Training a policy (`dplace train`): REINFORCE with a per-step baseline and an entropy bonus over
-// episodes of the environment (env.h) on a set of problems. Each update plays `episodes` episodes
-// (problem (update × episodes + slot) mod the number of problems, each from its own seed), takes
-// the mean of their gradients in slot order and makes one Adam step, the learning rate falling
-// linearly from lr to lr_end over the updates. Under `mpirun -n N` the episodes of an update are
-// dealt to the ranks and the gradients gathered in the same slot order, so the result equals the
-// single-process run with the same seed bit for bit. Checkpoints hold the policy, the optimiser,
-// the baselines and the update count: resuming one gives the same next update as not stopping.
+// Training a policy (`dplace train`): REINFORCE or PPO with a per-step baseline and an entropy
+// bonus over episodes of the environment (env.h) on a set of problems. Each update plays `episodes`
+// episodes (problem (update × episodes + slot) mod the number of problems, each from its own seed),
+// then, per epoch of the algorithm (REINFORCE: 1), takes the mean of their gradients in slot order
+// and makes one Adam step, the learning rate falling linearly from lr to lr_end over the updates.
+// Under `mpirun -n N` the episodes of an update are dealt to the ranks and the gradients gathered
+// in the same slot order, so the result equals the single-process run with the same seed bit for
+// bit. Checkpoints hold the policy, the optimiser, the baselines and the update count: resuming one
+// gives the same next update as not stopping.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,20 @@ struct TrainProblem {
   std::shared_ptr<const sim::Problem> problem;
 };
 
+// The policy-gradient algorithm (rollout.h PolicyGradient) and its hyper-parameters.
+struct AlgorithmOptions {
+  double entropy = 0.01;     // weight of the entropy bonus
+  int baseline_window = 16;  // episodes per problem the baseline averages
+  double discount = 0.95;    // of later rewards in a step's return
+  // PPO: the probability ratio's clip range (0: REINFORCE) and the gradient steps per batch of
+  // episodes.
+  double clip = 0;
+  int epochs = 1;
+};
+// The options of an algorithm by name: "reinforce" (clip 0, 1 epoch) or "ppo" (clip 0.2 and 4
+// epochs unless `base` sets them); the other fields from `base`. InvalidInput for another name.
+StatusOr<AlgorithmOptions> AlgorithmByName(const std::string& name, AlgorithmOptions base);
+
 struct TrainOptions {
   std::string method = "placeto";
   // Budgets: training stops at the first one reached (0: none; updates 0 with no other: 100).
@@ -35,11 +50,9 @@ struct TrainOptions {
   uint64_t seed = 1;
   int hidden = 32;
   double lr = 1e-3, lr_end = 1e-4;
-  double entropy = 0.01;     // weight of the entropy bonus
-  double discount = 0.95;    // of later rewards in a step's return
-  int baseline_window = 16;  // episodes per problem the baseline averages
-  int max_units = 256;       // coarsen problems of more units
-  std::string out;           // the trained policy
+  AlgorithmOptions algorithm;  // REINFORCE unless set (AlgorithmByName)
+  int max_units = 256;         // coarsen problems of more units
+  std::string out;             // the trained policy
   // Written every checkpoint_every updates and at the end; "{update}" in the name becomes the
   // update count (one file per checkpoint).
   std::string checkpoint;
@@ -47,9 +60,9 @@ struct TrainOptions {
   std::string resume;  // a checkpoint to continue from
   std::string log;     // learning curve: .csv or .json
   std::string init;    // start from this policy instead of fresh weights
-  // Where a problem's episodes begin (given the problem the policy places, coarsened or not);
+  // Where a problem's episodes begin (a placement of every op of it);
   // null or an empty placement: each unit on its fastest device.
-  std::function<sim::Placement(const sim::Problem&)> start;
+  std::function<sim::Placement(const std::shared_ptr<const sim::Problem>&)> start;
 };
 
 struct TrainResult {

@@ -13,17 +13,27 @@ namespace dplace::place {
 
 Units MakeUnits(const sim::Problem& p) {
   const graph::Graph& g = p.g();
-  IdVector<graph::GroupId, UnitId> unit_of_group(g.groups().size(), UnitId(-1));
+  // A co-location group's ops share its label; an op of none has a label of its own.
+  const auto num_groups = static_cast<int32_t>(g.groups().size());
+  sim::PerOp<int32_t> label(g.num_ops(), 0);
+  for (sim::OpId op : g.op_ids()) {
+    const graph::GroupId grp = g.op(op).colocation;
+    label[op] = grp != graph::kNoGroup ? grp.value() : num_groups + op.value();
+  }
+  return MakeUnits(p, label);
+}
+
+Units MakeUnits(const sim::Problem& p, const sim::PerOp<int32_t>& label) {
+  const graph::Graph& g = p.g();
+  int32_t max_label = -1;
+  for (int32_t l : label) max_label = std::max(max_label, l);
+  std::vector<UnitId> unit_of_label(static_cast<size_t>(max_label + 1), UnitId(-1));
   Units units;
   for (sim::OpId op : g.TopologicalOrder()) {
-    const graph::GroupId grp = g.op(op).colocation;
-    UnitId index;
-    if (grp != graph::kNoGroup && unit_of_group[grp] >= UnitId(0)) {
-      index = unit_of_group[grp];
-    } else {
+    UnitId& index = unit_of_label[static_cast<size_t>(label[op])];
+    if (index < UnitId(0)) {
       index = units.next_id();
       units.emplace_back();
-      if (grp != graph::kNoGroup) unit_of_group[grp] = index;
     }
     Unit& u = units[index];
     u.ops.push_back(op);

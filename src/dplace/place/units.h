@@ -25,6 +25,9 @@ template <typename T>
 using PerUnit = IdVector<UnitId, T>;
 
 Units MakeUnits(const sim::Problem& problem);
+// Units of the ops that share a label (any grouping of whole co-location groups: coarse units), in
+// topological order of their first op.
+Units MakeUnits(const sim::Problem& problem, const sim::PerOp<int32_t>& label);
 
 // Groups of units by name scope, for moves of whole modules (the hierarchical planner's groups,
 // read off the names instead of learnt). A unit is named by its first op; "/cells.0_11/Tanh" lies

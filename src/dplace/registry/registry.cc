@@ -27,19 +27,6 @@ namespace {
 
 using Made = StatusOr<std::unique_ptr<Placer>>;
 
-// The best of the table's classic search-start heuristics, each run once: a handful of
-// evaluations (contiguous, which tries many cuts, is left out).
-StatusOr<std::shared_ptr<StartFinder>> MakeHeuristicStart(const Catalog& c) {
-  std::vector<Member> heuristics;
-  for (const std::string& name :
-       c.Names([](const PlacerTraits& t) { return t.search_start && t.classic; })) {
-    DPLACE_ASSIGN_OR_RETURN(Member m, c.Make(name));
-    heuristics.push_back(std::move(m));
-  }
-  return std::shared_ptr<StartFinder>(
-      std::make_shared<BestStart>(std::move(heuristics), std::vector<Member>{}));
-}
-
 // A placer without options or members.
 template <std::unique_ptr<Placer> (*Make)()>
 Made Plain(OptionReader&, const Catalog&) {
@@ -63,18 +50,10 @@ Made FromBestStart(OptionReader& r, const Catalog& c) {
   ReadOptions(r, &o);
   std::vector<std::string> from;
   r.Read("start", &from,
-         "placers whose best placement the search starts from when the request gives none, e.g. "
-         "placeto (a learned policy's placement); default: the table's start heuristics");
-  if (from.empty()) {
-    DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
-    return Make(o, std::move(start));
-  }
-  std::vector<Member> members;
-  for (const std::string& name : from) {
-    DPLACE_ASSIGN_OR_RETURN(Member m, c.Make(name));
-    members.push_back(std::move(m));
-  }
-  return Make(o, std::make_shared<BestStart>(std::move(members), std::vector<Member>{}));
+         "placers whose placements join the table's start heuristics as starts of the search, "
+         "e.g. placeto (a learned policy's placement); the search starts from the best");
+  DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c, from));
+  return Make(o, std::move(start));
 }
 Made Chains(OptionReader& r, const Catalog& c) {
   ChainsOptions o;
@@ -90,7 +69,7 @@ Made Chains(OptionReader& r, const Catalog& c) {
 Made Placeto(OptionReader& r, const Catalog& c) {
   learn::PlacetoOptions o;
   learn::ReadOptions(r, &o);
-  DPLACE_ASSIGN_OR_RETURN(auto start, MakeHeuristicStart(c));
+  DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
   return learn::MakePlacetoPlacer(o, std::move(start));
 }
 #endif
@@ -280,9 +259,9 @@ StatusOr<Member> MakePlacer(std::string_view name, const PlacerOptions& options)
   return TableCatalog(options).Make(name);
 }
 
-StatusOr<std::shared_ptr<StartFinder>> HeuristicStart() {
+StatusOr<std::shared_ptr<StartFinder>> SearchStart(const std::vector<std::string>& also) {
   const PlacerOptions none;
-  return MakeHeuristicStart(TableCatalog(none));
+  return MakeBestStart(TableCatalog(none), also);
 }
 
 std::vector<OptionDoc> OptionDocs(const PlacerEntry& entry) {

@@ -36,9 +36,11 @@ using PlacerOptions = std::map<std::string, OptionValues>;
 // placer, an unknown option key or a bad value, and for options given to a placer not built in.
 StatusOr<Member> MakePlacer(std::string_view name, const PlacerOptions& options = {});
 
-// The best of the classic search-start heuristics (single, expert, m_topo, heft, m_etf), each run
-// once: where the learned placers' episodes begin, in training and in placement.
-StatusOr<std::shared_ptr<StartFinder>> HeuristicStart();
+// Where the searches start (place/meta/best_start.h: the best of the start heuristics and of the
+// two-start searches, within a quarter of the request's limits): where the learned placers'
+// episodes begin too, in training and in placement.
+// `also`: placers whose placements join them (as `mcmc.start=placeto` does).
+StatusOr<std::shared_ptr<StartFinder>> SearchStart(const std::vector<std::string>& also = {});
 
 // The options of placer `name` with their defaults and meaning (`dplace placers --options`).
 std::vector<OptionDoc> OptionDocs(const PlacerEntry& entry);

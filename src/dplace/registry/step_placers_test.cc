@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "dplace/graph/families.h"
+#include "dplace/io/load.h"
 #include "dplace/place/meta/best_start.h"
 #include "dplace/place/schedule/list_scheduler.h"
 #include "dplace/place/search/chains.h"
@@ -317,6 +319,47 @@ TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   EXPECT_EQ(placed->stats.evaluations, evaluator->evaluations());
   EXPECT_NE(placed->note.find("2 chains"), std::string::npos) << placed->note;
 }
+
+TEST(SearchTest, TheStartStaysWithinTheEvaluationLimit) {
+  // Without a start the searches begin from the best of the start heuristics and of chains;
+  // contiguous alone refines its cuts with up to 1,000 evaluations. Under a limit of 64 the start
+  // takes at most a quarter (beyond it only contiguous's first cuts), and the whole placement
+  // stays within the limit.
+  auto g = std::make_shared<const graph::Graph>(graph::GenerateGraph("enas_rnn", 3, 0).value());
+  const sim::Problem p = sim::MakeProblem(g, io::LoadCluster("k80x4").value(),
+                                          sim::Objective::kStep, cost::RooflineCostModel())
+                             .value();
+  for (const char* name : {"mcmc", "local_search", "contiguous"}) {
+    const auto evaluator = sim::testing::EvaluatorOf(p);
+    auto placed = Made(name).placer->Place(
+        p, {.evaluator = evaluator.get(), .seed = 3, .limits = {.evaluations = 64}});
+    ASSERT_TRUE(placed.ok());
+    EXPECT_LE(evaluator->evaluations(), 64 + 8) << name;
+  }
+}
+
+#ifdef DPLACE_HAVE_TORCH
+TEST(SearchTest, APolicysPlacementJoinsTheStarts) {
+  // `mcmc.start=placeto`: the searches' start with placeto's placement among the candidates is
+  // never worse than either alone (no limits: each runs to its own budget, deterministically).
+  auto g = std::make_shared<const graph::Graph>(graph::GenerateGraph("enas_cnn", 3, 1).value());
+  const sim::Problem p = sim::MakeProblem(g, io::LoadCluster("k80x4").value(),
+                                          sim::Objective::kStep, cost::RooflineCostModel())
+                             .value();
+  auto find = [&](const std::vector<std::string>& also) {
+    const auto evaluator = sim::testing::EvaluatorOf(p);
+    return SearchStart(also).value()->Find(p, {.evaluator = evaluator.get(), .seed = 5});
+  };
+  const Start with = find({"placeto"});
+  const Start without = find({});
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  auto alone = Made("placeto").placer->Place(p, {.evaluator = evaluator.get(), .seed = 5});
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_FALSE(without.score < with.score);
+  EXPECT_FALSE(ScoreOf(evaluator->Evaluate(alone->placement)) < with.score);
+  ASSERT_FALSE(SearchStart({"no_such_placer"}).ok());
+}
+#endif
 
 TEST(SearchTest, StopsAtTheLowerBound) {
   // Two chains on two GPUs (4 s) is the lower bound, the longest chain: once there, mcmc and

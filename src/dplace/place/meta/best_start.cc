@@ -1,5 +1,7 @@
 #include "dplace/place/meta/best_start.h"
 
+#include <algorithm>
+
 #include "dplace/place/budget.h"
 
 namespace dplace::place {
@@ -28,26 +30,37 @@ Start BestStart::Find(const sim::Problem& p, const PlaceRequest& req) {
   int own_members = 0;
   for (const Member& m : heuristics_) own_members += m.traits.own_start;
   TwoStarts starts(own_members);
+  // Under an evaluation limit the start takes at most a quarter of it, the heuristics first.
+  const int64_t evaluations =
+      req.limits.evaluations > 0 ? std::max<int64_t>(1, req.limits.evaluations / 4) : 0;
+  const Budget quarter({.evaluations = evaluations, .seconds = req.limits.seconds / 4},
+                       *req.evaluator);
+  auto evaluations_left = [&] {
+    return req.limits.evaluations > 0 ? quarter.Remaining().evaluations : int64_t{0};
+  };
   for (Member& m : heuristics_) {
-    auto placed = m.placer->Place(p, {.evaluator = req.evaluator, .seed = req.seed});
+    auto placed = m.placer->Place(p, {.evaluator = req.evaluator,
+                                      .seed = req.seed,
+                                      .limits = {.evaluations = evaluations_left()}});
     if (!placed.ok()) continue;
     const Score s = ScoreOf(req.evaluator->Evaluate(placed->placement));
     starts.Offer(m, placed->placement, s);
     if (best.placement.empty() || s < best.score) best = {placed->placement, s, m.name};
   }
   // The two-start searches: from their own start, then from the best heuristic (as in the
-  // portfolio), in a quarter of the request's time together (the second run has what the first
-  // left: nothing on nmt, whose clusters keep moving, about half on NASNet); or each with its own
-  // evaluation budget.
-  const Budget quarter({.seconds = req.limits.seconds / 4}, *req.evaluator);
+  // portfolio), in what is left of the quarter of the request's time and evaluations (the second
+  // run has what the first left: nothing on nmt, whose clusters keep moving, about half on
+  // NASNet); or, when the request limits neither, each with its own evaluation budget.
   for (Member& m : two_start_) {
     for (const bool own : {true, false}) {
       const sim::Placement* start = own ? starts.own() : starts.best();
       if (!own && start == nullptr) continue;
       PlaceRequest sub{.evaluator = req.evaluator, .seed = req.seed, .start = start};
-      if (req.limits.seconds > 0) {
-        sub.limits.seconds = quarter.Remaining().seconds;
-        if (quarter.Spent() > 0.96) continue;  // less than 1% of the request's time left
+      if (req.limits.seconds > 0 || req.limits.evaluations > 0) {
+        // Less than 1% of the request's time, or no evaluation, left: none.
+        if (quarter.Spent() > 0.96) continue;
+        if (req.limits.seconds > 0) sub.limits.seconds = quarter.Remaining().seconds;
+        sub.limits.evaluations = evaluations_left();
       }
       auto placed = m.placer->Place(p, sub);
       if (!placed.ok()) continue;
@@ -58,10 +71,15 @@ Start BestStart::Find(const sim::Problem& p, const PlaceRequest& req) {
   return best;
 }
 
-StatusOr<std::shared_ptr<StartFinder>> MakeBestStart(const Catalog& catalog) {
+StatusOr<std::shared_ptr<StartFinder>> MakeBestStart(const Catalog& catalog,
+                                                     const std::vector<std::string>& also) {
   std::vector<Member> heuristics, two_start;
-  for (const std::string& name :
-       catalog.Names([](const PlacerTraits& t) { return t.search_start; })) {
+  std::vector<std::string> names =
+      catalog.Names([](const PlacerTraits& t) { return t.search_start; });
+  for (const std::string& name : also) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  for (const std::string& name : names) {
     DPLACE_ASSIGN_OR_RETURN(Member m, catalog.Make(name));
     heuristics.push_back(std::move(m));
   }

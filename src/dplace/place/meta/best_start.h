@@ -51,7 +51,9 @@ class BestStart : public StartFinder {
   std::vector<Member> heuristics_, two_start_;
 };
 
-// The BestStart of the table: its search-start heuristics and two-start searches.
-StatusOr<std::shared_ptr<StartFinder>> MakeBestStart(const Catalog& catalog);
+// The BestStart of the table: its search-start heuristics and two-start searches, and the placers
+// named in `also` among the heuristics (a learned policy's placement as one more start).
+StatusOr<std::shared_ptr<StartFinder>> MakeBestStart(const Catalog& catalog,
+                                                     const std::vector<std::string>& also = {});
 
 }  // namespace dplace::place

@@ -14,7 +14,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // The programs cut where the fewest bytes cross, under a static estimate of memory; their cuts are
 // then refined by simulation, best first, moving each cut along the sequence (first to every
 // (units / kCoarsePositions)-th position), in at most kRefinePasses passes per cut and
-// kRefineEvaluations evaluations in all.
+// kRefineEvaluations evaluations in all (fewer when the request limits evaluations: then only the
+// cuts themselves are evaluated beyond the limit).
 constexpr size_t kCoarsePositions = 32;
 constexpr int kRefinePasses = 3;
 constexpr int64_t kRefineEvaluations = 1000;
@@ -197,6 +198,7 @@ class ContiguousPlacer : public Placer {
  private:
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
     std::string note;
+    const int64_t first = req.evaluator->evaluations();
     const Units units = MakeUnits(p);
     const std::vector<sim::DeviceId> chain = AcceleratorChain(p);
     sim::Placement placement(p.g().ops().size(), chain.front());
@@ -251,7 +253,13 @@ class ContiguousPlacer : public Placer {
     }
     std::stable_sort(cuts.begin(), cuts.end(),
                      [](const Cut& a, const Cut& b) { return a.score < b.score; });
-    const int64_t until = req.evaluator->evaluations() + kRefineEvaluations;
+    // At most kRefineEvaluations, and within the request's evaluation limit when it sets one.
+    int64_t refine = kRefineEvaluations;
+    if (req.limits.evaluations > 0) {
+      refine = std::clamp<int64_t>(req.limits.evaluations - (req.evaluator->evaluations() - first),
+                                   0, refine);
+    }
+    const int64_t until = req.evaluator->evaluations() + refine;
     for (Cut& c : cuts) {
       Refine(program, seq.size(), req.evaluator, until, &c, &candidate);
       if (c.score < best_score) {
