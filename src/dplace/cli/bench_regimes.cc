@@ -53,18 +53,34 @@ Status RunRegimeBench(const BenchFlags& flags, const run::Suite& suite) {
     specs.insert(specs.end(), flags.options.begin(), flags.options.end());
     return place::ParseOptionSpecs(specs);
   };
+  // A regime is chosen by its name, a ladder's rung (NAME@E) also by the ladder's name.
+  auto chosen = [&](const std::string& regime, const std::string& name) {
+    return regime == name || regime.rfind(name + "@", 0) == 0;
+  };
   std::vector<const run::Regime*> regimes = {&*suite.reference};
   for (const run::Regime& r : suite.regimes) {
     if (flags.regimes.empty() ||
-        std::find(flags.regimes.begin(), flags.regimes.end(), r.name) != flags.regimes.end()) {
+        std::any_of(flags.regimes.begin(), flags.regimes.end(),
+                    [&](const std::string& n) { return chosen(r.name, n); })) {
       regimes.push_back(&r);
     }
   }
   for (const std::string& name : flags.regimes) {
     bool known = false;
-    for (const run::Regime& r : suite.regimes) known |= r.name == name;
+    for (const run::Regime& r : suite.regimes) known |= chosen(r.name, name);
     if (!known) return InvalidInput("--regimes: " + suite.name + " has no regime '" + name + "'");
   }
+  // The placers a regime runs: its own, less those --placers leaves out (never the reference's).
+  auto placers_of = [&](const run::Regime* r) {
+    std::vector<std::string> out;
+    for (const std::string& name : r->placers) {
+      if (r == regimes[0] || flags.placers.empty() ||
+          std::find(flags.placers.begin(), flags.placers.end(), name) != flags.placers.end()) {
+        out.push_back(name);
+      }
+    }
+    return out;
+  };
   std::vector<const run::SuiteWorkload*> workloads;
   for (const run::SuiteWorkload& w : suite.workloads) {
     if (w.name.find(flags.filter) != std::string::npos) workloads.push_back(&w);
@@ -72,7 +88,7 @@ Status RunRegimeBench(const BenchFlags& flags, const run::Suite& suite) {
   int runs = 0;
   for (const run::Regime* r : regimes) {
     DPLACE_ASSIGN_OR_RETURN(const place::PlacerOptions o, options_of(*r));
-    for (const std::string& name : r->placers) {
+    for (const std::string& name : placers_of(r)) {
       if (!place::FindPlacer(name).ok()) continue;
       DPLACE_RETURN_IF_ERROR(place::MakePlacer(name, o).status().WithContext(r->name));
       ++runs;
@@ -107,7 +123,7 @@ Status RunRegimeBench(const BenchFlags& flags, const run::Suite& suite) {
     Json results = Json::array();
     for (const run::Regime* r : regimes) {
       DPLACE_ASSIGN_OR_RETURN(const place::PlacerOptions o, options_of(*r));
-      for (const std::string& name : r->placers) {
+      for (const std::string& name : placers_of(r)) {
         auto entry = place::FindPlacer(name);
         if (!entry.ok()) continue;
         auto result = run_one(name, *r, o);

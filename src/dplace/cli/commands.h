@@ -69,7 +69,10 @@ struct BenchFlags {
   bool json = false;
   std::string report;  // HTML report file; empty: none
   // A suite with regimes: only these (empty: all), only workloads whose name contains `filter`.
+  // Regimes named NAME@E (a ladder's rungs) are chosen by NAME too. Only `placers` of each regime
+  // (empty: all; the reference always runs).
   std::vector<std::string> regimes;
+  std::vector<std::string> placers;
   std::string filter;
 };
 Status RunBench(const BenchFlags& flags);

@@ -50,9 +50,22 @@ if command -v mpirun >/dev/null; then
     fail "train --algorithm ppo: $(cat "$TMP/ppo_mpi.err")"
   same_tensors "$TMP/ppo.ckpt" "$TMP/ppo_mpi.ckpt" && ok || fail "PPO under mpirun -n 2 differs from one process"
   same_tensors "$TMP/one.ckpt" "$TMP/ppo.ckpt" && fail "PPO and REINFORCE train the same weights" || ok
+  # The whole-episode methods: hdp (its groups are drawn per episode) and gdp with PPO.
+  for m in "hdp --hidden 16 --groups 32" "gdp --hidden 16 --algorithm ppo" "colocrl --hidden 16"; do
+    read -r -a method <<<"$m"
+    "$DPLACE" "${train[@]}" --seed 7 --method "${method[@]}" --checkpoint "$TMP/${method[0]}.ckpt" \
+      --out "$TMP/${method[0]}.pt" --quiet &&
+      mpirun --allow-run-as-root --oversubscribe -n 2 "$DPLACE" "${train[@]}" --seed 7 --method "${method[@]}" \
+        --checkpoint "$TMP/${method[0]}_mpi.ckpt" --quiet >"$TMP/m_mpi.err" 2>&1 && ok ||
+      fail "train --method ${method[0]}: $(cat "$TMP/m_mpi.err")"
+    same_tensors "$TMP/${method[0]}.ckpt" "$TMP/${method[0]}_mpi.ckpt" && ok ||
+      fail "${method[0]} under mpirun -n 2 differs from one process"
+  done
 else
   fail "mpirun not found (the set-up script installs openmpi-bin)"
 fi
+expect_bad_input train_method "--method: dqn not in {placeto,colocrl,hdp,gdp}" "${train[@]}" \
+  --method dqn --out "$TMP/p.pt"
 expect_bad_input train_no_cluster "--cluster" train --graphs "$TMP/g" --out "$TMP/p.pt"
 expect_bad_input train_algorithm "--algorithm: 'a2c' is not reinforce or ppo" "${train[@]}" \
   --algorithm a2c --out "$TMP/p.pt"
@@ -78,15 +91,38 @@ expect_bad_input policy_foreign "graph.pt: not a policy archive" "${place[@]}" -
 expect_bad_input placeto_start "option placeto.start: 'best' is not search or fastest" "${place[@]}" \
   --opt placeto.start=best
 
-# The bundled policy's training graphs are the ones its hash list names (regenerated here as
-# models/policies/train_placeto.sh makes them), and no test graph of the learned suite is one of them.
+# The whole-episode placers: a policy trained above, fresh weights, same seed same plan; a policy
+# of another method is one line.
+if [[ -f $TMP/gdp.pt ]]; then
+  "$DPLACE" "${place[@]/placeto/gdp}" --opt gdp.policy="$TMP/gdp.pt" --opt gdp.fine_tune=true \
+    --out "$TMP/gdp_a.json" >/dev/null 2>&1 && ok || fail "gdp with a trained policy"
+  "$DPLACE" "${place[@]/placeto/gdp}" --opt gdp.policy="$TMP/gdp.pt" --opt gdp.fine_tune=true \
+    --out "$TMP/gdp_b.json" >/dev/null 2>&1
+  cmp -s "$TMP/gdp_a.json" "$TMP/gdp_b.json" && ok || fail "gdp: same seed, different plans"
+  expect_bad_input policy_kind "one.pt: a placeto policy, not gdp" "${place[@]/placeto/gdp}" \
+    --opt gdp.policy="$TMP/one.pt"
+fi
+for m in colocrl hdp; do
+  "$DPLACE" "${place[@]/placeto/$m}" --opt $m.hidden=16 --out "$TMP/$m.json" >/dev/null 2>&1 &&
+    ok || fail "$m with fresh weights"
+done
+expect_bad_input hdp_algorithm "option hdp.algorithm: 'a2c' is not reinforce or ppo" \
+  "${place[@]/placeto/hdp}" --opt hdp.algorithm=a2c
+
+# The bundled policies' training graphs are the ones their hash lists name (regenerated here as
+# models/policies/train_placeto.sh and train_gdp.sh make them), and no test graph of the learned
+# suite is one of them.
 for family in enas_cnn enas_rnn nmt nasnet layered; do
   "$DPLACE" gen "$family" --count 8 --seed 1 --out "$TMP/train/forward" --quiet
   "$DPLACE" gen "$family" --count 4 --seed 2 --training --out "$TMP/train/training" --quiet
+  "$DPLACE" gen "$family" --count 16 --seed 1 --out "$TMP/gdp_train/forward" --quiet
+  "$DPLACE" gen "$family" --count 8 --seed 2 --training --out "$TMP/gdp_train/training" --quiet
 done
-LIST=models/policies/placeto_train.sha256
-[[ $(cd "$TMP/train" && sha256sum forward/*.json training/*.json | sort) == $(sort "$LIST") ]] \
-  && ok || fail "the training graphs differ from $LIST"
+LISTS=(models/policies/placeto_train.sha256 models/policies/gdp_train.sha256)
+[[ $(cd "$TMP/train" && sha256sum forward/*.json training/*.json | sort) == $(sort "${LISTS[0]}") ]] \
+  && ok || fail "the training graphs differ from ${LISTS[0]}"
+[[ $(cd "$TMP/gdp_train" && sha256sum forward/*.json training/*.json | sort) == $(sort "${LISTS[1]}") ]] \
+  && ok || fail "the training graphs differ from ${LISTS[1]}"
 mapfile -t tests < <(/usr/bin/python3 -c "
 import json
 suite = json.load(open('bench/suites/learned.json'))
@@ -103,7 +139,7 @@ for t in "${tests[@]}"; do
     file=$t
   fi
   hash=$(sha256sum "$file" | cut -d' ' -f1)
-  grep -q "^$hash " "$LIST" && fail "test graph $t is a training graph" || ok
+  grep -q "^$hash " "${LISTS[@]}" && fail "test graph $t is a training graph" || ok
 done
 
 echo "$passed passed, $failed failed"

@@ -195,6 +195,9 @@ int main(int argc, char** argv) {
                         "also write an HTML report (tables, bar charts, best timelines) here");
   bench_cmd->add_option("--regimes", bench.regimes,
                         "a suite with regimes (learned): run only these (repeatable)");
+  bench_cmd->add_option("--placers", bench.placers,
+                        "a suite with regimes: run only these of each regime's placers "
+                        "(the reference always runs; repeatable)");
   bench_cmd->add_option("--filter", bench.filter,
                         "run only the workloads whose name contains this text");
 
@@ -217,7 +220,15 @@ int main(int argc, char** argv) {
   dplace::learn::TrainOptions& t = train.options;
   CLI::App* train_cmd = app.add_subcommand(
       "train", "train a learned placer's policy on graphs and clusters (docs/learned.md)");
-  train_cmd->add_option("--method", t.method, "the learned placer: placeto")->capture_default_str();
+  train_cmd
+      ->add_option("--method", t.method,
+                   "the learned placer: placeto, colocrl, hdp or gdp (whole-episode policies: "
+                   "colocrl, hdp, gdp; trained with discount 1)")
+      ->check(CLI::IsMember({"placeto", "colocrl", "hdp", "gdp"}))
+      ->capture_default_str();
+  train_cmd->add_option("--groups", t.groups, "hdp: the grouper's most groups (0: 256)");
+  train_cmd->add_option("--max-grad-norm", t.max_grad_norm,
+                        "clip the gradient's norm to this (0: no clipping)");
   train_cmd
       ->add_option("--graphs", train.graphs,
                    "graph files, folders of them (every .json/.onnx/.txt) or bench suites")
@@ -227,11 +238,14 @@ int main(int argc, char** argv) {
                    "machines to train on (each graph on each; repeatable)")
       ->required();
   train_cmd->add_flag("--training", train.training, "expand ONNX graphs into training steps");
-  train_cmd->add_option("--out", t.out, "the trained policy file (--opt placeto.policy=FILE)");
+  train_cmd->add_option("--out", t.out, "the trained policy file (--opt METHOD.policy=FILE)");
   train_cmd->add_option("--updates", t.updates, "stop after this many updates (0: none)");
   train_cmd->add_option("--evaluations", t.evaluations, "stop after this many evaluations");
   train_cmd->add_option("--seconds", t.seconds, "stop after this many seconds");
   train_cmd->add_option("--episodes", t.episodes, "episodes per update")->capture_default_str();
+  train_cmd->add_option("--samples", t.samples,
+                        "episodes of one problem per update (0: 4 for colocrl, hdp and gdp; "
+                        "else 1)");
   train_cmd->add_option("--seed", t.seed, "random seed")->capture_default_str();
   train_cmd->add_option("--hidden", t.hidden, "width of the policy")->capture_default_str();
   train_cmd->add_option("--lr", t.lr, "Adam's learning rate at the start")->capture_default_str();

@@ -29,6 +29,17 @@ UnitDag MakeUnitDag(const sim::Problem& problem, const place::Units& units) {
   }
   UnitDag dag;
   dag.num_nodes = static_cast<int>(units.size());
+  for (UnitId u : units.ids()) {
+    OpId heaviest = units[u].ops.front();
+    for (OpId op : units[u].ops) {
+      if (g.op(op).flops > g.op(heaviest).flops) heaviest = op;
+    }
+    uint32_t hash = 2166136261u;
+    for (const char ch : g.op(heaviest).type) {
+      hash = (hash ^ static_cast<unsigned char>(ch)) * 16777619u;
+    }
+    dag.type.push_back(static_cast<int32_t>(hash % kOpTypes));
+  }
   std::vector<std::vector<int32_t>> out(units.size());
   dag.pred_offsets.push_back(0);
   for (size_t v = 0; v < in.size(); ++v) {
@@ -140,7 +151,20 @@ void PlacementEnv::Reset(const sim::Placement& start) {
   }
   step_ = 0;
   since_refresh_ = 0;
+  if (options_.reuse_start && !start_.placement.empty() && start_.placement == start) {
+    evaluation_ = start_.evaluation;
+    cost_ = start_.cost;
+    makespan_ = start_.makespan;
+    start_s_ = start_.start_s;
+    end_s_ = start_.end_s;
+    critical_ = start_.critical;
+    changed_ = false;
+    return;
+  }
   Evaluate();
+  if (options_.reuse_start) {
+    start_ = {placement_, evaluation_, cost_, makespan_, start_s_, end_s_, critical_};
+  }
 }
 
 void PlacementEnv::Evaluate() {

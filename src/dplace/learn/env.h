@@ -37,7 +37,11 @@ struct UnitDag {
   std::vector<int32_t> pred_offsets, preds;  // CSR, ascending
   std::vector<int32_t> succ_offsets, succs;
   std::vector<double> edge_bytes;  // per preds entry: bytes u sends v
+  // Per unit: the op type of its op of most flops (its first on a tie), hashed (FNV-1a) into
+  // [0, kOpTypes). The type embeddings of colocrl, hdp and gdp read it.
+  std::vector<int32_t> type;
 };
+inline constexpr int kOpTypes = 32;
 UnitDag MakeUnitDag(const sim::Problem& problem, const place::Units& units);
 
 // Features of one node (unit) and of one device for the current unit; see env.cc for each column.
@@ -57,6 +61,9 @@ struct Observation {
 struct EnvOptions {
   int refresh_every = 1;   // steps between evaluations at the latest (1: every step, Placeto's)
   int parallel_nodes = 8;  // how many parallel units the observation names
+  // Episodes that begin where the last one began reuse its evaluation instead of making another
+  // (whole-episode policies begin every episode from the same placement).
+  bool reuse_start = false;
 };
 
 class PlacementEnv {
@@ -121,6 +128,14 @@ class PlacementEnv {
   double makespan_ = 0;
   sim::Placement best_;
   place::Score best_score_;
+  // reuse_start: the last episode's start and what Evaluate found for it.
+  struct Saved {
+    sim::Placement placement;
+    sim::Evaluation evaluation;
+    double cost = 0, makespan = 0;
+    place::PerUnit<double> start_s, end_s;
+    place::PerUnit<char> critical;
+  } start_;
 };
 
 // The units a policy places `problem` by: its co-location units, or, when it has more than

@@ -35,8 +35,37 @@ void ReadOptions(place::OptionReader& reader, PlacetoOptions* options);
 std::unique_ptr<place::Placer> MakePlacetoPlacer(
     PlacetoOptions options, std::shared_ptr<place::StartFinder> start = nullptr);
 
-// The policy bundled with dplace (models/policies/placeto.pt in the source tree).
-std::string DefaultPolicyPath();
+// The whole-episode learned placers: colocrl, hdp and gdp (policy.h, episode_policies.cc). Each
+// episode places every unit once from the fastest start and is judged once; an update plays
+// `samples` episodes and makes one gradient step per epoch of its algorithm. colocrl and hdp train
+// a fresh policy on the problem (or continue a given one); gdp places with a pre-trained policy
+// (the bundled one by default), a greedy episode then samples, and with fine_tune trains it on the
+// problem. Every placer returns the best placement any episode reached, within the budget
+// (kEpisodeEvaluations when the request sets no limit; kPlacetoEvaluations for gdp zero-shot).
+inline constexpr int64_t kEpisodeEvaluations = 2000;
+
+struct EpisodePlacerOptions {
+  std::string method;         // colocrl, hdp or gdp
+  std::string policy;         // policy file; empty: gdp's bundled one, fresh weights for the others
+  bool fine_tune = false;     // gdp: train on the problem (colocrl and hdp always train)
+  int hidden = 0;             // a fresh policy's width (0: the method's default)
+  int groups = 0;             // hdp: the grouper's most groups (0: 256)
+  int samples = 4;            // episodes per update
+  double lr = 0;              // Adam's learning rate (0: the method's default)
+  double max_grad_norm = -1;  // gradient clipping (-1: the method's default; 0: none)
+  std::string algorithm;      // reinforce or ppo (empty: the method's)
+  double clip = 0.2;          // ppo
+  int epochs = 4;             // ppo
+  double entropy = 0.01;
+  int max_units = 256;  // coarsen problems of more co-location units
+};
+// The method's defaults into `options` (hidden, lr, max_grad_norm, algorithm, fine_tune), then
+// the reader's values over them.
+void ReadOptions(place::OptionReader& reader, EpisodePlacerOptions* options);
+std::unique_ptr<place::Placer> MakeEpisodePlacer(EpisodePlacerOptions options);
+
+// The policy bundled with dplace for `method` (models/policies/METHOD.pt in the source tree).
+std::string DefaultPolicyPath(const std::string& method = "placeto");
 
 // How the policy in `path` was trained ("trained on N problems: U updates, ... CPU s"); empty when
 // the file does not say or cannot be read.

@@ -25,7 +25,51 @@ void ReadOptions(place::OptionReader& r, PlacetoOptions* o) {
   }
 }
 
-std::string DefaultPolicyPath() { return DPLACE_POLICY_DIR "/placeto.pt"; }
+std::string DefaultPolicyPath(const std::string& method) {
+  return DPLACE_POLICY_DIR "/" + method + ".pt";
+}
+
+void ReadOptions(place::OptionReader& r, EpisodePlacerOptions* o) {
+  // The methods' defaults: HDP's from its reference code (hidden 512, Adam lr 0.1, gradient norm
+  // clipped to 1); colocrl's width and rate inferred (the paper names neither); gdp's the bundled
+  // policy's width, PPO, and a small rate for fine-tuning.
+  if (o->method == "hdp") {
+    o->hidden = 512;
+    o->lr = 0.1;
+    o->max_grad_norm = 1;
+    o->algorithm = "reinforce";
+  } else if (o->method == "colocrl") {
+    o->hidden = 256;
+    o->lr = 1e-3;
+    o->max_grad_norm = 1;
+    o->algorithm = "reinforce";
+  } else {
+    o->hidden = 64;
+    o->lr = 1e-4;
+    o->max_grad_norm = 0;
+    o->algorithm = "ppo";
+  }
+  r.Read("policy", &o->policy,
+         o->method == "gdp" ? "policy file (dplace train --method gdp); default: the bundled one"
+                            : "policy file to start from (dplace train); default: fresh weights");
+  if (o->method == "gdp") r.Read("fine_tune", &o->fine_tune, "train the policy on the problem");
+  r.Read("hidden", &o->hidden, 1, 1024, "width of a fresh policy");
+  if (o->method == "hdp")
+    r.Read("groups", &o->groups, 0, 4096, "the grouper's most groups (0: 256)");
+  r.Read("samples", &o->samples, 1, 1024, "episodes per update");
+  r.Read("lr", &o->lr, 1e-8, 10, "Adam's learning rate");
+  r.Read("max_grad_norm", &o->max_grad_norm, 0, 1e6,
+         "clip the gradient's norm to this (0: no clipping)");
+  r.Read("algorithm", &o->algorithm, "reinforce or ppo");
+  r.Read("clip", &o->clip, 0, 0.99, "ppo's clip range of the ratio");
+  r.Read("epochs", &o->epochs, 1, 100, "ppo's gradient steps per update");
+  r.Read("entropy", &o->entropy, 0, 10, "weight of the entropy bonus");
+  r.Read("max_units", &o->max_units, 8, 100000,
+         "coarsen problems of more co-location units than this");
+  if (o->algorithm != "reinforce" && o->algorithm != "ppo") {
+    r.Fail("algorithm", "'" + o->algorithm + "' is not reinforce or ppo");
+  }
+}
 
 namespace {
 
@@ -41,6 +85,18 @@ StatusOr<std::shared_ptr<Policy>> CachedPolicy(const std::string& path) {
   return policy;
 }
 
+// A private copy of a cached policy: to train, or to keep episode state apart from other placers.
+StatusOr<std::shared_ptr<Policy>> CopyPolicy(Policy& policy, const std::string& path) {
+  torch::serialize::OutputArchive out;
+  WritePolicy(policy, &out);
+  std::ostringstream bytes;
+  out.save_to(bytes);
+  torch::serialize::InputArchive in;
+  std::istringstream read(bytes.str());
+  in.load_from(read);
+  return ReadPolicy(in, path);
+}
+
 class PlacetoPlacer : public place::Placer {
  public:
   PlacetoPlacer(PlacetoOptions o, std::shared_ptr<place::StartFinder> start)
@@ -54,14 +110,7 @@ class PlacetoPlacer : public place::Placer {
     DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> shared, CachedPolicy(path));
     std::shared_ptr<Policy> policy = shared;
     if (o_.fine_tune) {  // a private copy to train
-      torch::serialize::OutputArchive out;
-      WritePolicy(*shared, &out);
-      std::ostringstream bytes;
-      out.save_to(bytes);
-      torch::serialize::InputArchive in;
-      std::istringstream read(bytes.str());
-      in.load_from(read);
-      DPLACE_ASSIGN_OR_RETURN(policy, ReadPolicy(in, path));
+      DPLACE_ASSIGN_OR_RETURN(policy, CopyPolicy(*shared, path));
     }
     const int threads = torch::get_num_threads();
     torch::set_num_threads(1);  // same seed, same placement; and fair against one-core searches
@@ -141,6 +190,104 @@ class PlacetoPlacer : public place::Placer {
 };
 
 }  // namespace
+
+// The placer of a whole-episode policy (placeto.h).
+class EpisodePlacer : public place::Placer {
+ public:
+  explicit EpisodePlacer(EpisodePlacerOptions o) : o_(std::move(o)) {}
+  std::string_view name() const override { return o_.method; }
+
+ private:
+  StatusOr<place::PlaceResult> PlaceImpl(const sim::Problem& problem,
+                                         const place::PlaceRequest& request) override {
+    std::string path = o_.policy;
+    if (path.empty() && o_.method == "gdp") path = DefaultPolicyPath("gdp");
+    std::shared_ptr<Policy> policy;
+    if (!path.empty()) {
+      DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> shared, CachedPolicy(path));
+      if (shared->kind() != o_.method) {
+        return InvalidInput(path + ": a " + shared->kind() + " policy, not " + o_.method);
+      }
+      DPLACE_ASSIGN_OR_RETURN(policy, CopyPolicy(*shared, path));
+    } else {
+      DPLACE_ASSIGN_OR_RETURN(
+          policy, MakePolicy(o_.method, {.hidden = o_.hidden, .groups = o_.groups}, request.seed));
+    }
+    const bool train = o_.method != "gdp" || o_.fine_tune || path.empty();
+    const int threads = torch::get_num_threads();
+    torch::set_num_threads(1);  // same seed, same placement; and fair against one-core searches
+    struct Restore {
+      int threads;
+      ~Restore() { torch::set_num_threads(threads); }
+    } restore{threads};
+
+    const place::Budget budget(request.limits, *request.evaluator,
+                               train ? kEpisodeEvaluations : kPlacetoEvaluations);
+    DPLACE_ASSIGN_OR_RETURN(place::Units units, PolicyUnits(problem, o_.max_units));
+    const int num_units = static_cast<int>(units.size());
+    const bool coarsened = units.size() < place::MakeUnits(problem).size();
+    PlacementEnv env(problem, *request.evaluator, std::move(units), EpisodeOptions(*policy));
+    AlgorithmOptions a{.entropy = o_.entropy, .clip = o_.clip, .epochs = o_.epochs};
+    DPLACE_ASSIGN_OR_RETURN(a, AlgorithmByName(o_.algorithm, a));
+    PolicyGradient algorithm(AlgorithmFor(*policy, a));
+    torch::optim::Adam adam(policy->parameters(), torch::optim::AdamOptions(o_.lr));
+    const sim::Placement from = FastestStart(problem, env.units());
+    Rng rng(request.seed);
+    int64_t episodes = 0, updates = 0;
+    double longest_s = 0;  // of an update: the next begins only with 1.5 times that left
+    const int64_t made_before = request.evaluator->evaluations();
+    // A greedy episode first: a trained policy's own placement.
+    Rollout(env, *policy, from, nullptr, false);
+    ++episodes;
+    // An episode that leaves every unit where it was evaluates nothing; each counts as at least
+    // one evaluation against an evaluation limit, so that such episodes cannot go on for ever.
+    auto used = [&] { return std::max(request.evaluator->evaluations() - made_before, episodes); };
+    while (
+        !budget.Out() &&
+        (budget.limits().evaluations == 0 || budget.limits().evaluations - used() >= o_.samples) &&
+        (budget.limits().seconds == 0 || budget.Remaining().seconds >= 1.5 * longest_s)) {
+      const double began = budget.Elapsed();
+      std::vector<Episode> batch;
+      for (int k = 0; k < o_.samples; ++k) {
+        batch.push_back(Rollout(env, *policy, from, &rng, train));
+        ++episodes;
+      }
+      if (train) {
+        for (int epoch = 0; epoch < algorithm.options().epochs; ++epoch) {
+          torch::Tensor total;
+          for (const Episode& e : batch) {
+            const torch::Tensor g = algorithm.Gradient(*policy, env.dag(), e);
+            total = total.defined() ? total + g : g;
+          }
+          SetGradients(*policy, total / o_.samples);
+          if (o_.max_grad_norm > 0) {
+            torch::nn::utils::clip_grad_norm_(policy->parameters(), o_.max_grad_norm);
+          }
+          adam.step();
+        }
+        for (const Episode& e : batch) algorithm.Record(e);
+        ++updates;
+      }
+      longest_s = std::max(longest_s, budget.Elapsed() - began);
+    }
+    place::PlaceResult out{.placement = env.best()};
+    std::ostringstream note;
+    note << episodes << " episodes";
+    if (train) note << ", " << updates << " updates";
+    note << " of " << (path.empty() ? std::string("a fresh policy") : "policy " + path);
+    if (coarsened) {
+      note << "; coarsened to " << num_units << " units of " << problem.num_ops() << " ops";
+    }
+    out.note = note.str();
+    return out;
+  }
+
+  EpisodePlacerOptions o_;
+};
+
+std::unique_ptr<place::Placer> MakeEpisodePlacer(EpisodePlacerOptions options) {
+  return std::make_unique<EpisodePlacer>(std::move(options));
+}
 
 std::unique_ptr<place::Placer> MakePlacetoPlacer(PlacetoOptions options,
                                                  std::shared_ptr<place::StartFinder> start) {

@@ -154,14 +154,34 @@ torch::Tensor PlacetoPolicy::Logits(const Observation& obs, const UnitDag& dag) 
   return logits.masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
 }
 
+torch::Tensor Policy::EpisodeLogits(const std::vector<Observation>& observations,
+                                    const std::vector<int32_t>& actions, const UnitDag& dag,
+                                    std::vector<int32_t>* hidden, torch::Tensor* hidden_log_prob) {
+  *hidden_log_prob = Begin(observations.front(), dag, nullptr, hidden);
+  std::vector<torch::Tensor> steps;
+  for (size_t t = 0; t < observations.size(); ++t) {
+    steps.push_back(Logits(observations[t], dag));
+    Chose(actions[t]);
+  }
+  return torch::stack(steps);
+}
+
 StatusOr<std::shared_ptr<Policy>> MakePolicy(const std::string& kind, PolicyShape shape,
                                              uint64_t seed) {
-  if (kind != "placeto") return InvalidInput("unknown policy '" + kind + "' (known: placeto)");
   if (shape.hidden < 1 || shape.hidden > 1024) {
     return InvalidInput("policy width " + std::to_string(shape.hidden) + " is not 1 to 1024");
   }
+  if (kind == "hdp" && shape.groups == 0) shape.groups = 256;
+  if (kind != "hdp") shape.groups = 0;
+  if (shape.groups < 0 || shape.groups > 4096) {
+    return InvalidInput("policy groups " + std::to_string(shape.groups) + " is not 1 to 4096");
+  }
   torch::manual_seed(seed);
-  return std::shared_ptr<Policy>(std::make_shared<PlacetoPolicy>(shape));
+  if (kind == "placeto") return std::shared_ptr<Policy>(std::make_shared<PlacetoPolicy>(shape));
+  if (kind == "colocrl") return MakeColocRlPolicy(shape);
+  if (kind == "hdp") return MakeHdpPolicy(shape);
+  if (kind == "gdp") return MakeGdpPolicy(shape);
+  return InvalidInput("unknown policy '" + kind + "' (known: placeto, colocrl, hdp, gdp)");
 }
 
 namespace {
@@ -177,6 +197,7 @@ void WritePolicy(Policy& policy, torch::serialize::OutputArchive* archive,
   archive->write("hidden", c10::IValue(s.hidden));
   archive->write("node_features", c10::IValue(s.node_features));
   archive->write("device_features", c10::IValue(s.device_features));
+  if (s.groups > 0) archive->write("groups", c10::IValue(s.groups));
   torch::serialize::OutputArchive weights;
   policy.save(weights);
   archive->write("weights", weights);
@@ -196,7 +217,11 @@ StatusOr<std::shared_ptr<Policy>> ReadPolicy(torch::serialize::InputArchive& arc
       !hidden.isInt() || !node_features.isInt() || !device_features.isInt()) {
     return fail("policy lacks its kind or shape");
   }
-  const PolicyShape shape{hidden.toInt(), node_features.toInt(), device_features.toInt()};
+  c10::IValue groups(static_cast<int64_t>(0));
+  if (archive.try_read("groups", groups) && !groups.isInt())
+    return fail("policy's groups not a number");
+  const PolicyShape shape{hidden.toInt(), node_features.toInt(), device_features.toInt(),
+                          groups.toInt()};
   if (shape.node_features != kNodeFeatures || shape.device_features != kDeviceFeatures) {
     return fail("policy made for " + std::to_string(shape.node_features) + " node and " +
                 std::to_string(shape.device_features) + " device features; this dplace has " +

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "dplace/base/rng.h"
 #include "dplace/base/status.h"
 #include "dplace/learn/env.h"
 
@@ -26,6 +27,7 @@ struct PolicyShape {
   int64_t hidden = 32;
   int64_t node_features = kNodeFeatures;
   int64_t device_features = kDeviceFeatures;
+  int64_t groups = 0;  // hdp: its grouper's most groups (the reference's 256); others 0
 };
 
 class Policy : public torch::nn::Module {
@@ -34,6 +36,28 @@ class Policy : public torch::nn::Module {
   virtual torch::Tensor Logits(const Observation& obs, const UnitDag& dag) = 0;
   virtual std::string kind() const = 0;
   virtual PolicyShape shape() const = 0;
+
+  // Whole-episode policies (colocrl, hdp, gdp) place every unit once from scratch and are judged
+  // once, at the episode's end: Begin reads the episode's first observation (encoders run once per
+  // episode), Logits then gives each step's logits in turn and Chose tells the policy the device
+  // taken (autoregressive decoders feed it back). `hidden` holds the policy's own choices that are
+  // no device (hdp's groups): drawn with `rng` (the likeliest when null) and appended when empty,
+  // replayed when not; Begin returns their log-probability (a scalar, 0 when there are none).
+  // Per-step policies (placeto) ignore all three.
+  virtual bool whole_episode() const { return false; }
+  virtual torch::Tensor Begin(const Observation& /*first*/, const UnitDag& /*dag*/, Rng* /*rng*/,
+                              std::vector<int32_t>* /*hidden*/) {
+    return torch::zeros({});
+  }
+  virtual void Chose(int32_t /*device*/) {}
+
+  // The logits of every step of an episode [steps, num_devices] (with gradients), from its
+  // observations and actions: Begin, then Logits and Chose per step. `hidden` and the
+  // log-probability Begin returns as for Begin. Policies that can score all steps at once override
+  // it.
+  virtual torch::Tensor EpisodeLogits(const std::vector<Observation>& observations,
+                                      const std::vector<int32_t>& actions, const UnitDag& dag,
+                                      std::vector<int32_t>* hidden, torch::Tensor* hidden_log_prob);
 };
 
 class PlacetoPolicy : public Policy {
@@ -61,7 +85,12 @@ torch::Tensor MessagePass(const torch::Tensor& h, const torch::Tensor& w1, const
                           const std::vector<int32_t>& offsets, const std::vector<int32_t>& edges,
                           bool reverse);
 
-// A new policy of `kind` ("placeto"), its weights drawn from `seed`.
+// The whole-episode policies (episode_policies.cc).
+std::shared_ptr<Policy> MakeColocRlPolicy(PolicyShape shape);
+std::shared_ptr<Policy> MakeHdpPolicy(PolicyShape shape);
+std::shared_ptr<Policy> MakeGdpPolicy(PolicyShape shape);
+
+// A new policy of `kind` (placeto, colocrl, hdp, gdp), its weights drawn from `seed`.
 StatusOr<std::shared_ptr<Policy>> MakePolicy(const std::string& kind, PolicyShape shape,
                                              uint64_t seed);
 

@@ -184,11 +184,92 @@ TEST(PolicyGradientTest, PposFirstEpochIsReinforceAndAClippedRatioGivesNoGradien
   EXPECT_FALSE(AlgorithmByName("ppo", {.clip = 1.5}).ok());
 }
 
+// The whole-episode policies: a rollout replays exactly (the gradient recomputes the
+// log-probability each step was played with, so PPO's first epoch is REINFORCE), every unit lands
+// where it may run, the greedy episode is the same twice, and hdp's groups are its hidden choices.
+TEST(EpisodePolicyTest, RolloutsReplayExactlyAndKeepToAllowedDevices) {
+  const auto problem = Generated("nmt", "hetero", 2);
+  for (const char* kind : {"colocrl", "hdp", "gdp"}) {
+    SCOPED_TRACE(kind);
+    auto evaluator = sim::MakeEvaluator(problem);
+    auto units = PolicyUnits(*problem, 48).value();
+    auto policy = MakePolicy(kind, {.hidden = 8, .groups = 16}, 3).value();
+    ASSERT_TRUE(policy->whole_episode());
+    PlacementEnv env(*problem, *evaluator, units, EpisodeOptions(*policy));
+    const sim::Placement start = FastestStart(*problem, env.units());
+    Rng rng(4);
+    const int64_t before = evaluator->evaluations();
+    Episode e = Rollout(env, *policy, start, &rng, true);
+    // One evaluation for the start, one for the end (none when the episode left every unit
+    // where it was); the next episode from the same start evaluates only its end.
+    const int64_t first = evaluator->evaluations() - before;
+    EXPECT_GE(first, 1);
+    EXPECT_LE(first, 2);
+    Episode again = Rollout(env, *policy, start, &rng, true);
+    EXPECT_LE(evaluator->evaluations() - before - first, 1) << "the same start is evaluated once";
+    EXPECT_EQ(again.start_cost, e.start_cost);
+    for (sim::OpId op : env.placement().ids()) {
+      EXPECT_TRUE(problem->Allowed(op, env.placement()[op]));
+    }
+    EXPECT_EQ(e.hidden.empty(), std::string(kind) != "hdp");
+    for (int32_t g : e.hidden) EXPECT_LT(g, 16);
+    // Rewards only at the end: the return is the start's cost minus the end's.
+    for (size_t t = 0; t + 1 < e.rewards.size(); ++t) EXPECT_EQ(e.rewards[t], 0);
+    EXPECT_DOUBLE_EQ(e.Return(), e.start_cost - e.end_cost);
+    const AlgorithmOptions base = AlgorithmFor(*policy, {.entropy = 0.01});
+    EXPECT_EQ(base.discount, 1);
+    PolicyGradient reinforce(base);
+    AlgorithmOptions ppo_options = base;
+    ppo_options.clip = 0.2;
+    PolicyGradient ppo(ppo_options);
+    const torch::Tensor a = reinforce.Gradient(*policy, env.dag(), e);
+    const torch::Tensor b = ppo.Gradient(*policy, env.dag(), e);
+    EXPECT_GT(a.abs().max().item<double>(), 0);
+    EXPECT_TRUE(torch::allclose(a, b, 1e-4, 1e-7)) << (a - b).abs().max().item<double>();
+    // The greedy episode twice: the same placement.
+    Rollout(env, *policy, start, nullptr, false);
+    const sim::Placement greedy = env.placement();
+    Rollout(env, *policy, start, nullptr, false);
+    EXPECT_EQ(env.placement(), greedy);
+  }
+}
+
+// Training lowers the cost a whole-episode policy reaches on its problem.
+TEST(EpisodePolicyTest, TrainingLowersTheCost) {
+  for (const char* kind : {"gdp", "hdp"}) {
+    SCOPED_TRACE(kind);
+    TrainOptions o{.method = kind,
+                   .updates = 40,
+                   .episodes = 4,
+                   .seed = 3,
+                   .hidden = 16,
+                   .lr = 3e-3,
+                   .lr_end = 3e-3,
+                   .max_units = 32};
+    o.groups = 16;
+    auto trained = Train({{"a", Generated("enas_rnn", "v100x8-nvlink", 1)}}, o, nullptr);
+    ASSERT_TRUE(trained.ok()) << trained.status().message();
+    const std::vector<double>& curve = trained->curve;
+    double first = 0, last = 0;
+    for (size_t i = 0; i < 10; ++i) {
+      first += curve[i];
+      last += curve[curve.size() - 1 - i];
+    }
+    EXPECT_GT(last, first) << "mean return of the first 10 updates " << first / 10
+                           << ", of the last 10 " << last / 10;
+  }
+}
+
 TEST(TrainTest, ACheckpointResumesExactly) {
-  for (const char* algorithm : {"reinforce", "ppo"}) {
-    SCOPED_TRACE(algorithm);
+  for (const char* method : {"reinforce", "ppo", "hdp", "gdp", "colocrl"}) {
+    SCOPED_TRACE(method);
+    const std::string algorithm =
+        std::string(method) == "ppo" || std::string(method) == "gdp" ? "ppo" : "reinforce";
     dplace::testing::TempDir dir;
     TrainOptions straight{.updates = 4, .episodes = 2, .seed = 5, .hidden = 8, .max_units = 48};
+    if (algorithm != method) straight.method = method;
+    straight.groups = 16;
+    straight.max_grad_norm = 1;
     straight.algorithm = AlgorithmByName(algorithm, {}).value();
     straight.checkpoint = dir.Path("c{update}.pt");
     straight.checkpoint_every = 2;
@@ -208,7 +289,8 @@ TEST(TrainTest, ACheckpointResumesExactly) {
     ASSERT_EQ(wa.size(), wb.size());
     for (size_t i = 0; i < wa.size(); ++i) EXPECT_TRUE(torch::equal(wa[i], wb[i])) << i;
     // The weights moved.
-    const auto w0 = MakePolicy("placeto", {.hidden = 8}, 5).value()->parameters();
+    const auto w0 =
+        MakePolicy(straight.method, {.hidden = 8, .groups = 16}, 5).value()->parameters();
     bool moved = false;
     for (size_t i = 0; i < wa.size(); ++i) moved |= !torch::equal(wa[i], w0[i]);
     EXPECT_TRUE(moved);
@@ -240,6 +322,26 @@ TEST(PlacetoPlacerTest, SameSeedSamePlacementWithinTheBudget) {
     placements.push_back(placed->placement);
   }
   EXPECT_EQ(placements[0], placements[1]);
+  // The whole-episode placers: fresh weights trained within the budget, the same placement twice.
+  for (const char* method : {"colocrl", "hdp"}) {
+    SCOPED_TRACE(method);
+    std::vector<sim::Placement> twice;
+    for (int run = 0; run < 2; ++run) {
+      EpisodePlacerOptions eo{.method = method};
+      place::OptionReader reader(method, {});
+      ReadOptions(reader, &eo);
+      eo.hidden = 8;
+      auto episode_placer = MakeEpisodePlacer(eo);
+      auto evaluator = sim::MakeEvaluator(problem);
+      auto placed = episode_placer->Place(
+          *problem, {.evaluator = evaluator.get(), .seed = 9, .limits = {.evaluations = 40}});
+      ASSERT_TRUE(placed.ok()) << placed.status().message();
+      EXPECT_LE(evaluator->evaluations(), 40);
+      EXPECT_GE(evaluator->evaluations(), 20);
+      twice.push_back(placed->placement);
+    }
+    EXPECT_EQ(twice[0], twice[1]);
+  }
   auto missing = MakePlacetoPlacer({.policy = dir.Path("none.pt")});
   auto evaluator = sim::MakeEvaluator(problem);
   auto failed = missing->Place(*problem, {.evaluator = evaluator.get()});

@@ -23,10 +23,19 @@ struct Episode {
   std::vector<int32_t> actions;   // the device chosen at each step
   std::vector<double> log_probs;  // log π(action) under the policy that played it (for PPO)
   std::vector<double> rewards;
+  // A whole-episode policy's own choices (policy.h Begin) and their log-probability when played.
+  std::vector<int32_t> hidden;
+  double hidden_log_prob = 0;
   double start_cost = 0, end_cost = 0;
   double best_cost = 0;  // the least cost any of its evaluations saw
   double Return() const { return start_cost - end_cost; }
 };
+
+// The environment's options for `policy`'s episodes: whole-episode policies are judged once, at
+// the end (no evaluation between steps); per-step ones after every step that moved a unit.
+EnvOptions EpisodeOptions(const Policy& policy);
+// `options` as `policy` trains with: whole-episode policies with discount 1 and problem_scale.
+AlgorithmOptions AlgorithmFor(const Policy& policy, AlgorithmOptions options);
 
 // Plays one episode of `env` from `start`: each action drawn from the policy's softmax with `rng`,
 // or the most likely one when `rng` is null. Keeps the observations when `keep` (for an update).
@@ -44,6 +53,10 @@ int32_t Choose(const torch::Tensor& logits, Rng* rng);
 // -Σ_t min(ρ_t A_t, clip(ρ_t, 1 - ε, 1 + ε) A_t) - β Σ_t H(π) with ρ_t = π(a_t) / π_old(a_t), the
 // episode's own log-probabilities as π_old, over `epochs` gradient steps on the same episodes.
 // Both divided by the number of steps. At ρ = 1 (PPO's first epoch) the two gradients are equal.
+// A whole-episode policy's hidden choices (hdp's groups) join the loss as one more action with the
+// first step's advantage. With `problem_scale` (whole-episode policies, rewarded once at the end,
+// so every step has the same advantage) advantages are scaled by the root mean square deviation of
+// the problem's recent returns instead of per episode.
 class PolicyGradient {
  public:
   explicit PolicyGradient(AlgorithmOptions options) : options_(options) {}

@@ -46,8 +46,12 @@ Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, 
   Observation obs;
   while (!env.Done()) {
     env.Observe(&obs);
+    if (e.actions.empty()) {
+      e.hidden_log_prob = policy.Begin(obs, env.dag(), rng, &e.hidden).item<double>();
+    }
     const torch::Tensor logits = policy.Logits(obs, env.dag());
     const int32_t a = Choose(logits, rng);
+    policy.Chose(a);
     e.actions.push_back(a);
     if (keep) e.log_probs.push_back(torch::log_softmax(logits, 0)[a].item<double>());
     e.rewards.push_back(env.Step(sim::DeviceId(a)));
@@ -103,7 +107,18 @@ std::vector<double> PolicyGradient::Advantages(const Episode& episode) const {
     advantage[t] = g[t] - baseline;
     square += advantage[t] * advantage[t];
   }
-  const double rms = std::sqrt(square / std::max<size_t>(1, advantage.size()));
+  double rms = std::sqrt(square / std::max<size_t>(1, advantage.size()));
+  if (options_.problem_scale && it != history_.end() && it->second.size() >= 2) {
+    double mean = 0, spread = 0;
+    for (const std::vector<double>& past : it->second) mean += past.empty() ? 0 : past[0];
+    mean /= static_cast<double>(it->second.size());
+    for (const std::vector<double>& past : it->second) {
+      const double d = (past.empty() ? 0 : past[0]) - mean;
+      spread += d * d;
+    }
+    spread = std::sqrt(spread / static_cast<double>(it->second.size()));
+    if (spread > 1e-9) rms = spread;
+  }
   for (double& a : advantage) a = rms > 1e-9 ? a / rms : 0;
   return advantage;
 }
@@ -111,26 +126,39 @@ std::vector<double> PolicyGradient::Advantages(const Episode& episode) const {
 torch::Tensor PolicyGradient::Gradient(Policy& policy, const UnitDag& dag,
                                        const Episode& episode) const {
   policy.zero_grad();
+  if (episode.actions.empty()) return FlatGradients(policy);
   const std::vector<double> advantage = Advantages(episode);
   const double clip = options_.clip;
-  torch::Tensor loss = torch::zeros({});
-  const auto steps = static_cast<double>(episode.actions.size());
-  for (size_t t = 0; t < episode.actions.size(); ++t) {
-    const torch::Tensor logp = torch::log_softmax(policy.Logits(episode.observations[t], dag), 0);
-    const torch::Tensor finite = logp.masked_fill(torch::isinf(logp), 0);
-    const torch::Tensor entropy = -(logp.exp() * finite).sum();
-    const torch::Tensor chosen = logp[episode.actions[t]];
-    torch::Tensor gain;
-    if (clip > 0) {
-      const torch::Tensor ratio = torch::exp(chosen - episode.log_probs[t]);
-      gain =
-          torch::min(ratio * advantage[t], torch::clamp(ratio, 1 - clip, 1 + clip) * advantage[t]);
-    } else {
-      gain = advantage[t] * chosen;
-    }
-    loss = loss - gain / steps - options_.entropy / steps * entropy;
+  const auto steps = static_cast<int64_t>(episode.actions.size());
+  std::vector<int32_t> hidden = episode.hidden;
+  torch::Tensor hidden_log_prob;
+  const torch::Tensor logp = torch::log_softmax(
+      policy.EpisodeLogits(episode.observations, episode.actions, dag, &hidden, &hidden_log_prob),
+      1);
+  const torch::Tensor finite = logp.masked_fill(torch::isinf(logp), 0);
+  const torch::Tensor entropy = -(logp.exp() * finite).sum();
+  const torch::Tensor actions = torch::tensor(
+      std::vector<int64_t>(episode.actions.begin(), episode.actions.end()), torch::kInt64);
+  // The hidden choices count as one more action with the first step's advantage.
+  torch::Tensor chosen = logp.gather(1, actions.unsqueeze(1)).squeeze(1);
+  std::vector<double> a = advantage, old = clip > 0 ? episode.log_probs : std::vector<double>();
+  if (!hidden.empty()) {
+    chosen = torch::cat({chosen, hidden_log_prob.reshape({1}).to(chosen.dtype())});
+    a.push_back(advantage[0]);
+    if (clip > 0) old.push_back(episode.hidden_log_prob);
   }
-  if (!episode.actions.empty()) loss.backward();
+  const torch::Tensor at = torch::tensor(a, torch::kFloat64).to(chosen.dtype());
+  torch::Tensor gain;
+  if (clip > 0) {
+    const torch::Tensor ratio =
+        torch::exp(chosen - torch::tensor(old, torch::kFloat64).to(chosen.dtype()));
+    gain = torch::min(ratio * at, torch::clamp(ratio, 1 - clip, 1 + clip) * at);
+  } else {
+    gain = at * chosen;
+  }
+  const torch::Tensor loss =
+      -(gain.sum() + options_.entropy * entropy) / static_cast<double>(steps);
+  loss.backward();
   torch::Tensor flat = FlatGradients(policy);
   policy.zero_grad();
   return flat;
@@ -171,6 +199,19 @@ void PolicyGradient::Load(torch::serialize::InputArchive& archive) {
       i += 1 + length;
     }
   }
+}
+
+EnvOptions EpisodeOptions(const Policy& policy) {
+  if (!policy.whole_episode()) return {};
+  return {.refresh_every = std::numeric_limits<int>::max(), .reuse_start = true};
+}
+
+AlgorithmOptions AlgorithmFor(const Policy& policy, AlgorithmOptions options) {
+  if (policy.whole_episode()) {
+    options.discount = 1;
+    options.problem_scale = true;
+  }
+  return options;
 }
 
 bool HaveMpi() {
@@ -229,13 +270,14 @@ class Trainer {
         policy_(std::move(policy)),
         world_(world),
         adam_(policy_->parameters(), torch::optim::AdamOptions(o.lr)),
-        algorithm_(o.algorithm) {}
+        algorithm_(AlgorithmFor(*policy_, o.algorithm)) {}
 
   Status Prepare(const std::vector<TrainProblem>& problems) {
     for (const TrainProblem& p : problems) {
       DPLACE_ASSIGN_OR_RETURN(place::Units units, PolicyUnits(*p.problem, o_.max_units));
       auto evaluator = sim::MakeEvaluator(p.problem);
-      auto env = std::make_unique<PlacementEnv>(*p.problem, *evaluator, std::move(units));
+      auto env = std::make_unique<PlacementEnv>(*p.problem, *evaluator, std::move(units),
+                                                EpisodeOptions(*policy_));
       sim::Placement start;
       if (o_.start) start = o_.start(p.problem);
       if (start.size() != static_cast<size_t>(p.problem->num_ops())) {
@@ -257,7 +299,10 @@ class Trainer {
   void Update() {
     const int slots = o_.episodes;
     const auto num_problems = static_cast<int64_t>(envs_.size());
-    auto problem_of = [&](int s) { return static_cast<int>((update_ * slots + s) % num_problems); };
+    const int samples = Samples();
+    auto problem_of = [&](int s) {
+      return static_cast<int>((update_ * (slots / samples) + s / samples) % num_problems);
+    };
     // Per own slot: slot, evaluations, start cost, best cost, steps, rewards.
     std::vector<double> mine;
     std::vector<std::pair<int, Episode>> own;
@@ -300,6 +345,13 @@ class Trainer {
             .lr(o_.lr + (o_.lr_end - o_.lr) * f);
       }
     }
+    // Whole-episode policies: each problem's samples of this update join its baseline before the
+    // gradient (the baseline of a problem's first update is its samples' mean, as in ColocRL and
+    // HDP, rather than 0).
+    const bool record_first = policy_->whole_episode();
+    if (record_first) {
+      for (const Episode& e : episodes) algorithm_.Record(e);
+    }
     for (int epoch = 0; epoch < algorithm_.options().epochs; ++epoch) Step(own);
     double mean_return = 0, mean_cost = 0;
     for (const Episode& e : episodes) {
@@ -310,7 +362,7 @@ class Trainer {
       const auto p = static_cast<size_t>(e.problem);
       if (result_.first_cost[p] < 0) result_.first_cost[p] = end;
       result_.best_cost[p] = std::min(result_.best_cost[p], e.best_cost);
-      algorithm_.Record(e);
+      if (!record_first) algorithm_.Record(e);
     }
     ++update_;
     result_.updates = update_;
@@ -343,6 +395,8 @@ class Trainer {
     torch::Tensor total = torch::zeros({width});
     for (const torch::Tensor& g : grads) total += g;
     SetGradients(*policy_, total / slots);
+    if (o_.max_grad_norm > 0)
+      torch::nn::utils::clip_grad_norm_(policy_->parameters(), o_.max_grad_norm);
     adam_.step();
   }
 
@@ -427,6 +481,12 @@ class Trainer {
     return OkStatus();
   }
 
+  // Episodes of one problem in an update (TrainOptions::samples).
+  int Samples() const {
+    if (o_.samples > 0) return o_.samples;
+    return policy_->whole_episode() && o_.episodes % 4 == 0 ? 4 : 1;
+  }
+
   int64_t update() const { return update_; }
   TrainResult& result() { return result_; }
   std::vector<LogRow>& log() { return log_; }
@@ -453,13 +513,17 @@ StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const Tra
                             std::ostream* progress) {
   if (problems.empty()) return InvalidInput("nothing to train on: no graphs");
   if (o.episodes < 1) return InvalidInput("--episodes must be at least 1");
+  if (o.samples < 0 || (o.samples > 0 && o.episodes % o.samples != 0)) {
+    return InvalidInput("--samples must divide --episodes");
+  }
   DPLACE_ASSIGN_OR_RETURN(MpiWorld * world, MpiWorld::Get());
   torch::set_num_threads(1);
   std::shared_ptr<Policy> policy;
   if (!o.init.empty()) {
     DPLACE_ASSIGN_OR_RETURN(policy, LoadPolicy(o.init));
   } else {
-    DPLACE_ASSIGN_OR_RETURN(policy, MakePolicy(o.method, {.hidden = o.hidden}, o.seed));
+    DPLACE_ASSIGN_OR_RETURN(policy,
+                            MakePolicy(o.method, {.hidden = o.hidden, .groups = o.groups}, o.seed));
   }
   Trainer trainer(o, policy, *world);
   DPLACE_RETURN_IF_ERROR(trainer.Prepare(problems));

@@ -1,6 +1,7 @@
 // Training a policy (`dplace train`): REINFORCE or PPO with a per-step baseline and an entropy
 // bonus over episodes of the environment (env.h) on a set of problems. Each update plays `episodes`
-// episodes (problem (update × episodes + slot) mod the number of problems, each from its own seed),
+// episodes, `samples` of each problem (slot s: problem (update × episodes / samples + s / samples)
+// mod the number of problems), each from its own seed,
 // then, per epoch of the algorithm (REINFORCE: 1), takes the mean of their gradients in slot order
 // and makes one Adam step, the learning rate falling linearly from lr to lr_end over the updates.
 // Under `mpirun -n N` the episodes of an update are dealt to the ranks and the gradients gathered
@@ -35,18 +36,26 @@ struct AlgorithmOptions {
   // episodes.
   double clip = 0;
   int epochs = 1;
+  // Scale advantages by the spread of the problem's recent returns (rollout.h); whole-episode
+  // policies train with it and with discount 1.
+  bool problem_scale = false;
 };
 // The options of an algorithm by name: "reinforce" (clip 0, 1 epoch) or "ppo" (clip 0.2 and 4
 // epochs unless `base` sets them); the other fields from `base`. InvalidInput for another name.
 StatusOr<AlgorithmOptions> AlgorithmByName(const std::string& name, AlgorithmOptions base);
 
 struct TrainOptions {
-  std::string method = "placeto";
+  std::string method = "placeto";  // placeto, colocrl, hdp or gdp
+  int groups = 0;                  // hdp: the grouper's most groups (0: 256)
+  double max_grad_norm = 0;        // clip the gradient's norm to this (0: no clipping)
   // Budgets: training stops at the first one reached (0: none; updates 0 with no other: 100).
   int64_t updates = 0;
   int64_t evaluations = 0;
   double seconds = 0;
   int episodes = 4;  // per update
+  // Episodes of the same problem in an update (0: 4 for whole-episode policies when that divides
+  // `episodes`, else 1). Whole-episode policies' baselines include the update's own samples.
+  int samples = 0;
   uint64_t seed = 1;
   int hidden = 32;
   double lr = 1e-3, lr_end = 1e-4;

@@ -72,6 +72,15 @@ Made Placeto(OptionReader& r, const Catalog& c) {
   DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
   return learn::MakePlacetoPlacer(o, std::move(start));
 }
+template <const char* kMethod>
+Made Episode(OptionReader& r, const Catalog&) {
+  learn::EpisodePlacerOptions o{.method = kMethod};
+  learn::ReadOptions(r, &o);
+  return learn::MakeEpisodePlacer(o);
+}
+constexpr char kColocRl[] = "colocrl";
+constexpr char kHdp[] = "hdp";
+constexpr char kGdp[] = "gdp";
 #endif
 
 Made Portfolio(OptionReader& r, const Catalog& c) {
@@ -184,6 +193,21 @@ constexpr PlacerEntry kPlacers[] = {
      "policy, zero-shot or fine-tuned",
      {.family = Family::kLearned, .objectives = kAll, .takes_start = true},
      Placeto},
+    {"colocrl",
+     "Mirhoseini et al. 2017: an LSTM encoder and attentional decoder assign each co-location "
+     "unit a device, trained on the problem with REINFORCE",
+     {.family = Family::kLearned, .objectives = kAll},
+     Episode<kColocRl>},
+    {"hdp",
+     "hierarchical device placement (ICLR 2018): a learned grouper and a bi-LSTM placer trained "
+     "jointly on the problem with REINFORCE",
+     {.family = Family::kLearned, .objectives = kAll},
+     Episode<kHdp>},
+    {"gdp",
+     "GDP (2019): GraphSAGE and segment-recurrent attention place every unit in one pass; a "
+     "pre-trained policy, zero-shot or fine-tuned with PPO",
+     {.family = Family::kLearned, .objectives = kAll},
+     Episode<kGdp>},
 #endif
     {"portfolio",
      "the best of a set of placers in one budget, with the gap to the lower bound",

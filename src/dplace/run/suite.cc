@@ -230,9 +230,26 @@ StatusOr<Suite> LoadSuite(const std::string& suite, const std::string& manifests
     auto list = regimes->Elements();
     if (!list.ok()) return fail(list.status());
     for (const JsonNode& r : *list) {
-      Status st = r.OnlyKeys({"name", "placers", "seconds", "evaluations", "options"});
-      if (st.ok()) st = ReadRegime(r, &out.regimes.emplace_back());
+      Status st = r.OnlyKeys({"name", "placers", "seconds", "evaluations", "options", "ladder"});
+      Regime regime;
+      if (st.ok()) st = ReadRegime(r, &regime);
       if (!st.ok()) return fail(st);
+      // A ladder: one regime per rung, NAME@E with E evaluations (a value-per-evaluations curve).
+      auto ladder = r.OptionalField("ladder");
+      if (!ladder) {
+        out.regimes.push_back(std::move(regime));
+        continue;
+      }
+      auto rungs = ladder->Elements();
+      if (!rungs.ok()) return fail(rungs.status());
+      for (const JsonNode& rung : *rungs) {
+        auto e = rung.Integer();
+        if (!e.ok() || *e < 1) return fail(rung.Error("a ladder's rungs are evaluations (>= 1)"));
+        Regime step = regime;
+        step.name += "@" + std::to_string(*e);
+        step.evaluations = *e;
+        out.regimes.push_back(std::move(step));
+      }
     }
   }
   auto workloads = root.Field("workloads");
