@@ -10,10 +10,8 @@ dplace=${1:-build/release/dplace}
 out=${2:-models/policies/placeto.pt}
 graphs=$(mktemp -d)
 trap 'rm -rf "$graphs"' EXIT
-for family in enas_cnn enas_rnn nmt nasnet layered; do
-  "$dplace" gen "$family" --count 8 --seed 1 --out "$graphs" --quiet
-  "$dplace" gen "$family" --count 4 --seed 2 --training --out "$graphs" --quiet
-done
+source "$(dirname "$0")/training_graphs.sh"
+training_graphs "$dplace" "$graphs" "$graphs" 8 4
 OMP_NUM_THREADS=1 "$dplace" train --method placeto --graphs "$graphs" \
   --cluster k80x4 --cluster v100x8-nvlink --cluster hetero \
   --updates "${UPDATES:-213}" --episodes 8 --seed 1 --lr 3e-3 --lr-end 3e-3 --discount 0.9 \

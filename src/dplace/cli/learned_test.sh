@@ -109,15 +109,39 @@ done
 expect_bad_input hdp_algorithm "option hdp.algorithm: 'a2c' is not reinforce or ppo" \
   "${place[@]/placeto/hdp}" --opt hdp.algorithm=a2c
 
+# bench with regimes: a ladder's rungs (chosen by the ladder's name), only the --placers asked for,
+# and bench/curves.py's plots and table from the JSON.
+cat >"$TMP/ladder.json" <<EOF
+{"format": "dplace-suite/1", "description": "d", "objective": "step", "placers": [],
+ "reference": {"placer": "mcmc", "evaluations": 64},
+ "regimes": [{"name": "curve", "ladder": [8, 32], "placers": ["hdp", "mcmc", "heft"],
+              "options": ["hdp.hidden=8"]}],
+ "workloads": [{"files": ["$TMP/g/enas_cnn_3_1.json"], "clusters": ["k80x4"], "name": "{stem}@{cluster}"}]}
+EOF
+if "$DPLACE" bench --suite "$TMP/ladder.json" --regimes curve --placers hdp --placers mcmc --json \
+    >"$TMP/ladder_out.json" 2>"$TMP/ladder.err"; then
+  ok
+  rows=$(/usr/bin/python3 -c "
+import json
+w = json.load(open('$TMP/ladder_out.json'))['workloads'][0]
+print(' '.join(sorted(r['placer'] for r in w['results'])))")
+  [[ $rows == "curve@32/hdp curve@32/mcmc curve@8/hdp curve@8/mcmc reference/mcmc" ]] && ok ||
+    fail "bench ladder rows: $rows"
+  /usr/bin/python3 bench/curves.py "$TMP/ladder_out.json" "$TMP/curves" hdp:mcmc >"$TMP/curves.md" &&
+    [[ -s $TMP/curves/curve_enas_cnn_3_1_at_k80x4.svg ]] &&
+    grep -q "| enas_cnn_3_1@k80x4 | hdp | mcmc |" "$TMP/curves.md" && ok ||
+    fail "bench/curves.py: $(cat "$TMP/curves.md")"
+else
+  fail "bench ladder: $(cat "$TMP/ladder.err")"
+fi
+expect_bad_input bench_regime "has no regime 'curv'" bench --suite "$TMP/ladder.json" --regimes curv
+
 # The bundled policies' training graphs are the ones their hash lists name (regenerated here as
 # models/policies/train_placeto.sh and train_gdp.sh make them), and no test graph of the learned
 # suite is one of them.
-for family in enas_cnn enas_rnn nmt nasnet layered; do
-  "$DPLACE" gen "$family" --count 8 --seed 1 --out "$TMP/train/forward" --quiet
-  "$DPLACE" gen "$family" --count 4 --seed 2 --training --out "$TMP/train/training" --quiet
-  "$DPLACE" gen "$family" --count 16 --seed 1 --out "$TMP/gdp_train/forward" --quiet
-  "$DPLACE" gen "$family" --count 8 --seed 2 --training --out "$TMP/gdp_train/training" --quiet
-done
+source models/policies/training_graphs.sh
+training_graphs "$DPLACE" "$TMP/train/forward" "$TMP/train/training" 8 4
+training_graphs "$DPLACE" "$TMP/gdp_train/forward" "$TMP/gdp_train/training" 16 8
 LISTS=(models/policies/placeto_train.sha256 models/policies/gdp_train.sha256)
 [[ $(cd "$TMP/train" && sha256sum forward/*.json training/*.json | sort) == $(sort "${LISTS[0]}") ]] \
   && ok || fail "the training graphs differ from ${LISTS[0]}"

@@ -377,8 +377,9 @@ double PlacementEnv::Step(DeviceId d) {
   return before - cost_;
 }
 
-StatusOr<place::Units> PolicyUnits(const sim::Problem& problem, int max_units) {
+StatusOr<place::Units> PolicyUnits(const sim::Problem& problem, int max_units, bool* coarsened) {
   place::Units units = place::MakeUnits(problem);
+  if (coarsened != nullptr) *coarsened = static_cast<int>(units.size()) > max_units;
   if (static_cast<int>(units.size()) <= max_units) return units;
   DPLACE_ASSIGN_OR_RETURN(place::Coarsening c, place::Coarsen(problem, {.target_ops = max_units}));
   // An op's label: the co-location unit of the coarse graph its coarse op lies in.

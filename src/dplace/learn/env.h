@@ -141,7 +141,9 @@ class PlacementEnv {
 // The units a policy places `problem` by: its co-location units, or, when it has more than
 // `max_units`, the units of its coarsened graph (place/coarsen.h) as groups of its own ops, so that
 // episodes still evaluate, and keep, placements of every op.
-StatusOr<place::Units> PolicyUnits(const sim::Problem& problem, int max_units);
+// `coarsened` (when given) says which of the two it is.
+StatusOr<place::Units> PolicyUnits(const sim::Problem& problem, int max_units,
+                                   bool* coarsened = nullptr);
 
 // Each unit on the first device it may run on, fastest first, that has room (place::FirstFit):
 // where episodes start.

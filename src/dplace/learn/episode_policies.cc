@@ -26,6 +26,7 @@
 #include <limits>
 
 #include "dplace/learn/policy.h"
+#include "dplace/learn/rollout.h"
 
 namespace dplace::learn {
 namespace {
@@ -171,18 +172,30 @@ struct Seq2SeqImpl : torch::nn::Module {
 };
 TORCH_MODULE(Seq2Seq);
 
-class ColocRlPolicy : public Policy {
+// What the three share: the shape, the op-type embedding (registered first), whole episodes.
+class EpisodePolicy : public Policy {
  public:
-  explicit ColocRlPolicy(PolicyShape shape) : shape_(shape) {
-    const int64_t k = shape.hidden;
+  EpisodePolicy(PolicyShape shape, std::string kind) : shape_(shape), kind_(std::move(kind)) {
     types_ = register_module("types", torch::nn::Embedding(kOpTypes, kTypeWidth));
+  }
+  std::string kind() const override { return kind_; }
+  PolicyShape shape() const override { return shape_; }
+  bool whole_episode() const override { return true; }
+
+ protected:
+  PolicyShape shape_;
+  std::string kind_;
+  torch::nn::Embedding types_{nullptr};
+};
+
+class ColocRlPolicy : public EpisodePolicy {
+ public:
+  explicit ColocRlPolicy(PolicyShape shape) : EpisodePolicy(shape, "colocrl") {
+    const int64_t k = shape.hidden;
     input_ = register_module("input", torch::nn::Linear(kUnitInputs, k));
     seq_ = register_module("seq", Seq2Seq(k, k, false));
     scorer_ = register_module("scorer", DeviceScorer(k));
   }
-  std::string kind() const override { return "colocrl"; }
-  PolicyShape shape() const override { return shape_; }
-  bool whole_episode() const override { return true; }
   torch::Tensor Begin(const Observation& first, const UnitDag& dag, Rng*,
                       std::vector<int32_t>*) override {
     seq_->Encode(torch::relu(input_->forward(UnitInputs(first, dag, types_))));
@@ -195,19 +208,16 @@ class ColocRlPolicy : public Policy {
   void Chose(int32_t device) override { seq_->Feed(*last_, device); }
 
  private:
-  PolicyShape shape_;
-  torch::nn::Embedding types_{nullptr};
   torch::nn::Linear input_{nullptr};
   Seq2Seq seq_{nullptr};
   DeviceScorer scorer_{nullptr};
   const Observation* last_ = nullptr;
 };
 
-class HdpPolicy : public Policy {
+class HdpPolicy : public EpisodePolicy {
  public:
-  explicit HdpPolicy(PolicyShape shape) : shape_(shape) {
+  explicit HdpPolicy(PolicyShape shape) : EpisodePolicy(shape, "hdp") {
     const int64_t k = shape.hidden;
-    types_ = register_module("types", torch::nn::Embedding(kOpTypes, kTypeWidth));
     group1_ =
         register_module("group1", torch::nn::Linear(kNodeFeatures + kTypeWidth, kGrouperWidth));
     group2_ = register_module("group2", torch::nn::Linear(kGrouperWidth, shape.groups));
@@ -217,9 +227,6 @@ class HdpPolicy : public Policy {
     scorer_ = register_module("scorer", DeviceScorer(k));
     locality_ = register_parameter("locality", torch::full({1}, 2.0f));
   }
-  std::string kind() const override { return "hdp"; }
-  PolicyShape shape() const override { return shape_; }
-  bool whole_episode() const override { return true; }
 
   torch::Tensor Begin(const Observation& first, const UnitDag& dag, Rng* rng,
                       std::vector<int32_t>* hidden) override {
@@ -242,26 +249,8 @@ class HdpPolicy : public Policy {
     logits = logits - locality_ * (number - position).abs();
     const torch::Tensor logp = torch::log_softmax(logits, 1);
     if (hidden->empty()) {
-      const torch::Tensor l = logits.detach().to(torch::kFloat64).contiguous();
-      for (int64_t u = 0; u < n; ++u) {
-        const double* row = l.data_ptr<double>() + u * groups;
-        int32_t g = 0;
-        if (rng == nullptr) {
-          for (int32_t i = 1; i < groups; ++i) {
-            if (row[i] > row[g]) g = i;
-          }
-        } else {
-          double top = row[0], total = 0;
-          for (int64_t i = 1; i < groups; ++i) top = std::max(top, row[i]);
-          for (int64_t i = 0; i < groups; ++i) total += std::exp(row[i] - top);
-          double r = rng->Uniform() * total;
-          for (g = 0; g + 1 < groups; ++g) {
-            r -= std::exp(row[g] - top);
-            if (r < 0) break;
-          }
-        }
-        hidden->push_back(g);
-      }
+      const torch::Tensor l = logits.detach();
+      for (int64_t u = 0; u < n; ++u) hidden->push_back(Choose(l[u], rng));
     }
     group_ = *hidden;
     // The groups in order of their first unit; per group its features (no gradient: the grouper
@@ -331,8 +320,6 @@ class HdpPolicy : public Policy {
   }
 
  private:
-  PolicyShape shape_;
-  torch::nn::Embedding types_{nullptr};
   torch::nn::Linear group1_{nullptr}, group2_{nullptr}, input_{nullptr};
   torch::Tensor locality_;
   Seq2Seq seq_{nullptr};
@@ -345,11 +332,10 @@ class HdpPolicy : public Policy {
   const Observation* last_ = nullptr;
 };
 
-class GdpPolicy : public Policy {
+class GdpPolicy : public EpisodePolicy {
  public:
-  explicit GdpPolicy(PolicyShape shape) : shape_(shape) {
+  explicit GdpPolicy(PolicyShape shape) : EpisodePolicy(shape, "gdp") {
     const int64_t k = shape.hidden;
-    types_ = register_module("types", torch::nn::Embedding(kOpTypes, kTypeWidth));
     input_ = register_module("input", torch::nn::Linear(kNodeFeatures + kTypeWidth, k));
     for (int layer = 0; layer < 2; ++layer) {
       self_.push_back(register_module("self" + std::to_string(layer), torch::nn::Linear(k, k)));
@@ -367,9 +353,6 @@ class GdpPolicy : public Policy {
     shift_ = register_module("superposition_shift", torch::nn::Linear(k, k));
     scorer_ = register_module("scorer", DeviceScorer(k));
   }
-  std::string kind() const override { return "gdp"; }
-  PolicyShape shape() const override { return shape_; }
-  bool whole_episode() const override { return true; }
 
   torch::Tensor Begin(const Observation& first, const UnitDag& dag, Rng*,
                       std::vector<int32_t>*) override {
@@ -422,8 +405,6 @@ class GdpPolicy : public Policy {
   }
 
  private:
-  PolicyShape shape_;
-  torch::nn::Embedding types_{nullptr};
   torch::nn::Linear input_{nullptr}, ff1_{nullptr}, ff2_{nullptr}, scale_{nullptr}, shift_{nullptr};
   std::vector<torch::nn::Linear> self_, neighbours_;
   torch::nn::MultiheadAttention attention_{nullptr};

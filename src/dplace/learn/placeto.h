@@ -36,7 +36,7 @@ std::unique_ptr<place::Placer> MakePlacetoPlacer(
     PlacetoOptions options, std::shared_ptr<place::StartFinder> start = nullptr);
 
 // The whole-episode learned placers: colocrl, hdp and gdp (policy.h, episode_policies.cc). Each
-// episode places every unit once from the fastest start and is judged once; an update plays
+// episode places every unit once, beginning where placeto's do, and is judged once; an update plays
 // `samples` episodes and makes one gradient step per epoch of its algorithm. colocrl and hdp train
 // a fresh policy on the problem (or continue a given one); gdp places with a pre-trained policy
 // (the bundled one by default), a greedy episode then samples, and with fine_tune trains it on the
@@ -57,12 +57,14 @@ struct EpisodePlacerOptions {
   double clip = 0.2;          // ppo
   int epochs = 4;             // ppo
   double entropy = 0.01;
-  int max_units = 256;  // coarsen problems of more co-location units
+  int max_units = 256;           // coarsen problems of more co-location units
+  std::string start = "search";  // where episodes begin: search | fastest (as placeto's)
 };
 // The method's defaults into `options` (hidden, lr, max_grad_norm, algorithm, fine_tune), then
 // the reader's values over them.
 void ReadOptions(place::OptionReader& reader, EpisodePlacerOptions* options);
-std::unique_ptr<place::Placer> MakeEpisodePlacer(EpisodePlacerOptions options);
+std::unique_ptr<place::Placer> MakeEpisodePlacer(
+    EpisodePlacerOptions options, std::shared_ptr<place::StartFinder> start = nullptr);
 
 // The policy bundled with dplace for `method` (models/policies/METHOD.pt in the source tree).
 std::string DefaultPolicyPath(const std::string& method = "placeto");

@@ -66,6 +66,12 @@ void ReadOptions(place::OptionReader& r, EpisodePlacerOptions* o) {
   r.Read("entropy", &o->entropy, 0, 10, "weight of the entropy bonus");
   r.Read("max_units", &o->max_units, 8, 100000,
          "coarsen problems of more co-location units than this");
+  r.Read("start", &o->start,
+         "where episodes begin without a given start: search (where the searches start, within "
+         "a quarter of the budget) or fastest (each unit on its fastest device)");
+  if (o->start != "search" && o->start != "fastest") {
+    r.Fail("start", "'" + o->start + "' is not search or fastest");
+  }
   if (o->algorithm != "reinforce" && o->algorithm != "ppo") {
     r.Fail("algorithm", "'" + o->algorithm + "' is not reinforce or ppo");
   }
@@ -83,6 +89,22 @@ StatusOr<std::shared_ptr<Policy>> CachedPolicy(const std::string& path) {
   DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> policy, LoadPolicy(path));
   cache.emplace(path, policy);
   return policy;
+}
+
+// Where episodes begin: the request's start, else the searches' start found by `finder` within
+// `limits` (the start takes at most a quarter of them), else each unit on its fastest device.
+sim::Placement EpisodeStart(const sim::Problem& problem, const place::PlaceRequest& request,
+                            place::StartFinder* finder, const place::Limits& limits,
+                            const place::Units& units) {
+  if (const sim::Placement* given = place::StartOf(problem, request)) return *given;
+  sim::Placement from;
+  if (finder != nullptr) {
+    from = finder
+               ->Find(problem,
+                      {.evaluator = request.evaluator, .seed = request.seed, .limits = limits})
+               .placement;
+  }
+  return from.empty() ? FastestStart(problem, units) : from;
 }
 
 // A private copy of a cached policy: to train, or to keep episode state apart from other placers.
@@ -117,12 +139,12 @@ class PlacetoPlacer : public place::Placer {
     auto restore = [&] { torch::set_num_threads(threads); };
 
     const place::Budget budget(request.limits, *request.evaluator, kPlacetoEvaluations);
-    auto units = PolicyUnits(problem, o_.max_units);
+    bool coarsened = false;
+    auto units = PolicyUnits(problem, o_.max_units, &coarsened);
     if (!units.ok()) {
       restore();
       return units.status();
     }
-    const bool coarsened = units->size() < place::MakeUnits(problem).size();
     const int num_units = static_cast<int>(units->size());
     const int refresh = o_.refresh > 0 ? o_.refresh : std::max(1, (num_units + 15) / 16);
     PlacementEnv env(problem, *request.evaluator, *std::move(units),
@@ -135,19 +157,10 @@ class PlacetoPlacer : public place::Placer {
     }
 
     Rng rng(request.seed);
-    // Episodes improve a placement of every op: the request's start, else the searches' (within a
-    // quarter of the budget), else each unit on its fastest device.
-    sim::Placement from;
-    if (const sim::Placement* start = place::StartOf(problem, request)) {
-      from = *start;
-    } else if (start_ != nullptr && o_.start == "search") {
-      from = start_
-                 ->Find(problem, {.evaluator = request.evaluator,
-                                  .seed = request.seed,
-                                  .limits = budget.limits()})
-                 .placement;
-    }
-    if (from.empty()) from = FastestStart(problem, env.units());
+    // Episodes improve a placement of every op.
+    sim::Placement from =
+        EpisodeStart(problem, request, o_.start == "search" ? start_.get() : nullptr,
+                     budget.limits(), env.units());
     int episodes = 0;
     // The most evaluations one episode makes (its start, its refreshes and its last step) and the
     // longest one took: an episode begins only when the budget has that much left, 1.5 times that
@@ -194,7 +207,8 @@ class PlacetoPlacer : public place::Placer {
 // The placer of a whole-episode policy (placeto.h).
 class EpisodePlacer : public place::Placer {
  public:
-  explicit EpisodePlacer(EpisodePlacerOptions o) : o_(std::move(o)) {}
+  EpisodePlacer(EpisodePlacerOptions o, std::shared_ptr<place::StartFinder> start)
+      : o_(std::move(o)), start_(std::move(start)) {}
   std::string_view name() const override { return o_.method; }
 
  private:
@@ -223,15 +237,17 @@ class EpisodePlacer : public place::Placer {
 
     const place::Budget budget(request.limits, *request.evaluator,
                                train ? kEpisodeEvaluations : kPlacetoEvaluations);
-    DPLACE_ASSIGN_OR_RETURN(place::Units units, PolicyUnits(problem, o_.max_units));
+    bool coarsened = false;
+    DPLACE_ASSIGN_OR_RETURN(place::Units units, PolicyUnits(problem, o_.max_units, &coarsened));
     const int num_units = static_cast<int>(units.size());
-    const bool coarsened = units.size() < place::MakeUnits(problem).size();
     PlacementEnv env(problem, *request.evaluator, std::move(units), EpisodeOptions(*policy));
     AlgorithmOptions a{.entropy = o_.entropy, .clip = o_.clip, .epochs = o_.epochs};
     DPLACE_ASSIGN_OR_RETURN(a, AlgorithmByName(o_.algorithm, a));
     PolicyGradient algorithm(AlgorithmFor(*policy, a));
     torch::optim::Adam adam(policy->parameters(), torch::optim::AdamOptions(o_.lr));
-    const sim::Placement from = FastestStart(problem, env.units());
+    const sim::Placement from =
+        EpisodeStart(problem, request, o_.start == "search" ? start_.get() : nullptr,
+                     budget.limits(), env.units());
     Rng rng(request.seed);
     int64_t episodes = 0, updates = 0;
     double longest_s = 0;  // of an update: the next begins only with 1.5 times that left
@@ -253,6 +269,8 @@ class EpisodePlacer : public place::Placer {
         ++episodes;
       }
       if (train) {
+        // As in training (train.h): the samples join the baseline before the gradient.
+        for (const Episode& e : batch) algorithm.Record(e);
         for (int epoch = 0; epoch < algorithm.options().epochs; ++epoch) {
           torch::Tensor total;
           for (const Episode& e : batch) {
@@ -265,7 +283,6 @@ class EpisodePlacer : public place::Placer {
           }
           adam.step();
         }
-        for (const Episode& e : batch) algorithm.Record(e);
         ++updates;
       }
       longest_s = std::max(longest_s, budget.Elapsed() - began);
@@ -274,7 +291,10 @@ class EpisodePlacer : public place::Placer {
     std::ostringstream note;
     note << episodes << " episodes";
     if (train) note << ", " << updates << " updates";
-    note << " of " << (path.empty() ? std::string("a fresh policy") : "policy " + path);
+    note << " of "
+         << (path.empty()        ? std::string("a fresh policy")
+             : o_.policy.empty() ? std::string("the bundled policy")
+                                 : "policy " + path);
     if (coarsened) {
       note << "; coarsened to " << num_units << " units of " << problem.num_ops() << " ops";
     }
@@ -283,10 +303,12 @@ class EpisodePlacer : public place::Placer {
   }
 
   EpisodePlacerOptions o_;
+  std::shared_ptr<place::StartFinder> start_;
 };
 
-std::unique_ptr<place::Placer> MakeEpisodePlacer(EpisodePlacerOptions options) {
-  return std::make_unique<EpisodePlacer>(std::move(options));
+std::unique_ptr<place::Placer> MakeEpisodePlacer(EpisodePlacerOptions options,
+                                                 std::shared_ptr<place::StartFinder> start) {
+  return std::make_unique<EpisodePlacer>(std::move(options), std::move(start));
 }
 
 std::unique_ptr<place::Placer> MakePlacetoPlacer(PlacetoOptions options,

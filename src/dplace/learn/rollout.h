@@ -56,7 +56,7 @@ int32_t Choose(const torch::Tensor& logits, Rng* rng);
 // A whole-episode policy's hidden choices (hdp's groups) join the loss as one more action with the
 // first step's advantage. With `problem_scale` (whole-episode policies, rewarded once at the end,
 // so every step has the same advantage) advantages are scaled by the root mean square deviation of
-// the problem's recent returns instead of per episode.
+// the problem's recent returns (at least 0.01) instead of per episode.
 class PolicyGradient {
  public:
   explicit PolicyGradient(AlgorithmOptions options) : options_(options) {}

@@ -53,12 +53,14 @@ struct Outcome {
   sim::Evaluation evaluation;
 };
 
-// Options that keep solver-based placers quick and reproducible: a node limit for those that have
-// one (read from the placer's own option list, not its name).
+// Options that keep solver-based and learned placers quick and reproducible: a node limit for
+// those that have one, a narrow policy for those trained in the request (read from the placer's
+// own option list, not its name).
 PlacerOptions QuickOptions(const PlacerEntry& entry) {
   PlacerOptions options;
   for (const OptionDoc& d : OptionDocs(entry)) {
     if (d.key == "max_nodes") options[std::string(entry.name)]["max_nodes"] = "300";
+    if (d.key == "hidden") options[std::string(entry.name)]["hidden"] = "16";
   }
   return options;
 }

@@ -73,10 +73,11 @@ Made Placeto(OptionReader& r, const Catalog& c) {
   return learn::MakePlacetoPlacer(o, std::move(start));
 }
 template <const char* kMethod>
-Made Episode(OptionReader& r, const Catalog&) {
+Made Episode(OptionReader& r, const Catalog& c) {
   learn::EpisodePlacerOptions o{.method = kMethod};
   learn::ReadOptions(r, &o);
-  return learn::MakeEpisodePlacer(o);
+  DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
+  return learn::MakeEpisodePlacer(o, std::move(start));
 }
 constexpr char kColocRl[] = "colocrl";
 constexpr char kHdp[] = "hdp";
@@ -196,17 +197,17 @@ constexpr PlacerEntry kPlacers[] = {
     {"colocrl",
      "Mirhoseini et al. 2017: an LSTM encoder and attentional decoder assign each co-location "
      "unit a device, trained on the problem with REINFORCE",
-     {.family = Family::kLearned, .objectives = kAll},
+     {.family = Family::kLearned, .objectives = kAll, .takes_start = true},
      Episode<kColocRl>},
     {"hdp",
      "hierarchical device placement (ICLR 2018): a learned grouper and a bi-LSTM placer trained "
      "jointly on the problem with REINFORCE",
-     {.family = Family::kLearned, .objectives = kAll},
+     {.family = Family::kLearned, .objectives = kAll, .takes_start = true},
      Episode<kHdp>},
     {"gdp",
      "GDP (2019): GraphSAGE and segment-recurrent attention place every unit in one pass; a "
      "pre-trained policy, zero-shot or fine-tuned with PPO",
-     {.family = Family::kLearned, .objectives = kAll},
+     {.family = Family::kLearned, .objectives = kAll, .takes_start = true},
      Episode<kGdp>},
 #endif
     {"portfolio",

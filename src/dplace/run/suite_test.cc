@@ -103,6 +103,30 @@ TEST_F(BadSuiteTest, OptionsAreTakenAsGiven) {
   EXPECT_NE(bad.status().message().find("options"), std::string::npos) << bad.status().message();
 }
 
+// A regime's ladder is one regime per rung, NAME@E with a limit of E evaluations.
+TEST_F(BadSuiteTest, ALadderIsARegimePerRung) {
+  const std::string head =
+      R"({"format": "dplace-suite/1", "description": "d", "objective": "step", "placers": [],
+          "reference": {"placer": "mcmc", "seconds": 1},
+          "workloads": [{"files": ["{models}/resnet50.onnx"], "name": "{stem}"}], )";
+  auto s = LoadText(head + R"("regimes": [{"name": "curve", "ladder": [16, 64],
+                                          "seconds": 2, "placers": ["mcmc"]}]})");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->regimes.size(), 2u);
+  EXPECT_EQ(s->regimes[0].name, "curve@16");
+  EXPECT_EQ(s->regimes[0].evaluations, 16);
+  EXPECT_EQ(s->regimes[1].name, "curve@64");
+  EXPECT_EQ(s->regimes[1].seconds, 2);
+  auto bad =
+      LoadText(head + R"("regimes": [{"name": "curve", "ladder": [0], "placers": ["mcmc"]}]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("a ladder's rungs are evaluations"), std::string::npos)
+      << bad.status().message();
+  const Suite learned = Load("learned");
+  EXPECT_EQ(learned.regimes.back().name, "curve@1024");
+  EXPECT_EQ(Load("learned_transfer").workloads.size(), 2 * (11u + 4));
+}
+
 TEST(SuiteTest, UnknownNameListsTheSuites) {
   auto s = LoadSuite("model", kRoot + "/bench/suites", kFolders);
   ASSERT_FALSE(s.ok());
