@@ -250,11 +250,16 @@ class EpisodePlacer : public place::Placer {
                      budget.limits(), env.units());
     Rng rng(request.seed);
     int64_t episodes = 0, updates = 0;
-    double longest_s = 0;  // of an update: the next begins only with 1.5 times that left
     const int64_t made_before = request.evaluator->evaluations();
     // A greedy episode first: a trained policy's own placement.
+    const double greedy_began = budget.Elapsed();
     Rollout(env, *policy, from, nullptr, false);
     ++episodes;
+    // The longest update so far (the next begins only with 1.5 times that left), before the first
+    // estimated from the greedy episode: `samples` episodes, and per epoch a forward and a
+    // backward pass over each.
+    const int epochs = train ? algorithm.options().epochs : 0;
+    double longest_s = (budget.Elapsed() - greedy_began) * o_.samples * (1 + 2 * epochs);
     // An episode that leaves every unit where it was evaluates nothing; each counts as at least
     // one evaluation against an evaluation limit, so that such episodes cannot go on for ever.
     auto used = [&] { return std::max(request.evaluator->evaluations() - made_before, episodes); };
