@@ -53,10 +53,12 @@ StatusOr<LoadedGraph> Generated(const std::string& path) {
   return out;
 }
 
-StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path, const InputShapes& shapes) {
-  if (path.starts_with("gen:")) return Generated(path);
+// `held`: the document's text when it is not read from `path` (which then only names it).
+StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path, const InputShapes& shapes,
+                                          const std::string* held = nullptr) {
+  if (held == nullptr && path.starts_with("gen:")) return Generated(path);
   LoadedGraph out;
-  if (path.ends_with(".onnx")) {
+  if (held == nullptr && path.ends_with(".onnx")) {
     DPLACE_ASSIGN_OR_RETURN(const std::string text, ReadOnnxFile(path));
     if (text.empty()) return InvalidInput("file is empty");
     DPLACE_ASSIGN_OR_RETURN(OnnxGraph onnx, ReadOnnxModel(text, FileStem(path), shapes));
@@ -67,7 +69,12 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path, const InputSh
     out.batch = onnx.batch;
     return out;
   }
-  DPLACE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  std::string text;
+  if (held == nullptr) {
+    DPLACE_ASSIGN_OR_RETURN(text, ReadFile(path));
+  } else {
+    text = *held;
+  }
   if (text.empty()) return InvalidInput("file is empty");
   if (!shapes.empty()) return InvalidInput("fixed input sizes apply to ONNX models only");
   if (IsPipeDreamProfile(text)) {
@@ -132,6 +139,44 @@ StatusOr<LoadedGraph> LoadGraph(const std::string& path, const InputShapes& shap
   return loaded;
 }
 
+StatusOr<LoadedGraph> LoadGraphText(const std::string& name, const std::string& text) {
+  auto loaded = Guarded([&] { return LoadGraphUnprefixed(name, {}, &text); });
+  if (!loaded.ok()) return loaded.status().WithContext(name);
+  return loaded;
+}
+
+namespace {
+
+StatusOr<std::shared_ptr<const hw::Cluster>> ParseCluster(const std::string& label,
+                                                          const std::string& text) {
+  auto parse = [&]() -> StatusOr<hw::Cluster> {
+    if (text.empty()) return InvalidInput("file is empty");
+    DPLACE_ASSIGN_OR_RETURN(Json j, ParseJson(text));
+    const std::string format = FormatOf(j);
+    if (format != "dplace-cluster/1") {
+      return InvalidInput("not a cluster: expected \"format\": \"dplace-cluster/1\"");
+    }
+    return ReadCluster(JsonNode(j, kRoot));
+  };
+  auto cluster = Guarded(parse);
+  if (!cluster.ok()) return cluster.status().WithContext(label);
+  return std::make_shared<const hw::Cluster>(std::move(cluster).value());
+}
+
+StatusOr<sim::Placement> ParsePlan(const Json& j, const graph::Graph& g, const hw::Cluster& c) {
+  JsonNode root(j, kRoot);
+  if (IsDplacePlan(j)) return ReadPlan(root, g, c);
+  if (IsPaperSplit(j)) return ReadPaperSplit(root, g, c);
+  return InvalidInput("not a plan: expected dplace-plan/1 JSON or the paper's split JSON");
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const hw::Cluster>> LoadClusterText(const std::string& name,
+                                                             const std::string& text) {
+  return ParseCluster(name, text);
+}
+
 StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec) {
   std::string text;
   std::string label = spec;
@@ -148,31 +193,29 @@ StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec
     }
     text = std::move(*file);
   }
-  auto parse = [&]() -> StatusOr<hw::Cluster> {
-    if (text.empty()) return InvalidInput("file is empty");
-    DPLACE_ASSIGN_OR_RETURN(Json j, ParseJson(text));
-    const std::string format = FormatOf(j);
-    if (format != "dplace-cluster/1") {
-      return InvalidInput("not a cluster: expected \"format\": \"dplace-cluster/1\"");
-    }
-    return ReadCluster(JsonNode(j, kRoot));
-  };
-  auto cluster = Guarded(parse);
-  if (!cluster.ok()) return cluster.status().WithContext(label);
-  return std::make_shared<const hw::Cluster>(std::move(cluster).value());
+  return ParseCluster(label, text);
 }
 
 StatusOr<sim::Placement> LoadPlan(const std::string& path, const graph::Graph& g,
                                   const hw::Cluster& c) {
   auto parse = [&]() -> StatusOr<sim::Placement> {
     DPLACE_ASSIGN_OR_RETURN(Json j, ReadJsonFile(path));
-    JsonNode root(j, kRoot);
-    if (IsDplacePlan(j)) return ReadPlan(root, g, c);
-    if (IsPaperSplit(j)) return ReadPaperSplit(root, g, c);
-    return InvalidInput("not a plan: expected dplace-plan/1 JSON or the paper's split JSON");
+    return ParsePlan(j, g, c);
   };
   auto placement = Guarded(parse);
   if (!placement.ok()) return placement.status().WithContext(path);
+  return placement;
+}
+
+StatusOr<sim::Placement> LoadPlanText(const std::string& name, const std::string& text,
+                                      const graph::Graph& g, const hw::Cluster& c) {
+  auto parse = [&]() -> StatusOr<sim::Placement> {
+    if (text.empty()) return InvalidInput("file is empty");
+    DPLACE_ASSIGN_OR_RETURN(Json j, ParseJson(text));
+    return ParsePlan(j, g, c);
+  };
+  auto placement = Guarded(parse);
+  if (!placement.ok()) return placement.status().WithContext(name);
   return placement;
 }
 

@@ -44,6 +44,15 @@ StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec
 StatusOr<sim::Placement> LoadPlan(const std::string& path, const graph::Graph& g,
                                   const hw::Cluster& c);
 
+// The same for a document held in memory (what the Python module passes): `name` stands for the
+// file in messages and, where the format has none, names the graph. Graphs: the JSON formats and
+// PipeDream profiles (not ONNX).
+StatusOr<LoadedGraph> LoadGraphText(const std::string& name, const std::string& text);
+StatusOr<std::shared_ptr<const hw::Cluster>> LoadClusterText(const std::string& name,
+                                                             const std::string& text);
+StatusOr<sim::Placement> LoadPlanText(const std::string& name, const std::string& text,
+                                      const graph::Graph& g, const hw::Cluster& c);
+
 // The file's stem: "a/b/bert24_training.json" -> "bert24_training".
 std::string FileStem(const std::string& path);
 

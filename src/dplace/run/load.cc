@@ -43,7 +43,9 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
   if (!shapes.empty() && !flags.path.ends_with(".onnx")) {
     return InvalidInput(flags.path + ": shapes: apply to ONNX models only");
   }
-  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, io::LoadGraph(flags.path, shapes));
+  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, flags.text.empty()
+                                                      ? io::LoadGraph(flags.path, shapes)
+                                                      : io::LoadGraphText(flags.path, flags.text));
   for (const std::string& w : loaded.warnings) {
     std::cerr << "warning: " << flags.path << ": " << w << "\n";
   }
@@ -85,40 +87,46 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
   return loaded;
 }
 
-StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
-  LoadedProblem out;
-  DPLACE_ASSIGN_OR_RETURN(out.loaded, LoadGraphFile(flags.graph));
-  std::shared_ptr<const hw::Cluster> cluster = out.loaded.cluster;
-  if (!flags.cluster.empty()) {
-    DPLACE_ASSIGN_OR_RETURN(cluster, io::LoadCluster(flags.cluster));
-  }
-  if (cluster == nullptr) {
-    return InvalidInput(flags.graph.path +
-                        ": cluster: none given, and this graph format does not describe a machine "
-                        "(give a preset such as k80x4, or a dplace-cluster/1 file)");
-  }
-  if (graph::UsesHalfPeak(out.loaded.precision)) {
-    cluster = std::make_shared<const hw::Cluster>(cluster->AtHalfPrecision());
-  }
-  sim::Objective objective = out.loaded.format == io::GraphFormat::kPaper
-                                 ? sim::Objective::kThroughput
-                                 : sim::Objective::kStep;
-  if (!flags.objective.empty()) {
-    auto parsed = sim::ParseObjective(flags.objective);
-    if (!parsed) {
-      return InvalidInput("objective: '" + flags.objective +
-                          "' is not step, throughput or latency");
-    }
-    objective = *parsed;
-  }
+StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
+    const io::LoadedGraph& loaded, std::shared_ptr<const hw::Cluster> cluster,
+    const std::string& objective_name, const std::string& name) {
   // A file that defines its own machine is an instance: an op that machine cannot run makes it
   // infeasible (a result). A graph paired with a cluster that cannot run it is a usage error.
   const sim::MissingDevice missing =
-      flags.cluster.empty() ? sim::MissingDevice::kInfeasible : sim::MissingDevice::kBadInput;
+      cluster == nullptr ? sim::MissingDevice::kInfeasible : sim::MissingDevice::kBadInput;
+  if (cluster == nullptr) cluster = loaded.cluster;
+  if (cluster == nullptr) {
+    return InvalidInput(name +
+                        ": cluster: none given, and this graph format does not describe a machine "
+                        "(give a preset such as k80x4, or a dplace-cluster/1 file)");
+  }
+  if (graph::UsesHalfPeak(loaded.precision)) {
+    cluster = std::make_shared<const hw::Cluster>(cluster->AtHalfPrecision());
+  }
+  sim::Objective objective = loaded.format == io::GraphFormat::kPaper ? sim::Objective::kThroughput
+                                                                      : sim::Objective::kStep;
+  if (!objective_name.empty()) {
+    auto parsed = sim::ParseObjective(objective_name);
+    if (!parsed) {
+      return InvalidInput("objective: '" + objective_name + "' is not step, throughput or latency");
+    }
+    objective = *parsed;
+  }
   auto problem =
-      sim::MakeProblem(out.loaded.graph, cluster, objective, cost::RooflineCostModel(), missing);
-  if (!problem.ok()) return problem.status().WithContext(flags.graph.path);
-  out.problem = std::make_shared<const sim::Problem>(std::move(problem).value());
+      sim::MakeProblem(loaded.graph, cluster, objective, cost::RooflineCostModel(), missing);
+  if (!problem.ok()) return problem.status().WithContext(name);
+  return std::make_shared<const sim::Problem>(std::move(problem).value());
+}
+
+StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
+  LoadedProblem out;
+  DPLACE_ASSIGN_OR_RETURN(out.loaded, LoadGraphFile(flags.graph));
+  std::shared_ptr<const hw::Cluster> cluster;
+  if (!flags.cluster.empty()) {
+    DPLACE_ASSIGN_OR_RETURN(cluster, io::LoadCluster(flags.cluster));
+  }
+  DPLACE_ASSIGN_OR_RETURN(
+      out.problem, MakeLoadedProblem(out.loaded, cluster, flags.objective, flags.graph.path));
   return out;
 }
 

@@ -16,7 +16,8 @@ namespace dplace::run {
 
 struct GraphSpec {
   std::string path;
-  bool training = false;            // expand into a training step (graph/training.h)
+  std::string text;       // when not empty: the graph's document itself, and `path` only names it
+  bool training = false;  // expand into a training step (graph/training.h)
   bool free_gradients = false;      // ... without co-locating backward and update ops
   std::string dtype;                // fp32 | fp16 | bf16 | amp; empty: the graph's own precision
   std::vector<std::string> shapes;  // "name=8x512": an ONNX input's fixed size
@@ -40,5 +41,11 @@ struct LoadedProblem {
 };
 
 StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& spec);
+
+// The problem of a loaded graph on `cluster` (null: the machine the graph's file defines) by
+// `objective` (empty: as ProblemSpec says); `name` names the graph in messages.
+StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
+    const io::LoadedGraph& loaded, std::shared_ptr<const hw::Cluster> cluster,
+    const std::string& objective, const std::string& name);
 
 }  // namespace dplace::run

@@ -1,0 +1,103 @@
+"""dplace from Python: place the operators of a deep-learning graph on devices.
+
+The same run service as the ``dplace`` command line, with the same options, budgets, outputs and
+one-line error messages (raised as :class:`dplace.Error`, a ``ValueError``)::
+
+    import dplace
+    problem = dplace.load_problem("models/resnet50.onnx", "v100x8-nvlink", training=True)
+    results = dplace.place_all(problem, ["m_etf", "mcmc"], time_limit=5)
+    print(dplace.table(problem, results))
+    dplace.write_plan("plan.json", problem, results[1])
+
+``dplace.torch`` turns a PyTorch module into a graph, profiles it, applies a plan and measures it
+(it imports torch when used); ``dplace.env.PlacementEnv`` is the learning layer's environment for a
+policy of your own.
+"""
+
+from __future__ import annotations
+
+import os as _os
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+from ._dplace import (  # noqa: F401  (re-exported)
+    Cluster,
+    Error,
+    Graph,
+    Problem,
+    Result,
+    device_map,
+    load_cluster,
+    load_graph,
+    pipeline,
+    placers,
+    presets,
+    simulate,
+    table,
+    write_device_map,
+    write_plan,
+    write_report,
+    write_trace,
+)
+from . import _dplace
+
+__all__ = [
+    "Cluster", "Error", "Graph", "Problem", "Result", "device_map", "load_cluster", "load_graph",
+    "load_problem", "pipeline", "place", "place_all", "placers", "presets", "simulate", "table",
+    "write_device_map", "write_plan", "write_report", "write_trace",
+]
+
+PathLike = Union[str, "_os.PathLike[str]"]
+
+
+def load_problem(graph: Union[PathLike, Mapping[str, Any], Graph],
+                 cluster: Union[str, PathLike, Mapping[str, Any], Cluster, None] = None,
+                 *, objective: str = "", training: bool = False, free_gradients: bool = False,
+                 dtype: str = "", shapes: Sequence[str] = (), unit: str = "") -> Problem:
+    """A graph (file, dplace-graph/1 dict or Graph) on a cluster (preset, file, dict or Cluster).
+
+    The keyword arguments are the command line's ``--training``, ``--free-gradients``,
+    ``--dtype``, ``--shapes`` and ``--unit``; ``cluster`` may be None when the graph's file
+    defines its machine (the NeurIPS 2020 paper's and Piper's inputs).
+    """
+    if not isinstance(graph, Graph):
+        graph = load_graph(graph, training=training, free_gradients=free_gradients, dtype=dtype,
+                           shapes=list(shapes), unit=unit)
+    elif training or free_gradients or dtype or shapes or unit:
+        raise TypeError("load_problem: graph options apply to a file or dict, not to a loaded "
+                        "Graph (give them to load_graph)")
+    return Problem(graph, cluster, objective)
+
+
+def place_all(problem: Problem, placers: Union[str, Iterable[str], None] = None, *,
+              options: Union[Mapping[str, Any], Sequence[str], None] = None, seed: int = 1,
+              time_limit: float = 0.0, evaluations: int = 0, start: Any = None,
+              coarsen: int = 2000) -> list:
+    """Runs each placer (a name, a list, or None/"all": every placer of the objective).
+
+    ``options`` are the command line's ``--opt`` values, ``{"mcmc.chains": 2}`` or
+    ``["mcmc.chains=2"]``; ``time_limit`` (seconds) and ``evaluations`` bound each placer (0: its
+    own default); ``start`` is a plan the searches begin from (``--plan``). Returns one
+    :class:`Result` per placer, in order, each with the best lower bound any of them proved.
+    """
+    if isinstance(placers, str) and placers != "all":
+        placers = [placers]
+    elif placers is not None and not isinstance(placers, str):
+        placers = list(placers)
+    return _dplace.place_all(problem, placers, options=_options(options), seed=seed,
+                             time_limit=time_limit, evaluations=evaluations, start=start,
+                             coarsen=coarsen)
+
+
+def place(problem: Problem, placer: str = "portfolio", **kwargs: Any) -> Result:
+    """Runs one placer (default: the portfolio); keyword arguments as :func:`place_all`."""
+    if not isinstance(placer, str):
+        raise TypeError("place: placer must be a name; use place_all for several")
+    return place_all(problem, [placer], **kwargs)[0]
+
+
+def _options(options: Union[Mapping[str, Any], Sequence[str], None]) -> Any:
+    if options is None or isinstance(options, Mapping):
+        return options
+    if isinstance(options, str):
+        return [options]
+    return list(options)

@@ -1,0 +1,146 @@
+"""Type stubs of the extension dplace._dplace (the run service; see the dplace package)."""
+
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+PathLike = Union[str, os.PathLike]
+# A placement as Python hands it over: a Result of the same problem, {op name: device name}
+# (ops of a co-location group may be left out), a dplace-plan/1 dict, or a plan file's path.
+Plan = Union["Result", Mapping[str, Any], str]
+
+class Error(ValueError):
+    """Bad input: the command line's one-line message ("<file>: <place>: <problem>")."""
+
+class Graph:
+    """An operator graph as loaded (immutable)."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def num_ops(self) -> int: ...
+    @property
+    def batch(self) -> int:
+        """The batch size where the format says it (an ONNX model's first input), else 0."""
+    def __len__(self) -> int: ...
+    def op_names(self) -> List[str]:
+        """The ops' names in id order (training expansion adds "<op>/grad", "<op>/update")."""
+    def to_json(self) -> Dict[str, Any]:
+        """The graph as a dplace-graph/1 dict with every field; load_graph reads it back."""
+
+class Cluster:
+    """A machine: devices and the links between them."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def devices(self) -> List[str]: ...
+    @property
+    def kinds(self) -> List[str]: ...
+
+class Problem:
+    """A graph on a cluster judged by an objective (step, throughput or latency)."""
+    def __init__(self, graph: Graph, cluster: Union[str, PathLike, Mapping[str, Any], Cluster, None] = None,
+                 objective: str = "") -> None:
+        """``cluster`` None: the machine the graph's file defines; ``objective`` "": throughput
+        for the NeurIPS 2020 paper's files, else step. Raises Error as the CLI does."""
+    @property
+    def objective(self) -> str: ...
+    @property
+    def graph(self) -> Graph: ...
+    @property
+    def cluster(self) -> Cluster: ...
+    @property
+    def num_ops(self) -> int: ...
+    @property
+    def num_devices(self) -> int: ...
+    @property
+    def lower_bound(self) -> float:
+        """A lower bound on the objective over every feasible placement (seconds)."""
+    def with_objective(self, objective: str) -> "Problem": ...
+
+class Result:
+    """A judged placement (what place_all, place and simulate return)."""
+    @property
+    def placer(self) -> str: ...
+    @property
+    def placement(self) -> Dict[str, str]:
+        """{op name: device name} for every op."""
+    @property
+    def objective(self) -> str: ...
+    @property
+    def value(self) -> float:
+        """Step time, max-load or latency, seconds (the input's unit for the paper's files)."""
+    @property
+    def feasible(self) -> bool: ...
+    @property
+    def reason(self) -> str:
+        """Why the placement is infeasible; "" when feasible."""
+    @property
+    def lower_bound(self) -> float:
+        """The problem's bound, raised by any bound a placer of the same run proved."""
+    @property
+    def gap(self) -> float:
+        """value / lower_bound - 1."""
+    @property
+    def note(self) -> str: ...
+    @property
+    def search_time_s(self) -> float: ...
+    @property
+    def evaluations(self) -> int: ...
+    @property
+    def options(self) -> List[str]: ...
+    @property
+    def devices(self) -> List[Dict[str, Any]]:
+        """Per device: name, kind, ops, busy_s, load, peak_memory_bytes, memory_capacity_bytes."""
+    def to_json(self) -> Dict[str, Any]: ...
+
+def load_graph(src: Union[PathLike, Mapping[str, Any]], *, training: bool = False,
+               free_gradients: bool = False, dtype: str = "", shapes: Sequence[str] = ...,
+               unit: str = "") -> Graph:
+    """Any graph file the CLI reads (format detected), or a dplace-graph/1 dict; the keywords are
+    the CLI's --training, --free-gradients, --dtype, --shapes NAME=DIMS and --unit."""
+def load_cluster(src: Union[str, PathLike, Mapping[str, Any]]) -> Cluster:
+    """A preset name, a dplace-cluster/1 file or dict."""
+def presets() -> List[str]: ...
+def placers() -> List[Dict[str, Any]]:
+    """Every placer: name, description, family, objectives."""
+def place_all(problem: Problem, placers: Optional[List[str]] = None, *, options: Any = None,
+              seed: int = 1, time_limit: float = 0.0, evaluations: int = 0,
+              start: Optional[Plan] = None, coarsen: int = 2000) -> List[Result]: ...
+def simulate(problem: Problem, plan: Plan) -> Result:
+    """Judges a plan by the problem's objective (placer "plan")."""
+def pipeline(problem: Problem, plan: Plan, schedule: str = "1f1b",
+             microbatches: int = 4) -> Dict[str, Any]:
+    """GPipe or 1F1B over the plan's stages: makespan_s, time_per_sample_s, bubble_fraction,
+    feasible, reason, stages."""
+def table(problem: Problem, results: Sequence[Result]) -> str:
+    """The comparison table and the best result's device table, as `dplace place` prints them."""
+def device_map(problem: Problem, plan: Plan) -> Dict[str, Any]:
+    """Hugging Face accelerate's device_map: {module path: GPU index or "cpu"}."""
+def write_plan(path: str, problem: Problem, result: Result, format: str = "plan") -> None: ...
+def write_trace(path: str, problem: Problem, plan: Plan) -> None:
+    """Chrome trace (chrome://tracing, Perfetto) of the plan's simulated step."""
+def write_device_map(path: str, problem: Problem, plan: Plan) -> None: ...
+def write_report(path: str, problem: Problem, results: Sequence[Result]) -> None:
+    """The results as `dplace place --json` prints them."""
+
+class PlacementEnv:
+    """The learning layer's environment (use dplace.env.PlacementEnv, its Gymnasium-style face)."""
+    def __init__(self, problem: Problem, max_units: int = 2000, refresh_every: int = 1) -> None: ...
+    def reset(self, start: Optional[Plan] = None) -> None: ...
+    def step(self, action: int) -> float: ...
+    def observe(self) -> Dict[str, Any]: ...
+    def dag(self) -> Dict[str, np.ndarray]: ...
+    done: bool
+    num_units: int
+    num_devices: int
+    node_features: int
+    device_features: int
+    evaluations: int
+    cost: float
+    value: float
+    feasible: bool
+    placement: Dict[str, str]
+    best_placement: Dict[str, str]
+    best_value: float
+    best_feasible: bool

@@ -1,0 +1,429 @@
+// The extension dplace._dplace: the run service and its types for Python (python/dplace/ wraps it).
+// Thin by design: every function is one the command line has, with its options, budgets, outputs
+// and one-line errors; nothing here decides anything the library does not.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <limits>
+
+#include "convert.h"
+#include "dplace/base/file_util.h"
+#include "dplace/cli/common.h"
+#include "dplace/io/cluster_json.h"
+#include "dplace/io/graph_json.h"
+#include "dplace/io/plan_export.h"
+#include "dplace/registry/registry.h"
+#include "dplace/report/result_json.h"
+#include "dplace/report/table.h"
+#include "dplace/run/load.h"
+#include "dplace/sim/evaluator.h"
+#include "dplace/sim/pipeline_sim.h"
+
+namespace dplace::python {
+
+void BindEnv(py::module_& m);  // env_binding.cc
+
+namespace {
+
+constexpr const char* kDictName = "<dict>";
+
+std::shared_ptr<PyGraph> LoadGraph(const py::handle& src, bool training, bool free_gradients,
+                                   const std::string& dtype, const std::vector<std::string>& shapes,
+                                   const std::string& unit) {
+  run::GraphSpec spec{.training = training,
+                      .free_gradients = free_gradients,
+                      .dtype = dtype,
+                      .shapes = shapes,
+                      .unit = unit};
+  if (py::isinstance<py::dict>(src)) {
+    spec.path = kDictName;
+    spec.text = ToJson(src).dump();
+  } else if (py::isinstance<py::str>(src) || py::hasattr(src, "__fspath__")) {
+    spec.path = py::str(py::module_::import("os").attr("fspath")(src));
+  } else {
+    throw py::type_error("load_graph: expected a file path or a dict in dplace-graph/1 form");
+  }
+  auto out = std::make_shared<PyGraph>();
+  out->source = spec.path;
+  out->loaded = Unwrap(cli::GraphFromFlags(spec));
+  return out;
+}
+
+std::shared_ptr<const hw::Cluster> LoadCluster(const py::handle& src) {
+  if (py::isinstance<PyCluster>(src)) return src.cast<const PyCluster&>().cluster;
+  if (py::isinstance<py::dict>(src))
+    return Unwrap(io::LoadClusterText(kDictName, ToJson(src).dump()));
+  if (py::isinstance<py::str>(src) || py::hasattr(src, "__fspath__")) {
+    return Unwrap(io::LoadCluster(py::str(py::module_::import("os").attr("fspath")(src))));
+  }
+  throw py::type_error(
+      "load_cluster: expected a preset name, a file path or a dict in "
+      "dplace-cluster/1 form");
+}
+
+PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
+                        std::shared_ptr<const hw::Cluster> cluster, const std::string& objective) {
+  PyProblem p{.graph = std::move(graph), .cluster = std::move(cluster)};
+  p.problem =
+      Unwrap(run::MakeLoadedProblem(p.graph->loaded, p.cluster, objective, p.graph->source));
+  return p;
+}
+
+place::PlacerOptions ParseOptions(const py::object& options) {
+  std::vector<std::string> specs;
+  if (options.is_none()) return {};
+  if (py::isinstance<py::dict>(options)) {
+    for (auto [key, value] : options.cast<py::dict>()) {
+      std::string v = py::isinstance<py::bool_>(value) ? (value.cast<bool>() ? "true" : "false")
+                                                       : py::str(value).cast<std::string>();
+      specs.push_back(py::str(key).cast<std::string>() + "=" + v);
+    }
+  } else {
+    specs = options.cast<std::vector<std::string>>();
+  }
+  return Unwrap(place::ParseOptionSpecs(specs, "options"));
+}
+
+run::RunRequest MakeRequest(const py::object& options, uint64_t seed, double time_limit,
+                            int64_t evaluations, int coarsen) {
+  if (!(time_limit >= 0 && time_limit <= 1e6)) {
+    throw Error("time_limit: must be between 0 and 1e6 seconds");
+  }
+  if (evaluations < 0) throw Error("evaluations: must not be negative");
+  if (coarsen < 0) throw Error("coarsen: must not be negative");
+  return {.options = ParseOptions(options),
+          .seed = seed,
+          .limits = {.evaluations = evaluations, .seconds = time_limit},
+          .coarsen_ops = coarsen};
+}
+
+std::vector<std::string> PlacerList(const py::object& placers, sim::Objective objective) {
+  std::vector<std::string> names;
+  if (placers.is_none() ||
+      (py::isinstance<py::str>(placers) && placers.cast<std::string>() == "all")) {
+    for (const place::PlacerEntry& e : place::Placers()) {
+      if (e.traits.family != place::Family::kMeta && e.traits.Supports(objective)) {
+        names.emplace_back(e.name);
+      }
+    }
+  } else if (py::isinstance<py::str>(placers)) {
+    names.push_back(placers.cast<std::string>());
+  } else {
+    names = placers.cast<std::vector<std::string>>();
+  }
+  if (names.empty()) throw Error("placers: no placer named");
+  for (const std::string& n : names)
+    ThrowIfError(place::FindPlacer(n).status().WithContext("placer"));
+  return names;
+}
+
+std::vector<PyResult> PlaceAll(const PyProblem& p, const py::object& placers,
+                               const py::object& options, uint64_t seed, double time_limit,
+                               int64_t evaluations, const py::object& start, int coarsen) {
+  const std::vector<std::string> names = PlacerList(placers, p.problem->objective);
+  run::RunRequest request = MakeRequest(options, seed, time_limit, evaluations, coarsen);
+  for (const std::string& name : names) {
+    ThrowIfError(place::MakePlacer(name, request.options).status().WithContext("options"));
+  }
+  sim::Placement start_placement;
+  if (!start.is_none()) {
+    start_placement = PlacementOf(*p.problem, start);
+    request.start = &start_placement;
+  }
+  std::vector<run::PlacerResult> results;
+  {
+    py::gil_scoped_release release;
+    for (const std::string& name : names) {
+      run::RunRequest one = request;
+      one.placer = name;
+      auto r = run::Run(p.problem, one);
+      if (!r.ok()) {
+        py::gil_scoped_acquire acquire;
+        ThrowIfError(r.status());
+      }
+      results.push_back(std::move(r).value());
+    }
+  }
+  run::ShareBestLowerBound(&results);
+  std::vector<PyResult> out;
+  for (run::PlacerResult& r : results) out.push_back({p.problem, std::move(r)});
+  return out;
+}
+
+PyResult Simulate(const PyProblem& p, const py::handle& plan) {
+  sim::Placement placement = PlacementOf(*p.problem, plan);
+  sim::Evaluation e = sim::MakeEvaluator(p.problem)->Evaluate(placement);
+  return {p.problem, {.placer = "plan", .placement = std::move(placement), .evaluation = e}};
+}
+
+std::vector<run::PlacerResult> Plain(const std::vector<PyResult>& results,
+                                     const sim::Problem& problem) {
+  std::vector<run::PlacerResult> out;
+  for (const PyResult& r : results) {
+    if (r.problem->graph != problem.graph || r.problem->cluster != problem.cluster) {
+      throw Error("results: a result of another problem (graph '" + r.problem->g().name() + "')");
+    }
+    out.push_back(r.result);
+  }
+  if (out.empty()) throw Error("results: none given");
+  return out;
+}
+
+int BestOf(const std::vector<run::PlacerResult>& results) {
+  int best = 0;
+  for (int i = 1; i < static_cast<int>(results.size()); ++i) {
+    const sim::Evaluation& a = results[static_cast<size_t>(i)].evaluation;
+    const sim::Evaluation& b = results[static_cast<size_t>(best)].evaluation;
+    if ((a.feasible && !b.feasible) || (a.feasible == b.feasible && a.value < b.value)) best = i;
+  }
+  return best;
+}
+
+py::list DeviceReports(const sim::Problem& problem, const sim::Evaluation& e) {
+  py::list out;
+  for (sim::DeviceId d : e.devices.ids()) {
+    const sim::DeviceReport& r = e.devices[d];
+    py::dict row;
+    row["name"] = problem.c().device(d).name;
+    row["kind"] = problem.c().device(d).kind;
+    row["ops"] = r.ops;
+    row["busy_s"] = r.busy_s;
+    row["load"] = r.load;
+    row["peak_memory_bytes"] = r.peak_memory_bytes;
+    row["memory_capacity_bytes"] = std::isfinite(r.memory_capacity_bytes)
+                                       ? py::object(py::float_(r.memory_capacity_bytes))
+                                       : py::object(py::none());
+    out.append(std::move(row));
+  }
+  return out;
+}
+
+void Write(const std::string& path, const std::string& content) {
+  ThrowIfError(CheckWritable("path", path));
+  ThrowIfError(WriteFileAtomically(path, content));
+}
+
+void BindTypes(py::module_& m) {
+  py::class_<PyGraph, std::shared_ptr<PyGraph>>(m, "Graph", "An operator graph as loaded.")
+      .def_property_readonly("name", [](const PyGraph& g) { return g.loaded.graph->name(); })
+      .def_property_readonly("num_ops", [](const PyGraph& g) { return g.loaded.graph->num_ops(); })
+      .def_property_readonly("batch", [](const PyGraph& g) { return g.loaded.batch; })
+      .def("__len__", [](const PyGraph& g) { return g.loaded.graph->num_ops(); })
+      .def(
+          "op_names",
+          [](const PyGraph& g) {
+            std::vector<std::string> names;
+            for (const graph::Op& op : g.loaded.graph->ops()) names.push_back(op.name);
+            return names;
+          },
+          "The ops' names, in id order.")
+      .def(
+          "to_json",
+          [](const PyGraph& g) { return FromJson(io::WriteDplaceGraph(*g.loaded.graph)); },
+          "The graph as a dplace-graph/1 dict (every field; load_graph reads it back).")
+      .def("__repr__", [](const PyGraph& g) {
+        return "<dplace.Graph '" + g.loaded.graph->name() + "' (" +
+               std::to_string(g.loaded.graph->num_ops()) + " ops)>";
+      });
+
+  py::class_<PyCluster>(m, "Cluster", "A machine: devices and the links between them.")
+      .def_property_readonly("name", [](const PyCluster& c) { return c.cluster->name(); })
+      .def_property_readonly("devices",
+                             [](const PyCluster& c) {
+                               std::vector<std::string> names;
+                               for (hw::DeviceId d{0}; d < c.cluster->num_devices(); ++d) {
+                                 names.push_back(c.cluster->device(d).name);
+                               }
+                               return names;
+                             })
+      .def_property_readonly("kinds", [](const PyCluster& c) { return c.cluster->kinds(); })
+      .def("__repr__", [](const PyCluster& c) {
+        return "<dplace.Cluster '" + c.cluster->name() + "' (" +
+               std::to_string(c.cluster->num_devices()) + " devices)>";
+      });
+
+  py::class_<PyProblem>(m, "Problem", "A graph on a cluster, judged by an objective.")
+      .def(py::init([](std::shared_ptr<PyGraph> graph, const py::object& cluster,
+                       const std::string& objective) {
+             return MakePyProblem(std::move(graph),
+                                  cluster.is_none() ? nullptr : LoadCluster(cluster), objective);
+           }),
+           py::arg("graph"), py::arg("cluster") = py::none(), py::arg("objective") = "")
+      .def_property_readonly(
+          "objective",
+          [](const PyProblem& p) { return std::string(sim::ObjectiveName(p.problem->objective)); })
+      .def_property_readonly("graph", [](const PyProblem& p) { return p.graph; })
+      .def_property_readonly("cluster",
+                             [](const PyProblem& p) { return PyCluster{p.problem->cluster}; })
+      .def_property_readonly("num_ops", [](const PyProblem& p) { return p.problem->num_ops(); })
+      .def_property_readonly("num_devices",
+                             [](const PyProblem& p) { return p.problem->num_devices(); })
+      .def_property_readonly("lower_bound",
+                             [](const PyProblem& p) { return p.problem->lower_bound; })
+      .def(
+          "with_objective",
+          [](const PyProblem& p, const std::string& objective) {
+            return MakePyProblem(p.graph, p.cluster, objective);
+          },
+          py::arg("objective"), "The same graph and cluster judged by another objective.");
+
+  py::class_<PyResult>(m, "Result", "A judged placement: what place and simulate return.")
+      .def_property_readonly("placer", [](const PyResult& r) { return r.result.placer; })
+      .def_property_readonly(
+          "placement",
+          [](const PyResult& r) { return PlacementDict(*r.problem, r.result.placement); })
+      .def_property_readonly(
+          "objective",
+          [](const PyResult& r) { return std::string(sim::ObjectiveName(r.problem->objective)); })
+      .def_property_readonly("value", [](const PyResult& r) { return r.result.evaluation.value; })
+      .def_property_readonly("feasible",
+                             [](const PyResult& r) { return r.result.evaluation.feasible; })
+      .def_property_readonly("reason", [](const PyResult& r) { return r.result.evaluation.reason; })
+      .def_property_readonly("lower_bound",
+                             [](const PyResult& r) { return r.result.evaluation.lower_bound; })
+      .def_property_readonly("gap",
+                             [](const PyResult& r) { return report::Gap(r.result.evaluation); })
+      .def_property_readonly("note", [](const PyResult& r) { return r.result.note; })
+      .def_property_readonly("search_time_s",
+                             [](const PyResult& r) { return r.result.search_time_s; })
+      .def_property_readonly("evaluations", [](const PyResult& r) { return r.result.evaluations; })
+      .def_property_readonly("options", [](const PyResult& r) { return r.result.options; })
+      .def_property_readonly(
+          "devices",
+          [](const PyResult& r) { return DeviceReports(*r.problem, r.result.evaluation); })
+      .def(
+          "to_json",
+          [](const PyResult& r) { return FromJson(report::ResultJson(*r.problem, r.result)); },
+          "The result as --json prints it (dplace-result/1's entry).")
+      .def("__repr__", [](const PyResult& r) {
+        return "<dplace.Result " + r.result.placer + ": " +
+               report::FormatValue(r.problem->objective, r.result.evaluation.value) +
+               (r.result.evaluation.feasible ? "" : " (infeasible)") + ">";
+      });
+}
+
+void BindFunctions(py::module_& m) {
+  m.def("load_graph", &LoadGraph, py::arg("src"), py::kw_only(), py::arg("training") = false,
+        py::arg("free_gradients") = false, py::arg("dtype") = "",
+        py::arg("shapes") = std::vector<std::string>{}, py::arg("unit") = "");
+  m.def(
+      "load_cluster", [](const py::handle& src) { return PyCluster{LoadCluster(src)}; },
+      py::arg("src"));
+  m.def("presets", &io::PresetNames);
+  m.def("placers", [] {
+    py::list out;
+    for (const place::PlacerEntry& e : place::Placers()) {
+      py::dict row;
+      row["name"] = std::string(e.name);
+      row["description"] = std::string(e.description);
+      row["family"] = std::string(place::FamilyName(e.traits.family));
+      py::list objectives;
+      for (sim::Objective o :
+           {sim::Objective::kStep, sim::Objective::kThroughput, sim::Objective::kLatency}) {
+        if (e.traits.Supports(o)) objectives.append(std::string(sim::ObjectiveName(o)));
+      }
+      row["objectives"] = objectives;
+      out.append(std::move(row));
+    }
+    return out;
+  });
+  m.def("place_all", &PlaceAll, py::arg("problem"), py::arg("placers") = py::none(), py::kw_only(),
+        py::arg("options") = py::none(), py::arg("seed") = 1, py::arg("time_limit") = 0.0,
+        py::arg("evaluations") = 0, py::arg("start") = py::none(), py::arg("coarsen") = 2000);
+  m.def("simulate", &Simulate, py::arg("problem"), py::arg("plan"));
+  m.def(
+      "pipeline",
+      [](const PyProblem& p, const py::handle& plan, const std::string& schedule,
+         int microbatches) {
+        const auto parsed = sim::ParsePipelineSchedule(schedule);
+        if (!parsed) throw Error("schedule: '" + schedule + "' is not gpipe or 1f1b");
+        if (microbatches < 1 || microbatches > 100000) {
+          throw Error("microbatches: must be between 1 and 100000");
+        }
+        const sim::Placement placement = PlacementOf(*p.problem, plan);
+        const sim::PipelineResult r =
+            Unwrap(sim::SimulatePipeline(*p.problem, placement, *parsed, microbatches));
+        py::dict out;
+        out["schedule"] = std::string(sim::PipelineScheduleName(r.schedule));
+        out["microbatches"] = r.microbatches;
+        out["makespan_s"] = r.makespan_s;
+        out["time_per_sample_s"] = r.time_per_sample_s;
+        out["bubble_fraction"] = r.bubble_fraction;
+        out["feasible"] = r.feasible;
+        out["reason"] = r.reason;
+        py::list stages;
+        for (const sim::PipelineStage& st : r.stages) {
+          py::dict s;
+          s["name"] = p.problem->c().device(st.device).name;
+          s["forward_s"] = st.forward_s;
+          s["backward_s"] = st.backward_s;
+          s["busy_s"] = st.busy_s;
+          s["peak_in_flight"] = st.peak_in_flight;
+          s["peak_memory_bytes"] = st.peak_memory_bytes;
+          stages.append(std::move(s));
+        }
+        out["stages"] = stages;
+        return out;
+      },
+      py::arg("problem"), py::arg("plan"), py::arg("schedule") = "1f1b",
+      py::arg("microbatches") = 4);
+  m.def(
+      "table",
+      [](const PyProblem& p, const std::vector<PyResult>& results) {
+        const std::vector<run::PlacerResult> plain = Plain(results, *p.problem);
+        const int best = BestOf(plain);
+        return report::ComparisonTable(*p.problem, plain, best) +
+               "\nbest: " + plain[static_cast<size_t>(best)].placer + "\n" +
+               report::DeviceTable(*p.problem, plain[static_cast<size_t>(best)].evaluation);
+      },
+      py::arg("problem"), py::arg("results"));
+  m.def(
+      "device_map",
+      [](const PyProblem& p, const py::handle& plan) {
+        return FromJson(io::DeviceMapJson(*p.problem, PlacementOf(*p.problem, plan)));
+      },
+      py::arg("problem"), py::arg("plan"));
+  m.def(
+      "write_plan",
+      [](const std::string& path, const PyProblem& p, const PyResult& r,
+         const std::string& format) {
+        if (format != "plan" && format != "paper-split") {
+          throw Error("format: '" + format + "' is not plan or paper-split");
+        }
+        Plain({r}, *p.problem);
+        Write(path, cli::PlanFileContent(format, *p.problem, r.result));
+      },
+      py::arg("path"), py::arg("problem"), py::arg("result"), py::arg("format") = "plan");
+  m.def(
+      "write_trace",
+      [](const std::string& path, const PyProblem& p, const py::handle& plan) {
+        Write(path, cli::TraceFileContent(*p.problem, PlacementOf(*p.problem, plan)));
+      },
+      py::arg("path"), py::arg("problem"), py::arg("plan"));
+  m.def(
+      "write_device_map",
+      [](const std::string& path, const PyProblem& p, const py::handle& plan) {
+        Write(path, io::DeviceMapJson(*p.problem, PlacementOf(*p.problem, plan)).dump(2) + "\n");
+      },
+      py::arg("path"), py::arg("problem"), py::arg("plan"));
+  m.def(
+      "write_report",
+      [](const std::string& path, const PyProblem& p, const std::vector<PyResult>& results) {
+        const std::vector<run::PlacerResult> plain = Plain(results, *p.problem);
+        Write(path, report::ResultsJson(*p.problem, plain, BestOf(plain)).dump(2) + "\n");
+      },
+      py::arg("path"), py::arg("problem"), py::arg("results"));
+}
+
+}  // namespace
+}  // namespace dplace::python
+
+PYBIND11_MODULE(_dplace, m) {
+  namespace dp = dplace::python;
+  m.doc() = "dplace's run service (see the dplace package for the documented API).";
+  pybind11::register_exception<dp::Error>(m, "Error", PyExc_ValueError);
+  dp::BindTypes(m);
+  dp::BindFunctions(m);
+  dp::BindEnv(m);
+}

@@ -1,0 +1,152 @@
+"""The Python module against the command line: same loaders, placers, budgets, outputs, errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import dplace
+
+ROOT = os.environ.get("DPLACE_SOURCE_DIR",
+                      os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+DPLACE = os.environ.get("DPLACE", os.path.join(ROOT, "build", "release", "dplace"))
+TD = os.path.join(ROOT, "testdata")
+TOY = {
+    "format": "dplace-graph/1", "name": "toy",
+    "ops": [{"name": "a", "flops": 4e9, "outputs": ["64MiB"]},
+            {"name": "b", "flops": 2e9, "outputs": ["64MiB"]},
+            {"name": "c", "flops": 2e9, "outputs": ["64MiB"]},
+            {"name": "d", "flops": 1e9}],
+    "edges": [{"from": "a", "to": "b"}, {"from": "a", "to": "c"},
+              {"from": "b", "to": "d"}, {"from": "c", "to": "d"}],
+}
+
+
+def cli(*args):
+    return subprocess.run([DPLACE, *args], capture_output=True, text=True)
+
+
+def test_import_does_not_load_torch():
+    code = "import sys, dplace; print('torch' in sys.modules, 'numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ}, check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+@pytest.mark.parametrize("path,ops", [
+    ("testdata/fuzz/seeds/graph.json", None),
+    ("testdata/pipedream-profiles/resnet18.graph.txt", None),
+    ("testdata/baechi-check/inception_v3_fwd.json", None),
+    ("testdata/piper/gnmt.json", None),
+    ("testdata/dnn-partitioning/throughput-inputs/LayerGraphs/gnmt_inference.json", None),
+    ("testdata/torch/resnet50.onnx", None),
+])
+def test_every_format_loads_as_the_cli_reads_it(path, ops):
+    g = dplace.load_graph(os.path.join(ROOT, path))
+    info = cli("info", "--graph", os.path.join(ROOT, path), "--json")
+    assert info.returncode == 0, info.stderr
+    assert g.num_ops == json.loads(info.stdout)["ops"]
+    assert len(g.op_names()) == g.num_ops
+
+
+def test_dict_graph_round_trips_and_expands_for_training():
+    g = dplace.load_graph(TOY)
+    assert g.name == "toy" and g.op_names() == ["a", "b", "c", "d"]
+    again = dplace.load_graph(g.to_json())
+    assert again.to_json() == g.to_json()
+    t = dplace.load_graph(TOY, training=True)
+    names = t.op_names()
+    assert "a/grad" in names and t.num_ops == 8  # no parameters: no update ops
+
+
+def test_place_matches_the_cli_for_the_same_seed_and_budget():
+    path = os.path.join(ROOT, "testdata/torch/resnet50.onnx")
+    p = dplace.load_problem(path, "k80x4", training=True)
+    r = dplace.place(p, "mcmc", seed=3, evaluations=3000)
+    out = cli("place", "--graph", path, "--cluster", "k80x4", "--training", "--placer", "mcmc",
+              "--seed", "3", "--evaluations", "3000", "--json")
+    assert out.returncode == 0, out.stderr
+    cli_result = json.loads(out.stdout)["results"][0]
+    assert r.value == pytest.approx(cli_result["value"], rel=1e-12)
+    assert r.evaluations > 0
+    assert r.feasible and r.lower_bound > 0 and 0 <= r.gap < 1
+    assert dplace.place(p, "mcmc", seed=3, evaluations=3000).placement == r.placement
+
+
+def test_results_judge_and_report():
+    p = dplace.Problem(dplace.load_graph(TOY), "k80x4")
+    results = dplace.place_all(p, ["single", "m_etf", "round_robin"])
+    assert [r.placer for r in results] == ["single", "m_etf", "round_robin"]
+    for r in results:
+        again = dplace.simulate(p, r.placement)
+        assert again.value == pytest.approx(r.value)
+        assert sum(d["ops"] for d in r.devices) == 4
+        assert {d["name"] for d in r.devices} == set(p.cluster.devices)
+    single = results[0]
+    # one K80 die: 9 GFLOP at 4.37 TFLOP/s
+    assert single.value == pytest.approx(9e9 / 4.37e12, rel=1e-3)
+    assert "best:" in dplace.table(p, results)
+    assert dplace.simulate(p, {"a": "gpu0", "b": "gpu1", "c": "gpu0", "d": "gpu0"}).value > 0
+
+
+def test_outputs_are_the_cli_files(tmp_path):
+    p = dplace.Problem(dplace.load_graph(TOY), "k80x4")
+    r = dplace.place(p, "m_etf")
+    plan = tmp_path / "plan.json"
+    dplace.write_plan(str(plan), p, r)
+    doc = json.loads(plan.read_text())
+    assert doc["format"] == "dplace-plan/1" and doc["placer"] == "m_etf"
+    assert dplace.simulate(p, str(plan)).value == pytest.approx(r.value)
+    dplace.write_trace(str(tmp_path / "t.json"), p, r)
+    assert "traceEvents" in json.loads((tmp_path / "t.json").read_text())
+    dplace.write_report(str(tmp_path / "r.json"), p, [r])
+    assert json.loads((tmp_path / "r.json").read_text())["results"][0]["placer"] == "m_etf"
+    pipe = dplace.pipeline(p, r, schedule="gpipe", microbatches=4)
+    assert pipe["microbatches"] == 4 and pipe["makespan_s"] > 0
+
+
+def test_other_objectives():
+    path = os.path.join(TD, "dnn-partitioning/throughput-inputs/LayerGraphs/gnmt_inference.json")
+    p = dplace.load_problem(path)
+    assert p.objective == "throughput"
+    r = dplace.place(p, "dp")
+    assert r.note.startswith("optimal")
+    lat = p.with_objective("latency")
+    judged = dplace.simulate(lat, r.placement)
+    assert judged.objective == "latency" and judged.value > 0
+
+
+def test_bad_input_raises_the_cli_message():
+    with pytest.raises(dplace.Error) as e:
+        dplace.load_graph("/no/such/graph.json")
+    out = cli("info", "--graph", "/no/such/graph.json")
+    assert out.returncode == 2 and str(e.value) in out.stderr
+    p = dplace.Problem(dplace.load_graph(TOY), "k80x4")
+    with pytest.raises(dplace.Error, match="unknown op 'zz'"):
+        dplace.simulate(p, {"zz": "gpu0"})
+    with pytest.raises(dplace.Error, match="unknown device"):
+        dplace.simulate(p, {"a": "tpu9", "b": "gpu0", "c": "gpu0", "d": "gpu0"})
+    with pytest.raises(dplace.Error, match="not placed"):
+        dplace.simulate(p, {"a": "gpu0"})
+    other = dplace.Problem(dplace.load_graph(TOY, training=True), "k80x4")
+    with pytest.raises(dplace.Error, match="another problem"):
+        dplace.simulate(other, dplace.place(p, "single"))
+    with pytest.raises(dplace.Error, match="unknown option|mcmc"):
+        dplace.place(p, "mcmc", options={"mcmc.no_such_key": 1})
+    with pytest.raises(dplace.Error, match="did you mean"):
+        dplace.place(p, "mcmcc")
+    with pytest.raises(dplace.Error, match="objective"):
+        dplace.Problem(dplace.load_graph(TOY), "k80x4", "fastest")
+    with pytest.raises(dplace.Error, match="k80x4"):
+        dplace.load_cluster("k80x44")
+    with pytest.raises(dplace.Error, match="cycle"):
+        dplace.load_graph({**TOY, "edges": TOY["edges"] + [{"from": "d", "to": "a"}]})
+    with pytest.raises(TypeError):
+        dplace.load_graph(42)
+    with pytest.raises(TypeError):
+        dplace.simulate(p, 3.5)
+    with pytest.raises(dplace.Error, match="time_limit"):
+        dplace.place(p, "mcmc", time_limit=-1)
+    assert issubclass(dplace.Error, ValueError)
