@@ -15,7 +15,7 @@ files=("$@")
 if ((${#files[@]} == 0)); then
   if git rev-parse -q --verify HEAD~1 >/dev/null; then
     mapfile -t files < <({ git diff --name-only HEAD~1 HEAD; git diff --name-only HEAD; git ls-files -o --exclude-standard; } |
-      sort -u | grep -E '^(src|bench|fuzz)/.*\.cc$')
+      sort -u | grep -E '^(src|bench|fuzz|python)/.*\.cc$')
   else
     mapfile -t files < <(git ls-files 'src/*.cc')
   fi
@@ -33,10 +33,11 @@ if ((${#existing[@]} == 0)); then
   exit 0
 fi
 # GCC's precompiled headers (learn/) are not clang's: the commands without them (every such
-# source includes what it needs itself).
+# source includes what it needs itself); nor GCC's LTO flags (pybind11's, on the Python module).
 commands=$(mktemp -d)
 trap 'rm -rf "$commands"' EXIT
-sed -E 's# -include [^ ]*cmake_pch\.hxx##g; s# -Winvalid-pch##g' "$build/compile_commands.json" \
+sed -E 's# -include [^ ]*cmake_pch\.hxx##g; s# -Winvalid-pch##g; s# -fno-fat-lto-objects##g' \
+  "$build/compile_commands.json" \
   >"$commands/compile_commands.json"
 # GCC's warning flags that clang does not know are not findings.
 printf '%s\n' "${existing[@]}" |
