@@ -16,7 +16,7 @@ Json ToJson(const py::handle& value) {
   const py::module_ json = py::module_::import("json");
   std::string text;
   try {
-    text = py::str(json.attr("dumps")(value));
+    text = py::str(json.attr("dumps")(value, py::arg("allow_nan") = false));
   } catch (const py::error_already_set& e) {
     throw Error(std::string("not JSON data: ") + py::str(e.value()).cast<std::string>());
   }

@@ -28,6 +28,19 @@ namespace {
 
 constexpr const char* kDictName = "<dict>";
 
+// A list of str: TypeError naming `what` for anything else.
+std::vector<std::string> StringList(const py::handle& list, const std::string& what) {
+  if (py::isinstance<py::str>(list) || !py::isinstance<py::sequence>(list)) {
+    throw py::type_error(what + ": expected a list of str");
+  }
+  std::vector<std::string> out;
+  for (const py::handle item : list) {
+    if (!py::isinstance<py::str>(item)) throw py::type_error(what + ": expected a list of str");
+    out.push_back(item.cast<std::string>());
+  }
+  return out;
+}
+
 std::shared_ptr<PyGraph> LoadGraph(const py::handle& src, bool training, bool free_gradients,
                                    const std::string& dtype, const std::vector<std::string>& shapes,
                                    const std::string& unit) {
@@ -80,22 +93,26 @@ place::PlacerOptions ParseOptions(const py::object& options) {
       specs.push_back(py::str(key).cast<std::string>() + "=" + v);
     }
   } else {
-    specs = options.cast<std::vector<std::string>>();
+    specs = StringList(options, "options");
   }
   return Unwrap(place::ParseOptionSpecs(specs, "options"));
 }
 
+// The run's budgets and options; `robust` is the CLI's --robust K, --robust-objective, ... .
 run::RunRequest MakeRequest(const py::object& options, uint64_t seed, double time_limit,
-                            int64_t evaluations, int coarsen) {
+                            int64_t evaluations, int coarsen, const cli::RobustFlags& robust) {
   if (!(time_limit >= 0 && time_limit <= 1e6)) {
     throw Error("time_limit: must be between 0 and 1e6 seconds");
   }
   if (evaluations < 0) throw Error("evaluations: must not be negative");
   if (coarsen < 0) throw Error("coarsen: must not be negative");
+  const auto [robust_options, optimise] = Unwrap(cli::RobustFromFlags(robust));
   return {.options = ParseOptions(options),
           .seed = seed,
           .limits = {.evaluations = evaluations, .seconds = time_limit},
-          .coarsen_ops = coarsen};
+          .coarsen_ops = coarsen,
+          .robust = robust_options,
+          .optimise_robust = optimise};
 }
 
 std::vector<std::string> PlacerList(const py::object& placers, sim::Objective objective) {
@@ -110,7 +127,7 @@ std::vector<std::string> PlacerList(const py::object& placers, sim::Objective ob
   } else if (py::isinstance<py::str>(placers)) {
     names.push_back(placers.cast<std::string>());
   } else {
-    names = placers.cast<std::vector<std::string>>();
+    names = StringList(placers, "placers");
   }
   if (names.empty()) throw Error("placers: no placer named");
   for (const std::string& n : names)
@@ -120,9 +137,15 @@ std::vector<std::string> PlacerList(const py::object& placers, sim::Objective ob
 
 std::vector<PyResult> PlaceAll(const PyProblem& p, const py::object& placers,
                                const py::object& options, uint64_t seed, double time_limit,
-                               int64_t evaluations, const py::object& start, int coarsen) {
+                               int64_t evaluations, const py::object& start, int coarsen,
+                               int robust, const std::string& robust_objective,
+                               uint64_t robust_seed, double robust_spread) {
   const std::vector<std::string> names = PlacerList(placers, p.problem->objective);
-  run::RunRequest request = MakeRequest(options, seed, time_limit, evaluations, coarsen);
+  run::RunRequest request = MakeRequest(options, seed, time_limit, evaluations, coarsen,
+                                        {.variants = robust,
+                                         .objective = robust_objective,
+                                         .seed = robust_seed,
+                                         .spread = robust_spread});
   for (const std::string& name : names) {
     ThrowIfError(place::MakePlacer(name, request.options).status().WithContext("options"));
   }
@@ -292,6 +315,12 @@ void BindTypes(py::module_& m) {
       .def_property_readonly(
           "devices",
           [](const PyResult& r) { return DeviceReports(*r.problem, r.result.evaluation); })
+      .def_property_readonly(
+          "robust",
+          [](const PyResult& r) -> py::object {
+            if (!r.result.robust) return py::none();
+            return FromJson(report::RobustJson(*r.result.robust, r.result.robust_optimised));
+          })
       .def(
           "to_json",
           [](const PyResult& r) { return FromJson(report::ResultJson(*r.problem, r.result)); },
@@ -330,7 +359,9 @@ void BindFunctions(py::module_& m) {
   });
   m.def("place_all", &PlaceAll, py::arg("problem"), py::arg("placers") = py::none(), py::kw_only(),
         py::arg("options") = py::none(), py::arg("seed") = 1, py::arg("time_limit") = 0.0,
-        py::arg("evaluations") = 0, py::arg("start") = py::none(), py::arg("coarsen") = 2000);
+        py::arg("evaluations") = 0, py::arg("start") = py::none(), py::arg("coarsen") = 2000,
+        py::arg("robust") = 0, py::arg("robust_objective") = "", py::arg("robust_seed") = 1,
+        py::arg("robust_spread") = 0.1);
   m.def("simulate", &Simulate, py::arg("problem"), py::arg("plan"));
   m.def(
       "pipeline",

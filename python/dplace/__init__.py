@@ -71,12 +71,16 @@ def load_problem(graph: Union[PathLike, Mapping[str, Any], Graph],
 def place_all(problem: Problem, placers: Union[str, Iterable[str], None] = None, *,
               options: Union[Mapping[str, Any], Sequence[str], None] = None, seed: int = 1,
               time_limit: float = 0.0, evaluations: int = 0, start: Any = None,
-              coarsen: int = 2000) -> list:
+              coarsen: int = 2000, robust: int = 0, robust_objective: str = "",
+              robust_seed: int = 1, robust_spread: float = 0.1) -> list:
     """Runs each placer (a name, a list, or None/"all": every placer of the objective).
 
     ``options`` are the command line's ``--opt`` values, ``{"mcmc.chains": 2}`` or
     ``["mcmc.chains=2"]``; ``time_limit`` (seconds) and ``evaluations`` bound each placer (0: its
-    own default); ``start`` is a plan the searches begin from (``--plan``). Returns one
+    own default); ``start`` is a plan the searches begin from (``--plan``); ``robust`` K judges
+    every placement also on K seeded variants of the step model (``--robust``, with
+    ``--robust-objective worst|median|qQ`` making the searches minimise that, ``--robust-seed``,
+    ``--robust-spread``; docs/fidelity.md): ``Result.robust`` then has the values. Returns one
     :class:`Result` per placer, in order, each with the best lower bound any of them proved.
     """
     if isinstance(placers, str) and placers != "all":
@@ -85,7 +89,8 @@ def place_all(problem: Problem, placers: Union[str, Iterable[str], None] = None,
         placers = list(placers)
     return _dplace.place_all(problem, placers, options=_options(options), seed=seed,
                              time_limit=time_limit, evaluations=evaluations, start=start,
-                             coarsen=coarsen)
+                             coarsen=coarsen, robust=robust, robust_objective=robust_objective,
+                             robust_seed=robust_seed, robust_spread=robust_spread)
 
 
 def place(problem: Problem, placer: str = "portfolio", **kwargs: Any) -> Result:

@@ -92,6 +92,10 @@ class Result:
     @property
     def devices(self) -> List[Dict[str, Any]]:
         """Per device: name, kind, ops, busy_s, load, peak_memory_bytes, memory_capacity_bytes."""
+    @property
+    def robust(self) -> Optional[Dict[str, Any]]:
+        """With place_all(robust=K): the values on the K variants, their median, worst, the robust
+        value and whether the placer searched by it (docs/formats.md, "robust"); else None."""
     def to_json(self) -> Dict[str, Any]: ...
 
 def load_graph(src: Union[PathLike, Mapping[str, Any]], *, training: bool = False,
@@ -106,7 +110,9 @@ def placers() -> List[Dict[str, Any]]:
     """Every placer: name, description, family, objectives."""
 def place_all(problem: Problem, placers: Optional[List[str]] = None, *, options: Any = None,
               seed: int = 1, time_limit: float = 0.0, evaluations: int = 0,
-              start: Optional[Plan] = None, coarsen: int = 2000) -> List[Result]: ...
+              start: Optional[Plan] = None, coarsen: int = 2000, robust: int = 0,
+              robust_objective: str = "", robust_seed: int = 1,
+              robust_spread: float = 0.1) -> List[Result]: ...
 def simulate(problem: Problem, plan: Plan) -> Result:
     """Judges a plan by the problem's objective (placer "plan")."""
 def pipeline(problem: Problem, plan: Plan, schedule: str = "1f1b",

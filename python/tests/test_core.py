@@ -150,3 +150,21 @@ def test_bad_input_raises_the_cli_message():
     with pytest.raises(dplace.Error, match="time_limit"):
         dplace.place(p, "mcmc", time_limit=-1)
     assert issubclass(dplace.Error, ValueError)
+
+
+def test_robust_judgement_as_the_cli():
+    check = os.path.join(TD, "baechi-check")
+    graph, cluster = os.path.join(check, "inception_v3_fwd.json"), os.path.join(check, "baechi4.json")
+    p = dplace.load_problem(graph, cluster)
+    r = dplace.place(p, "m_etf", robust=4)
+    out = cli("place", "--graph", graph, "--cluster", cluster, "--placer", "m_etf", "--robust", "4",
+              "--json")
+    assert out.returncode == 0, out.stderr
+    expected = json.loads(out.stdout)["results"][0]["robust"]
+    assert r.robust["worst"] == pytest.approx(expected["worst"])
+    assert len(r.robust["values"]) == 4 and max(r.robust["values"]) == r.robust["worst"]
+    searched = dplace.place(p, "mcmc", evaluations=2000, robust=4, robust_objective="worst")
+    assert searched.robust["optimised"] and searched.robust["value"] == searched.robust["worst"]
+    assert dplace.place(p, "m_etf").robust is None
+    with pytest.raises(dplace.Error, match="robust"):
+        dplace.place(p, "m_etf", robust=65)

@@ -40,6 +40,7 @@ bool Better(const run::PlacerResult& a, const run::PlacerResult& b) {
 Status RunBench(const BenchFlags& flags) {
   if (flags.coarsen_ops < 0) return InvalidInput("--coarsen: must not be negative");
   if (flags.evaluations < 0) return InvalidInput("--evaluations: must not be negative");
+  DPLACE_ASSIGN_OR_RETURN(const auto robust, RobustFromFlags(flags.robust));
   if (!flags.report.empty()) {  // fail before the run, not after it
     const std::filesystem::path dir =
         std::filesystem::absolute(std::filesystem::path(flags.report)).parent_path();
@@ -51,7 +52,12 @@ Status RunBench(const BenchFlags& flags) {
   DPLACE_ASSIGN_OR_RETURN(
       const run::Suite suite,
       run::LoadSuite(flags.suite, flags.suites, {.data = flags.data, .models = flags.models}));
-  if (!suite.regimes.empty()) return RunRegimeBench(flags, suite);
+  if (!suite.regimes.empty()) {
+    if (flags.robust.variants > 0) {
+      return InvalidInput("--robust: not for suites with regimes ('" + suite.name + "')");
+    }
+    return RunRegimeBench(flags, suite);
+  }
   // The manifest's options, then --opt's (which win).
   std::vector<std::string> specs = suite.options;
   specs.insert(specs.end(), flags.options.begin(), flags.options.end());
@@ -67,8 +73,12 @@ Status RunBench(const BenchFlags& flags) {
   }
   std::vector<std::pair<std::string, report::Comparison>> comparisons;
   std::vector<std::vector<std::string>> rows = {
-      {"workload", "placer", std::string(sim::ValueName(*sim::ParseObjective(suite.objective))),
-       "gap to bound", "feasible", "peak memory", "search time", "note"}};
+      {"workload", "placer", std::string(sim::ValueName(*sim::ParseObjective(suite.objective)))}};
+  if (robust.first.count > 0) {
+    const std::string k = std::to_string(robust.first.count);
+    rows[0].insert(rows[0].end(), {"median of " + k, "worst of " + k});
+  }
+  rows[0].insert(rows[0].end(), {"gap to bound", "feasible", "peak memory", "search time", "note"});
   Json all = Json::array();
   Progress progress(static_cast<int>(suite.workloads.size() * placers.size()));
   for (const run::SuiteWorkload& w : suite.workloads) {
@@ -95,11 +105,17 @@ Status RunBench(const BenchFlags& flags) {
           .seed = flags.seed,
           .limits = {.evaluations = flags.evaluations, .seconds = flags.time_limit_s},
           .start = name == "expert" && !w.expert.empty() ? &expert_plan : nullptr,
-          .coarsen_ops = flags.coarsen_ops};
+          .coarsen_ops = flags.coarsen_ops,
+          .robust = robust.first,
+          .optimise_robust = robust.second};
       auto run = run::Run(lp.problem, request);
       progress.Advance(w.name + " " + name);
       if (!run.ok()) {
-        rows.push_back({w.name, name, "-", "-", "-", "-", "-", run.status().message()});
+        std::vector<std::string> row(rows[0].size(), "-");
+        row.front() = w.name;
+        row[1] = name;
+        row.back() = run.status().message();
+        rows.push_back(std::move(row));
         continue;
       }
       results.push_back(std::move(run).value());
@@ -110,9 +126,18 @@ Status RunBench(const BenchFlags& flags) {
       char value[32], gap[32];
       std::snprintf(value, sizeof(value), "%.6g", r.evaluation.value);
       std::snprintf(gap, sizeof(gap), "%.1f%%", 100 * report::Gap(r.evaluation));
-      rows.push_back({w.name, r.placer, value, gap, r.evaluation.feasible ? "yes" : "no",
-                      FormatBytes(report::PeakMemory(r.evaluation)), FormatSeconds(r.search_time_s),
-                      r.note});
+      std::vector<std::string> row = {w.name, r.placer, value};
+      if (robust.first.count > 0) {  // in the value column's format
+        char median[32], worst[32];
+        std::snprintf(median, sizeof(median), "%.6g", r.robust->median);
+        std::snprintf(worst, sizeof(worst), "%.6g", r.robust->worst);
+        row.insert(row.end(),
+                   {median, std::string(worst) + (r.robust->feasible ? "" : " (infeasible)")});
+      }
+      row.insert(row.end(), {gap, r.evaluation.feasible ? "yes" : "no",
+                             FormatBytes(report::PeakMemory(r.evaluation)),
+                             FormatSeconds(r.search_time_s), r.note});
+      rows.push_back(std::move(row));
       results_json.push_back(report::ResultJson(problem, r));
     }
     const double bound = results.empty() ? problem.LowerBound() : results[0].evaluation.lower_bound;

@@ -333,6 +333,54 @@ expect_bad_input symbolic_axis "input 'x' has a symbolic dimension 0: its shapes
   == $((64 * (2 * 16 * 32 + 32 + 32 + 2 * 32 * 4 + 4))) ]] && ok || fail "--shapes: FLOPs at batch 64"
 expect_bad_input shapes_unknown_input "--shapes: the model has no input 'y'" info --graph "$DYN" --shapes y=4x16
 expect_bad_input shapes_bad_dims "--shapes: 'x=4xq'" info --graph "$DYN" --shapes x=4xq
+# --robust K judges every plan also on K variants of the model; --robust-objective makes the
+# searches minimise their worst, and the plan written is the best by it. simulate judges a plan
+# under another step model, and on the variants too.
+BAECHI=testdata/baechi-check
+if "$DPLACE" place --graph $BAECHI/inception_v3_fwd.json --cluster $BAECHI/baechi4.json \
+    --placer m_etf,mcmc --evaluations 3000 --robust 4 --robust-objective worst --json \
+    --out "$TMP/robust_plan.json" >"$TMP/robust.json" 2>"$TMP/err"; then
+  [[ $(json_get "$TMP/robust.json" "[(len(r['robust']['values']), r['robust']['worst'] == max(r['robust']['values']), r['robust']['median'] == sorted(r['robust']['values'])[1] / 2 + sorted(r['robust']['values'])[2] / 2, r['robust']['value'] == r['robust']['worst'], r['robust']['optimised']) for r in d['results']]") \
+    == "[(4, True, True, True, True), (4, True, True, True, True)]" ]] && ok \
+    || fail "--robust: $(json_get "$TMP/robust.json" "[r.get('robust') for r in d['results']]")"
+  [[ $(json_get "$TMP/robust.json" "d['best']['robust']['value'] == min(r['robust']['value'] for r in d['results'])") \
+    == True ]] && ok || fail "--robust-objective: the best is not the best by the worst variant"
+  mcmc_worst=$(json_get "$TMP/robust.json" "d['results'][1]['robust']['worst']")
+  [[ $(json_get "$TMP/robust.json" "d['results'][1]['robust']['worst'] <= d['results'][0]['robust']['worst']") \
+    == True ]] && ok || fail "--robust-objective: mcmc's worst is above its start's"
+  # The same plan simulated: the same variants, so the same worst.
+  [[ $("$DPLACE" simulate --graph $BAECHI/inception_v3_fwd.json --cluster $BAECHI/baechi4.json \
+    --plan "$TMP/robust_plan.json" --robust 4 --json | /usr/bin/python3 -c \
+    "import json,sys; print(json.load(sys.stdin)['best']['robust']['worst'])") == "$mcmc_worst" ]] \
+    && ok || fail "simulate --robust: not the worst place reported"
+else
+  fail "place --robust exited non-zero: $(cat "$TMP/err")"
+fi
+"$DPLACE" place --graph $BAECHI/inception_v3_fwd.json --cluster $BAECHI/baechi4.json \
+  --placer single,m_etf --robust 3 >"$TMP/robust.txt" 2>&1
+grep -q "median of 3  worst of 3" "$TMP/robust.txt" && ok || fail "--robust table: $(head -4 "$TMP/robust.txt")"
+# Placeto's simulator (one bus per device, no latency) differs from dplace's on a split plan.
+step_of() {  # PLAN [STEP_MODEL]
+  "$DPLACE" simulate --graph $BAECHI/inception_v3_fwd.json --cluster $BAECHI/baechi4.json \
+    --plan "$1" ${2:+--step-model "$2"} --json | /usr/bin/python3 -c \
+    "import json,sys; print(json.load(sys.stdin)['best']['value'])"
+}
+if [[ -e $TMP/robust_plan.json ]]; then
+  [[ $(step_of "$TMP/robust_plan.json" per_pair,gap) == $(step_of "$TMP/robust_plan.json") && \
+    $(step_of "$TMP/robust_plan.json" per_device,no_latency) != $(step_of "$TMP/robust_plan.json") ]] \
+    && ok || fail "simulate --step-model"
+fi
+expect_bad_input robust_range "--robust: must be between 0 and 64 variants, got 65" \
+  place --graph "$GRAPH" --robust 65
+expect_bad_input robust_objective "--robust-objective: 'q2' is not worst, median or qQ" \
+  place --graph "$GRAPH" --robust 2 --robust-objective q2
+expect_bad_input robust_objective_alone "--robust-objective: needs --robust K" \
+  bench --suite models --robust-objective worst
+expect_bad_input robust_spread "--robust-spread: must be between 0 and 2" \
+  simulate --graph "$GRAPH" --plan "$EXPERT" --robust 2 --robust-spread 3
+expect_bad_input step_model "--step-model: 'fast' is not per_pair, per_device, gap, arrival or no_latency" \
+  simulate --graph $BAECHI/inception_v3_fwd.json --cluster $BAECHI/baechi4.json \
+  --plan "$TMP/robust_plan.json" --step-model per_device,fast
 for f in o1 o2 o3 o4; do
   [[ -e $TMP/$f.json ]] && fail "partial output $f.json was written" || ok
 done

@@ -32,6 +32,7 @@ struct PlaceFlags {
   // Plans within this fraction of the best value count as equal: the one on fewer devices, then
   // with fewer bytes crossing, is the one written (place/deploy.h).
   double tolerance = 0.01;
+  RobustFlags robust;  // judge every plan on variants; with an objective, search by it
   bool json = false;
 };
 Status RunPlace(const PlaceFlags& flags);
@@ -42,6 +43,8 @@ struct SimulateFlags {
   std::string trace;
   std::string pipeline;  // gpipe | 1f1b: simulate that schedule instead of one step
   int microbatches = 8;
+  std::string step_model;  // simulate under this model (sim::ParseVariantSpec); empty: the default
+  RobustFlags robust;      // also judge the plan on variants (no objective: nothing searches)
   bool json = false;
 };
 Status RunSimulate(const SimulateFlags& flags);
@@ -66,6 +69,7 @@ struct BenchFlags {
   int64_t evaluations = 0;           // per search placer; 0: the placer's own default
   int coarsen_ops = 2000;            // see run::RunRequest
   std::vector<std::string> options;  // --opt PLACER.KEY=VALUE, for every workload
+  RobustFlags robust;  // judge every plan on variants; with an objective, search by it
   bool json = false;
   std::string report;  // HTML report file; empty: none
   // A suite with regimes: only these (empty: all), only workloads whose name contains `filter`.

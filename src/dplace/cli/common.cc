@@ -37,6 +37,36 @@ Status WithFlagNames(const Status& status) {
 
 }  // namespace
 
+StatusOr<std::pair<sim::RobustOptions, bool>> RobustFromFlags(const RobustFlags& flags) {
+  if (flags.variants < 0 || flags.variants > 64) {
+    return InvalidInput("--robust: must be between 0 and 64 variants, got " +
+                        std::to_string(flags.variants));
+  }
+  if (!(flags.spread >= 0 && flags.spread <= 2)) {
+    return InvalidInput("--robust-spread: must be between 0 and 2");
+  }
+  sim::RobustOptions options{.count = flags.variants, .seed = flags.seed, .spread = flags.spread};
+  if (flags.objective.empty()) return std::make_pair(options, false);
+  if (flags.objective == "worst") {
+    options.quantile = 1;
+  } else if (flags.objective == "median") {
+    options.quantile = 0.5;
+  } else {
+    const std::string& o = flags.objective;
+    char* end = nullptr;
+    const double q = o.size() > 1 && o[0] == 'q' ? std::strtod(o.c_str() + 1, &end) : 0;
+    if (end == nullptr || *end != '\0' || !(q > 0 && q <= 1)) {
+      return InvalidInput("--robust-objective: '" + o +
+                          "' is not worst, median or qQ with 0 < Q <= 1 (e.g. q0.9)");
+    }
+    options.quantile = q;
+  }
+  if (flags.variants == 0) {
+    return InvalidInput("--robust-objective: needs --robust K, the number of variants");
+  }
+  return std::make_pair(options, true);
+}
+
 StatusOr<io::LoadedGraph> GraphFromFlags(const GraphFlags& flags) {
   auto loaded = run::LoadGraphFile(flags);
   if (!loaded.ok()) return WithFlagNames(loaded.status());

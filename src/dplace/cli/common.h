@@ -11,12 +11,27 @@
 #include "dplace/run/load.h"
 #include "dplace/run/run.h"
 #include "dplace/sim/problem.h"
+#include "dplace/sim/variants.h"
 
 namespace dplace::cli {
 
 using GraphFlags = run::GraphSpec;
 using ProblemFlags = run::ProblemSpec;
 using run::LoadedProblem;
+
+// Judging plans on variants of the model (sim/variants.h): --robust K, --robust-seed S,
+// --robust-spread F, and (place, bench) --robust-objective worst|median|qQ.
+struct RobustFlags {
+  int variants = 0;       // --robust K; 0: no robust judgement
+  std::string objective;  // --robust-objective; empty: searches keep to the problem's own value
+  uint64_t seed = 1;      // --robust-seed: of the variants' noise
+  double spread = 0.1;    // --robust-spread: of the noise on op times and bandwidths
+};
+
+// The robust part of a run request from the flags: the variants' options and whether searches
+// minimise the robust value. InvalidInput naming the flag: K outside 0..64, a spread outside
+// [0, 2], an objective that is not worst, median or qQ (0 < Q <= 1), an objective without K.
+StatusOr<std::pair<sim::RobustOptions, bool>> RobustFromFlags(const RobustFlags& flags);
 
 // The run service's loaders with their errors worded for the command line: the spec field that
 // went wrong ("objective: 'fast' is not ...") is named by its flag ("--objective: ...").

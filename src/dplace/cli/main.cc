@@ -52,6 +52,26 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "files, step otherwise");
 }
 
+// --robust and its companions; `search`: also --robust-objective (commands that run placers).
+void AddRobustFlags(CLI::App* cmd, dplace::cli::RobustFlags* flags, bool search) {
+  cmd->add_option("--robust", flags->variants,
+                  "also judge every plan on K variants of the step model (one outgoing bus per "
+                  "device, latency that only delays arrival, noise on op times and bandwidths; "
+                  "docs/semantics.md): the table adds their median and worst (0: none)")
+      ->capture_default_str();
+  cmd->add_option("--robust-seed", flags->seed, "seed of the variants' noise")
+      ->capture_default_str();
+  cmd->add_option("--robust-spread", flags->spread,
+                  "noise of the variants: each op time and link bandwidth times exp(SPREAD z), "
+                  "z standard normal")
+      ->capture_default_str();
+  if (!search) return;
+  cmd->add_option("--robust-objective", flags->objective,
+                  "with --robust K: searches minimise this over the K variants instead of the "
+                  "step time: worst, median or qQ (the Q quantile, e.g. q0.9); each judgement "
+                  "costs K evaluations");
+}
+
 // The message with control characters (terminal escapes from a file's bytes) written as \xNN.
 std::string Printable(const std::string& message) {
   std::string out;
@@ -151,6 +171,7 @@ int main(int argc, char** argv) {
   place_cmd->add_option("--export", place.exports,
                         "also write the best plan as KIND=FILE: device_map (module path -> "
                         "device, for accelerate) or stages (split points of a contiguous split)");
+  AddRobustFlags(place_cmd, &place.robust, /*search=*/true);
   place_cmd->add_flag("--json", place.json, "print JSON on stdout");
 
   dplace::cli::SimulateFlags simulate;
@@ -163,6 +184,12 @@ int main(int argc, char** argv) {
                       "simulate a pipeline schedule of the plan's stages: gpipe or 1f1b");
   sim_cmd->add_option("--microbatches", simulate.microbatches, "micro-batches for --pipeline")
       ->capture_default_str();
+  sim_cmd->add_option("--step-model", simulate.step_model,
+                      "simulate the step under another model: comma-separated per_pair | "
+                      "per_device (one outgoing bus per device), gap | arrival (latency delays "
+                      "arrival only), no_latency (links without latency); e.g. "
+                      "per_device,no_latency is Placeto's simulator");
+  AddRobustFlags(sim_cmd, &simulate.robust, /*search=*/false);
   sim_cmd->add_flag("--json", simulate.json, "print JSON on stdout");
 
   dplace::cli::InfoFlags info;
@@ -190,6 +217,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--evaluations", bench.evaluations, kEvaluationsHelp);
   bench_cmd->add_option("--coarsen", bench.coarsen_ops, kCoarsenHelp)->capture_default_str();
   bench_cmd->add_option("--opt", bench.options, kOptHelp);
+  AddRobustFlags(bench_cmd, &bench.robust, /*search=*/true);
   bench_cmd->add_flag("--json", bench.json, "print JSON on stdout");
   bench_cmd->add_option("--report", bench.report,
                         "also write an HTML report (tables, bar charts, best timelines) here");

@@ -40,12 +40,19 @@ StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, sim::Obj
   return names;
 }
 
+// How results rank: by the robust value where the searches minimised it (feasible on the problem
+// and on every variant first), else by the problem's own value.
+place::Score RankScore(const run::PlacerResult& r) {
+  if (!r.robust_optimised || !r.robust) return place::ScoreOf(r.evaluation);
+  return {r.evaluation.feasible && r.robust->feasible, r.robust->value};
+}
+
 // Best result: feasible first, then the smaller value; ties keep the earlier placer.
 int BestIndex(const std::vector<run::PlacerResult>& results) {
   int best = 0;
   for (int i = 1; i < static_cast<int>(results.size()); ++i) {
-    if (place::ScoreOf(results[static_cast<size_t>(i)].evaluation) <
-        place::ScoreOf(results[static_cast<size_t>(best)].evaluation)) {
+    if (RankScore(results[static_cast<size_t>(i)]) <
+        RankScore(results[static_cast<size_t>(best)])) {
       best = i;
     }
   }
@@ -57,12 +64,13 @@ int BestIndex(const std::vector<run::PlacerResult>& results) {
 // Each candidate is first tidied (ops without work follow their neighbours) where the tidied plan
 // is still within the tolerance. Where one device of some kind is within it, `lines` says so (the
 // `single` placer, when it ran, is then a candidate on one device).
-// `lines` gets what the user should read about the choice.
+// `lines` gets what the user should read about the choice. Where the searches minimised the robust
+// value, the best by it is the plan (the tolerance weighs the problem's own value only).
 int DeployIndex(const std::shared_ptr<const sim::Problem>& shared, double tolerance,
                 std::vector<run::PlacerResult>* results, std::vector<std::string>* lines) {
   const int best = BestIndex(*results);
   const sim::Evaluation& top = (*results)[static_cast<size_t>(best)].evaluation;
-  if (!top.feasible) return best;
+  if (!top.feasible || (*results)[static_cast<size_t>(best)].robust_optimised) return best;
   const double limit = top.value * (1 + tolerance);
   const sim::Problem& problem = *shared;
   const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(shared);
@@ -164,6 +172,7 @@ Status RunPlace(const PlaceFlags& flags) {
   }
   if (flags.evaluations < 0) return InvalidInput("--evaluations: must not be negative");
   if (flags.coarsen_ops < 0) return InvalidInput("--coarsen: must not be negative");
+  DPLACE_ASSIGN_OR_RETURN(const auto robust, RobustFromFlags(flags.robust));
   std::vector<std::pair<std::string, std::string>> exports;  // (kind, file)
   for (const std::string& spec : flags.exports) {
     const size_t eq = spec.find('=');
@@ -207,7 +216,9 @@ Status RunPlace(const PlaceFlags& flags) {
       .seed = flags.seed,
       .limits = {.evaluations = flags.evaluations, .seconds = flags.time_limit_s},
       .start = flags.plan.empty() ? nullptr : &plan,
-      .coarsen_ops = flags.coarsen_ops};
+      .coarsen_ops = flags.coarsen_ops,
+      .robust = robust.first,
+      .optimise_robust = robust.second};
   if (!(flags.total_time_limit_s >= 0 && flags.total_time_limit_s <= kMaxSeconds)) {
     return InvalidInput("--total-time-limit: must be between 0 and 1e6 seconds");
   }

@@ -65,13 +65,26 @@ Status RunSimulate(const SimulateFlags& flags) {
   if (flags.microbatches < 1 || flags.microbatches > 100000) {
     return InvalidInput("--microbatches: must be between 1 and 100000");
   }
+  DPLACE_ASSIGN_OR_RETURN(const auto robust, RobustFromFlags(flags.robust));
   DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, ProblemFromFlags(flags.problem));
+  if (!flags.step_model.empty()) {
+    if (!flags.pipeline.empty() || lp.problem->objective != sim::Objective::kStep) {
+      return InvalidInput("--step-model: applies to the step simulation (--objective step)");
+    }
+    auto spec = sim::ParseVariantSpec(flags.step_model);
+    if (!spec.ok()) return spec.status().WithContext("--step-model");
+    DPLACE_ASSIGN_OR_RETURN(sim::Problem variant, sim::MakeVariant(*lp.problem, *spec));
+    lp.problem = std::make_shared<const sim::Problem>(std::move(variant));
+  }
   const sim::Problem& problem = *lp.problem;
   DPLACE_ASSIGN_OR_RETURN(sim::Placement placement,
                           io::LoadPlan(flags.plan, problem.g(), problem.c()));
   if (!flags.pipeline.empty()) return RunPipeline(flags, problem, placement);
-  const run::PlacerResult result{"plan", placement,
-                                 sim::MakeEvaluator(lp.problem)->Evaluate(placement)};
+  run::PlacerResult result{"plan", placement, sim::MakeEvaluator(lp.problem)->Evaluate(placement)};
+  if (robust.first.count > 0) {
+    DPLACE_ASSIGN_OR_RETURN(auto judge, sim::MakeRobustEvaluator(lp.problem, robust.first));
+    result.robust = judge->Judge(placement);
+  }
   if (!flags.trace.empty()) {
     DPLACE_RETURN_IF_ERROR(WriteFileAtomically(flags.trace, TraceFileContent(problem, placement)));
   }
@@ -87,6 +100,13 @@ Status RunSimulate(const SimulateFlags& flags) {
             << ")\nfeasible: " << (e.feasible ? "yes" : "no")
             << (e.feasible ? "" : " (" + e.reason + ")") << "\n"
             << report::DeviceTable(problem, e);
+  if (result.robust) {
+    const sim::RobustJudgement& j = *result.robust;
+    std::cout << "on " << j.values.size() << " variants of the model: median "
+              << report::FormatValue(problem.objective, j.median) << ", worst "
+              << report::FormatValue(problem.objective, j.worst)
+              << (j.feasible ? "" : "; infeasible on " + j.reason) << "\n";
+  }
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";
   return OkStatus();
 }

@@ -59,4 +59,10 @@ CostTable CostTable::Summed(const CostTable& fine,
   return t;
 }
 
+CostTable CostTable::Scaled(const std::vector<double>& factor) const {
+  CostTable t = *this;
+  for (size_t i = 0; i < t.times_.size(); ++i) t.times_[i] *= factor[i];
+  return t;
+}
+
 }  // namespace dplace::cost

@@ -52,6 +52,10 @@ class CostTable {
     return times_.data() + static_cast<size_t>(class_of_[d]) * num_ops_;
   }
   int num_classes() const { return num_classes_; }
+  size_t num_ops() const { return num_ops_; }
+  // This table with op i's time on class k multiplied by factor[k * num_ops() + i] (factors finite
+  // and non-negative): a noisy variant of the cost model (sim/variants.h).
+  CostTable Scaled(const std::vector<double>& factor) const;
   // Smallest time of `op` over the devices it may run on (`allowed(op, d)` decides).
   template <typename Allowed>
   double MinOpTime(graph::OpId op, int num_devices, Allowed allowed) const {

@@ -23,6 +23,17 @@ Cluster Cluster::AtHalfPrecision() const {
   return half;
 }
 
+Cluster Cluster::WithLinksScaled(const std::vector<double>& bandwidth_factor,
+                                 double latency_factor) const {
+  Cluster scaled = *this;
+  for (size_t i = 0; i < scaled.links_.size(); ++i) {
+    Link& link = scaled.links_[i];
+    if (!bandwidth_factor.empty()) link.bandwidth_bytes_per_s *= bandwidth_factor[i];
+    link.latency_s *= latency_factor;
+  }
+  return scaled;
+}
+
 DeviceId ClusterBuilder::AddDevice(Device device) {
   devices_.push_back(std::move(device));
   return static_cast<DeviceId>(devices_.size() - 1);

@@ -55,6 +55,11 @@ class Cluster {
   // This machine as a half-precision step sees it: each device's peak_flops_half (where given)
   // as its peak_flops.
   Cluster AtHalfPrecision() const;
+  // This machine with the bandwidth of the link src -> dst multiplied by
+  // bandwidth_factor[src * n + dst] (n devices; empty: every factor 1) and every link's latency by
+  // `latency_factor`. Factors must be positive and finite (latency_factor: finite, >= 0); the
+  // diagonal is not read. Noisy variants of a machine (sim/variants.h).
+  Cluster WithLinksScaled(const std::vector<double>& bandwidth_factor, double latency_factor) const;
   // Distinct device kinds in order of first appearance; KindIndex maps a device to its position.
   const std::vector<std::string>& kinds() const { return kinds_; }
   int KindIndex(DeviceId d) const { return kind_index_[d]; }

@@ -8,6 +8,7 @@
 #include "dplace/place/budget.h"
 #include "dplace/place/search/local_search.h"
 #include "dplace/sim/constraints.h"
+#include "dplace/sim/variants.h"
 
 namespace dplace::place {
 namespace {
@@ -266,6 +267,10 @@ StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& option
       sim::MakeProblem(std::make_shared<const graph::Graph>(std::move(coarse_graph)), p.cluster,
                        p.objective, cost::CostTable::Summed(p.costs, out.coarse_of, count),
                        missing));
+  if (!(p.step_model == sim::StepModel{})) {  // the same step model, with its lower bound
+    DPLACE_ASSIGN_OR_RETURN(coarse_problem,
+                            sim::MakeVariant(coarse_problem, {.model = p.step_model}));
+  }
   out.problem = std::make_shared<const sim::Problem>(std::move(coarse_problem));
   return out;
 }

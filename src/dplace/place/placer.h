@@ -17,8 +17,9 @@
 
 namespace dplace::place {
 
-// What a run may spend; 0 means no limit. Evaluations are calls of the request's evaluator (for
-// `ilp`, CBC's branch-and-bound nodes).
+// What a run may spend; 0 means no limit. Evaluations are what the request's evaluator counts: one
+// per call, one per variant simulated for the robust evaluator (sim/robust_evaluator.h); for `ilp`,
+// CBC's branch-and-bound nodes.
 struct Limits {
   int64_t evaluations = 0;
   double seconds = 0;

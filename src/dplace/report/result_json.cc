@@ -44,7 +44,21 @@ Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {
   if (!e.feasible) out["reason"] = e.reason;
   if (!result.note.empty()) out["note"] = result.note;
   if (!result.options.empty()) out["options"] = result.options;
+  if (result.robust) out["robust"] = RobustJson(*result.robust, result.robust_optimised);
   return out;
+}
+
+Json RobustJson(const sim::RobustJudgement& robust, bool optimised) {
+  Json j = {{"variants", robust.values.size()},
+            {"quantile", robust.quantile},
+            {"value", robust.value},
+            {"median", robust.median},
+            {"worst", robust.worst},
+            {"feasible", robust.feasible},
+            {"optimised", optimised},
+            {"values", robust.values}};
+  if (!robust.feasible) j["reason"] = robust.reason;
+  return j;
 }
 
 Json ResultsJson(const sim::Problem& problem, const std::vector<PlacerResult>& results, int best) {

@@ -1,6 +1,7 @@
 // Machine-readable results (`--json`): one object per evaluated placement, in the schema the
 // command line documents: {"objective", "value", "feasible", "lower_bound", "gap", "placer",
-// "search_time_s", "devices": [...], "reason" (when infeasible)}.
+// "search_time_s", "devices": [...], "reason" (when infeasible), "robust" (when judged on
+// variants)}.
 #pragma once
 
 #include <string>
@@ -14,6 +15,10 @@ namespace dplace::report {
 using run::PlacerResult;
 
 Json ResultJson(const sim::Problem& problem, const PlacerResult& result);
+
+// A result's "robust" object (docs/formats.md): {"variants", "quantile", "value", "median",
+// "worst", "feasible", "optimised", "values": [one per variant], "reason" (when infeasible)}.
+Json RobustJson(const sim::RobustJudgement& robust, bool optimised);
 
 // What `place --json` and `simulate --json` print (docs/formats.md, "dplace-result/1"): the same
 // shape for one result or many: {"format", "graph", "cluster", "objective", "results": [ResultJson

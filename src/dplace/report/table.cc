@@ -14,10 +14,42 @@ std::string Number(double v, const char* format = "%.6g") {
   return buf;
 }
 
+// What the robust columns are, under the table.
+std::string RobustLine(const sim::RobustJudgement& j, const std::vector<PlacerResult>& results) {
+  std::string line = "median and worst: over " + std::to_string(j.values.size()) +
+                     " variants of the model (docs/semantics.md)";
+  for (const PlacerResult& r : results) {
+    if (!r.robust_optimised) continue;
+    const std::string what = j.quantile == 1     ? "the worst"
+                             : j.quantile == 0.5 ? "the median"
+                                                 : "the " + Number(j.quantile) + " quantile";
+    line += "; searches minimised " + what;
+    break;
+  }
+  return line + "\n";
+}
+
 }  // namespace
 
 std::string FormatValue(sim::Objective objective, double value) {
   return objective == sim::Objective::kStep ? FormatSeconds(value) : Number(value);
+}
+
+std::vector<std::string> RobustHeader(const std::vector<PlacerResult>& results) {
+  for (const PlacerResult& r : results) {
+    if (!r.robust) continue;
+    const std::string k = std::to_string(r.robust->values.size());
+    return {"median of " + k, "worst of " + k};
+  }
+  return {};
+}
+
+std::vector<std::string> RobustCells(sim::Objective objective, const PlacerResult& result) {
+  if (!result.robust) return {"-", "-"};
+  const sim::RobustJudgement& j = *result.robust;
+  // A plan infeasible on some variant (memory that overflows in another order) is marked.
+  return {FormatValue(objective, j.median),
+          FormatValue(objective, j.worst) + (j.feasible ? "" : " (infeasible)")};
 }
 
 std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
@@ -41,23 +73,39 @@ std::string ComparisonTable(const sim::Problem& problem, const std::vector<Place
                             int best_index) {
   const bool step = problem.objective == sim::Objective::kStep;
   std::vector<std::vector<std::string>> rows = {
-      {"placer", std::string(sim::ValueName(problem.objective)), "gap to bound", "feasible",
-       "peak memory", "search time"}};
+      {"placer", std::string(sim::ValueName(problem.objective))}};
+  const std::vector<std::string> robust_head = RobustHeader(results);
+  rows[0].insert(rows[0].end(), robust_head.begin(), robust_head.end());
+  rows[0].insert(rows[0].end(), {"gap to bound", "feasible", "peak memory", "search time"});
   for (size_t i = 0; i < results.size(); ++i) {
     const sim::Evaluation& e = results[i].evaluation;
     const double peak = PeakMemory(e);
-    rows.push_back({(static_cast<int>(i) == best_index ? "* " : "  ") + results[i].placer,
-                    step ? FormatSeconds(e.value) : Number(e.value), Number(100 * Gap(e), "%.1f%%"),
-                    e.feasible ? "yes" : "no", FormatBytes(peak),
-                    FormatSeconds(results[i].search_time_s)});
+    std::vector<std::string> row = {
+        (static_cast<int>(i) == best_index ? "* " : "  ") + results[i].placer,
+        FormatValue(problem.objective, e.value)};
+    if (!robust_head.empty()) {
+      const std::vector<std::string> cells = RobustCells(problem.objective, results[i]);
+      row.insert(row.end(), cells.begin(), cells.end());
+    }
+    row.insert(row.end(), {Number(100 * Gap(e), "%.1f%%"), e.feasible ? "yes" : "no",
+                           FormatBytes(peak), FormatSeconds(results[i].search_time_s)});
+    rows.push_back(std::move(row));
   }
   std::string out = RenderTable(rows);
   double bound = problem.LowerBound();
   for (const PlacerResult& r : results) bound = std::max(bound, r.evaluation.lower_bound);
   out += "lower bound: " + (step ? FormatSeconds(bound) : Number(bound)) + "\n";
   for (const PlacerResult& r : results) {
+    if (!r.robust) continue;
+    out += RobustLine(*r.robust, results);
+    break;
+  }
+  for (const PlacerResult& r : results) {
     if (!r.note.empty()) out += r.placer + ": " + r.note + "\n";
     if (!r.evaluation.feasible) out += r.placer + " is infeasible: " + r.evaluation.reason + "\n";
+    if (r.robust && !r.robust->feasible) {
+      out += r.placer + " is infeasible on a variant: " + r.robust->reason + "\n";
+    }
   }
   return out;
 }

@@ -15,8 +15,16 @@ std::string FormatValue(sim::Objective objective, double value);
 
 std::string RenderTable(const std::vector<std::vector<std::string>>& rows);
 
-// One row per placer: value, gap to the lower bound, feasibility, busiest device memory, search
-// time; the best feasible row is marked with '*'.
+// The robust columns of a table, {"median of K", "worst of K"}, when some result was judged on K
+// variants; else none.
+std::vector<std::string> RobustHeader(const std::vector<PlacerResult>& results);
+// A result's cells under RobustHeader: the median and the worst of its variants' values ("-" when
+// it was not judged on variants; the worst marked "(infeasible)" when some variant is).
+std::vector<std::string> RobustCells(sim::Objective objective, const PlacerResult& result);
+
+// One row per placer: value, the median and worst over the robust variants (when judged on
+// them), gap to the lower bound, feasibility, busiest device memory, search time; the best
+// feasible row is marked with '*'.
 std::string ComparisonTable(const sim::Problem& problem, const std::vector<PlacerResult>& results,
                             int best_index);
 

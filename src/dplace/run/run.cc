@@ -8,9 +8,22 @@ namespace dplace::run {
 
 StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
                            const RunRequest& request) {
-  const sim::Problem& problem = *shared;
   DPLACE_ASSIGN_OR_RETURN(place::Member member, place::MakePlacer(request.placer, request.options));
-  const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(shared);
+  std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(shared);
+  std::unique_ptr<sim::RobustEvaluator> robust;
+  // What the placer places: the problem, or, searching by the robust value, a copy whose lower
+  // bound is the robust one (a search stops at its problem's bound).
+  std::shared_ptr<const sim::Problem> placed_problem = shared;
+  if (request.robust.count > 0 || request.optimise_robust) {
+    DPLACE_ASSIGN_OR_RETURN(robust, sim::MakeRobustEvaluator(shared, request.robust));
+    if (request.optimise_robust) {
+      auto copy = std::make_shared<sim::Problem>(*shared);
+      copy->lower_bound = robust->lower_bound();
+      placed_problem = std::move(copy);
+      evaluator = robust->Fork();
+    }
+  }
+  const sim::Problem& problem = *placed_problem;
   const place::PlaceRequest place_request{.evaluator = evaluator.get(),
                                           .seed = request.seed,
                                           .limits = request.limits,
@@ -30,6 +43,10 @@ StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
                       .search_time_s = placed->stats.seconds,
                       .note = std::move(placed->note),
                       .evaluations = placed->stats.evaluations};
+  if (robust != nullptr) {
+    result.robust = robust->Judge(result.placement);
+    result.robust_optimised = request.optimise_robust;
+  }
   for (const auto& [placer, values] : request.options) {
     for (const auto& [key, value] : values) {
       result.options.push_back(placer + "." + key + "=" + value);

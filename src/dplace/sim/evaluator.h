@@ -22,7 +22,8 @@ class IncrementalEvaluator;
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
-  // Full evaluation: value, feasibility with reason, lower bound, per-device report. Counts one.
+  // Full evaluation: value, feasibility with reason, lower bound, per-device report. Counts one
+  // (an evaluator that simulates several models counts one per model: robust_evaluator.h).
   Evaluation Evaluate(const Placement& placement) {
     ++evaluations_;
     return EvaluateImpl(placement);

@@ -16,6 +16,7 @@
 #include "dplace/cost/cost_model.h"
 #include "dplace/graph/graph.h"
 #include "dplace/hw/cluster.h"
+#include "dplace/sim/step_model.h"
 
 namespace dplace::sim {
 
@@ -62,6 +63,9 @@ struct Problem {
   // Why no placement can be feasible, when the problem's own machine lacks every device an op may
   // run on (see MakeProblem); empty otherwise. Every evaluation then reports this reason.
   std::string infeasible_reason;
+  // How the step simulator models transfers (objective step only; step_model.h). MakeProblem
+  // gives the default; variants.h makes problems with others.
+  StepModel step_model;
 
   const graph::Graph& g() const { return *graph; }
   const hw::Cluster& c() const { return *cluster; }

@@ -9,7 +9,14 @@
 namespace dplace::sim {
 namespace {
 
-enum EventType : int32_t { kOpEnd = 0, kTransferEnd = 1 };
+// An event's code is index * 4 + type: the op or transfer index, and what happens to it.
+enum EventType : int32_t {
+  kOpEnd = 0,
+  kTransferEnd = 1,  // the tensor has arrived (and, unless latency is kArrival, left its channel)
+  kChannelFree = 2,  // latency kArrival: the transfer's bytes are out; the channel is free
+};
+constexpr int32_t kTypeBits = 2;
+constexpr int32_t kTypeMask = (1 << kTypeBits) - 1;
 
 struct Later {
   template <typename E>
@@ -24,7 +31,10 @@ struct Later {
 constexpr double kCheckpointBytes = 64.0 * 1024 * 1024;
 constexpr int64_t kCheckpoints = 32;
 
-StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
+StepSimulator::StepSimulator(const Problem& problem)
+    : problem_(problem),
+      per_device_(problem.step_model.channels == Channels::kPerDevice),
+      arrival_(problem.step_model.latency == LatencyMode::kArrival) {
   const size_t n = problem.c().devices().size();
   const graph::Graph& g = problem.g();
   const size_t num_ops = g.ops().size();
@@ -106,7 +116,7 @@ StepSimulator::StepSimulator(const Problem& problem) : problem_(problem) {
 }
 
 void StepSimulator::Push(double time, int32_t type, int32_t index) {
-  s_.events.push_back({time, s_.seq++, index * 2 + type});
+  s_.events.push_back({time, s_.seq++, (index << kTypeBits) | type});
   std::push_heap(s_.events.begin(), s_.events.end(), Later{});
 }
 
@@ -161,20 +171,21 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
     const size_t channel_index = Channel(src, dst);
     double& channel = s_.channel_free[channel_index];
     const double start = std::max(time, channel);
-    const double end = start + cost::TransferTime(tensor, problem_.c().LinkBetween(src, dst));
-    channel = end;
+    const TransferSpan span =
+        SpanOf(tensor, problem_.c().LinkBetween(src, dst), problem_.step_model.latency);
+    const double free = start + span.occupy_s;
+    // In the default model `then_s` is 0 and the sum is `free` bit for bit.
+    const double end = free + span.then_s;
+    channel = free;
     const auto index = static_cast<int32_t>(s_.transfers.size());
-    s_.transfers.push_back({t, src, dst, start, end, 0});
+    s_.transfers.push_back({t, src, dst, start, end, free, 0});
     transfer_of_device_[dst] = index;
     ++sent;
-    // Only the transfer at the head of a channel has an event; the ones queued behind it start
-    // when it ends (EndTransfer), which keeps the event heap as small as the number of channels.
+    // Only the transfer at the head of a channel has events; the ones queued behind it start
+    // when it leaves the channel (FreeChannel), which keeps the event heap small.
     auto& queue = s_.channel_queue[channel_index];
     queue.push_back(index);
-    if (queue.size() == s_.channel_head[channel_index] + 1) {
-      Allocate(dst, tensor.bytes, start, timeline);
-      Push(end, kTransferEnd, index);
-    }
+    if (queue.size() == s_.channel_head[channel_index] + 1) StartTransfer(index, start, timeline);
   }
   s_.local_remaining[t] = local;
   s_.out_pending[t] = sent;
@@ -232,20 +243,26 @@ void StepSimulator::FreeLocal(graph::TensorId t, DeviceId d, double time, Timeli
   if (base_slot >= 0) ReleaseInput(static_cast<size_t>(base_slot), d, time, timeline);
 }
 
+void StepSimulator::StartTransfer(int32_t index, double time, Timeline* timeline) {
+  const Transfer& tr = s_.transfers[static_cast<size_t>(index)];
+  Allocate(tr.dst, problem_.g().tensor(tr.tensor).bytes, time, timeline);
+  if (arrival_) Push(tr.free, kChannelFree, index);
+  Push(tr.end, kTransferEnd, index);
+}
+
+void StepSimulator::FreeChannel(size_t channel, double time, Timeline* timeline) {
+  const size_t head = ++s_.channel_head[channel];
+  const auto& queue = s_.channel_queue[channel];
+  // The next transfer was requested while this one held the channel, so it starts now.
+  if (head < queue.size()) StartTransfer(queue[head], time, timeline);
+}
+
 void StepSimulator::EndTransfer(int32_t index, double time, const Placement& placement,
                                 Timeline* timeline) {
   const graph::Graph& g = problem_.g();
   const Transfer tr = s_.transfers[static_cast<size_t>(index)];
   s_.makespan = std::max(s_.makespan, time);
-  const size_t channel_index = Channel(tr.src, tr.dst);
-  const size_t head = ++s_.channel_head[channel_index];
-  const auto& queue = s_.channel_queue[channel_index];
-  if (head < queue.size()) {
-    // The next transfer was requested while this one ran, so it starts now.
-    const Transfer& next = s_.transfers[static_cast<size_t>(queue[head])];
-    Allocate(next.dst, g.tensor(next.tensor).bytes, time, timeline);
-    Push(next.end, kTransferEnd, queue[head]);
-  }
+  if (!arrival_) FreeChannel(Channel(tr.src, tr.dst), time, timeline);
   if (timeline) timeline->transfers.push_back({tr.tensor, tr.src, tr.dst, tr.start, tr.end});
   if (--s_.out_pending[tr.tensor] == 0 && s_.local_remaining[tr.tensor] == 0) {
     FreeLocal(tr.tensor, tr.src, time, timeline);
@@ -331,11 +348,19 @@ double StepSimulator::Continue(const Placement& placement, Timeline* timeline, b
       std::pop_heap(s_.events.begin(), s_.events.end(), Later{});
       const Event e = s_.events.back();
       s_.events.pop_back();
-      if ((e.code & 1) == kOpEnd) {
-        EndOp(graph::OpId(e.code >> 1), now, placement, timeline);
-        if (record) base_end_[OpId(e.code >> 1)] = now;
-      } else {
-        EndTransfer(e.code >> 1, now, placement, timeline);
+      const int32_t index = e.code >> kTypeBits;
+      switch (e.code & kTypeMask) {
+        case kOpEnd:
+          EndOp(graph::OpId(index), now, placement, timeline);
+          if (record) base_end_[OpId(index)] = now;
+          break;
+        case kTransferEnd:
+          EndTransfer(index, now, placement, timeline);
+          break;
+        default: {  // kChannelFree
+          const Transfer& tr = s_.transfers[static_cast<size_t>(index)];
+          FreeChannel(Channel(tr.src, tr.dst), now, timeline);
+        }
       }
     }
   }

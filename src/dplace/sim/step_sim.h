@@ -6,7 +6,9 @@
 //  id);
 //  - when an op ends, each output tensor is sent once to every other device hosting a consumer; a
 //    transfer occupies the directed channel src -> dst for latency + bytes / bandwidth (or the
-//    tensor's measured transfer time), one transfer at a time, first come first served;
+//    tensor's measured transfer time), one transfer at a time, first come first served; the
+//    problem's StepModel may make the channel one bus per source device, and latency a delay of
+//    the arrival that does not hold the channel (step_model.h);
 //  - memory: parameters resident all step; outputs allocated at producer start, freed when the last
 //    local consumer ends and outgoing transfers are done (outputs nobody consumes stay to the end);
 //    a received copy is allocated at transfer start and freed when its last consumer there ends;
@@ -75,7 +77,8 @@ class StepSimulator {
   struct Transfer {
     graph::TensorId tensor;
     DeviceId src, dst;
-    double start, end;
+    double start, end;  // end: when the tensor has arrived
+    double free;        // when the channel is free again (end, unless latency is kArrival)
     int32_t remaining;  // consumers on dst that have not ended
   };
   // Everything a run changes: a checkpoint is a copy of it, taken between two event times.
@@ -87,8 +90,8 @@ class StepSimulator {
     IdVector<DeviceId, std::vector<std::pair<double, OpId>>> ready;  // min-heaps
     IdVector<DeviceId, char> busy, dirty;
     std::vector<DeviceId> dirty_list;
-    std::vector<double> channel_free;  // [src * n + dst]
-    // Per channel [src * n + dst]: its transfers in request order; those before head have ended.
+    std::vector<double> channel_free;  // [Channel(src, dst)]
+    // Per channel: its transfers in request order; those before head have left the channel.
     std::vector<std::vector<int32_t>> channel_queue;
     std::vector<size_t> channel_head;
     IdVector<OpId, int32_t> pending;  // inputs not yet present
@@ -124,17 +127,25 @@ class StepSimulator {
   void ReleaseInput(size_t slot, DeviceId d, double time, Timeline* timeline);
   // Frees tensor `t` on its producer's device `d`, and releases a view's base.
   void FreeLocal(graph::TensorId t, DeviceId d, double time, Timeline* timeline);
-  // The directed channel src -> dst, as an index into the channel arrays.
+  // The channel a transfer src -> dst takes, as an index into the channel arrays (n * n of them;
+  // one bus per device uses the first n).
   size_t Channel(DeviceId src, DeviceId dst) const {
-    return src.index() * problem_.c().devices().size() + dst.index();
+    return per_device_ ? src.index() : src.index() * problem_.c().devices().size() + dst.index();
   }
   void SendTensor(graph::TensorId t, DeviceId src, double time, const Placement& placement,
                   Timeline* timeline);
+  // Transfer `index` takes its channel at `time` (its start): allocates its copy, and pushes its
+  // arrival (and, with latency kArrival, the moment its channel is free again).
+  void StartTransfer(int32_t index, double time, Timeline* timeline);
+  // The transfer at the head of `channel` has left it at `time`: the next one queued starts.
+  void FreeChannel(size_t channel, double time, Timeline* timeline);
   void EndTransfer(int32_t index, double time, const Placement& placement, Timeline* timeline);
   void Allocate(DeviceId d, double bytes, double time, Timeline* timeline);
   void Free(DeviceId d, double bytes, double time, Timeline* timeline);
 
   const Problem& problem_;
+  const bool per_device_;  // problem_.step_model.channels == Channels::kPerDevice
+  const bool arrival_;     // problem_.step_model.latency == LatencyMode::kArrival
   State s_;
   std::vector<int32_t> consumer_slot_;  // per consumer-CSR entry: its slot in the inputs CSR
   // Scratch for SendTensor: the last tensor sent to each device, and its transfer there.
