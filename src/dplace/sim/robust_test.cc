@@ -127,13 +127,7 @@ TEST(RobustEvaluatorTest, QuantileRankIsNearestRank) {
 TEST(RobustEvaluatorTest, ValueIsTheWorstOfTheVariantsByHand) {
   // a on d0 sends to x on d1 and to y on c0 (1 s each): per pair 3 s, one bus per device 4 s
   // (StepModelTest.OneBusPerDeviceSerialisesTransfersToTwoDestinations).
-  graph::GraphBuilder b("fork");
-  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}, {1, -1}});
-  const auto x = b.AddOp(TimedOp("x", 1, 1));
-  const auto y = b.AddOp(TimedOp("y", 1, 1));
-  b.AddEdge(a, 0, x);
-  b.AddEdge(a, 1, y);
-  auto base = std::make_shared<const Problem>(Make(b, ThreeDevices()));
+  auto base = std::make_shared<const Problem>(testing::Fork(ThreeDevices()));
   auto bus = std::make_shared<const Problem>(
       std::move(MakeVariant(*base, {.model = {.channels = Channels::kPerDevice}})).value());
   RobustEvaluator worst(base, {base, bus}, 1);

@@ -14,6 +14,7 @@
 namespace dplace::sim {
 namespace {
 
+using testing::Fork;
 using testing::Make;
 using testing::ThreeDevices;
 using testing::TimedOp;
@@ -32,17 +33,6 @@ std::shared_ptr<const hw::Cluster> TwoWithLatency() {
   b.AddDevice({.name = "d1", .kind = "gpu"});
   b.SetDefaultLink({.bandwidth_bytes_per_s = 1, .latency_s = 1});
   return std::make_shared<const hw::Cluster>(std::move(b.Build()).value());
-}
-
-// a (1 s) has outputs t0 -> x and t1 -> y (1 s each, also on the CPU), 1 byte each.
-Problem Fork(std::shared_ptr<const hw::Cluster> cluster) {
-  graph::GraphBuilder b("fork");
-  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}, {1, -1}});
-  const auto x = b.AddOp(TimedOp("x", 1, 1));
-  const auto y = b.AddOp(TimedOp("y", 1, 1));
-  b.AddEdge(a, 0, x);
-  b.AddEdge(a, 1, y);
-  return Make(b, std::move(cluster));
 }
 
 TEST(StepModelTest, NamesAndDefault) {
@@ -124,23 +114,7 @@ TEST(StepModelTest, ArrivalKeepsTheCopyFromItsStartAndTheSourceUntilItArrives) {
 
 // A training step of a synthetic graph on four GPUs and a CPU, memory tight enough that some
 // placements overflow (as StepSimTest.IncrementalRunsEqualFullRuns).
-Problem Training() {
-  auto forward = graph::MakeLayeredGraph({.num_ops = 200, .width = 6, .seed = 5});
-  auto g = std::make_shared<const graph::Graph>(
-      std::move(graph::ExpandTraining(forward, {.colocate = false})).value());
-  hw::ClusterBuilder cb("four");
-  for (int d = 0; d < 4; ++d) {
-    cb.AddDevice({.name = "gpu" + std::to_string(d),
-                  .kind = "gpu",
-                  .memory_bytes = 3.5e8,
-                  .peak_flops = 1e13,
-                  .memory_bandwidth_bytes_per_s = 1e12});
-  }
-  cb.AddDevice({.name = "cpu0", .kind = "cpu", .peak_flops = 1e11});
-  cb.SetDefaultLink({.bandwidth_bytes_per_s = 1e10, .latency_s = 2e-5});
-  auto cluster = std::make_shared<const hw::Cluster>(std::move(cb.Build()).value());
-  return std::move(MakeProblem(g, cluster, Objective::kStep, cost::RooflineCostModel())).value();
-}
+Problem Training() { return testing::TightTraining(200, 5, 3.5e8, 2e-5); }
 
 TEST(StepModelTest, IncrementalRunsEqualFullRunsUnderEveryModel) {
   // A random walk of moves of one to five ops, some taken as the new base, under each of the four

@@ -174,22 +174,7 @@ TEST(StepSimTest, IncrementalRunsEqualFullRuns) {
   // A training step of a synthetic graph on four GPUs and a CPU, with memory tight enough that
   // some placements overflow. A random walk of moves of one to five ops, some of them taken as the
   // new base: every RunNear answer is Run's, bit for bit, memory and feasibility included.
-  auto forward = graph::MakeLayeredGraph({.num_ops = 300, .width = 6, .seed = 3});
-  auto g = std::make_shared<const graph::Graph>(
-      std::move(graph::ExpandTraining(forward, {.colocate = false})).value());
-  hw::ClusterBuilder cb("four");
-  for (int d = 0; d < 4; ++d) {
-    cb.AddDevice({.name = "gpu" + std::to_string(d),
-                  .kind = "gpu",
-                  .memory_bytes = 5.3e8,
-                  .peak_flops = 1e13,
-                  .memory_bandwidth_bytes_per_s = 1e12});
-  }
-  cb.AddDevice({.name = "cpu0", .kind = "cpu", .peak_flops = 1e11});
-  cb.SetDefaultLink({.bandwidth_bytes_per_s = 1e10, .latency_s = 1e-5});
-  auto cluster = std::make_shared<const hw::Cluster>(std::move(cb.Build()).value());
-  Problem p =
-      std::move(MakeProblem(g, cluster, Objective::kStep, cost::RooflineCostModel())).value();
+  Problem p = testing::TightTraining(300, 3, 5.3e8, 1e-5);
   const auto n = static_cast<size_t>(p.num_ops());
   Rng rng(11);
   Placement base(n);

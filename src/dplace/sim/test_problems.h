@@ -7,6 +7,8 @@
 
 #include "dplace/cost/cost_model.h"
 #include "dplace/graph/graph_builder.h"
+#include "dplace/graph/synthetic.h"
+#include "dplace/graph/training.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/problem.h"
 
@@ -32,6 +34,39 @@ inline Problem Make(graph::GraphBuilder& b, std::shared_ptr<const hw::Cluster> c
                     Objective objective = Objective::kStep) {
   auto g = std::make_shared<const graph::Graph>(std::move(b.Build()).value());
   return std::move(MakeProblem(g, std::move(c), objective, cost::RooflineCostModel())).value();
+}
+
+// a (1 s) has outputs t0 -> x and t1 -> y (1 s each, also on the CPU), 1 byte each.
+inline Problem Fork(std::shared_ptr<const hw::Cluster> cluster) {
+  graph::GraphBuilder b("fork");
+  const auto a = b.AddOp(TimedOp("a", 1), {{1, -1}, {1, -1}});
+  const auto x = b.AddOp(TimedOp("x", 1, 1));
+  const auto y = b.AddOp(TimedOp("y", 1, 1));
+  b.AddEdge(a, 0, x);
+  b.AddEdge(a, 1, y);
+  return Make(b, std::move(cluster));
+}
+
+// The training step (gradients free of their forward ops) of a layered synthetic graph of
+// `num_ops` forward ops on four GPUs of `gpu_memory_bytes` and a CPU, links of 10 GB/s and
+// `latency_s`: memory tight enough that some placements overflow.
+inline Problem TightTraining(int num_ops, uint64_t seed, double gpu_memory_bytes,
+                             double latency_s) {
+  auto forward = graph::MakeLayeredGraph({.num_ops = num_ops, .width = 6, .seed = seed});
+  auto g = std::make_shared<const graph::Graph>(
+      std::move(graph::ExpandTraining(forward, {.colocate = false})).value());
+  hw::ClusterBuilder cb("four");
+  for (int d = 0; d < 4; ++d) {
+    cb.AddDevice({.name = "gpu" + std::to_string(d),
+                  .kind = "gpu",
+                  .memory_bytes = gpu_memory_bytes,
+                  .peak_flops = 1e13,
+                  .memory_bandwidth_bytes_per_s = 1e12});
+  }
+  cb.AddDevice({.name = "cpu0", .kind = "cpu", .peak_flops = 1e11});
+  cb.SetDefaultLink({.bandwidth_bytes_per_s = 1e10, .latency_s = latency_s});
+  auto cluster = std::make_shared<const hw::Cluster>(std::move(cb.Build()).value());
+  return std::move(MakeProblem(g, cluster, Objective::kStep, cost::RooflineCostModel())).value();
 }
 
 // The evaluator of a copy of `problem` (evaluators share ownership of their problem; a test's
