@@ -9,8 +9,8 @@ simulator predicts with the measured one. "others" is the CPU (in cores) that ot
 used while a configuration ran: timings with 2 torch threads on 2 cores taken beside other work
 are not the machine's (docs/fidelity.md).
 
-    PYTHONPATH=build/release/python flock /tmp/dplace-build.lock \
-        python3 examples/check_fidelity.py resnet50 --batch 1 8 --training
+    PYTHONPATH=build/release/python \
+        python3 examples/check_fidelity.py resnet50 --batch 1 8 32 --training --repeat 6
 """
 
 import argparse
@@ -86,9 +86,10 @@ def main():
     ap.add_argument("model", help="resnet50, mobilenet_v2, transformer, lstm or mlp")
     ap.add_argument("--batch", type=int, nargs="+", default=[1, 8, 32])
     ap.add_argument("--training", action="store_true", help="training steps (default inference)")
-    ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch.set_num_threads (1: see docs/fidelity.md on 2 threads in a VM)")
     ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=6)
     ap.add_argument("--ranking", action="store_true", help="three placements on cpu+cpu")
     ap.add_argument("--json", help="append one JSON line per configuration to this file")
     ap.add_argument("--glibc-malloc", action="store_true",

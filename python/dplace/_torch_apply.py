@@ -132,27 +132,19 @@ def apply(model, plan, cluster_devices=None, overrides=None, emulate_transfers=F
     if not placement:
         raise error("the plan places no op")
     if is_device_map(placement):
-        def devices(v):
-            return torch.device("cuda", v) if isinstance(v, int) else torch.device(v)
-        plan_dev = {}
-    else:
-        names = sorted(set(placement.values())) if cluster_devices is None else [
-            d for d, _ in cluster_devices]
-        kinds = guess_kinds(names) if cluster_devices is None else [k for _, k in cluster_devices]
-        missing = sorted(set(placement.values()) - set(names))
-        if missing:
-            raise error(f"the plan names device '{missing[0]}', which the cluster does not have")
-        mapping = torch_devices(names, kinds, overrides)
-        plan_dev = {}
-
-        def devices(name):
-            return mapping[name]
-    where = node_devices(gm, placement, devices)
-    if not is_device_map(placement):
-        forward = {tg.op_name(n): n.name for n in gm.graph.nodes}
-        for op, dev in placement.items():
-            if op in forward:
-                plan_dev[forward[op]] = dev
+        where = node_devices(gm, placement, lambda v: torch.device("cuda", v)
+                             if isinstance(v, int) else torch.device(v))
+        return _rewrite(gm, where, {}, emulate_transfers)
+    names = (sorted(set(placement.values())) if cluster_devices is None
+             else [d for d, _ in cluster_devices])
+    kinds = guess_kinds(names) if cluster_devices is None else [k for _, k in cluster_devices]
+    missing = sorted(set(placement.values()) - set(names))
+    if missing:
+        raise error(f"the plan names device '{missing[0]}', which the cluster does not have")
+    mapping = torch_devices(names, kinds, overrides)
+    where = node_devices(gm, placement, mapping.__getitem__)
+    node_of = {tg.op_name(n): n.name for n in gm.graph.nodes}
+    plan_dev = {node_of[op]: dev for op, dev in placement.items() if op in node_of}
     return _rewrite(gm, where, plan_dev, emulate_transfers)
 
 
@@ -215,9 +207,7 @@ def _rewrite(gm, where, plan_dev, emulate_transfers):
             new.meta["dplace_device"] = str(dev)
         if pdev is not None:
             new.meta["dplace_plan_device"] = pdev
-    out = fx.GraphModule(gm, graph, type(gm).__name__)
-    out.meta_dplace = {"placed": len(where)}
-    return out
+    return fx.GraphModule(gm, graph, type(gm).__name__)
 
 
 def _move_attr(gm, target, device):

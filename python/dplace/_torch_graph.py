@@ -282,9 +282,11 @@ def node_flops(gm, n, inputs, outputs, training=False):
             return _attention_flops(m, *inputs[:3])
         if isinstance(m, torch.nn.RNNBase) and inputs:
             return _rnn_flops(m, inputs[0])
-        if isinstance(m, (torch.nn.modules.pooling._MaxPoolNd, torch.nn.modules.pooling._AvgPoolNd)):
+        pools = (torch.nn.modules.pooling._MaxPoolNd, torch.nn.modules.pooling._AvgPoolNd)
+        if isinstance(m, pools):
             k = m.kernel_size
-            return out_elems * (math.prod(k) if isinstance(k, tuple) else k ** (len(outputs[0].shape) - 2))
+            window = math.prod(k) if isinstance(k, tuple) else k ** (len(outputs[0].shape) - 2)
+            return out_elems * window
         if kind.startswith("Adaptive") and inputs:
             return _numel(inputs[0])
         if isinstance(m, torch.nn.modules.dropout._DropoutNd) and not training:

@@ -4,12 +4,12 @@ Per-op times come from timed fx interpretation *in context*: each run interprets
 once, node after node as the model would run them, timing each op's call (its forward, and in a
 training step its backward and its optimiser update), and an op's time is the median over the runs.
 Timing an op alone in a loop would find its inputs and weights in cache every time, which a real
-step does not. What this does not see: the Python glue between ops (the model's forward code), and
-work inside autograd's engine that is no op's (docs/fidelity.md measures both).
+step does not. An op's time includes releasing what it was the last to use; optimisers run at
+learning rate 0. What this does not see: the Python glue between ops (the model's forward code),
+and work inside autograd's engine that is no op's. docs/fidelity.md says what each choice fixed.
 """
 
 import copy
-import math
 import statistics
 import time
 

@@ -3,10 +3,10 @@
     import dplace, dplace.torch as dt
     prof = dt.profile(model, (x,), training=True)             # measured op times, this machine
     g = dt.from_module(model, (x,), training=True, profile=prof)
-    p = dplace.Problem(g, dplace.load_cluster(dt.local_cluster("cpu+cpu")))
-    r = dplace.place(p, placer="m_etf")
-    placed = dt.apply(model, r, cluster=p_cluster)            # each op on its device
-    dt.measure(model, (x,), plan=r, training=True)            # seconds of a real step
+    problem = dplace.Problem(g, dplace.load_cluster(dt.local_cluster("cpu+cpu")), "step")
+    r = dplace.place(problem, "m_etf")
+    placed = dt.apply(model, r, cluster=problem.cluster)      # each op on its device
+    dt.measure(model, (x,), plan=r, cluster=problem.cluster, training=True)  # a real step, s
     print(dt.check(model, (x,), training=True))               # predicted against measured
 
 The model is read with torch.fx, not by ONNX export: fx keeps module paths first-class (every op
@@ -20,8 +20,9 @@ imports torch. Everything here calls the core only through _torch_core.py. docs/
 how well predictions match measured steps on a CPU.
 """
 
-__all__ = ["from_module", "graph_dict", "profile", "Profile", "attach", "local_cluster",
-           "keep_freed_memory", "apply", "measure", "device_map", "check", "Check"]
+# (and the classes Profile and Check, imported with torch on first use: see __getattr__)
+__all__ = ["from_module", "graph_dict", "profile", "attach", "local_cluster",
+           "keep_freed_memory", "apply", "measure", "device_map", "check"]
 
 
 def _graph():

@@ -50,11 +50,13 @@ def from_module(model: torch.nn.Module, example_inputs: Inputs, training: bool =
                 profile: Union[Profile, Sequence[Profile], None] = None,
                 leaves: Sequence[type] = ()) -> Graph:
     """graph_dict loaded by the core; training: expanded by the core; profile: its times set."""
-def profile(model: torch.nn.Module, example_inputs: Inputs, device: Union[str, torch.device, None] = "cpu",
+def profile(model: torch.nn.Module, example_inputs: Inputs,
+            device: Union[str, torch.device, None] = "cpu",
             training: bool = False, warmup: int = 2, repeat: int = 10,
             optimizer: Any = "adam", leaves: Sequence[type] = (), steps: bool = False) -> Profile:
     """Op times measured in context (forward; with training, backward and optimiser update)."""
-def attach(graph: Union[Graph, Mapping[str, Any]], *profiles: Profile) -> Union[Graph, Dict[str, Any]]:
+def attach(graph: Union[Graph, Mapping[str, Any]],
+           *profiles: Profile) -> Union[Graph, Dict[str, Any]]:
     """The graph with each profile's times as time_s (a Graph for a Graph, a dict for a dict)."""
 def local_cluster(devices: str = "cpu", name: Optional[str] = None) -> Dict[str, Any]:
     """This machine as a dplace-cluster/1 dict: "cpu", "cpu+cpu" or "cpu+gpu"."""
@@ -70,7 +72,8 @@ def measure(model: torch.nn.Module, example_inputs: Inputs, plan: Optional[Plan]
             torch_devices: Optional[Mapping[str, Any]] = None, emulate_transfers: bool = False,
             optimizer: Any = "adam") -> float:
     """Median seconds of a real step (inference, or forward + backward + optimiser step)."""
-def device_map(model: torch.nn.Module, plan: Plan, problem: Optional[Problem] = None) -> Dict[str, Any]:
+def device_map(model: torch.nn.Module, plan: Plan,
+               problem: Optional[Problem] = None) -> Dict[str, Any]:
     """accelerate's device map of a plan; every key a get_submodule/get_parameter path."""
 def check(model: torch.nn.Module, example_inputs: Inputs, cluster: Optional[ClusterLike] = None,
           training: bool = False, placements: Optional[Mapping[str, Any]] = None,
