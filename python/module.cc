@@ -261,6 +261,14 @@ void BindTypes(py::module_& m) {
                                return names;
                              })
       .def_property_readonly("kinds", [](const PyCluster& c) { return c.cluster->kinds(); })
+      .def_property_readonly("device_kinds",
+                             [](const PyCluster& c) {
+                               std::vector<std::string> kinds;
+                               for (hw::DeviceId d{0}; d < c.cluster->num_devices(); ++d) {
+                                 kinds.push_back(c.cluster->device(d).kind);
+                               }
+                               return kinds;
+                             })
       .def("__repr__", [](const PyCluster& c) {
         return "<dplace.Cluster '" + c.cluster->name() + "' (" +
                std::to_string(c.cluster->num_devices()) + " devices)>";

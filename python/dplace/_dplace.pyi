@@ -35,7 +35,11 @@ class Cluster:
     @property
     def devices(self) -> List[str]: ...
     @property
-    def kinds(self) -> List[str]: ...
+    def kinds(self) -> List[str]:
+        """The distinct device kinds, in order of first appearance."""
+    @property
+    def device_kinds(self) -> List[str]:
+        """Each device's kind, in the order of `devices`."""
 
 class Problem:
     """A graph on a cluster judged by an objective (step, throughput or latency)."""

@@ -36,15 +36,9 @@ def load_cluster(src):
 
 
 def device_kinds(cluster):
-    """[(device name, kind)] of a cluster, in its order (Cluster.kinds lists the distinct kinds
-    only): read from the core's judgement of a one-op plan, which reports every device."""
+    """[(device name, kind)] of a cluster, in its order."""
     cluster = load_cluster(cluster)
-    probe = {"format": "dplace-graph/1", "name": "probe",
-             "ops": [{"name": "probe", "time_s": {k: 0 for k in cluster.kinds}}]}
-    p = _dp.Problem(_dp.load_graph(probe), cluster, "step")
-    result = _dp.simulate(p, {"probe": cluster.devices[0]})
-    kinds = {d["name"]: d["kind"] for d in result.devices}
-    return [(name, kinds[name]) for name in cluster.devices]
+    return list(zip(cluster.devices, cluster.device_kinds))
 
 
 def problem(graph, cluster, objective="step"):

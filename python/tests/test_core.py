@@ -88,6 +88,7 @@ def test_results_judge_and_report():
     # one K80 die: 9 GFLOP at 4.37 TFLOP/s
     assert single.value == pytest.approx(9e9 / 4.37e12, rel=1e-3)
     assert "best:" in dplace.table(p, results)
+    assert p.cluster.device_kinds == ["gpu"] * 4 + ["cpu"] and p.cluster.kinds == ["gpu", "cpu"]
     assert dplace.simulate(p, {"a": "gpu0", "b": "gpu1", "c": "gpu0", "d": "gpu0"}).value > 0
 
 
