@@ -10,6 +10,7 @@
 #include "convert.h"
 #include "dplace/base/file_util.h"
 #include "dplace/cli/common.h"
+#include "dplace/graph/training.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
 #include "dplace/io/plan_export.h"
@@ -232,6 +233,12 @@ void BindTypes(py::module_& m) {
       .def_property_readonly("name", [](const PyGraph& g) { return g.loaded.graph->name(); })
       .def_property_readonly("num_ops", [](const PyGraph& g) { return g.loaded.graph->num_ops(); })
       .def_property_readonly("batch", [](const PyGraph& g) { return g.loaded.batch; })
+      .def_property_readonly(
+          "saved_activation_bytes",
+          [](const PyGraph& g) { return graph::SavedActivationBytes(*g.loaded.graph); },
+          "Bytes a training step keeps for its backward pass (of a forward graph: load it "
+          "without training=True), each storage once; what saved_tensors_hooks would count, "
+          "less parameters and the model's inputs.")
       .def("__len__", [](const PyGraph& g) { return g.loaded.graph->num_ops(); })
       .def(
           "op_names",
@@ -276,11 +283,22 @@ void BindTypes(py::module_& m) {
 
   py::class_<PyProblem>(m, "Problem", "A graph on a cluster, judged by an objective.")
       .def(py::init([](std::shared_ptr<PyGraph> graph, const py::object& cluster,
-                       const std::string& objective) {
+                       const std::string& objective, const py::object& devices, int stages) {
+             std::shared_ptr<const hw::Cluster> c =
+                 cluster.is_none() ? graph->loaded.cluster : LoadCluster(cluster);
+             const std::vector<std::string> names =
+                 devices.is_none() ? std::vector<std::string>{} : StringList(devices, "devices");
+             if (c != nullptr && (!names.empty() || stages != 0)) {
+               c = Unwrap(run::RestrictCluster(c, names, stages));
+             }
              return MakePyProblem(std::move(graph),
-                                  cluster.is_none() ? nullptr : LoadCluster(cluster), objective);
+                                  cluster.is_none() && names.empty() && !stages ? nullptr : c,
+                                  objective);
            }),
-           py::arg("graph"), py::arg("cluster") = py::none(), py::arg("objective") = "")
+           py::arg("graph"), py::arg("cluster") = py::none(), py::arg("objective") = "",
+           py::kw_only(), py::arg("devices") = py::none(), py::arg("stages") = 0,
+           "devices: only these devices of the cluster, in order; stages: only its first N "
+           "accelerators (a pipeline of N stages).")
       .def_property_readonly(
           "objective",
           [](const PyProblem& p) { return std::string(sim::ObjectiveName(p.problem->objective)); })
@@ -387,7 +405,7 @@ void BindFunctions(py::module_& m) {
         out["schedule"] = std::string(sim::PipelineScheduleName(r.schedule));
         out["microbatches"] = r.microbatches;
         out["makespan_s"] = r.makespan_s;
-        out["time_per_sample_s"] = r.time_per_sample_s;
+        out["time_per_microbatch_s"] = r.time_per_microbatch_s;
         out["bubble_fraction"] = r.bubble_fraction;
         out["feasible"] = r.feasible;
         out["reason"] = r.reason;
@@ -399,7 +417,9 @@ void BindFunctions(py::module_& m) {
           s["backward_s"] = st.backward_s;
           s["busy_s"] = st.busy_s;
           s["peak_in_flight"] = st.peak_in_flight;
+          s["held_per_microbatch_bytes"] = st.held_per_microbatch_bytes;
           s["peak_memory_bytes"] = st.peak_memory_bytes;
+          s["memory_capacity_bytes"] = st.memory_capacity_bytes;
           stages.append(std::move(s));
         }
         out["stages"] = stages;

@@ -44,9 +44,12 @@ class Cluster:
 class Problem:
     """A graph on a cluster judged by an objective (step, throughput or latency)."""
     def __init__(self, graph: Graph, cluster: Union[str, PathLike, Mapping[str, Any], Cluster, None] = None,
-                 objective: str = "") -> None:
+                 objective: str = "", *, devices: Optional[Sequence[str]] = None,
+                 stages: int = 0) -> None:
         """``cluster`` None: the machine the graph's file defines; ``objective`` "": throughput
-        for the NeurIPS 2020 paper's files, else step. Raises Error as the CLI does."""
+        for the NeurIPS 2020 paper's files, else step; ``devices``: only these devices of the
+        cluster, in order (the CLI's --devices); ``stages``: only its first N accelerators
+        (--stages). Raises Error as the CLI does."""
     @property
     def objective(self) -> str: ...
     @property
@@ -121,7 +124,7 @@ def simulate(problem: Problem, plan: Plan) -> Result:
     """Judges a plan by the problem's objective (placer "plan")."""
 def pipeline(problem: Problem, plan: Plan, schedule: str = "1f1b",
              microbatches: int = 4) -> Dict[str, Any]:
-    """GPipe or 1F1B over the plan's stages: makespan_s, time_per_sample_s, bubble_fraction,
+    """GPipe or 1F1B over the plan's stages: makespan_s, time_per_microbatch_s, bubble_fraction,
     feasible, reason, stages."""
 def table(problem: Problem, results: Sequence[Result]) -> str:
     """The comparison table and the best result's device table, as `dplace place` prints them."""

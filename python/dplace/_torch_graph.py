@@ -137,7 +137,11 @@ def trace(model, leaves=()):
         raise _dplace_error(f"torch.fx cannot trace {type(model).__name__}: {_first_line(e)} "
                             "(pass leaves=[...] to keep such modules whole)") from None
     name = type(model).__name__
-    return fx.GraphModule(root, graph, name)
+    gm = fx.GraphModule(root, graph, name)
+    # The model's own state_dict keys: the GraphModule registers what fx keeps of it (non-persistent
+    # buffers, tensor constants) as buffers, which accelerate's device map never names.
+    gm._dplace_state_keys = frozenset(model.state_dict())
+    return gm
 
 
 class _ShapeProp(ShapeProp):
@@ -185,6 +189,172 @@ def propagate_shapes(gm, example_inputs):
                             f"{_first_line(e)}") from None
     finally:
         gm.train(was_training)
+
+
+# --- what autograd keeps ---------------------------------------------------------------------
+
+def _tensor_leaves(value):
+    """The tensors of a node's value, in the order _tensor_metas and ref_leaves flatten it."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensor_leaves(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensor_leaves(v)]
+    return []
+
+
+def _storage_key(t):
+    """What identifies a tensor's memory: its storage (shared by views and in-place results)."""
+    try:
+        return t._storage()._cdata
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return ("tensor", id(t))
+
+
+def _storage_bytes(t):
+    try:
+        return t._storage().nbytes()
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return t.numel() * t.element_size()
+
+
+class SavedInfo:
+    """What one training-mode forward showed autograd keeping, per fx node (by name).
+
+    saved_inputs: node -> names of the argument nodes whose tensors its backward keeps.
+    saves_output: nodes whose backward keeps their first output. inner_bytes: node -> bytes its
+    backward keeps that are none of the graph's tensors (indices, masks, a fused module's
+    insides), each storage counted once. views: node -> {output index: argument node name and
+    its leaf index, or None for a parameter's or a model input's memory} for the outputs that
+    alias memory the node did not allocate (views and in-place results).
+    """
+
+    def __init__(self):
+        self.saved_inputs = {}
+        self.saves_output = set()
+        self.inner_bytes = {}
+        self.views = {}
+
+
+class _Recorder(fx.Interpreter):
+    """Runs a GraphModule once with grad, noting the tensors autograd packs while each node runs
+    (torch.autograd.graph.saved_tensors_hooks) and keeping every value alive, so that storages
+    stay distinct for the whole run."""
+
+    def __init__(self, gm):
+        super().__init__(gm, garbage_collect_values=False)
+        self.packed = {}
+        self.values = {}
+
+    def run_node(self, n):
+        packed = []
+
+        def pack(t):
+            packed.append(t)
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            result = super().run_node(n)
+        self.packed[n.name] = packed
+        self.values[n.name] = result
+        return result
+
+
+def _on_meta(x):
+    if isinstance(x, torch.Tensor):
+        return torch.empty_like(x, device="meta").requires_grad_(x.requires_grad)
+    return x
+
+
+@contextlib.contextmanager
+def _training_mode(gm):
+    modes = [(m, m.training) for m in gm.modules()]
+    gm.train()
+    try:
+        yield
+    finally:
+        for m, mode in modes:
+            m.training = mode
+
+
+def _run_recorded(gm, example_inputs):
+    """A _Recorder run of gm in training mode with grad, on the meta device (no memory, no time,
+    the model's state untouched) where every op has a meta kernel, else on a copy of the model
+    with the real inputs. Returns (recorder, parameter and buffer tensors it ran with, inputs)."""
+    from torch.nn.utils import stateless
+    # Tied tensors (one parameter under two names) stay one tensor on the meta device.
+    state = dict(gm.named_parameters())
+    state.update(dict(gm.named_buffers()))
+    by_id = {id(v): _on_meta(v) for v in state.values()}
+    meta = {k: by_id[id(v)] for k, v in state.items()}
+    inputs = tuple(map_aggregate(a, _on_meta) for a in example_inputs)
+    try:
+        with _training_mode(gm), torch.enable_grad(), \
+                stateless._reparametrize_module(gm, meta):
+            rec = _Recorder(gm)
+            rec.run(*inputs)
+        return rec, list(meta.values()), inputs
+    except Exception:  # an op without a meta kernel, a branch on values: run it for real
+        pass
+    model = copy.deepcopy(gm)
+    model.train()
+    with torch.enable_grad():
+        rec = _Recorder(model)
+        rec.run(*example_inputs)
+    state = list(model.parameters()) + list(model.buffers())
+    return rec, state, tuple(example_inputs)
+
+
+def record_saved(gm, example_inputs):
+    """SavedInfo of gm on example_inputs, or None when the model cannot run in training mode
+    (then every output counts as kept: the most a step can need)."""
+    try:
+        rec, state, inputs = _run_recorded(gm, example_inputs)
+    except Exception:
+        return None
+    outside = {_storage_key(t) for t in state}
+    outside.update(_storage_key(t) for a in inputs for t in _tensor_leaves(a))
+    info = SavedInfo()
+    counted = set()  # storages of inner saved tensors already counted
+    made = set()     # storages some node's output allocated
+    for n in gm.graph.nodes:
+        if n.op in ("placeholder", "output") or n.name not in rec.values:
+            continue
+        args = []
+        fx.node.map_arg((n.args, n.kwargs), args.append)
+        arg_keys = {}  # storage -> (argument node name, leaf index)
+        for a in args:
+            for k, t in enumerate(_tensor_leaves(rec.values.get(a.name))):
+                arg_keys.setdefault(_storage_key(t), (a.name, k))
+        outs = [_storage_key(t) for t in _tensor_leaves(rec.values[n.name])]
+        views = {}
+        for k, key in enumerate(outs):
+            if key in arg_keys:
+                views[k] = arg_keys[key]
+            elif key in outside:
+                views[k] = None
+            else:
+                made.add(key)
+        if views:
+            info.views[n.name] = views
+        kept_args, inner = set(), 0
+        for t in rec.packed.get(n.name, ()):
+            key = _storage_key(t)
+            if key in outside:
+                continue
+            if outs and key == outs[0]:
+                info.saves_output.add(n.name)
+            elif key in arg_keys:
+                kept_args.add(arg_keys[key][0])
+            elif key not in made and key not in counted:
+                counted.add(key)
+                inner += _storage_bytes(t)
+        if kept_args:
+            info.saved_inputs[n.name] = kept_args
+        if inner:
+            info.inner_bytes[n.name] = inner
+    return info
 
 
 # --- FLOPs ---------------------------------------------------------------------------------------
@@ -385,14 +555,24 @@ def ref_leaves(ref):
     return []
 
 
-def build_graph(gm, name, training=False):
-    """The dplace-graph/1 dict of a shape-propagated GraphModule (propagate_shapes first)."""
+def build_graph(gm, name, training=False, saved=None):
+    """The dplace-graph/1 dict of a shape-propagated GraphModule (propagate_shapes first).
+
+    saved: the SavedInfo of record_saved, which says what backward keeps (edges' "saved", ops'
+    "saves_output" and "saved_bytes") and which outputs are views; None: every output is a
+    tensor of its own, kept until its backward op (the most memory a step can need)."""
     modules = dict(gm.named_modules())
     attr_uses = {}
     for n in gm.graph.nodes:
         if n.op == "get_attr":
             attr_uses[n.name] = len(n.users)
     seen_params = set()
+    # state_dict keys (persistent buffers included) by tensor, the first name of a tied one.
+    key_of = {}
+    model_keys = getattr(gm, "_dplace_state_keys", None)
+    for key, t in gm.state_dict(keep_vars=True).items():
+        if model_keys is None or key in model_keys:
+            key_of.setdefault(id(t), key)
     refs = {}      # fx node name -> refs of its value (ops and structural picks)
     external = {}  # fx node name -> its parameter or None, for inputs and attributes
     ops, edges, node_op, params = [], [], {}, {}
@@ -421,7 +601,9 @@ def build_graph(gm, name, training=False):
             ops.append({"name": op, "type": "Parameter", "flops": 0,
                         "bytes_accessed": _bytes(metas[0]),
                         "param_bytes": sum(p.numel() * p.element_size() for p in own),
-                        "outputs": [_bytes(metas[0])]})
+                        "outputs": [{"bytes": _bytes(metas[0]), "view_of": None}],
+                        "saves_output": False,
+                        "parameters": [key_of[id(p)] for p in own if id(p) in key_of]})
             node_op[n.name], params[op] = op, own
             refs[n.name] = ("ref", op, 0)
             continue
@@ -435,8 +617,9 @@ def build_graph(gm, name, training=False):
         if not metas:
             continue  # computes no tensor (x.size(0), shape arithmetic): no op
         op = op_name(n)
-        in_metas, in_bytes, own = [], 0, []
+        in_metas, in_bytes, own, buffers = [], 0, [], []
         inputs_seen = set()
+        kept = saved.saved_inputs.get(n.name, ()) if saved is not None else ()
 
         def visit_arg(a):
             nonlocal in_bytes
@@ -449,9 +632,17 @@ def build_graph(gm, name, training=False):
             if a.name in external:
                 if external[a.name] is not None:
                     own.extend(fresh([external[a.name]]))
+                elif a.op == "get_attr":  # a buffer: named by its first reader, holds no bytes
+                    value = _get_attr(gm, a.target)
+                    if id(value) in key_of and id(value) not in seen_params:
+                        seen_params.add(id(value))
+                        buffers.append(key_of[id(value)])
                 return
             for _, producer, index in ref_leaves(refs.get(a.name)):
-                edges.append({"from": producer, "to": op, "output": index})
+                edge = {"from": producer, "to": op, "output": index}
+                if saved is not None and a.name not in kept:
+                    edge["saved"] = False
+                edges.append(edge)
 
         fx.node.map_arg((n.args, n.kwargs), visit_arg)
         if n.op == "call_module":
@@ -460,20 +651,44 @@ def build_graph(gm, name, training=False):
         out_bytes = [_bytes(m) for m in metas]
         param_bytes = sum(p.numel() * p.element_size() for p in own)
         view = kind in _VIEWS
-        ops.append({
+        entry = {
             "name": op,
             "type": kind,
             "flops": float(node_flops(gm, n, in_metas, metas, training)),
             "bytes_accessed": 0 if view else in_bytes + sum(out_bytes) + param_bytes,
             "param_bytes": param_bytes,
             "outputs": out_bytes,
-        })
+        }
+        named = [key_of[id(p)] for p in own if id(p) in key_of] + buffers
+        if named:
+            entry["parameters"] = named
+        if saved is not None:
+            entry["outputs"] = [_output_entry(b, saved.views.get(n.name, {}).get(k, False), refs)
+                                for k, b in enumerate(out_bytes)]
+            entry["saves_output"] = n.name in saved.saves_output
+            if saved.inner_bytes.get(n.name):
+                entry["saved_bytes"] = saved.inner_bytes[n.name]
+        ops.append(entry)
         node_op[n.name], params[op] = op, own
         refs[n.name] = _refs(n.meta["tensor_meta"], op, [0])
     if not ops:
         raise _dplace_error(f"model {name} computes nothing that torch.fx can see")
     doc = {"format": "dplace-graph/1", "name": name, "ops": ops, "edges": edges}
     return GraphInfo(doc, node_op, params, refs)
+
+
+def _output_entry(nbytes, base, refs):
+    """An output of "outputs": its bytes, or a view of `base` ((argument node, leaf index); None
+    for a parameter's or a model input's memory; False: no view)."""
+    if base is False:
+        return nbytes
+    if base is None:
+        return {"bytes": nbytes, "view_of": None}
+    leaves = ref_leaves(refs.get(base[0]))
+    if base[1] >= len(leaves):
+        return {"bytes": nbytes, "view_of": None}  # the argument is no op: a model input
+    _, producer, index = leaves[base[1]]
+    return {"bytes": nbytes, "view_of": {"op": producer, "output": index}}
 
 
 def _get_attr(gm, target):

@@ -55,7 +55,11 @@ def graph_dict(model, example_inputs, name=None, training=False, leaves=()):
     "/<node name>"); type: the module's class or the function's name; FLOPs from the shapes the
     example inputs give (table in docs/fidelity.md); bytes_accessed: inputs, outputs and
     parameters (0 for views); param_bytes: the module's parameters, each counted once; outputs:
-    each tensor the node returns (a tuple gives several, and getitem consumers read the right one).
+    each tensor the node returns (a tuple gives several, and getitem consumers read the right one),
+    views and in-place results marked as aliases of their base. What a training step's backward
+    keeps (edges' "saved", "saves_output", "saved_bytes") is recorded from autograd itself: one
+    training-mode forward under saved_tensors_hooks, on the meta device (no memory, no time, the
+    model untouched) or, where an op has no meta kernel, on a copy of the model.
     Inputs, attributes and shape arithmetic (x.size(0)) are no ops. `leaves`: module classes to
     keep whole (not traced into). `training` only changes dropout's FLOPs: the expansion into a
     training step is the core's (from_module).
@@ -64,7 +68,8 @@ def graph_dict(model, example_inputs, name=None, training=False, leaves=()):
     tg = _graph()
     gm = tg.trace(model, leaves)
     tg.propagate_shapes(gm, example_inputs)
-    return tg.build_graph(gm, name or type(model).__name__, training).doc
+    saved = tg.record_saved(gm, example_inputs)
+    return tg.build_graph(gm, name or type(model).__name__, training, saved).doc
 
 
 def from_module(model, example_inputs, training=False, name=None, profile=None, leaves=()):
@@ -181,7 +186,9 @@ def measure(model, example_inputs, plan=None, training=False, warmup=2, repeat=1
 
 def device_map(model, plan, problem=None):
     """accelerate's device map of a plan ({module path: GPU index or "cpu"}), from the core's
-    dplace.device_map, with every key checked to be model.get_submodule or get_parameter path.
+    dplace.device_map, with every key checked to be model.get_submodule or get_parameter path
+    and every state_dict key covered (the key itself or a module key before it), as accelerate's
+    dispatch requires.
 
     problem: the dplace.Problem the plan places (None: the Result's own, when it has one)."""
     _check_inputs(model, ())
@@ -201,7 +208,22 @@ def device_map(model, plan, problem=None):
             except AttributeError:
                 raise _core().error(f"device map key '{key}' is no module or parameter of "
                                     f"{type(model).__name__} (a plan of another model?)") from None
+    missing = [k for k in model.state_dict() if not _covered(k, out)]
+    if missing:
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise _core().error(f"device map covers no key before state_dict key(s) "
+                            f"{', '.join(missing[:3])}{more} of {type(model).__name__} "
+                            "(a plan of another model?)")
     return out
+
+
+def _covered(key, device_map):
+    """Whether a state_dict key is placed by a device map: "" places all, a module key its
+    subtree, a parameter key itself."""
+    if "" in device_map or key in device_map:
+        return True
+    parts = key.split(".")
+    return any(".".join(parts[:i]) in device_map for i in range(1, len(parts)))
 
 
 def check(model, example_inputs, cluster=None, training=False, placements=None, warmup=2,

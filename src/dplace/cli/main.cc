@@ -50,6 +50,13 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "step (simulated step time), throughput (pipelined max-load) or latency "
                   "(single-sample latency of a split); default: throughput for the paper's "
                   "files, step otherwise");
+  cmd->add_option("--devices", flags->devices,
+                  "use only these devices of the cluster, in this order (comma-separated names, "
+                  "e.g. gpu0,gpu1)")
+      ->delimiter(',');
+  cmd->add_option("--stages", flags->stages,
+                  "use only the first N accelerators (of --devices when given): a pipeline of N "
+                  "stages, as DeepSpeed's num_stages");
 }
 
 // --robust and its companions; `search`: also --robust-objective (commands that run placers).

@@ -29,6 +29,7 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
                         {"backward_s", st.backward_s},
                         {"busy_s", st.busy_s},
                         {"peak_in_flight", st.peak_in_flight},
+                        {"held_per_microbatch_bytes", st.held_per_microbatch_bytes},
                         {"peak_memory_bytes", st.peak_memory_bytes},
                         {"memory_capacity_bytes", std::isfinite(st.memory_capacity_bytes)
                                                       ? Json(st.memory_capacity_bytes)
@@ -37,7 +38,7 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
     Json out = {{"schedule", sim::PipelineScheduleName(r.schedule)},
                 {"microbatches", r.microbatches},
                 {"makespan_s", r.makespan_s},
-                {"time_per_sample_s", r.time_per_sample_s},
+                {"time_per_microbatch_s", r.time_per_microbatch_s},
                 {"bubble_fraction", r.bubble_fraction},
                 {"feasible", r.feasible},
                 {"stages", stages}};
@@ -46,12 +47,13 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
     return OkStatus();
   }
   std::cout << sim::PipelineScheduleName(r.schedule) << ", " << r.microbatches
-            << " micro-batches: " << r.makespan_s << " in all, " << r.time_per_sample_s
+            << " micro-batches: " << r.makespan_s << " in all, " << r.time_per_microbatch_s
             << " per micro-batch, bubble " << 100 * r.bubble_fraction << "%\n";
   for (const sim::PipelineStage& st : r.stages) {
     std::cout << "  " << problem.c().device(st.device).name << ": forward " << st.forward_s
               << ", backward " << st.backward_s << ", busy " << st.busy_s << ", in flight "
-              << st.peak_in_flight << ", peak memory " << FormatBytes(st.peak_memory_bytes) << "\n";
+              << st.peak_in_flight << " x " << FormatBytes(st.held_per_microbatch_bytes)
+              << ", peak memory " << FormatBytes(st.peak_memory_bytes) << "\n";
   }
   if (!r.feasible) std::cout << "infeasible: " << r.reason << "\n";
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";

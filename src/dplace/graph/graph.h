@@ -47,6 +47,10 @@ struct Op {
   // ReLU, Sigmoid, Softmax keep their result; most ops do not). Importers that know no better
   // leave it true. The inputs it keeps are marked on the edges (Edge::saved).
   bool saves_output = true;
+  // Bytes backward keeps that are no tensor of the graph: what a fused op saves of its insides
+  // (max pooling's indices, dropout's mask, an attention module's scores, a norm's statistics).
+  // The training expansion gives the op one more output of these bytes, held until its backward.
+  double saved_bytes = 0;
   // Names of the parameters the op holds, as the model names them (ONNX initializers exported
   // from PyTorch are state_dict keys: "layer1.0.conv1.weight"); empty when the format has none.
   std::vector<std::string> parameters;

@@ -88,7 +88,8 @@ Status GraphBuilder::Verify() const {
         {"flops", op.flops, kMaxFlops},
         {"bytes_accessed", op.bytes_accessed, kMaxBytes},
         {"param_bytes", op.param_bytes, kMaxBytes},
-        {"scratch_bytes", op.scratch_bytes, kMaxBytes}};
+        {"scratch_bytes", op.scratch_bytes, kMaxBytes},
+        {"saved_bytes", op.saved_bytes, kMaxBytes}};
     for (const auto& [field, v, max] : costs) {
       if (BadCost(v, max))
         return InvalidInput("op '" + op.name + "': " + field + " is " + DescribeCost(v, max));

@@ -31,6 +31,9 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     std::vector<TensorSpec> outputs;
     for (TensorId t = g.FirstOutput(f); t < g.FirstOutput(f + 1); ++t)
       outputs.push_back(SpecOf(g, t));
+    // What backward keeps of the op's insides: one more output, consumed by f/grad only.
+    if (op.saved_bytes > 0) outputs.push_back({op.saved_bytes});
+    op.saved_bytes = 0;
     b.AddOp(std::move(op), std::move(outputs));
   }
   for (const Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);
@@ -64,6 +67,7 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     // The op's own output, where its backward keeps it; an op nothing consumes (the loss) gets
     // no gradient from a consumer, and the edge orders its backward op after it.
     if (fwd.saves_output || g.Successors(f).empty()) b.AddEdge(f, 0, grad_of[f]);
+    if (fwd.saved_bytes > 0) b.AddEdge(f, fwd.num_outputs, grad_of[f]);
   }
   for (const Edge& e : g.edges()) {
     const TensorId t = g.FirstOutput(e.from) + e.output;
@@ -114,6 +118,7 @@ double SavedActivationBytes(const Graph& forward) {
   for (TensorId t : forward.tensor_ids()) {
     if (kept[t]) bytes += forward.tensor(t).bytes;
   }
+  for (const Op& op : forward.ops()) bytes += op.saved_bytes;
   return bytes;
 }
 

@@ -34,6 +34,23 @@ Cluster Cluster::WithLinksScaled(const std::vector<double>& bandwidth_factor,
   return scaled;
 }
 
+Cluster Cluster::Subset(const std::vector<DeviceId>& keep) const {
+  Cluster out;
+  out.name_ = name_;
+  for (DeviceId d : keep) out.devices_.push_back(devices_[d]);
+  const size_t n = devices_.size();
+  for (DeviceId a : keep) {
+    for (DeviceId b : keep) out.links_.push_back(links_[a.index() * n + b.index()]);
+  }
+  for (DeviceId d{0}; d < out.num_devices(); ++d) {
+    const std::string& kind = out.devices_[d].kind;
+    auto it = std::find(out.kinds_.begin(), out.kinds_.end(), kind);
+    if (it == out.kinds_.end()) it = out.kinds_.insert(out.kinds_.end(), kind);
+    out.kind_index_.push_back(static_cast<int>(it - out.kinds_.begin()));
+  }
+  return out;
+}
+
 DeviceId ClusterBuilder::AddDevice(Device device) {
   devices_.push_back(std::move(device));
   return static_cast<DeviceId>(devices_.size() - 1);

@@ -60,6 +60,9 @@ class Cluster {
   // `latency_factor`. Factors must be positive and finite (latency_factor: finite, >= 0); the
   // diagonal is not read. Noisy variants of a machine (sim/variants.h).
   Cluster WithLinksScaled(const std::vector<double>& bandwidth_factor, double latency_factor) const;
+  // This machine with only the devices `keep` (distinct, valid ids), in that order, and the links
+  // between them: a device subset for a pipeline of fewer stages than the machine has devices.
+  Cluster Subset(const std::vector<DeviceId>& keep) const;
   // Distinct device kinds in order of first appearance; KindIndex maps a device to its position.
   const std::vector<std::string>& kinds() const { return kinds_; }
   int KindIndex(DeviceId d) const { return kind_index_[d]; }

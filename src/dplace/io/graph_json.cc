@@ -1,5 +1,6 @@
 #include "dplace/io/graph_json.h"
 
+#include <cstdint>
 #include <unordered_map>
 
 #include "dplace/graph/graph_builder.h"
@@ -18,12 +19,44 @@ Status ReadOptionalCost(const JsonNode& node, const char* key, double* out) {
   return OkStatus();
 }
 
-StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder,
+using OpIds = std::unordered_map<std::string, graph::OpId>;
+
+// One element of "outputs": its bytes, or {"bytes": B, "view_of": {"op": NAME, "output": K}}
+// ("view_of": null for a view of a parameter or a model input).
+StatusOr<graph::TensorSpec> ReadOutput(const JsonNode& e, const OpIds& ids) {
+  graph::TensorSpec spec;
+  if (!e.json().is_object()) {
+    DPLACE_ASSIGN_OR_RETURN(spec.bytes, e.Bytes());
+    return spec;
+  }
+  DPLACE_RETURN_IF_ERROR(e.OnlyKeys({"bytes", "view_of"}));
+  DPLACE_ASSIGN_OR_RETURN(JsonNode bytes, e.Field("bytes"));
+  DPLACE_ASSIGN_OR_RETURN(spec.bytes, bytes.Bytes());
+  if (!e.json().contains("view_of")) return spec;
+  spec.view = true;
+  if (auto base = e.OptionalField("view_of")) {  // null: a view of something outside the graph
+    DPLACE_RETURN_IF_ERROR(base->OnlyKeys({"op", "output"}));
+    DPLACE_ASSIGN_OR_RETURN(JsonNode op, base->Field("op"));
+    DPLACE_ASSIGN_OR_RETURN(std::string name, op.String());
+    auto it = ids.find(name);
+    if (it == ids.end()) return op.Error("unknown op '" + name + "' (a view's base comes first)");
+    spec.view_of_op = it->second;
+    if (auto out = base->OptionalField("output")) {
+      DPLACE_ASSIGN_OR_RETURN(int64_t k, out->Integer());
+      if (k < 0 || k > INT32_MAX) return out->Error("must be an output index");
+      spec.view_of_output = static_cast<int32_t>(k);
+    }
+  }
+  return spec;
+}
+
+StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder, const OpIds& ids,
                            std::vector<graph::TensorSpec>* outputs) {
   graph::Op op;
-  DPLACE_RETURN_IF_ERROR(node.OnlyKeys(
-      {"name", "type", "kind", "time_s", "flops", "bytes_accessed", "param_bytes", "scratch_bytes",
-       "outputs", "transfer_time_s", "colocation", "device_kinds", "source_id"}));
+  DPLACE_RETURN_IF_ERROR(
+      node.OnlyKeys({"name", "type", "kind", "time_s", "flops", "bytes_accessed", "param_bytes",
+                     "scratch_bytes", "saved_bytes", "saves_output", "outputs", "transfer_time_s",
+                     "colocation", "device_kinds", "source_id", "parameters"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode name, node.Field("name"));
   DPLACE_ASSIGN_OR_RETURN(op.name, name.String());
   if (op.name.empty()) return name.Error("must not be empty");
@@ -47,11 +80,14 @@ StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder,
   DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "bytes_accessed", &op.bytes_accessed));
   DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "param_bytes", &op.param_bytes));
   DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "scratch_bytes", &op.scratch_bytes));
+  DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "saved_bytes", &op.saved_bytes));
+  if (auto saves = node.OptionalField("saves_output")) {
+    DPLACE_ASSIGN_OR_RETURN(op.saves_output, saves->Bool());
+  }
   if (auto outs = node.OptionalField("outputs")) {
     DPLACE_ASSIGN_OR_RETURN(auto elements, outs->Elements());
     for (const JsonNode& e : elements) {
-      graph::TensorSpec spec;
-      DPLACE_ASSIGN_OR_RETURN(spec.bytes, e.Bytes());
+      DPLACE_ASSIGN_OR_RETURN(graph::TensorSpec spec, ReadOutput(e, ids));
       outputs->push_back(spec);
     }
   }
@@ -72,6 +108,14 @@ StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder,
       op.device_kinds.push_back(k);
     }
   }
+  if (auto names = node.OptionalField("parameters")) {
+    DPLACE_ASSIGN_OR_RETURN(auto elements, names->Elements());
+    for (const JsonNode& e : elements) {
+      DPLACE_ASSIGN_OR_RETURN(std::string parameter, e.String());
+      if (parameter.empty()) return e.Error("must not be empty");
+      op.parameters.push_back(std::move(parameter));
+    }
+  }
   if (auto id = node.OptionalField("source_id")) {
     DPLACE_ASSIGN_OR_RETURN(op.source_id, id->Integer());
   }
@@ -89,10 +133,10 @@ StatusOr<graph::Graph> ReadDplaceGraph(const JsonNode& root) {
   graph::GraphBuilder builder(name);
   DPLACE_ASSIGN_OR_RETURN(JsonNode ops, root.Field("ops"));
   DPLACE_ASSIGN_OR_RETURN(auto op_nodes, ops.Elements());
-  std::unordered_map<std::string, graph::OpId> ids;
+  OpIds ids;
   for (const JsonNode& node : op_nodes) {
     std::vector<graph::TensorSpec> outputs;
-    DPLACE_ASSIGN_OR_RETURN(graph::Op op, ReadOp(node, builder, &outputs));
+    DPLACE_ASSIGN_OR_RETURN(graph::Op op, ReadOp(node, builder, ids, &outputs));
     const std::string op_name = op.name;
     if (ids.count(op_name)) return node.Error("duplicate op name '" + op_name + "'");
     ids[op_name] = builder.AddOp(std::move(op), std::move(outputs));
@@ -100,7 +144,7 @@ StatusOr<graph::Graph> ReadDplaceGraph(const JsonNode& root) {
   if (auto edges = root.OptionalField("edges")) {
     DPLACE_ASSIGN_OR_RETURN(auto edge_nodes, edges->Elements());
     for (const JsonNode& e : edge_nodes) {
-      DPLACE_RETURN_IF_ERROR(e.OnlyKeys({"from", "to", "output"}));
+      DPLACE_RETURN_IF_ERROR(e.OnlyKeys({"from", "to", "output", "saved"}));
       graph::OpId endpoints[2];
       const char* keys[2] = {"from", "to"};
       for (int k = 0; k < 2; ++k) {
@@ -115,7 +159,11 @@ StatusOr<graph::Graph> ReadDplaceGraph(const JsonNode& root) {
         DPLACE_ASSIGN_OR_RETURN(output, out->Integer());
         if (output < 0) return out->Error("must not be negative");
       }
-      builder.AddEdge(endpoints[0], static_cast<int32_t>(output), endpoints[1]);
+      bool saved = true;
+      if (auto field = e.OptionalField("saved")) {
+        DPLACE_ASSIGN_OR_RETURN(saved, field->Bool());
+      }
+      builder.AddEdge(endpoints[0], static_cast<int32_t>(output), endpoints[1], saved);
     }
   }
   return builder.Build();
@@ -135,9 +183,23 @@ Json WriteDplaceGraph(const graph::Graph& g) {
     j["bytes_accessed"] = op.bytes_accessed;
     j["param_bytes"] = op.param_bytes;
     j["scratch_bytes"] = op.scratch_bytes;
+    if (op.saved_bytes > 0) j["saved_bytes"] = op.saved_bytes;
+    // What backward keeps means something for forward ops only.
+    if (!op.saves_output && op.kind == graph::OpKind::kForward) j["saves_output"] = false;
     Json outs = Json::array();
-    for (int32_t k = 0; k < op.num_outputs; ++k)
-      outs.push_back(g.tensor(op.first_output + k).bytes);
+    for (int32_t k = 0; k < op.num_outputs; ++k) {
+      const graph::Tensor& t = g.tensor(op.first_output + k);
+      if (!t.view) {
+        outs.push_back(t.bytes);
+        continue;
+      }
+      Json base = nullptr;
+      if (t.view_of >= 0) {
+        const graph::Tensor& b = g.tensor(t.view_of);
+        base = {{"op", g.op(b.producer).name}, {"output", b.index}};
+      }
+      outs.push_back({{"bytes", t.bytes}, {"view_of", base}});
+    }
     j["outputs"] = outs;
     const double transfer = g.tensor(op.first_output).transfer_time_s;
     if (transfer >= 0) j["transfer_time_s"] = transfer;
@@ -146,12 +208,14 @@ Json WriteDplaceGraph(const graph::Graph& g) {
     }
     if (!op.device_kinds.empty()) j["device_kinds"] = op.device_kinds;
     if (op.source_id >= 0) j["source_id"] = op.source_id;
+    if (!op.parameters.empty()) j["parameters"] = op.parameters;
     ops.push_back(std::move(j));
   }
   Json edges = Json::array();
   for (const graph::Edge& e : g.edges()) {
     Json j = {{"from", g.op(e.from).name}, {"to", g.op(e.to).name}};
     if (e.output != 0) j["output"] = e.output;
+    if (!e.saved) j["saved"] = false;
     edges.push_back(std::move(j));
   }
   return {{"format", "dplace-graph/1"}, {"name", g.name()}, {"ops", ops}, {"edges", edges}};

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "dplace/cost/cost_model.h"
+#include "dplace/graph/training.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
 #include "dplace/io/load.h"
@@ -48,6 +49,65 @@ TEST(GraphJsonTest, ReadsEveryFieldAndRoundTrips) {
   auto again = ReadDplaceGraph(JsonNode(written, "(top level)"));
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(WriteDplaceGraph(*again), written);
+}
+
+// What autograd keeps and which outputs are views, as dplace.torch writes them: read, used by the
+// training expansion and written back the same.
+TEST(GraphJsonTest, ReadsWhatBackwardKeepsAndViews) {
+  const std::string text = R"({"format": "dplace-graph/1", "name": "kept", "ops": [
+      {"name": "a", "outputs": [100]},
+      {"name": "v", "saves_output": false, "outputs": [{"bytes": 100, "view_of": {"op": "a"}}]},
+      {"name": "w", "saves_output": false, "outputs": [{"bytes": 8, "view_of": null}]},
+      {"name": "b", "saves_output": false, "saved_bytes": 7, "outputs": [200]},
+      {"name": "c", "outputs": [4]}],
+    "edges": [{"from": "a", "to": "v", "saved": false}, {"from": "v", "to": "b"},
+              {"from": "w", "to": "b"}, {"from": "b", "to": "c", "saved": false}]})";
+  auto g = ReadDplaceGraph(JsonNode(*ParseJson(text), "kept.json"));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const graph::Tensor& v = g->tensor(g->FirstOutput(graph::OpId(1)));
+  EXPECT_TRUE(v.view);
+  EXPECT_EQ(v.view_of, g->FirstOutput(graph::OpId(0)));
+  EXPECT_TRUE(g->tensor(g->FirstOutput(graph::OpId(2))).view);
+  EXPECT_EQ(g->tensor(g->FirstOutput(graph::OpId(2))).view_of, graph::TensorId(-1));
+  EXPECT_FALSE(g->edges()[0].saved);
+  EXPECT_TRUE(g->edges()[1].saved);
+  EXPECT_DOUBLE_EQ(g->op(graph::OpId(3)).saved_bytes, 7);
+  // a's output through the view v, and b's 7 inner bytes; w views a parameter: nothing.
+  EXPECT_DOUBLE_EQ(graph::SavedActivationBytes(*g), 107);
+  Json written = WriteDplaceGraph(*g);
+  auto again = ReadDplaceGraph(JsonNode(written, "(top level)"));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(WriteDplaceGraph(*again), written);
+  // The expansion gives b one more output for its inner bytes, consumed by b/grad.
+  auto train = graph::ExpandTraining(*g);
+  ASSERT_TRUE(train.ok()) << train.status().message();
+  const graph::Op& b = train->op(*train->FindOp("b"));
+  ASSERT_EQ(b.num_outputs, 2);
+  const auto consumers = train->Consumers(b.first_output + 1);
+  ASSERT_EQ(consumers.size(), 1u);
+  EXPECT_EQ(train->op(consumers[0]).name, "b/grad");
+  EXPECT_DOUBLE_EQ(train->op(*train->FindOp("b")).saved_bytes, 0);
+}
+
+TEST(GraphJsonTest, ABadViewOrKeptFlagSaysWhere) {
+  auto error = [](const std::string& ops) {
+    auto g = ReadDplaceGraph(
+        JsonNode(*ParseJson(R"({"format": "dplace-graph/1", "ops": [{"name": "a"}, )" + ops + "]}"),
+                 "g.json"));
+    return g.ok() ? std::string("ok") : std::string(g.status().message());
+  };
+  EXPECT_NE(error(R"({"name": "v", "outputs": [{"bytes": 4, "view_of": {"op": "z"}}]})")
+                .find("unknown op 'z'"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"name": "v", "outputs": [{"bytes": 4, "view": 1}]})").find("view"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"name": "v", "saves_output": "yes"})").find("saves_output"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"name": "v", "saved_bytes": -1})").find("saved_bytes"), std::string::npos);
+  // A view whose base does not feed it.
+  EXPECT_NE(
+      error(R"({"name": "v", "outputs": [{"bytes": 4, "view_of": {"op": "a"}}]})").find("base"),
+      std::string::npos);
 }
 
 TEST(ClusterJsonTest, CountsGroupsAndUnits) {

@@ -7,38 +7,11 @@
 #include <vector>
 
 #include "dplace/graph/graph_builder.h"
+#include "dplace/graph/modules.h"
 
 namespace dplace::io {
 
-std::string ModulePath(const std::string& op_name) {
-  std::string name = op_name;
-  for (const char* suffix : {"/grad", "/update"}) {
-    if (name.ends_with(suffix)) name.resize(name.size() - std::string(suffix).size());
-  }
-  if (name.empty() || name[0] != '/') return "";
-  std::vector<std::string> scopes;
-  for (size_t start = 1; start <= name.size();) {
-    const size_t end = std::min(name.find('/', start), name.size());
-    scopes.push_back(name.substr(start, end - start));
-    start = end + 1;
-  }
-  scopes.pop_back();  // the op itself
-  // torch.onnx names a scope by the module's attribute path from the last scope that is not an
-  // nn.Sequential or nn.ModuleList, so a scope may extend the one before it ("features" then
-  // "features.1", "block" then "block.0" then "block.0.0"): it replaces that one.
-  std::vector<std::string> path;
-  for (const std::string& s : scopes) {
-    if (s.empty()) continue;
-    if (!path.empty() && s.starts_with(path.back() + ".")) {
-      path.back() = s;
-    } else {
-      path.push_back(s);
-    }
-  }
-  std::string out;
-  for (const std::string& s : path) out += (out.empty() ? "" : ".") + s;
-  return out;
-}
+using graph::ParameterModule;
 
 namespace {
 
@@ -76,33 +49,31 @@ struct ModuleTree {
   }
 };
 
-// A parameter's module: its name less the last segment ("layer1.0.conv1.weight" ->
-// "layer1.0.conv1"), or nullopt for names torch.onnx made up for folded constants
-// ("onnx::Conv_497").
-std::optional<std::string> ParameterModule(const std::string& name) {
-  if (name.empty() || name.find("::") != std::string::npos || name.find('/') != std::string::npos)
-    return std::nullopt;
-  return Parent(name);
-}
-
 }  // namespace
-
-std::string OpModule(const graph::Op& op) {
-  for (const std::string& param : op.parameters) {
-    if (auto owner = ParameterModule(param)) return *owner;
-  }
-  return ModulePath(op.name);
-}
 
 StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth) {
   if (depth < 1)
     return InvalidInput("a module depth must be at least 1, not " + std::to_string(depth));
   graph::GraphBuilder b(g.name());
   for (const std::string& group : g.groups()) b.Group(group);
+  // A module above the cut depth that runs ops of its own around its children's (a ViT's class
+  // token and position add before its blocks, the CLS slice after them) does not make its own ops
+  // one unit: that unit would feed its children and be fed by them, a cycle that fuses every
+  // child between into one. Its own ops stay free, each a unit of its own, like the root's.
+  std::vector<std::string> modules;
+  for (const graph::Op& op : g.ops()) modules.push_back(OpModule(op));
+  std::set<std::string> parents;
+  for (const std::string& m : modules) {
+    for (size_t dot = m.find('.'); dot != std::string::npos; dot = m.find('.', dot + 1))
+      parents.insert(m.substr(0, dot));
+  }
   int scoped = 0;
   for (graph::OpId id{0}; id < g.num_ops(); ++id) {
     graph::Op op = g.op(id);
-    std::string module = OpModule(op);
+    std::string module = modules[static_cast<size_t>(id.index())];
+    const bool above_the_cut =
+        std::count(module.begin(), module.end(), '.') + 1 < static_cast<std::ptrdiff_t>(depth);
+    if (above_the_cut && parents.count(module)) module.clear();
     for (size_t at = 0, segments = 0; at < module.size(); ++at) {
       if (module[at] == '.' && ++segments == static_cast<size_t>(depth)) {
         module.resize(at);

@@ -21,16 +21,13 @@
 #include <vector>
 
 #include "dplace/base/json_node.h"
+#include "dplace/graph/modules.h"
 #include "dplace/sim/problem.h"
 
 namespace dplace::io {
 
-// "layer1.0.conv1" from "/layer1/layer1.0/conv1/Conv" (also "/...Conv/grad"); "" when unscoped.
-std::string ModulePath(const std::string& op_name);
-
-// An op's module: that of its first named parameter ("h.3.attn.c_attn.weight" ->
-// "h.3.attn.c_attn"), else its scope (ModulePath); "" for the root.
-std::string OpModule(const graph::Op& op);
+using graph::ModulePath;  // graph/modules.h
+using graph::OpModule;
 
 // `g` with each op that has no co-location group put in one per module, the module path cut to
 // its first `depth` segments ("h.3.attn.c_attn" at depth 2: "h.3"), so that placers keep modules

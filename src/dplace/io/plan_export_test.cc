@@ -22,6 +22,44 @@ TEST(PlanExportTest, ModulePathFromScopedNames) {
   EXPECT_EQ(ModulePath("Identity_3"), "");
 }
 
+// A ViT-like tower: the patch embedding, the tower's own concat and position add, two blocks,
+// the tower's own class-token slice, then a head. At depth 3 the blocks are units; the tower's own
+// ops around them must not become one unit (it would feed the blocks and be fed by them).
+TEST(PlanExportTest, ModuleUnitsNeverFuseAParentsOwnOpsWithItsChildren) {
+  graph::GraphBuilder b("tower");
+  const char* names[] = {"/vision/patch/Conv",    "/vision/Concat",
+                         "/vision/Add",           "/vision/blocks.0/fc/MatMul",
+                         "/vision/blocks.0/Relu", "/vision/blocks.1/fc/MatMul",
+                         "/vision/Gather",        "/head/MatMul"};
+  graph::OpId prev{-1};
+  for (const char* name : names) {
+    const graph::OpId id = b.AddOp({.name = name, .flops = 1});
+    if (prev >= 0) b.AddEdge(prev, 0, id);
+    prev = id;
+  }
+  auto g = b.Build();
+  ASSERT_TRUE(g.ok());
+  auto grouped = GroupByModule(*g, 3);
+  ASSERT_TRUE(grouped.ok()) << grouped.status().message();
+  auto group = [&](const char* name) {
+    const graph::Op& op = grouped->op(*grouped->FindOp(name));
+    return op.colocation == graph::kNoGroup ? std::string("(free)")
+                                            : grouped->groups()[op.colocation];
+  };
+  EXPECT_EQ(group("/vision/Concat"), "(free)");
+  EXPECT_EQ(group("/vision/Gather"), "(free)");
+  EXPECT_EQ(group("/vision/patch/Conv"), "module:vision.patch");
+  EXPECT_EQ(group("/vision/blocks.0/fc/MatMul"), "module:vision.blocks.0");
+  EXPECT_EQ(group("/vision/blocks.0/Relu"), "module:vision.blocks.0");
+  EXPECT_EQ(group("/vision/blocks.1/fc/MatMul"), "module:vision.blocks.1");
+  EXPECT_EQ(group("/head/MatMul"), "module:head");  // a leaf above the depth: one unit
+  // At depth 1 the tower is one unit, its own ops with it.
+  auto whole = GroupByModule(*g, 1);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->op(*whole->FindOp("/vision/Concat")).colocation,
+            whole->op(*whole->FindOp("/vision/blocks.1/fc/MatMul")).colocation);
+}
+
 // /a/x/MatMul -> /a/y/Relu -> /b/z/MatMul on gpu0, gpu0, gpu1 (of two GPUs and a CPU).
 sim::Problem Chain(sim::Objective objective = sim::Objective::kStep) {
   graph::GraphBuilder b("chain");

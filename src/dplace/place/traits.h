@@ -43,6 +43,9 @@ struct PlacerTraits {
   bool search_start = false;
   // A baseline of the RL papers and Baechi (the benches' "best classic" column).
   bool classic = false;
+  // Reproduces a framework's default split, which counts layers or parameters and ignores memory:
+  // its placement may overflow a device where others fit (the evaluation says so).
+  bool framework_rule = false;
 
   bool Supports(sim::Objective objective) const {
     return (objectives >> static_cast<int>(objective)) & 1u;

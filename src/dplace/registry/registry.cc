@@ -105,6 +105,9 @@ constexpr PlacerTraits kExact{.family = Family::kExact,
                               .objectives = kPaperObjectives,
                               .portfolio_weight = 1,
                               .portfolio_order = 1};
+// A pipeline framework's default split, reproduced.
+constexpr PlacerTraits kFrameworkRule{
+    .family = Family::kOneShot, .objectives = kAll, .framework_rule = true};
 // A search in the default portfolio: its share of the time and its turn.
 constexpr PlacerTraits Search(double weight, int order) {
   return {.family = Family::kSearch,
@@ -160,6 +163,18 @@ constexpr PlacerEntry kPlacers[] = {
       .search_start = true,
       .classic = true},
      Plain<MakeExpertPlacer>},
+    {"uniform",
+     "DeepSpeed's default pipeline split: the model's layers (repeated blocks, embedding, head) "
+     "in equal counts per accelerator",
+     kFrameworkRule, Plain<MakeUniformSplitPlacer>},
+    {"parameters",
+     "DeepSpeed's partition_method=parameters: contiguous layers balancing parameter bytes per "
+     "accelerator",
+     kFrameworkRule, Plain<MakeParametersSplitPlacer>},
+    {"blocks",
+     "torchtitan's and PiPPy's split: the repeated blocks evenly over the accelerators, "
+     "embedding first, head last",
+     kFrameworkRule, Plain<MakeBlocksSplitPlacer>},
     {"m_topo", "Baechi's m-TOPO: topological order filling devices by memory share", kBaselineStart,
      List<ListPolicy::kTopo>},
     {"heft", "HEFT list scheduling: upward rank, earliest finish time, memory-aware",

@@ -1,8 +1,10 @@
 #include "dplace/run/load.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
+#include "dplace/base/spelling.h"
 #include "dplace/graph/precision.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/plan_export.h"
@@ -118,12 +120,60 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
   return std::make_shared<const sim::Problem>(std::move(problem).value());
 }
 
+StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
+    std::shared_ptr<const hw::Cluster> cluster, const std::vector<std::string>& devices,
+    int stages) {
+  if (stages < 0 || stages > 4096) {
+    return InvalidInput("--stages: must be between 1 and 4096, not " + std::to_string(stages));
+  }
+  if (devices.empty() && stages == 0) return cluster;
+  std::vector<hw::DeviceId> keep;
+  if (devices.empty()) {
+    for (hw::DeviceId d : cluster->device_ids()) keep.push_back(d);
+  }
+  std::vector<std::string> names;
+  for (const hw::Device& d : cluster->devices()) names.push_back(d.name);
+  for (const std::string& name : devices) {
+    auto d = cluster->FindDevice(name);
+    if (!d) {
+      return InvalidInput("--devices: cluster " + cluster->name() + " has no device '" + name +
+                          "'" + DidYouMean(name, names));
+    }
+    if (std::find(keep.begin(), keep.end(), *d) != keep.end()) {
+      return InvalidInput("--devices: '" + name + "' is named twice");
+    }
+    keep.push_back(*d);
+  }
+  if (stages > 0) {
+    std::vector<hw::DeviceId> accelerators;
+    for (hw::DeviceId d : keep) {
+      if (cluster->device(d).kind != "cpu" && static_cast<int>(accelerators.size()) < stages) {
+        accelerators.push_back(d);
+      }
+    }
+    if (static_cast<int>(accelerators.size()) < stages) {
+      return InvalidInput("--stages: " + std::to_string(stages) + " stages need " +
+                          std::to_string(stages) + " accelerators; " +
+                          (devices.empty() ? "cluster " + cluster->name() : "--devices") + " has " +
+                          std::to_string(accelerators.size()));
+    }
+    keep = accelerators;
+  }
+  return std::make_shared<const hw::Cluster>(cluster->Subset(keep));
+}
+
 StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
   LoadedProblem out;
   DPLACE_ASSIGN_OR_RETURN(out.loaded, LoadGraphFile(flags.graph));
   std::shared_ptr<const hw::Cluster> cluster;
   if (!flags.cluster.empty()) {
     DPLACE_ASSIGN_OR_RETURN(cluster, io::LoadCluster(flags.cluster));
+  }
+  if (!flags.devices.empty() || flags.stages != 0) {
+    if (cluster == nullptr) cluster = out.loaded.cluster;
+    if (cluster != nullptr) {
+      DPLACE_ASSIGN_OR_RETURN(cluster, RestrictCluster(cluster, flags.devices, flags.stages));
+    }
   }
   DPLACE_ASSIGN_OR_RETURN(
       out.problem, MakeLoadedProblem(out.loaded, cluster, flags.objective, flags.graph.path));

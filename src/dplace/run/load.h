@@ -30,7 +30,9 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& spec);
 
 struct ProblemSpec {
   GraphSpec graph;
-  std::string cluster;    // preset or file; optional when the graph file defines the machine
+  std::string cluster;  // preset or file; optional when the graph file defines the machine
+  std::vector<std::string> devices;  // when not empty: only these devices of the cluster, in order
+  int stages = 0;  // when > 0: only the first `stages` accelerators (of `devices` when given)
   std::string objective;  // step | throughput | latency; empty: throughput for the paper's files,
                           // else step
 };
@@ -41,6 +43,15 @@ struct LoadedProblem {
 };
 
 StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& spec);
+
+// `cluster` restricted as ProblemSpec's devices and stages say: the named devices, in the order
+// given (names must exist and be distinct), then, with stages > 0, the first `stages` of them
+// that are no CPU (a pipeline of that many stages, as DeepSpeed's num_stages). The cluster itself
+// when neither is given. InvalidInput, naming the flag, for an unknown name, a repeated one, or
+// more stages than accelerators.
+StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
+    std::shared_ptr<const hw::Cluster> cluster, const std::vector<std::string>& devices,
+    int stages);
 
 // The problem of a loaded graph on `cluster` (null: the machine the graph's file defines) by
 // `objective` (empty: as ProblemSpec says); `name` names the graph in messages.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dplace/io/load.h"
 #include "dplace/run/load.h"
 
 namespace dplace::run {
@@ -71,6 +72,41 @@ TEST(RunTest, ExactPlacersAreNotCoarsened) {
   ASSERT_TRUE(heft.ok() && dp.ok());
   EXPECT_EQ(heft->note.rfind("coarsened", 0), 0u) << heft->note;
   EXPECT_EQ(dp->note, "optimal contiguous split (30 ideals)");
+}
+
+TEST(RunTest, StagesAndDevicesRestrictTheCluster) {
+  auto a100 = io::LoadCluster("a100x8");
+  ASSERT_TRUE(a100.ok());
+  auto names = [](const hw::Cluster& c) {
+    std::string out;
+    for (const hw::Device& d : c.devices()) out += (out.empty() ? "" : ",") + d.name;
+    return out;
+  };
+  auto four = RestrictCluster(*a100, {}, 4);
+  ASSERT_TRUE(four.ok()) << four.status().message();
+  EXPECT_EQ(names(**four), "gpu0,gpu1,gpu2,gpu3");
+  auto picked = RestrictCluster(*a100, {"gpu5", "cpu0", "gpu2"}, 0);
+  ASSERT_TRUE(picked.ok());
+  EXPECT_EQ(names(**picked), "gpu5,cpu0,gpu2");
+  EXPECT_EQ((*picked)->LinkBetween(hw::DeviceId(0), hw::DeviceId(2)).bandwidth_bytes_per_s,
+            (*a100)->LinkBetween(hw::DeviceId(5), hw::DeviceId(2)).bandwidth_bytes_per_s);
+  EXPECT_EQ((*picked)->kinds(), (std::vector<std::string>{"gpu", "cpu"}));
+  auto two_of_picked = RestrictCluster(*a100, {"gpu5", "cpu0", "gpu2"}, 2);
+  ASSERT_TRUE(two_of_picked.ok());
+  EXPECT_EQ(names(**two_of_picked), "gpu5,gpu2");
+  // Bad input names the flag and what is wrong.
+  EXPECT_NE(RestrictCluster(*a100, {}, 9).status().message().find("--stages: 9 stages need 9"),
+            std::string::npos);
+  EXPECT_NE(RestrictCluster(*a100, {"gpu9"}, 0).status().message().find("no device 'gpu9'"),
+            std::string::npos);
+  EXPECT_NE(RestrictCluster(*a100, {"gpu1", "gpu1"}, 0).status().message().find("twice"),
+            std::string::npos);
+  EXPECT_FALSE(RestrictCluster(*a100, {}, -1).ok());
+  // Through LoadProblem, as --stages does.
+  auto lp = LoadProblem(
+      {.graph = {.path = kRoot + "/models/resnet50.onnx"}, .cluster = "a100x8", .stages = 2});
+  ASSERT_TRUE(lp.ok()) << lp.status().message();
+  EXPECT_EQ(lp->problem->num_devices(), 2);
 }
 
 }  // namespace

@@ -46,7 +46,104 @@ std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int s, i
   return order;
 }
 
+// The storage a tensor's memory belongs to: a view's base, or -1 for a view of something outside
+// the graph (a parameter, a model input).
+graph::TensorId Root(const graph::Graph& g, graph::TensorId t) {
+  while (t >= 0 && g.tensor(t).view) t = g.tensor(t).view_of;
+  return t;
+}
+
+// Inference: every forward output of the device's ops, per micro-batch (what is alive at once is
+// bounded by that).
+IdVector<DeviceId, double> ForwardOutputsPerDevice(const graph::Graph& g,
+                                                   const Placement& placement, int num_devices) {
+  IdVector<DeviceId, double> bytes(static_cast<size_t>(num_devices), 0);
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
+    if (!g.tensor(t).view && IsForward(g.op(g.tensor(t).producer)))
+      bytes[placement[g.tensor(t).producer]] += g.tensor(t).bytes;
+  }
+  return bytes;
+}
+
+// A forward op that reads nothing, holds no weights and computes nothing (an exported Constant):
+// every stage that uses it can make it itself, so it orders no stage before another.
+bool Replicable(const graph::Graph& g, OpId op) {
+  const graph::Op& o = g.op(op);
+  if (!IsForward(o) || o.param_bytes > 0 || o.flops > 0 || !g.Predecessors(op).empty())
+    return false;
+  return std::all_of(o.time_s.begin(), o.time_s.end(),
+                     [](const auto& kind_time) { return kind_time.second == 0; });
+}
+
+// `devices` (one stage each, in the order of their first forward op) reordered so that every
+// forward tensor flows to a later stage (Kahn's algorithm, the given order breaking ties); what
+// replicable ops make is left out. InvalidInput when two stages feed each other.
+StatusOr<std::vector<DeviceId>> StagesInDataOrder(const graph::Graph& g, const Placement& placement,
+                                                  const std::vector<DeviceId>& devices) {
+  const size_t n = devices.size();
+  std::map<DeviceId, size_t> index;
+  for (size_t i = 0; i < n; ++i) index[devices[i]] = i;
+  std::vector<std::vector<char>> feeds(n, std::vector<char>(n, 0));
+  std::vector<int> indegree(n, 0);
+  for (const graph::Edge& e : g.edges()) {
+    if (!IsForward(g.op(e.from)) || !IsForward(g.op(e.to)) || Replicable(g, e.from)) continue;
+    const size_t a = index[placement[e.from]], b = index[placement[e.to]];
+    if (a == b || feeds[a][b]) continue;
+    feeds[a][b] = 1;
+    ++indegree[b];
+  }
+  std::vector<DeviceId> order;
+  std::vector<char> done(n, 0);
+  while (order.size() < n) {
+    size_t next = n;
+    for (size_t i = 0; i < n && next == n; ++i) {
+      if (!done[i] && indegree[i] == 0) next = i;
+    }
+    if (next == n) {
+      return InvalidInput(
+          "the split is no pipeline: its stages send each other forward tensors in both "
+          "directions (split at unit boundaries, e.g. place --unit module)");
+    }
+    done[next] = 1;
+    order.push_back(devices[next]);
+    for (size_t j = 0; j < n; ++j) {
+      if (feeds[next][j]) --indegree[j];
+    }
+  }
+  return order;
+}
+
 }  // namespace
+
+IdVector<DeviceId, double> HeldPerMicrobatch(const graph::Graph& g, const Placement& placement,
+                                             int num_devices) {
+  // Per device, the storages it holds for one micro-batch between its forward and its backward:
+  // forward tensors (by their base) that a backward op on the device keeps, those it sends to
+  // another device's forward ops, and the copies it receives for its own ops. Each storage once.
+  std::vector<std::pair<DeviceId, graph::TensorId>> held;
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
+    const OpId producer = g.tensor(t).producer;
+    if (!IsForward(g.op(producer))) continue;
+    const DeviceId src = placement[producer];
+    const graph::TensorId root = Root(g, t);
+    for (OpId c : g.Consumers(t)) {
+      const DeviceId dst = placement[c];
+      if (dst != src) {
+        // The receiver holds a copy of the tensor itself (a view travels as its own bytes); the
+        // sender keeps what it sent until its backward.
+        held.emplace_back(dst, t);
+        if (IsForward(g.op(c)) && root >= 0) held.emplace_back(src, root);
+      } else if (!IsForward(g.op(c)) && root >= 0) {
+        held.emplace_back(src, root);
+      }
+    }
+  }
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  IdVector<DeviceId, double> bytes(static_cast<size_t>(num_devices), 0);
+  for (const auto& [d, t] : held) bytes[d] += g.tensor(t).bytes;
+  return bytes;
+}
 
 StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& placement,
                                           PipelineSchedule schedule, int microbatches) {
@@ -78,14 +175,14 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   };
   std::sort(stage_devices.begin(), stage_devices.end(),
             [&](DeviceId a, DeviceId b) { return key(a) < key(b); });
+  DPLACE_ASSIGN_OR_RETURN(stage_devices, StagesInDataOrder(g, placement, stage_devices));
   const int num_stages = static_cast<int>(stage_devices.size());
   IdVector<DeviceId, int> stage_of(p.c().devices().size(), -1);
   for (int s = 0; s < num_stages; ++s) stage_of[stage_devices[static_cast<size_t>(s)]] = s;
 
   // Per-stage work and memory, and the transfer delay between (stage, phase) pairs.
   r.stages.resize(static_cast<size_t>(num_stages));
-  std::vector<double> resident(static_cast<size_t>(num_stages), 0),
-      activations(static_cast<size_t>(num_stages), 0);
+  std::vector<double> resident(static_cast<size_t>(num_stages), 0);
   bool training = false;
   for (OpId op{0}; op < p.num_ops(); ++op) {
     const DeviceId d = placement[op];
@@ -94,16 +191,16 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
     (IsForward(o) ? r.stages[s].forward_s : r.stages[s].backward_s) += p.costs.OpTime(op, d);
     training = training || !IsForward(o);
     resident[s] += o.param_bytes + o.scratch_bytes;
-    if (IsForward(o)) {
-      for (graph::TensorId t = g.FirstOutput(op); t < g.FirstOutput(op + 1); ++t)
-        activations[s] += g.tensor(t).bytes;
-    }
   }
+  const IdVector<DeviceId, double> per_microbatch =
+      training ? HeldPerMicrobatch(g, placement, p.num_devices())
+               : ForwardOutputsPerDevice(g, placement, p.num_devices());
   // delay[(from stage, from backward?, to stage, to backward?)] = Σ transfer time of crossing
   // tensors.
   std::map<std::tuple<int, bool, int, bool>, double> delay;
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const OpId producer = g.tensor(t).producer;
+    if (Replicable(g, producer)) continue;
     const DeviceId src = placement[producer];
     std::vector<std::pair<DeviceId, bool>> seen;
     for (OpId c : g.Consumers(t)) {
@@ -174,7 +271,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   std::sort(r.tasks.begin(), r.tasks.end(),
             [](const PipelineTask& a, const PipelineTask& b) { return a.start_s < b.start_s; });
   for (const PipelineTask& t : r.tasks) r.makespan_s = std::max(r.makespan_s, t.end_s);
-  r.time_per_sample_s = r.makespan_s / microbatches;
+  r.time_per_microbatch_s = r.makespan_s / microbatches;
   double busy = 0;
   for (int s = 0; s < num_stages; ++s) {
     PipelineStage& stage = r.stages[static_cast<size_t>(s)];
@@ -196,8 +293,9 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
       current += delta;
       stage.peak_in_flight = std::max(stage.peak_in_flight, current);
     }
-    stage.peak_memory_bytes = resident[static_cast<size_t>(s)] +
-                              stage.peak_in_flight * activations[static_cast<size_t>(s)];
+    stage.held_per_microbatch_bytes = per_microbatch[stage.device];
+    stage.peak_memory_bytes =
+        resident[static_cast<size_t>(s)] + stage.peak_in_flight * per_microbatch[stage.device];
     stage.memory_capacity_bytes = p.c().device(stage.device).memory_bytes;
     if (r.feasible && stage.peak_memory_bytes > stage.memory_capacity_bytes) {
       r.feasible = false;

@@ -1,17 +1,19 @@
 // Pipeline-schedule simulation of a stage split: M micro-batches flow through the stages (the
-// devices that hold ops, ordered by their first forward op) under GPipe or 1F1B (PipeDream-Flush).
+// devices that hold ops, in the order forward tensors flow between them; ops that read nothing and
+// hold no weights, such as exported constants, are made by each stage that uses them) under GPipe
+// or 1F1B (PipeDream-Flush).
 //  - A stage's forward task F(m) runs its forward ops of micro-batch m; B(m) its backward and
-//  update
-//    ops (absent for inference graphs). Op times are per micro-batch, as the graph gives them.
+//    update ops (absent for inference graphs). Op times are per micro-batch, as the graph gives
+//    them.
 //  - Each stage runs its tasks in the schedule's order: GPipe F(0..M-1) then B(M-1..0); 1F1B
 //    min(S-1-s, M) warm-up forwards, then one forward / one backward, then the remaining backwards.
 //  - A task waits for every task whose tensors it consumes, plus their transfer time (the sum of
-//  the
-//    crossing tensors' transfer costs between the two stages); transfers do not contend.
-//  - Memory per stage: parameters + scratch, plus the stage's forward activations (output bytes of
-//  its
-//    forward ops) for every micro-batch between the start of F(m) and the end of B(m) (for
-//    inference, the end of F(m)).
+//    the crossing tensors' transfer costs between the two stages); transfers do not contend.
+//  - Memory per stage: parameters + scratch (weights, gradients, optimiser state), plus, for every
+//    micro-batch between the start of F(m) and the end of B(m), what the stage holds for it
+//    (HeldPerMicrobatch: what its backward keeps of its forward, the tensors it sends and
+//    receives), so 1F1B holds at most S - s micro-batches on stage s and GPipe M. Inference
+//    graphs hold every forward output of F(m) until its end.
 #pragma once
 
 #include <optional>
@@ -39,7 +41,8 @@ struct PipelineStage {
   DeviceId device;
   double forward_s = 0, backward_s = 0;  // per micro-batch
   double busy_s = 0;
-  int peak_in_flight = 0;  // micro-batches whose activations were held at once
+  int peak_in_flight = 0;                // micro-batches whose activations were held at once
+  double held_per_microbatch_bytes = 0;  // HeldPerMicrobatch (every forward output: inference)
   double peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;
 };
@@ -48,13 +51,21 @@ struct PipelineResult {
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int microbatches = 0;
   double makespan_s = 0;
-  double time_per_sample_s = 0;  // makespan / micro-batches
-  double bubble_fraction = 0;    // 1 - Σ busy / (stages × makespan)
+  double time_per_microbatch_s = 0;  // makespan / micro-batches
+  double bubble_fraction = 0;        // 1 - Σ busy / (stages × makespan)
   bool feasible = true;
   std::string reason;  // memory overflow, when infeasible
   std::vector<PipelineStage> stages;
   std::vector<PipelineTask> tasks;  // in start order
 };
+
+// Bytes device d holds for one micro-batch in flight of a training graph (forward, backward and
+// update ops) under `placement`: the storages (a view counts as its base, a view of a parameter
+// or a model input as nothing) of the forward tensors that a backward op on d keeps or that d
+// sends to another device's forward ops, and the copies d receives from other devices' forward
+// ops; each storage once. The same rule as the step's memory: not every forward output.
+IdVector<DeviceId, double> HeldPerMicrobatch(const graph::Graph& g, const Placement& placement,
+                                             int num_devices);
 
 // InvalidInput when microbatches < 1. The placement must pass CheckShape.
 StatusOr<PipelineResult> SimulatePipeline(const Problem& problem, const Placement& placement,

@@ -36,12 +36,15 @@ TEST(PipelineSimTest, GPipe) {
   auto r = SimulatePipeline(p, sim::OnDevices({0, 1, 1, 0}), PipelineSchedule::kGPipe, 2);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_DOUBLE_EQ(r->makespan_s, 9);
-  EXPECT_DOUBLE_EQ(r->time_per_sample_s, 4.5);
+  EXPECT_DOUBLE_EQ(r->time_per_microbatch_s, 4.5);
   EXPECT_NEAR(r->bubble_fraction, 1.0 / 3, 1e-12);  // 1 - 12 / (2 * 9)
   ASSERT_EQ(r->stages.size(), 2u);
   EXPECT_EQ(r->stages[0].device, 0);
   EXPECT_EQ(r->stages[1].peak_in_flight, 2);
-  EXPECT_DOUBLE_EQ(r->stages[1].peak_memory_bytes, 10);  // two micro-batches of f1's 5 bytes
+  // Two micro-batches of what d1 holds for each: f1's 5 bytes (b1 keeps them) and the 5 it
+  // received from f0.
+  EXPECT_DOUBLE_EQ(r->stages[1].held_per_microbatch_bytes, 10);
+  EXPECT_DOUBLE_EQ(r->stages[1].peak_memory_bytes, 20);
   EXPECT_EQ(r->tasks.size(), 8u);
 }
 
@@ -107,6 +110,99 @@ TEST(PipelineSimTest, MemoryOverflowIsReported) {
             std::string::npos)
       << tight->reason;
   EXPECT_FALSE(SimulatePipeline(p, sim::OnDevices({0, 1}), PipelineSchedule::kGPipe, 0).ok());
+}
+
+// A forward graph a -> v (a view of a's output) -> b -> c (the loss), expanded into a training
+// step. a: 100 bytes out, 10 bytes of weights; v: views a's output; b keeps its input (v), not
+// its 200-byte output, and 7 bytes of its insides (saved_bytes), 20 bytes of weights; c keeps
+// nothing of b, 4 bytes out. Stage d0 = a, v; stage d1 = b, c (each with its backward and
+// update ops).
+Problem TrainingStages() {
+  graph::GraphBuilder f("held");
+  graph::Op a = testing::TimedOp("a", 1);
+  a.param_bytes = 10;
+  a.saves_output = false;
+  graph::Op v = testing::TimedOp("v", 0);
+  v.saves_output = false;
+  graph::Op b = testing::TimedOp("b", 1);
+  b.param_bytes = 20;
+  b.saves_output = false;
+  b.saved_bytes = 7;
+  const auto ia = f.AddOp(a, {{100}});
+  const auto iv = f.AddOp(v, {{.bytes = 100, .view = true, .view_of_op = ia}});
+  const auto ib = f.AddOp(b, {{200}});
+  const auto ic = f.AddOp(testing::TimedOp("c", 1), {{4}});
+  f.AddEdge(ia, 0, iv, /*saved=*/false);
+  f.AddEdge(iv, 0, ib, /*saved=*/true);
+  f.AddEdge(ib, 0, ic, /*saved=*/false);
+  auto forward = f.Build();
+  EXPECT_TRUE(forward.ok()) << forward.status().message();
+  // What backward keeps, each storage once: a's output (through v) and b's 7 bytes (the loss c
+  // is the model's output, not a saved activation).
+  EXPECT_DOUBLE_EQ(graph::SavedActivationBytes(*forward), 107);
+  auto expanded = graph::ExpandTraining(*forward);
+  EXPECT_TRUE(expanded.ok()) << expanded.status().message();
+  auto g = std::make_shared<const graph::Graph>(std::move(expanded).value());
+  // Update ops have no measured time: devices with a peak make theirs tiny.
+  hw::ClusterBuilder c("two_peaks");
+  c.AddDevice({.name = "d0", .kind = "gpu", .peak_flops = 1e15});
+  c.AddDevice({.name = "d1", .kind = "gpu", .peak_flops = 1e15});
+  c.SetDefaultLink({.bandwidth_bytes_per_s = 1, .latency_s = 0});
+  auto cluster = std::make_shared<const hw::Cluster>(c.Build().value());
+  auto problem = MakeProblem(g, cluster, Objective::kStep, cost::RooflineCostModel());
+  EXPECT_TRUE(problem.ok()) << problem.status().message();
+  return std::move(problem).value();
+}
+
+TEST(PipelineSimTest, AStageHoldsWhatBackwardKeepsAndWhatCrossesPerMicrobatch) {
+  Problem p = TrainingStages();
+  // Ops: a v b c, their grads, a/update b/update.
+  ASSERT_EQ(p.num_ops(), 10);
+  const Placement split = sim::OnDevices({0, 0, 1, 1, 0, 0, 1, 1, 0, 1});
+  // d0 holds a's output (v, its view, is sent to b): 100; resident 10 + 10 + 20 (Adam).
+  // d1 holds the copy of v it received (100), b's 7 inner bytes and c's 4: 111 (not b's 200);
+  // resident 20 + 20 + 40.
+  auto gpipe = SimulatePipeline(p, split, PipelineSchedule::kGPipe, 3);
+  ASSERT_TRUE(gpipe.ok()) << gpipe.status().message();
+  EXPECT_DOUBLE_EQ(gpipe->stages[0].held_per_microbatch_bytes, 100);
+  EXPECT_DOUBLE_EQ(gpipe->stages[1].held_per_microbatch_bytes, 111);
+  EXPECT_DOUBLE_EQ(gpipe->stages[0].peak_memory_bytes, 40 + 3 * 100);
+  EXPECT_DOUBLE_EQ(gpipe->stages[1].peak_memory_bytes, 80 + 3 * 111);
+  // 1F1B: S - s micro-batches in flight on stage s.
+  auto one = SimulatePipeline(p, split, PipelineSchedule::k1F1B, 3);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->stages[0].peak_in_flight, 2);
+  EXPECT_EQ(one->stages[1].peak_in_flight, 1);
+  EXPECT_DOUBLE_EQ(one->stages[0].peak_memory_bytes, 40 + 2 * 100);
+  EXPECT_DOUBLE_EQ(one->stages[1].peak_memory_bytes, 80 + 111);
+}
+
+TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
+  // k (a constant: no input, no weights) sits on d1 and feeds x0 on d0 and x1 on d1; x0 feeds
+  // x1. k's stage comes first in program order, but d0 -> d1 is the only order data allows.
+  graph::GraphBuilder b("shared_constant");
+  const auto k = b.AddOp(testing::TimedOp("k", 0), {{4}});
+  const auto x0 = b.AddOp(testing::TimedOp("x0", 1), {{4}});
+  const auto x1 = b.AddOp(testing::TimedOp("x1", 1), {{4}});
+  b.AddEdge(k, 0, x0);
+  b.AddEdge(k, 0, x1);
+  b.AddEdge(x0, 0, x1);
+  Problem p = testing::Make(b, testing::ThreeDevices());
+  auto r = SimulatePipeline(p, sim::OnDevices({1, 0, 1}), PipelineSchedule::k1F1B, 2);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->stages[0].device, 0);
+  EXPECT_DOUBLE_EQ(r->makespan_s, 1 + 4 + 1 + 1);  // F0 on d0, x0's 4 bytes at 1 B/s, F0 F1 on d1
+  // Stages that feed each other (x0 on d0 -> x1 on d1 -> x2 on d0) are no pipeline: one line.
+  graph::GraphBuilder c("back_and_forth");
+  const auto y0 = c.AddOp(testing::TimedOp("y0", 1), {{4}});
+  const auto y1 = c.AddOp(testing::TimedOp("y1", 1), {{4}});
+  const auto y2 = c.AddOp(testing::TimedOp("y2", 1), {{4}});
+  c.AddEdge(y0, 0, y1);
+  c.AddEdge(y1, 0, y2);
+  Problem q = testing::Make(c, testing::ThreeDevices());
+  auto bad = SimulatePipeline(q, sim::OnDevices({0, 1, 0}), PipelineSchedule::k1F1B, 2);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("no pipeline"), std::string::npos);
 }
 
 }  // namespace

@@ -239,7 +239,11 @@ class Importer {
       }
       op.flops = flops;
       op.bytes_accessed = in_bytes + out_bytes;
-      op.saves_output = differentiable && saved.output;
+      op.saves_output = differentiable && saved.output && !unsaved.count({i, -1});
+      // Max pooling's backward keeps the argmax indices (int64, shaped like the output) besides
+      // its input.
+      if (differentiable && node.op_type() == "MaxPool" && node.output_size() == 1)
+        op.saved_bytes = out_elements * 8;
       const graph::OpId id = b.AddOp(std::move(op), std::move(outputs));
       for (int o = 0; o < node.output_size(); ++o) {
         if (!node.output(o).empty()) producer[node.output(o)] = {id, o};
@@ -296,7 +300,10 @@ class Importer {
   //          Erf keeps nothing and the Mul keeps x, not Erf's branch;
   //   LayerNorm  d = Sub(x, ReduceMean(x)); Pow(d, 2) -> ... -> Sqrt -> Div(d, std) -> Mul(., w):
   //          PyTorch keeps x (here d) and two small statistics, so Pow keeps nothing and the
-  //          scale Mul keeps nothing.
+  //          scale Mul keeps nothing;
+  //   SiLU   Mul(x, Sigmoid(x)), and Mish  Mul(x, Tanh(Softplus(x))): PyTorch keeps only x, so the
+  //          Sigmoid (Tanh) keeps not its result and the Mul not the Sigmoid's (Tanh's).
+  // A pair (node, -1) says that the node's backward does not keep its output.
   std::set<std::pair<int, int>> DecomposedFunctionInputs() const {
     const onnx::GraphProto& g = model_.graph();
     std::unordered_map<std::string, int> made_by;
@@ -321,6 +328,14 @@ class Importer {
         const onnx::NodeProto* div = is(erf, "Erf") ? maker(erf->input(0)) : nullptr;
         if (is(div, "Div") && div->input(0) == node.input(1 - s)) {  // GELU
           out.insert({made_by[erf->output(0)], 0});
+          out.insert({i, s});
+        }
+        const onnx::NodeProto* gate = maker(node.input(s));
+        const onnx::NodeProto* softplus = is(gate, "Tanh") ? maker(gate->input(0)) : nullptr;
+        const bool silu = is(gate, "Sigmoid") && gate->input(0) == node.input(1 - s);
+        const bool mish = is(softplus, "Softplus") && softplus->input(0) == node.input(1 - s);
+        if (silu || mish) {
+          out.insert({made_by[gate->output(0)], -1});
           out.insert({i, s});
         }
         const onnx::NodeProto* norm = maker(node.input(s));

@@ -87,6 +87,52 @@ TEST(OnnxTest, SmallModelCostsAreExact) {
   EXPECT_TRUE(r->warnings.empty());
 }
 
+// x [1,3,8,8] -> Conv -> c [1,8,6,6]; SiLU as torch.onnx writes it, Mul(c, Sigmoid(c)) -> m;
+// MaxPool 2x2 -> p [1,8,3,3]; Flatten -> MatMul(fc [72,4]). PyTorch keeps c (SiLU's input), m
+// (the pooling's input) and the pooling's int64 indices, and p (through Flatten's view) for fc's
+// gradient: not the Sigmoid's result.
+TEST(OnnxTest, DecomposedSiluKeepsWhatSiluKeepsAndMaxPoolItsIndices) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("silu");
+  AddValue(g->add_input(), "x", {1, 3, 8, 8});
+  for (const auto& [name, dims] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"w", {8, 3, 3, 3}}, {"fc", {72, 4}}}) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+  }
+  AddNode(g, "Conv", {"x", "w"}, {"c"});
+  AddNode(g, "Sigmoid", {"c"}, {"s"});
+  AddNode(g, "Mul", {"c", "s"}, {"m"});
+  onnx::NodeProto* pool = AddNode(g, "MaxPool", {"m"}, {"p"});
+  for (const char* attr : {"kernel_shape", "strides"}) {
+    onnx::AttributeProto* a = pool->add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::INTS);
+    a->add_ints(2);
+    a->add_ints(2);
+  }
+  AddNode(g, "Flatten", {"p"}, {"f"});
+  AddNode(g, "MatMul", {"f", "fc"}, {"y"});
+  AddValue(g->add_output(), "y", {1, 4});
+  auto r = Read(m);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const graph::Graph& gr = r->graph;
+  const graph::Op& sigmoid = gr.op(*gr.FindOp("Sigmoid_2"));
+  EXPECT_FALSE(sigmoid.saves_output);
+  for (const graph::Edge& e : gr.edges()) {
+    if (gr.op(e.to).type == "Mul") {
+      EXPECT_EQ(e.saved, gr.op(e.from).type == "Conv") << gr.op(e.from).name;
+    }
+  }
+  EXPECT_DOUBLE_EQ(gr.op(*gr.FindOp("MaxPool_4")).saved_bytes, 72 * 8);
+  EXPECT_DOUBLE_EQ(graph::SavedActivationBytes(gr), 288 * 4 + 288 * 4 + 72 * 8 + 72 * 4);
+}
+
 TEST(OnnxTest, UnknownOpTypeIsAWarningWithAGenericEstimate) {
   onnx::ModelProto m = SmallModel();
   onnx::NodeProto* n = AddNode(m.mutable_graph(), "FancyOp", {"y"}, {"z"});

@@ -5,7 +5,8 @@
 //                static memory);
 //   random       each unit to a uniformly random allowed device with room (seeded);
 //   expert       the plan given with --plan (a dplace plan or the paper's human-expert split);
-//                without one, the RL papers' human-expert rule (expert.cc).
+//                without one, the RL papers' human-expert rule (expert.cc);
+//   uniform, parameters, blocks  the pipeline frameworks' default splits of a model's layers.
 #pragma once
 
 #include <memory>
@@ -18,5 +19,10 @@ std::unique_ptr<Placer> MakeSinglePlacer();
 std::unique_ptr<Placer> MakeRoundRobinPlacer();
 std::unique_ptr<Placer> MakeRandomPlacer();
 std::unique_ptr<Placer> MakeExpertPlacer();
+// The frameworks' default pipeline splits (framework_splits.cc): DeepSpeed's "uniform" and
+// "parameters", torchtitan's and PiPPy's equal "blocks".
+std::unique_ptr<Placer> MakeUniformSplitPlacer();
+std::unique_ptr<Placer> MakeParametersSplitPlacer();
+std::unique_ptr<Placer> MakeBlocksSplitPlacer();
 
 }  // namespace dplace::place

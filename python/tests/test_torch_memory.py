@@ -1,0 +1,152 @@
+"""What a training step keeps, through from_module, against PyTorch's own count on five models
+users write (tests/user_models.py): a decoder LLM, an MoE stack, a two-tower model, a UNet and a
+CNN with BatchNorm."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import dplace  # noqa: E402
+import dplace.torch as dt  # noqa: E402
+import user_models  # noqa: E402
+
+
+@pytest.mark.parametrize("name", user_models.NAMES)
+def test_saved_activations_match_what_autograd_saves(name):
+    model, inputs = user_models.build(name)
+    g = dt.from_module(model, inputs)
+    theirs = user_models.saved_by_autograd(model, inputs)
+    assert g.saved_activation_bytes == pytest.approx(theirs, rel=0.10)
+
+
+@pytest.mark.parametrize("name", user_models.NAMES)
+def test_recording_leaves_the_model_as_it_was(name):
+    model, inputs = user_models.build(name)
+    model.eval()
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    dt.graph_dict(model, inputs, training=True)
+    assert not model.training
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, state[k]), k
+
+
+def test_views_and_in_place_results_allocate_nothing():
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+            self.act = torch.nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            return self.act(self.fc(x)).view(4, 2, 8).transpose(0, 1)
+
+    doc = dt.graph_dict(Net(), (torch.randn(4, 2, 8),))
+    outputs = {op["type"]: op["outputs"][0] for op in doc["ops"]}
+    assert outputs["ReLU"] == {"bytes": 256, "view_of": {"op": "/fc/fc", "output": 0}}
+    assert outputs["view"]["view_of"]["op"] == "/act/act"
+    assert outputs["transpose"]["view_of"]["op"].endswith("view")
+    assert outputs["Linear"] == 256
+
+
+def test_max_pooling_keeps_its_indices_and_dropout_its_mask():
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.MaxPool2d(2),
+                                torch.nn.Dropout(0.5), torch.nn.Flatten(), torch.nn.Linear(64, 2))
+    doc = dt.graph_dict(model, (torch.randn(2, 3, 10, 10),), training=True)
+    saved = {op["type"]: op.get("saved_bytes", 0) for op in doc["ops"]}
+    assert saved["MaxPool2d"] == 2 * 4 * 4 * 4 * 8  # int64 indices shaped like the output
+    assert saved["Dropout"] >= 2 * 4 * 4 * 4  # the mask, a byte or more per element
+    assert saved["Conv2d"] == 0
+
+
+def test_the_one_device_training_peak_holds_weights_states_and_what_backward_keeps():
+    model, inputs = user_models.build("decoder", batch=8)
+    g = dt.from_module(model, inputs, training=True)
+    problem = dplace.Problem(g, dplace.load_cluster("a100x8"), "step")
+    result = dplace.place(problem, "single")
+    peak = max(d["peak_memory_bytes"] for d in result.devices)
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    saved = user_models.saved_by_autograd(model, inputs)
+    # weights, gradients and Adam's two moments, what backward keeps, and what is alive at the
+    # turn (the logits): within 15%.
+    logits = 8 * 32 * 512 * 4
+    assert peak == pytest.approx(4 * params + saved + logits, rel=0.15)
+
+
+def _block_of(op_name):
+    """The decoder's top-level block an op belongs to: "embed", "layers.2", "norm", "head"."""
+    module = op_name.lstrip("/").split("/")[0]
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "layers" else parts[0]
+
+
+def _stage_saved_by_autograd(model, inputs, stage_of_block):
+    """Per stage, the bytes autograd saves while the stage's blocks run (each storage once per
+    stage, parameters, buffers and inputs left out), and the stage's parameter bytes."""
+    def key(t):
+        return t._storage().data_ptr()
+
+    outside = {key(t) for t in list(model.parameters()) + list(model.buffers())}
+    outside.update(key(t) for t in inputs)
+    current = [None]
+    hooks = []
+    for name, module in model.named_modules():
+        if name in stage_of_block:
+            stage = stage_of_block[name]
+            hooks.append(module.register_forward_pre_hook(
+                lambda m, a, s=stage: current.__setitem__(0, s)))
+    saved = {}
+
+    def pack(t):
+        if key(t) not in outside:
+            saved.setdefault(current[0], {}).setdefault(key(t), t._storage().nbytes())
+        return t
+
+    model.train()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(*inputs)
+    for h in hooks:
+        h.remove()
+    params = {}
+    for name, p in model.named_parameters():
+        block = _block_of("/" + name)
+        s = stage_of_block[block]
+        params[s] = params.get(s, 0) + p.numel() * p.element_size()
+    return {s: sum(v.values()) for s, v in saved.items()}, params
+
+
+@pytest.mark.parametrize("stages", [2, 4])
+def test_one_f_one_b_stage_peaks_match_pytorchs_per_stage_count(stages):
+    model, inputs = user_models.build("decoder", batch=8)
+    blocks = ["embed"] + [f"layers.{i}" for i in range(4)] + ["norm", "head"]
+    # The layers split evenly; the embedding goes with the first stage, the head with the last.
+    per = 4 // stages
+    stage_of_block = {"embed": 0, "norm": stages - 1, "head": stages - 1}
+    stage_of_block.update({f"layers.{i}": i // per for i in range(4)})
+    g = dt.from_module(model, inputs, training=True)
+    problem = dplace.Problem(g, "a100x8", stages=stages)
+    assert problem.num_devices == stages
+    plan = {op: f"gpu{stage_of_block[_block_of(op)]}" for op in g.op_names()}
+    microbatches = 8
+    r = dplace.pipeline(problem, plan, "1f1b", microbatches)
+    assert r["feasible"]
+    saved, params = _stage_saved_by_autograd(model, inputs, stage_of_block)
+    assert len(blocks) == len(stage_of_block)
+    for s, stage in enumerate(r["stages"]):
+        assert stage["name"] == f"gpu{s}"
+        in_flight = min(stages - s, microbatches)
+        assert stage["peak_in_flight"] == in_flight
+        expected = 4 * params[s] + in_flight * saved[s]
+        assert stage["peak_memory_bytes"] == pytest.approx(expected, rel=0.15), s
+
+
+@pytest.mark.parametrize("name", user_models.NAMES)
+def test_every_state_dict_key_is_covered_by_the_device_map(name):
+    model, inputs = user_models.build(name)
+    g = dt.from_module(model, inputs, training=True)
+    problem = dplace.Problem(g, "a100x8", stages=4)
+    scattered = dplace.place(problem, "random", seed=1)
+    m = dt.device_map(model, scattered, problem)  # raises dplace.Error for a key no map key covers
+    assert len(set(m.values())) > 1
+    for key in model.state_dict():
+        assert dt._covered(key, m), key
+    assert not any(k in m for k in ("tokens", "images", "x", "timestep"))

@@ -1,0 +1,60 @@
+#include "dplace/graph/modules.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace dplace::graph {
+
+std::string ModulePath(const std::string& op_name) {
+  std::string name = op_name;
+  for (const char* suffix : {"/grad", "/update"}) {
+    if (name.ends_with(suffix)) name.resize(name.size() - std::string(suffix).size());
+  }
+  if (name.empty() || name[0] != '/') return "";
+  std::vector<std::string> scopes;
+  for (size_t start = 1; start <= name.size();) {
+    const size_t end = std::min(name.find('/', start), name.size());
+    scopes.push_back(name.substr(start, end - start));
+    start = end + 1;
+  }
+  scopes.pop_back();  // the op itself
+  // torch.onnx names a scope by the module's attribute path from the last scope that is not an
+  // nn.Sequential or nn.ModuleList, so a scope may extend the one before it ("features" then
+  // "features.1", "block" then "block.0" then "block.0.0"): it replaces that one.
+  std::vector<std::string> path;
+  for (const std::string& s : scopes) {
+    if (s.empty()) continue;
+    if (!path.empty() && s.starts_with(path.back() + ".")) {
+      path.back() = s;
+    } else {
+      path.push_back(s);
+    }
+  }
+  std::string out;
+  for (const std::string& s : path) out += (out.empty() ? "" : ".") + s;
+  return out;
+}
+
+namespace {
+
+std::string Parent(const std::string& path) {
+  const size_t dot = path.rfind('.');
+  return dot == std::string::npos ? "" : path.substr(0, dot);
+}
+
+}  // namespace
+
+std::optional<std::string> ParameterModule(const std::string& name) {
+  if (name.empty() || name.find("::") != std::string::npos || name.find('/') != std::string::npos)
+    return std::nullopt;
+  return Parent(name);
+}
+
+std::string OpModule(const Op& op) {
+  for (const std::string& param : op.parameters) {
+    if (auto owner = ParameterModule(param)) return *owner;
+  }
+  return ModulePath(op.name);
+}
+
+}  // namespace dplace::graph

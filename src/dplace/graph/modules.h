@@ -1,0 +1,25 @@
+// Module paths of ops: which PyTorch module an op of an exported or traced model belongs to, read
+// from its scoped name ("/layer1/layer1.0/conv1/Conv") or from the state_dict names of the
+// parameters it holds. The device map, module units and the frameworks' pipeline rules use them.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "dplace/graph/graph.h"
+
+namespace dplace::graph {
+
+// "layer1.0.conv1" from "/layer1/layer1.0/conv1/Conv" (also "/...Conv/grad"); "" when unscoped.
+std::string ModulePath(const std::string& op_name);
+
+// A parameter's module: its name less the last segment ("layer1.0.conv1.weight" ->
+// "layer1.0.conv1"), or nullopt for names torch.onnx made up for folded constants
+// ("onnx::Conv_497").
+std::optional<std::string> ParameterModule(const std::string& name);
+
+// An op's module: that of its first named parameter ("h.3.attn.c_attn.weight" ->
+// "h.3.attn.c_attn"), else its scope (ModulePath); "" for the root.
+std::string OpModule(const Op& op);
+
+}  // namespace dplace::graph
