@@ -1,6 +1,7 @@
 #include "dplace/graph/modules.h"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace dplace::graph {
@@ -55,6 +56,19 @@ std::string OpModule(const Op& op) {
     if (auto owner = ParameterModule(param)) return *owner;
   }
   return ModulePath(op.name);
+}
+
+std::string BlockOf(const std::string& module) {
+  for (size_t start = 0; start < module.size();) {
+    size_t end = module.find('.', start);
+    if (end == std::string::npos) end = module.size();
+    const bool index = end > start && std::all_of(module.begin() + static_cast<long>(start),
+                                                  module.begin() + static_cast<long>(end),
+                                                  [](char c) { return std::isdigit(c) != 0; });
+    if (index && start > 0) return module.substr(0, end);
+    start = end + 1;
+  }
+  return "";
 }
 
 }  // namespace dplace::graph

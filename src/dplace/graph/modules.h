@@ -22,4 +22,9 @@ std::optional<std::string> ParameterModule(const std::string& name);
 // "h.3.attn.c_attn"), else its scope (ModulePath); "" for the root.
 std::string OpModule(const Op& op);
 
+// The repeated block a module belongs to: its path through the first index after a name
+// ("layers.3" from "layers.3.attn.q", "vision.blocks.1" from "vision.blocks.1.mlp.0"); "" when no
+// segment after the first is an index.
+std::string BlockOf(const std::string& module);
+
 }  // namespace dplace::graph

@@ -1,6 +1,7 @@
 #include "dplace/io/plan_export.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -8,6 +9,8 @@
 
 #include "dplace/graph/graph_builder.h"
 #include "dplace/graph/modules.h"
+#include "dplace/io/framework_export.h"
+#include "dplace/sim/pipeline_sim.h"
 
 namespace dplace::io {
 
@@ -184,7 +187,8 @@ Json DeviceMapJson(const sim::Problem& p, const sim::Placement& placement) {
   return MakeDeviceMap(p, placement).map;
 }
 
-StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement) {
+StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement,
+                          int microbatches) {
   const graph::Graph& g = p.g();
   sim::PerOp<int> position(g.ops().size());
   for (size_t i = 0; i < g.TopologicalOrder().size(); ++i) {
@@ -263,6 +267,8 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     }
   }
   Json list = Json::array(), splits = Json::array(), split_modules = Json::array();
+  std::vector<sim::DeviceId> order;
+  for (const Stage& s : stages) order.push_back(s.device);
   for (size_t i = 0; i < stages.size(); ++i) {
     const Stage& s = stages[i];
     list.push_back({{"device", p.c().device(s.device).name},
@@ -273,10 +279,37 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     if (i > 0) splits.push_back(g.op(s.first).name);
     if (i > 0) split_modules.push_back(OpModule(g.op(s.first)));
   }
-  return Json{{"format", "dplace-stages/1"},
-              {"stages", list},
-              {"split_points", splits},
-              {"split_modules", split_modules}};
+  Json out{{"format", "dplace-stages/1"},
+           {"stages", list},
+           {"split_points", splits},
+           {"split_modules", split_modules}};
+  // The split as its pipeline runs it: 1F1B over `microbatches`, its time and each stage's memory.
+  auto run = sim::SimulatePipeline(p, placement, sim::PipelineSchedule::k1F1B, microbatches);
+  if (run.ok()) {
+    Json per_stage = Json::array();
+    for (const sim::PipelineStage& st : run->stages) {
+      per_stage.push_back({{"device", p.c().device(st.device).name},
+                           {"peak_in_flight", st.peak_in_flight},
+                           {"held_per_microbatch_bytes", st.held_per_microbatch_bytes},
+                           {"peak_memory_bytes", st.peak_memory_bytes},
+                           {"memory_capacity_bytes", std::isfinite(st.memory_capacity_bytes)
+                                                         ? Json(st.memory_capacity_bytes)
+                                                         : Json(nullptr)}});
+    }
+    out["pipeline"] = {{"schedule", "1f1b"},
+                       {"microbatches", microbatches},
+                       {"time_per_microbatch_s", run->time_per_microbatch_s},
+                       {"bubble_fraction", run->bubble_fraction},
+                       {"feasible", run->feasible},
+                       {"stages", per_stage}};
+    if (!run->feasible) out["pipeline"]["reason"] = run->reason;
+    out["feasible"] = run->feasible;
+  } else {
+    out["feasible"] = false;
+    out["pipeline"] = {{"reason", std::string(run.status().message())}};
+  }
+  out["frameworks"] = FrameworkSplits(p, placement, order);
+  return out;
 }
 
 }  // namespace dplace::io

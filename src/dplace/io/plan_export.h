@@ -13,8 +13,10 @@
 //               order of the devices under the forward edges), each with its entry (first forward
 //               op fed from another stage, else its first forward op), last forward op and op
 //               count, and the split points (the entries of every stage after the first) with their
-//               modules (`split_modules`, OpModule: what torch.distributed.pipelining's
-//               SplitPoint and DeepSpeed's layer ranges take).
+//               modules (`split_modules`, OpModule), the split judged as its pipeline runs it
+//               (`pipeline`: 1F1B over M micro-batches, its time per micro-batch, feasibility and
+//               each stage's peak memory; `feasible`), and the split in the frameworks' own terms
+//               (`frameworks`, framework_export.h).
 #pragma once
 
 #include <string>
@@ -46,6 +48,7 @@ Json DeviceMapJson(const sim::Problem& problem, const sim::Placement& placement)
 // InvalidInput when the placement is not a pipeline of contiguous stages, or, under the throughput
 // objective (whose max-load model sends a CPU's tensors for free), has a CPU stage that is neither
 // the first nor the last.
-StatusOr<Json> StagesJson(const sim::Problem& problem, const sim::Placement& placement);
+StatusOr<Json> StagesJson(const sim::Problem& problem, const sim::Placement& placement,
+                          int microbatches = 8);
 
 }  // namespace dplace::io

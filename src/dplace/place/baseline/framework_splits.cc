@@ -8,12 +8,12 @@
 //   blocks      torchtitan's and PiPPy's equal blocks: the repeated blocks split evenly, what comes
 //               before the first block on the first stage, everything after a block with it.
 // A model's layers are its repeated blocks (the module path through its first index: "layers.3",
-// "vision.blocks.1") and the runs of other ops between them (embedding, final norm and head),
-// in program order; a model without indexed modules has one layer per unit. The stages are the
+// "vision.blocks.1") and the top-level modules beside them (embeddings, final norm, head), in
+// program order, as DeepSpeed's layer list has them; a model without indexed modules has one layer
+// per unit. The stages are the
 // accelerators (every device not of kind "cpu"; all devices when there is none), in order; a unit
 // no stage device may run goes to its fastest allowed device.
 #include <algorithm>
-#include <cctype>
 #include <map>
 
 #include "dplace/graph/modules.h"
@@ -29,27 +29,13 @@ struct Layer {
   double param_bytes = 0;
 };
 
-// "layers.3" from "layers.3.attn.q", "vision.blocks.1" from "vision.blocks.1.mlp.0"; "" when no
-// segment of the path is an index.
-std::string BlockOf(const std::string& module) {
-  for (size_t start = 0; start < module.size();) {
-    size_t end = module.find('.', start);
-    if (end == std::string::npos) end = module.size();
-    const bool index = end > start && std::all_of(module.begin() + static_cast<long>(start),
-                                                  module.begin() + static_cast<long>(end),
-                                                  [](char c) { return std::isdigit(c) != 0; });
-    if (index && start > 0) return module.substr(0, end);
-    start = end + 1;
-  }
-  return "";
-}
-
 std::vector<Layer> ModelLayers(const sim::Problem& p, const Units& units) {
   const graph::Graph& g = p.g();
   std::vector<Layer> layers;
+  std::vector<std::string> keys;  // per layer: its block, or its top-level module
   std::map<std::string, size_t> block_layer;
   bool any_block = false;
-  std::vector<std::string> block_of(units.size());
+  std::vector<std::string> module_of(units.size());
   for (UnitId u : units.ids()) {
     // The unit's module: that of its first forward op (backward and update ops follow it).
     const Unit& unit = units[u];
@@ -60,20 +46,33 @@ std::vector<Layer> ModelLayers(const sim::Problem& p, const Units& units) {
         break;
       }
     }
-    block_of[static_cast<size_t>(u.index())] = BlockOf(graph::OpModule(g.op(first)));
-    any_block = any_block || !block_of[static_cast<size_t>(u.index())].empty();
+    module_of[static_cast<size_t>(u.index())] = graph::OpModule(g.op(first));
+    any_block = any_block || !graph::BlockOf(module_of[static_cast<size_t>(u.index())]).empty();
   }
   for (UnitId u : units.ids()) {
-    const std::string& block = block_of[static_cast<size_t>(u.index())];
+    const std::string& module = module_of[static_cast<size_t>(u.index())];
+    const std::string block = graph::BlockOf(module);
     Layer* layer = nullptr;
     if (any_block && !block.empty()) {
       auto [it, added] = block_layer.try_emplace(block, layers.size());
-      if (added) layers.emplace_back().block = true;
+      if (added) {
+        layers.emplace_back().block = true;
+        keys.push_back(block);
+      }
       layer = &layers[it->second];
     } else {
-      // Without blocks every unit is a layer; with them, a run of other units is one.
-      const bool extend = any_block && !layers.empty() && !layers.back().block;
-      layer = extend ? &layers.back() : &layers.emplace_back();
+      // Without blocks every unit is a layer. With them, each top-level module beside the blocks
+      // is one (DeepSpeed's layer list: embeddings, final norm, head); the root's own ops join
+      // the layer before them.
+      const std::string key = module.substr(0, module.find('.'));
+      const bool extend = any_block && !layers.empty() && !layers.back().block &&
+                          (key.empty() || key == keys.back());
+      if (extend) {
+        layer = &layers.back();
+      } else {
+        layer = &layers.emplace_back();
+        keys.push_back(key);
+      }
     }
     layer->units.push_back(u);
     for (sim::OpId op : units[u].ops) layer->param_bytes += g.op(op).param_bytes;

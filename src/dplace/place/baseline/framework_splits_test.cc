@@ -1,0 +1,124 @@
+// The frameworks' default pipeline splits on a decoder-shaped chain, worked out by hand, and
+// the same split in the frameworks' own terms (io/framework_export.h).
+#include <gtest/gtest.h>
+
+#include "dplace/cost/cost_model.h"
+#include "dplace/graph/graph_builder.h"
+#include "dplace/io/framework_export.h"
+#include "dplace/place/baseline/baseline.h"
+#include "dplace/sim/test_problems.h"
+
+namespace dplace::place {
+namespace {
+
+// embed (100 parameter bytes) -> layers.0..3 (10 each, two ops per block) -> norm (0) -> head
+// (100), on two GPUs and a CPU.
+sim::Problem Decoder() {
+  graph::GraphBuilder b("decoder");
+  std::vector<std::pair<std::string, double>> ops = {{"/embed/Gather", 100}};
+  for (int i = 0; i < 4; ++i) {
+    const std::string block = "/layers." + std::to_string(i);
+    ops.emplace_back(block + "/attn/MatMul", 10);
+    ops.emplace_back(block + "/Add", 0);
+  }
+  ops.emplace_back("/norm/Mul", 0);
+  ops.emplace_back("/head/MatMul", 100);
+  graph::OpId prev{-1};
+  for (const auto& [name, params] : ops) {
+    const graph::OpId id = b.AddOp({.name = name, .flops = 1e6, .param_bytes = params}, {{64}});
+    if (prev >= 0) b.AddEdge(prev, 0, id);
+    prev = id;
+  }
+  hw::ClusterBuilder c("two_gpus");
+  c.AddDevice({.name = "gpu0", .kind = "gpu", .peak_flops = 1e12});
+  c.AddDevice({.name = "gpu1", .kind = "gpu", .peak_flops = 1e12});
+  c.AddDevice({.name = "cpu0", .kind = "cpu", .peak_flops = 1e11});
+  auto g = std::make_shared<const graph::Graph>(std::move(b.Build()).value());
+  auto cluster = std::make_shared<const hw::Cluster>(std::move(c.Build()).value());
+  return std::move(
+             sim::MakeProblem(g, cluster, sim::Objective::kThroughput, cost::RooflineCostModel()))
+      .value();
+}
+
+// The device of each op, as one string: "0" for gpu0, "1" for gpu1.
+std::string Split(std::unique_ptr<Placer> placer) {
+  const sim::Problem p = Decoder();
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  auto r = placer->Place(p, {.evaluator = evaluator.get()});
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  std::string out;
+  for (sim::DeviceId d : r->placement) out += std::to_string(d.value());
+  return out;
+}
+
+TEST(FrameworkSplitsTest, UniformDealsTheLayersInEqualCounts) {
+  // Layers: embed, layers.0-3, norm, head (7) over 2 stages: 4 and 3.
+  EXPECT_EQ(Split(MakeUniformSplitPlacer()),
+            "0"
+            "00"
+            "00"
+            "00"
+            "11"
+            "1"
+            "1");
+}
+
+TEST(FrameworkSplitsTest, ParametersBalancesParameterBytes) {
+  // embed + layers.0-1 = 120 bytes against layers.2-3 + norm + head = 120.
+  EXPECT_EQ(Split(MakeParametersSplitPlacer()),
+            "0"
+            "00"
+            "00"
+            "11"
+            "11"
+            "1"
+            "1");
+}
+
+TEST(FrameworkSplitsTest, BlocksSplitsTheBlocksEvenly) {
+  // Two blocks each; the embedding with the first stage, norm and head with the last.
+  EXPECT_EQ(Split(MakeBlocksSplitPlacer()),
+            "0"
+            "00"
+            "00"
+            "11"
+            "11"
+            "1"
+            "1");
+}
+
+TEST(FrameworkSplitsTest, TheSplitInEachFrameworksTerms) {
+  const sim::Problem p = Decoder();
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  auto r = MakeUniformSplitPlacer()->Place(p, {.evaluator = evaluator.get()});
+  ASSERT_TRUE(r.ok());
+  const Json f = io::FrameworkSplits(p, r->placement, {sim::DeviceId(0), sim::DeviceId(1)});
+  ASSERT_FALSE(f.contains("reason")) << f.dump();
+  EXPECT_EQ(f["block_list"], "layers");
+  // torch.distributed.pipelining: the first module of every later stage, split at its start.
+  EXPECT_EQ(f["torch_pipelining"]["split_spec"], Json({{"layers.3", "SplitPoint.BEGINNING"}}));
+  EXPECT_EQ(f["torchtitan"]["pipeline_parallel_split_points"], Json({"layers.3"}));
+  // DeepSpeed: the layer list and the boundaries of each stage's range of it.
+  EXPECT_EQ(f["deepspeed"]["layers"],
+            Json({"embed", "layers.0", "layers.1", "layers.2", "layers.3", "norm", "head"}));
+  EXPECT_EQ(f["deepspeed"]["parts"], Json({0, 4, 7}));
+  // Megatron: blocks on the first and last stage; the layout string with E and L.
+  EXPECT_EQ(f["megatron"]["num_layers_in_first_pipeline_stage"], 3);
+  EXPECT_EQ(f["megatron"]["num_layers_in_last_pipeline_stage"], 1);
+  EXPECT_EQ(f["megatron"]["pipeline_model_parallel_layout"], "Et*3|tL");
+  // vLLM: blocks per stage, comma-separated, summing to the number of blocks.
+  EXPECT_EQ(f["vllm"]["VLLM_PP_LAYER_PARTITION"], "3,1");
+}
+
+TEST(FrameworkSplitsTest, ASplitInsideABlockHasNoFrameworkTerms) {
+  const sim::Problem p = Decoder();
+  // layers.1's MatMul on gpu0, its Add on gpu1.
+  const sim::Placement cut = sim::OnDevices({0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1});
+  const Json f = io::FrameworkSplits(p, cut, {sim::DeviceId(0), sim::DeviceId(1)});
+  ASSERT_TRUE(f.contains("reason"));
+  EXPECT_NE(f["reason"].get<std::string>().find("block layers.1 is split"), std::string::npos)
+      << f.dump();
+}
+
+}  // namespace
+}  // namespace dplace::place
