@@ -117,6 +117,14 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
   auto problem =
       sim::MakeProblem(loaded.graph, cluster, objective, cost::RooflineCostModel(), missing);
   if (!problem.ok()) return problem.status().WithContext(name);
+  // A training step split into stages holds what 1F1B holds; the paper's files keep their op
+  // sizes (their optima are the paper's).
+  const bool training =
+      std::any_of(loaded.graph->ops().begin(), loaded.graph->ops().end(),
+                  [](const graph::Op& op) { return op.kind == graph::OpKind::kBackward; });
+  if (training && loaded.format != io::GraphFormat::kPaper) {
+    problem->stage_memory = sim::Problem::StageMemory::k1F1B;
+  }
   return std::make_shared<const sim::Problem>(std::move(problem).value());
 }
 

@@ -64,4 +64,49 @@ double OpFootprintBytes(const graph::Graph& g, OpId op) {
   return bytes;
 }
 
+double OpResidentBytes(const graph::Graph& g, OpId op) {
+  return g.op(op).param_bytes + g.op(op).scratch_bytes;
+}
+
+PerOp<double> HeldBytesPerOp(const graph::Graph& g) {
+  PerOp<double> held(g.ops().size(), 0);
+  std::vector<char> kept(static_cast<size_t>(g.num_tensors()), 0);
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
+    if (g.op(g.tensor(t).producer).kind != graph::OpKind::kForward) continue;
+    bool by_backward = false;
+    for (OpId c : g.Consumers(t))
+      by_backward = by_backward || g.op(c).kind != graph::OpKind::kForward;
+    if (!by_backward) continue;
+    graph::TensorId root = t;
+    while (root >= 0 && g.tensor(root).view) root = g.tensor(root).view_of;
+    if (root < 0 || kept[static_cast<size_t>(root.index())]) continue;
+    kept[static_cast<size_t>(root.index())] = 1;
+    held[g.tensor(root).producer] += g.tensor(root).bytes;
+  }
+  return held;
+}
+
+PerDevice<double> StageMemoryBytes(const Problem& p, const Placement& placement,
+                                   const PerOp<double>& footprint, const PerOp<double>& resident,
+                                   const PerOp<double>& held) {
+  PerDevice<double> memory(p.c().devices().size(), 0);
+  if (p.stage_memory == Problem::StageMemory::kOpSizes) {
+    for (OpId op{0}; op < p.num_ops(); ++op) memory[placement[op]] += footprint[op];
+    return memory;
+  }
+  PerDevice<double> held_on(p.c().devices().size(), 0);
+  PerDevice<int> position(p.c().devices().size(), -1);
+  int stages = 0;
+  for (OpId op : p.g().TopologicalOrder()) {
+    const DeviceId d = placement[op];
+    memory[d] += resident[op];
+    held_on[d] += held[op];
+    if (position[d] < 0 && p.g().op(op).kind == graph::OpKind::kForward) position[d] = stages++;
+  }
+  for (DeviceId d : p.c().device_ids()) {
+    if (position[d] >= 0) memory[d] += (stages - position[d]) * held_on[d];
+  }
+  return memory;
+}
+
 }  // namespace dplace::sim

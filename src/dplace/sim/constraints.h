@@ -26,4 +26,21 @@ std::string FindMemoryViolation(const Problem& problem, const PerDevice<DeviceRe
 // size).
 double OpFootprintBytes(const graph::Graph& g, OpId op);
 
+// Memory of an op that stays for the whole step: parameters (weights, gradients, optimiser state)
+// and scratch.
+double OpResidentBytes(const graph::Graph& g, OpId op);
+
+// Per op, the bytes a pipeline stage holds for each micro-batch in flight because of it: the
+// forward tensors it made (the base of a view) that a backward op keeps, each storage once. The
+// stage's tensors sent and received are left out (they depend on the split): a stage holds these
+// plus its boundary tensors (pipeline_sim.h's HeldPerMicrobatch).
+PerOp<double> HeldBytesPerOp(const graph::Graph& g);
+
+// The memory of each device under `placement` as Problem::stage_memory counts it, given each op's
+// OpFootprintBytes, OpResidentBytes and HeldBytesPerOp; under 1F1B the stages are the devices that
+// hold ops in the order of their first forward op, S - s micro-batches in flight on stage s.
+PerDevice<double> StageMemoryBytes(const Problem& problem, const Placement& placement,
+                                   const PerOp<double>& footprint, const PerOp<double>& resident,
+                                   const PerOp<double>& held);
+
 }  // namespace dplace::sim

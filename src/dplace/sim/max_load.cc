@@ -19,9 +19,12 @@ MaxLoadEvaluator::MaxLoadEvaluator(const Problem& problem, MaxLoadOptions option
   stamp_.resize(n);
   for (DeviceId d : problem.c().device_ids()) op_times_.push_back(problem.costs.OpTimes(d));
   footprint_.resize(problem.g().ops().size());
+  resident_.resize(problem.g().ops().size());
   for (OpId i{0}; i < problem.num_ops(); ++i) {
     footprint_[i] = OpFootprintBytes(problem.g(), i);
+    resident_[i] = OpResidentBytes(problem.g(), i);
   }
+  held_ = HeldBytesPerOp(problem.g());
 }
 
 double MaxLoadEvaluator::Value(const Placement& placement) {
@@ -66,13 +69,9 @@ Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
   e.objective = Objective::kThroughput;
   e.value = Value(placement);
   e.lower_bound = problem_.lower_bound;
-  std::fill(memory_.begin(), memory_.end(), 0.0);
+  memory_ = StageMemoryBytes(problem_, placement, footprint_, resident_, held_);
   e.devices.resize(compute_.size());
-  for (OpId i{0}; i < problem_.num_ops(); ++i) {
-    const DeviceId d = placement[i];
-    memory_[d] += footprint_[i];
-    ++e.devices[d].ops;
-  }
+  for (OpId i{0}; i < problem_.num_ops(); ++i) ++e.devices[placement[i]].ops;
   for (DeviceId d : compute_.ids()) {
     DeviceReport& r = e.devices[d];
     r.busy_s = compute_[d];

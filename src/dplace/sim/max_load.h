@@ -5,7 +5,8 @@
 //             destinations; in the paper's setting every destination costs the same)
 //           + Σ over tensors d receives: the transfer cost, once per (tensor, destination device);
 // devices of kind "cpu" pay no communication (the paper's host CPU). Value = max over devices.
-// Memory: Σ op footprint (parameters + scratch + outputs) per device ≤ its capacity.
+// Memory per device ≤ its capacity, as Problem::stage_memory counts it: Σ op footprint (parameters
+// + scratch + outputs, the paper's op sizes), or 1F1B's stage memory (constraints.h).
 #pragma once
 
 #include <string>
@@ -38,9 +39,9 @@ class MaxLoadEvaluator {
   MaxLoadOptions options_;
   IdVector<DeviceId, char> pays_;  // 1 when the device pays communication
   IdVector<DeviceId, double> compute_, comm_, memory_;
-  IdVector<DeviceId, graph::TensorId> stamp_;  // the last tensor counted as received there
-  IdVector<OpId, double> footprint_;
-  IdVector<DeviceId, const double*> op_times_;  // op times indexed by OpId
+  IdVector<DeviceId, graph::TensorId> stamp_;           // the last tensor counted as received there
+  IdVector<OpId, double> footprint_, resident_, held_;  // per op: constraints.h
+  IdVector<DeviceId, const double*> op_times_;          // op times indexed by OpId
 };
 
 }  // namespace dplace::sim

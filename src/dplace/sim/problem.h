@@ -66,6 +66,12 @@ struct Problem {
   // How the step simulator models transfers (objective step only; step_model.h). MakeProblem
   // gives the default; variants.h makes problems with others.
   StepModel step_model;
+  // How the throughput objective and the exact placers count a device's memory (objectives
+  // throughput and latency). The paper's rule, every op's parameters and outputs (op sizes), or
+  // 1F1B's: what is resident for the step plus, per micro-batch in flight on the stage (S - s on
+  // stage s of S), what backward keeps of the stage's forward (constraints.h). MakeProblem gives
+  // op sizes; the run service gives 1F1B to the training graphs it expands.
+  enum class StageMemory { kOpSizes, k1F1B } stage_memory = StageMemory::kOpSizes;
 
   const graph::Graph& g() const { return *graph; }
   const hw::Cluster& c() const { return *cluster; }

@@ -281,6 +281,10 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.accel_s.assign(n, 0);
   m.cpu_s.assign(n, 0);
   m.bytes.assign(n, 0);
+  m.resident.assign(n, 0);
+  m.held.assign(n, 0);
+  m.pipeline_memory = p.stage_memory == sim::Problem::StageMemory::k1F1B;
+  const sim::PerOp<double> held = sim::HeldBytesPerOp(g);
   m.accel_ok.assign(n, 1);
   m.cpu_ok.assign(n, 1);
   sim::PerOp<int>& unit_of_op = m.unit_of_op;
@@ -291,6 +295,8 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
     const auto x = static_cast<size_t>(unit);
     m.unit_ops[x].push_back(op);
     m.bytes[x] += sim::OpFootprintBytes(g, op);
+    m.resident[x] += sim::OpResidentBytes(g, op);
+    m.held[x] += held[op];
     if (!m.accelerators.empty()) {
       m.accel_s[x] += p.costs.OpTime(op, m.accelerators[0]);
       if (!p.Allowed(op, m.accelerators[0])) m.accel_ok[x] = 0;
@@ -354,7 +360,7 @@ void UnitSetLoad::Reset(const std::vector<char>* fixed) {
     std::fill(inside_consumers_.begin(), inside_consumers_.end(), 0);
     size_ = 0;
   }
-  accel_s = cpu_s = bytes = comm = fixed_comm = 0;
+  accel_s = cpu_s = bytes = resident = held = comm = fixed_comm = 0;
   not_accel = not_cpu = 0;
 }
 
@@ -383,6 +389,8 @@ void UnitSetLoad::Toggle(int unit, double sign) {
   accel_s += sign * m_.accel_s[x];
   cpu_s += sign * m_.cpu_s[x];
   bytes += sign * m_.bytes[x];
+  resident += sign * m_.resident[x];
+  held += sign * m_.held[x];
   not_accel += (m_.accel_ok[x] ? 0 : 1) * static_cast<int>(sign);
   not_cpu += (m_.cpu_ok[x] ? 0 : 1) * static_cast<int>(sign);
 }

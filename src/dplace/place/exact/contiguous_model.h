@@ -30,6 +30,10 @@ struct ContiguousModel {
   sim::PerOp<int> unit_of_op;
   std::vector<std::vector<int>> preds;  // forward DAG over units, units numbered topologically
   std::vector<double> accel_s, cpu_s, bytes;
+  // With Problem::StageMemory::k1F1B: per unit, what stays for the step and what a stage holds per
+  // micro-batch in flight (constraints.h); a stage's memory is then resident + in-flight x held.
+  std::vector<double> resident, held;
+  bool pipeline_memory = false;
   std::vector<char> accel_ok, cpu_ok;  // every op of the unit may run there
   std::vector<Tensor> tensors;         // tensors with at least one consumer in another unit
   std::vector<std::vector<int>> produced, consumed;  // per unit: indices into `tensors`
@@ -55,7 +59,12 @@ class UnitSetLoad {
   void Add(int unit);
   void Undo(int unit);  // must be the unit added last
 
-  double accel_s = 0, cpu_s = 0, bytes = 0;
+  // Memory of the set as a stage with `in_flight` micro-batches in flight (op sizes: `bytes`).
+  double MemoryAt(int in_flight) const {
+    return m_.pipeline_memory ? resident + in_flight * held : bytes;
+  }
+
+  double accel_s = 0, cpu_s = 0, bytes = 0, resident = 0, held = 0;
   double comm = 0;                 // every crossing tensor
   double fixed_comm = 0;           // crossing tensors produced by fixed units (monotone under Add)
   int not_accel = 0, not_cpu = 0;  // units in the set that may not run there
