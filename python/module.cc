@@ -9,14 +9,15 @@
 
 #include "convert.h"
 #include "dplace/base/file_util.h"
-#include "dplace/cli/common.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
 #include "dplace/io/plan_export.h"
 #include "dplace/registry/registry.h"
+#include "dplace/report/outputs.h"
 #include "dplace/report/result_json.h"
 #include "dplace/report/table.h"
+#include "dplace/run/decide.h"
 #include "dplace/run/load.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/pipeline_sim.h"
@@ -60,7 +61,7 @@ std::shared_ptr<PyGraph> LoadGraph(const py::handle& src, bool training, bool fr
   }
   auto out = std::make_shared<PyGraph>();
   out->source = spec.path;
-  out->loaded = Unwrap(cli::GraphFromFlags(spec));
+  out->loaded = Unwrap(run::LoadGraphFile(spec));
   return out;
 }
 
@@ -101,13 +102,13 @@ place::PlacerOptions ParseOptions(const py::object& options) {
 
 // The run's budgets and options; `robust` is the CLI's --robust K, --robust-objective, ... .
 run::RunRequest MakeRequest(const py::object& options, uint64_t seed, double time_limit,
-                            int64_t evaluations, int coarsen, const cli::RobustFlags& robust) {
+                            int64_t evaluations, int coarsen, const run::RobustSpec& robust) {
   if (!(time_limit >= 0 && time_limit <= 1e6)) {
     throw Error("time_limit: must be between 0 and 1e6 seconds");
   }
   if (evaluations < 0) throw Error("evaluations: must not be negative");
   if (coarsen < 0) throw Error("coarsen: must not be negative");
-  const auto [robust_options, optimise] = Unwrap(cli::RobustFromFlags(robust));
+  const auto [robust_options, optimise] = Unwrap(run::RobustFromSpec(robust));
   return {.options = ParseOptions(options),
           .seed = seed,
           .limits = {.evaluations = evaluations, .seconds = time_limit},
@@ -117,19 +118,11 @@ run::RunRequest MakeRequest(const py::object& options, uint64_t seed, double tim
 }
 
 std::vector<std::string> PlacerList(const py::object& placers, sim::Objective objective) {
-  std::vector<std::string> names;
-  if (placers.is_none() ||
-      (py::isinstance<py::str>(placers) && placers.cast<std::string>() == "all")) {
-    for (const place::PlacerEntry& e : place::Placers()) {
-      if (e.traits.family != place::Family::kMeta && e.traits.Supports(objective)) {
-        names.emplace_back(e.name);
-      }
-    }
-  } else if (py::isinstance<py::str>(placers)) {
-    names.push_back(placers.cast<std::string>());
-  } else {
-    names = StringList(placers, "placers");
+  if (placers.is_none()) return Unwrap(run::PlacerNames("all", objective, "placers"));
+  if (py::isinstance<py::str>(placers)) {
+    return Unwrap(run::PlacerNames(placers.cast<std::string>(), objective, "placers"));
   }
+  std::vector<std::string> names = StringList(placers, "placers");
   if (names.empty()) throw Error("placers: no placer named");
   for (const std::string& n : names)
     ThrowIfError(place::FindPlacer(n).status().WithContext("placer"));
@@ -138,9 +131,10 @@ std::vector<std::string> PlacerList(const py::object& placers, sim::Objective ob
 
 std::vector<PyResult> PlaceAll(const PyProblem& p, const py::object& placers,
                                const py::object& options, uint64_t seed, double time_limit,
-                               int64_t evaluations, const py::object& start, int coarsen,
-                               int robust, const std::string& robust_objective,
-                               uint64_t robust_seed, double robust_spread) {
+                               double total_time_limit, int64_t evaluations,
+                               const py::object& start, int coarsen, int robust,
+                               const std::string& robust_objective, uint64_t robust_seed,
+                               double robust_spread) {
   const std::vector<std::string> names = PlacerList(placers, p.problem->objective);
   run::RunRequest request = MakeRequest(options, seed, time_limit, evaluations, coarsen,
                                         {.variants = robust,
@@ -155,23 +149,14 @@ std::vector<PyResult> PlaceAll(const PyProblem& p, const py::object& placers,
     start_placement = PlacementOf(*p.problem, start);
     request.start = &start_placement;
   }
-  std::vector<run::PlacerResult> results;
+  StatusOr<std::vector<run::PlacerResult>> results = InvalidInput("not run");
   {
     py::gil_scoped_release release;
-    for (const std::string& name : names) {
-      run::RunRequest one = request;
-      one.placer = name;
-      auto r = run::Run(p.problem, one);
-      if (!r.ok()) {
-        py::gil_scoped_acquire acquire;
-        ThrowIfError(r.status());
-      }
-      results.push_back(std::move(r).value());
-    }
+    results = run::RunAll(p.problem, request, names, total_time_limit);
   }
-  run::ShareBestLowerBound(&results);
+  ThrowIfError(results.status());
   std::vector<PyResult> out;
-  for (run::PlacerResult& r : results) out.push_back({p.problem, std::move(r)});
+  for (run::PlacerResult& r : *results) out.push_back({p.problem, std::move(r)});
   return out;
 }
 
@@ -192,16 +177,6 @@ std::vector<run::PlacerResult> Plain(const std::vector<PyResult>& results,
   }
   if (out.empty()) throw Error("results: none given");
   return out;
-}
-
-int BestOf(const std::vector<run::PlacerResult>& results) {
-  int best = 0;
-  for (int i = 1; i < static_cast<int>(results.size()); ++i) {
-    const sim::Evaluation& a = results[static_cast<size_t>(i)].evaluation;
-    const sim::Evaluation& b = results[static_cast<size_t>(best)].evaluation;
-    if ((a.feasible && !b.feasible) || (a.feasible == b.feasible && a.value < b.value)) best = i;
-  }
-  return best;
 }
 
 py::list DeviceReports(const sim::Problem& problem, const sim::Evaluation& e) {
@@ -250,7 +225,11 @@ void BindTypes(py::module_& m) {
           "The ops' names, in id order.")
       .def(
           "to_json",
-          [](const PyGraph& g) { return FromJson(io::WriteDplaceGraph(*g.loaded.graph)); },
+          [](const PyGraph& g) {
+            Json j = io::WriteDplaceGraph(*g.loaded.graph);
+            if (g.loaded.batch > 0) j["batch"] = g.loaded.batch;
+            return FromJson(j);
+          },
           "The graph as a dplace-graph/1 dict (every field; load_graph reads it back).")
       .def("__repr__", [](const PyGraph& g) {
         return "<dplace.Graph '" + g.loaded.graph->name() + "' (" +
@@ -385,8 +364,9 @@ void BindFunctions(py::module_& m) {
   });
   m.def("place_all", &PlaceAll, py::arg("problem"), py::arg("placers") = py::none(), py::kw_only(),
         py::arg("options") = py::none(), py::arg("seed") = 1, py::arg("time_limit") = 0.0,
-        py::arg("evaluations") = 0, py::arg("start") = py::none(), py::arg("coarsen") = 2000,
-        py::arg("robust") = 0, py::arg("robust_objective") = "", py::arg("robust_seed") = 1,
+        py::arg("total_time_limit") = 0.0, py::arg("evaluations") = 0,
+        py::arg("start") = py::none(), py::arg("coarsen") = 2000, py::arg("robust") = 0,
+        py::arg("robust_objective") = "", py::arg("robust_seed") = 1,
         py::arg("robust_spread") = 0.1);
   m.def("simulate", &Simulate, py::arg("problem"), py::arg("plan"));
   m.def(
@@ -428,10 +408,38 @@ void BindFunctions(py::module_& m) {
       py::arg("problem"), py::arg("plan"), py::arg("schedule") = "1f1b",
       py::arg("microbatches") = 4);
   m.def(
+      "deploy",
+      [](const PyProblem& p, const std::vector<PyResult>& results, double tolerance) {
+        if (!(tolerance >= 0 && tolerance <= 1)) throw Error("tolerance: must be between 0 and 1");
+        std::vector<run::PlacerResult> plain = Plain(results, *p.problem);
+        std::vector<std::string> lines;
+        const int chosen = run::DeployIndex(p.problem, tolerance, &plain, &lines);
+        return py::make_tuple(PyResult{p.problem, plain[static_cast<size_t>(chosen)]}, lines);
+      },
+      py::arg("problem"), py::arg("results"), py::arg("tolerance") = 0.01,
+      "The plan `place` writes: among the feasible results within `tolerance` of the best, the "
+      "one on the fewest devices, then with the fewest bytes crossing (its placement tidied where "
+      "that stays within it); returns (Result, lines to read about the choice).");
+  m.def(
+      "fit_report",
+      [](const PyProblem& p, int64_t batch, const py::object& plan) {
+        if (batch < 0) throw Error("batch: must not be negative");
+        const int64_t b = batch > 0 ? batch : p.graph->loaded.batch;
+        if (plan.is_none()) return report::FitLines(*p.problem, b);
+        const sim::Placement placement = PlacementOf(*p.problem, plan);
+        const sim::Evaluation e = sim::MakeEvaluator(p.problem)->Evaluate(placement);
+        return report::FitLines(*p.problem, b, &placement, e.value);
+      },
+      py::arg("problem"), py::arg("batch") = 0, py::arg("plan") = py::none(),
+      "The lines `info --cluster` and `place` print: whether the step fits one device of each "
+      "kind (weights, gradients, optimiser state, activations), the largest batch that would, "
+      "what data parallelism gives per sample, and with a plan its time per sample. batch 0: the "
+      "graph's own.");
+  m.def(
       "table",
       [](const PyProblem& p, const std::vector<PyResult>& results) {
         const std::vector<run::PlacerResult> plain = Plain(results, *p.problem);
-        const int best = BestOf(plain);
+        const int best = run::BestIndex(plain);
         return report::ComparisonTable(*p.problem, plain, best) +
                "\nbest: " + plain[static_cast<size_t>(best)].placer + "\n" +
                report::DeviceTable(*p.problem, plain[static_cast<size_t>(best)].evaluation);
@@ -451,13 +459,13 @@ void BindFunctions(py::module_& m) {
           throw Error("format: '" + format + "' is not plan or paper-split");
         }
         Plain({r}, *p.problem);
-        Write(path, cli::PlanFileContent(format, *p.problem, r.result));
+        Write(path, report::PlanFileContent(format, *p.problem, r.result));
       },
       py::arg("path"), py::arg("problem"), py::arg("result"), py::arg("format") = "plan");
   m.def(
       "write_trace",
       [](const std::string& path, const PyProblem& p, const py::handle& plan) {
-        Write(path, cli::TraceFileContent(*p.problem, PlacementOf(*p.problem, plan)));
+        Write(path, report::TraceFileContent(*p.problem, PlacementOf(*p.problem, plan)));
       },
       py::arg("path"), py::arg("problem"), py::arg("plan"));
   m.def(
@@ -470,7 +478,7 @@ void BindFunctions(py::module_& m) {
       "write_report",
       [](const std::string& path, const PyProblem& p, const std::vector<PyResult>& results) {
         const std::vector<run::PlacerResult> plain = Plain(results, *p.problem);
-        Write(path, report::ResultsJson(*p.problem, plain, BestOf(plain)).dump(2) + "\n");
+        Write(path, report::ResultsJson(*p.problem, plain, run::BestIndex(plain)).dump(2) + "\n");
       },
       py::arg("path"), py::arg("problem"), py::arg("results"));
 }

@@ -25,7 +25,9 @@ from ._dplace import (  # noqa: F401  (re-exported)
     Graph,
     Problem,
     Result,
+    deploy,
     device_map,
+    fit_report,
     load_cluster,
     load_graph,
     pipeline,
@@ -41,7 +43,8 @@ from ._dplace import (  # noqa: F401  (re-exported)
 from . import _dplace
 
 __all__ = [
-    "Cluster", "Error", "Graph", "Problem", "Result", "device_map", "load_cluster", "load_graph",
+    "Cluster", "Error", "Graph", "Problem", "Result", "deploy", "device_map", "fit_report",
+    "load_cluster", "load_graph",
     "load_problem", "pipeline", "place", "place_all", "placers", "presets", "simulate", "table",
     "write_device_map", "write_plan", "write_report", "write_trace",
 ]
@@ -70,25 +73,29 @@ def load_problem(graph: Union[PathLike, Mapping[str, Any], Graph],
 
 def place_all(problem: Problem, placers: Union[str, Iterable[str], None] = None, *,
               options: Union[Mapping[str, Any], Sequence[str], None] = None, seed: int = 1,
-              time_limit: float = 0.0, evaluations: int = 0, start: Any = None,
-              coarsen: int = 2000, robust: int = 0, robust_objective: str = "",
-              robust_seed: int = 1, robust_spread: float = 0.1) -> list:
+              time_limit: float = 0.0, total_time_limit: float = 0.0, evaluations: int = 0,
+              start: Any = None, coarsen: int = 2000, robust: int = 0,
+              robust_objective: str = "", robust_seed: int = 1,
+              robust_spread: float = 0.1) -> list:
     """Runs each placer (a name, a list, or None/"all": every placer of the objective).
 
     ``options`` are the command line's ``--opt`` values, ``{"mcmc.chains": 2}`` or
     ``["mcmc.chains=2"]``; ``time_limit`` (seconds) and ``evaluations`` bound each placer (0: its
-    own default); ``start`` is a plan the searches begin from (``--plan``); ``robust`` K judges
+    own default); ``total_time_limit`` (seconds, 0: none) is shared by all of them as the command
+    line's ``--total-time-limit`` shares it (the time left over the placers left); ``start`` is a plan the searches begin from (``--plan``); ``robust`` K judges
     every placement also on K seeded variants of the step model (``--robust``, with
     ``--robust-objective worst|median|qQ`` making the searches minimise that, ``--robust-seed``,
     ``--robust-spread``; docs/fidelity.md): ``Result.robust`` then has the values. Returns one
-    :class:`Result` per placer, in order, each with the best lower bound any of them proved.
+    :class:`Result` per placer, in order, each with the best lower bound any of them proved;
+    :func:`deploy` picks the plan ``dplace place`` would write.
     """
     if isinstance(placers, str) and placers != "all":
         placers = [placers]
     elif placers is not None and not isinstance(placers, str):
         placers = list(placers)
     return _dplace.place_all(problem, placers, options=_options(options), seed=seed,
-                             time_limit=time_limit, evaluations=evaluations, start=start,
+                             time_limit=time_limit, total_time_limit=total_time_limit,
+                             evaluations=evaluations, start=start,
                              coarsen=coarsen, robust=robust, robust_objective=robust_objective,
                              robust_seed=robust_seed, robust_spread=robust_spread)
 

@@ -1,7 +1,7 @@
 """Type stubs of the extension dplace._dplace (the run service; see the dplace package)."""
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -116,8 +116,8 @@ def presets() -> List[str]: ...
 def placers() -> List[Dict[str, Any]]:
     """Every placer: name, description, family, objectives."""
 def place_all(problem: Problem, placers: Optional[List[str]] = None, *, options: Any = None,
-              seed: int = 1, time_limit: float = 0.0, evaluations: int = 0,
-              start: Optional[Plan] = None, coarsen: int = 2000, robust: int = 0,
+              seed: int = 1, time_limit: float = 0.0, total_time_limit: float = 0.0,
+              evaluations: int = 0, start: Optional[Plan] = None, coarsen: int = 2000, robust: int = 0,
               robust_objective: str = "", robust_seed: int = 1,
               robust_spread: float = 0.1) -> List[Result]: ...
 def simulate(problem: Problem, plan: Plan) -> Result:
@@ -126,6 +126,11 @@ def pipeline(problem: Problem, plan: Plan, schedule: str = "1f1b",
              microbatches: int = 4) -> Dict[str, Any]:
     """GPipe or 1F1B over the plan's stages: makespan_s, time_per_microbatch_s, bubble_fraction,
     feasible, reason, stages."""
+def deploy(problem: Problem, results: Sequence[Result], tolerance: float = 0.01) -> Tuple[Result, List[str]]:
+    """The plan `dplace place` writes (the tolerance rule) and the lines to read about the choice."""
+def fit_report(problem: Problem, batch: int = 0, plan: Optional[Plan] = None) -> List[str]:
+    """Whether the step fits one device of each kind, the largest batch that would, what data
+    parallelism gives, and with a plan its time per sample (`info --cluster`'s lines)."""
 def table(problem: Problem, results: Sequence[Result]) -> str:
     """The comparison table and the best result's device table, as `dplace place` prints them."""
 def device_map(problem: Problem, plan: Plan) -> Dict[str, Any]:

@@ -83,6 +83,9 @@ def check(model, example_inputs, cluster, training, placements, warmup, repeat, 
             rows.append(_row(f"model on {prof.kind}", "step", one.value, prof.step_s))
     if placements is None:
         placements = {"one device": {op: devices[0][0] for op in names}}
+    if not isinstance(placements, dict):
+        raise TypeError("placements must be a dict {label: plan or placer name}, not "
+                        f"{type(placements).__name__}")
     for label, plan in placements.items():
         if isinstance(plan, str) and not plan.endswith(".json"):
             plan = core.place(problem, placer=plan)

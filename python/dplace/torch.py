@@ -69,7 +69,13 @@ def graph_dict(model, example_inputs, name=None, training=False, leaves=()):
     gm = tg.trace(model, leaves)
     tg.propagate_shapes(gm, example_inputs)
     saved = tg.record_saved(gm, example_inputs)
-    return tg.build_graph(gm, name or type(model).__name__, training, saved).doc
+    doc = tg.build_graph(gm, name or type(model).__name__, training, saved).doc
+    # The batch: the first dimension of the first tensor input (the fit report's largest batch
+    # and data-parallel lines need it).
+    first = next((x for x in example_inputs if hasattr(x, "shape") and len(x.shape) > 0), None)
+    if first is not None and first.shape[0] > 0:
+        doc["batch"] = int(first.shape[0])
+    return doc
 
 
 def from_module(model, example_inputs, training=False, name=None, profile=None, leaves=()):

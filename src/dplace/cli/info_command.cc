@@ -42,7 +42,9 @@ Status RunInfo(const InfoFlags& flags) {
   for (const auto& [kind, count] : by_kind) std::cout << ", " << kind << " " << count;
   std::cout << "\n  edges: " << g.edges().size() << "\n  co-location groups: " << g.groups().size()
             << "\n  FLOPs: " << g.TotalFlops()
-            << "\n  parameters: " << FormatBytes(g.TotalParamBytes())
+            << (flags.graph.training ? "\n  weights, gradients and optimiser state: "
+                                     : "\n  parameters: ")
+            << FormatBytes(g.TotalParamBytes())
             << "\n  activations (outputs): " << FormatBytes(g.TotalOutputBytes())
             << "\n  activations kept for backward (training): " << FormatBytes(saved_bytes) << "\n";
   std::vector<std::pair<double, std::string>> top;

@@ -17,109 +17,6 @@
 namespace dplace::cli {
 namespace {
 
-// `all` means every placer that supports the objective; `portfolio` is left out (a meta placer:
-// it would run them all again).
-StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, sim::Objective objective,
-                                               const std::string& flag = "--placer") {
-  std::vector<std::string> names;
-  if (spec == "all") {
-    for (const place::PlacerEntry& e : place::Placers()) {
-      if (e.traits.family == place::Family::kMeta || !e.traits.Supports(objective)) continue;
-      names.emplace_back(e.name);
-    }
-    return names;
-  }
-  std::stringstream ss(spec);
-  std::string name;
-  while (std::getline(ss, name, ',')) {
-    if (name.empty()) continue;
-    DPLACE_RETURN_IF_ERROR(place::FindPlacer(name).status().WithContext(flag));
-    names.push_back(name);
-  }
-  if (names.empty()) return InvalidInput(flag + ": no placer named");
-  return names;
-}
-
-// How results rank: by the robust value where the searches minimised it (feasible on the problem
-// and on every variant first), else by the problem's own value.
-place::Score RankScore(const run::PlacerResult& r) {
-  if (!r.robust_optimised || !r.robust) return place::ScoreOf(r.evaluation);
-  return {r.evaluation.feasible && r.robust->feasible, r.robust->value};
-}
-
-// Best result: feasible first, then the smaller value; ties keep the earlier placer.
-int BestIndex(const std::vector<run::PlacerResult>& results) {
-  int best = 0;
-  for (int i = 1; i < static_cast<int>(results.size()); ++i) {
-    if (RankScore(results[static_cast<size_t>(i)]) <
-        RankScore(results[static_cast<size_t>(best)])) {
-      best = i;
-    }
-  }
-  return best;
-}
-
-// The plan to deploy (place/deploy.h): among the feasible results within `tolerance` of the best,
-// the one on the fewest devices, then with the fewest bytes crossing, then the smallest value.
-// Each candidate is first tidied (ops without work follow their neighbours) where the tidied plan
-// is still within the tolerance. Where one device of some kind is within it, `lines` says so (the
-// `single` placer, when it ran, is then a candidate on one device).
-// `lines` gets what the user should read about the choice. Where the searches minimised the robust
-// value, the best by it is the plan (the tolerance weighs the problem's own value only).
-int DeployIndex(const std::shared_ptr<const sim::Problem>& shared, double tolerance,
-                std::vector<run::PlacerResult>* results, std::vector<std::string>* lines) {
-  const int best = BestIndex(*results);
-  const sim::Evaluation& top = (*results)[static_cast<size_t>(best)].evaluation;
-  if (!top.feasible || (*results)[static_cast<size_t>(best)].robust_optimised) return best;
-  const double limit = top.value * (1 + tolerance);
-  const sim::Problem& problem = *shared;
-  const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(shared);
-  auto percent = [&](double value) {
-    return dplace::FormatPercent(top.value > 0 ? value / top.value - 1 : 0);
-  };
-  // One device of each kind, where every op may run there.
-  std::set<std::string> kinds_seen;
-  for (sim::DeviceId d{0}; d < problem.num_devices(); ++d) {
-    const std::string& kind = problem.c().device(d).kind;
-    if (!kinds_seen.insert(kind).second) continue;
-    sim::Placement one(problem.g().ops().size(), d);
-    sim::Evaluation e = evaluator->Evaluate(one);
-    if (!e.feasible || e.value > limit) continue;
-    if (place::DevicesUsed(problem, (*results)[static_cast<size_t>(best)].placement) <= 1) break;
-    lines->push_back("one device is within " + percent(e.value) + " of the best: use one " + kind);
-    break;
-  }
-  int chosen = best;
-  auto rank = [&](const run::PlacerResult& r) {
-    return std::make_tuple(place::DevicesUsed(problem, r.placement),
-                           place::BytesCrossing(problem, r.placement), r.evaluation.value);
-  };
-  for (size_t i = 0; i < results->size(); ++i) {
-    run::PlacerResult& r = (*results)[i];
-    if (!r.evaluation.feasible || r.evaluation.value > limit) continue;
-    sim::Placement tidy = place::FollowNeighbours(problem, r.placement);
-    if (tidy != r.placement) {
-      sim::Evaluation e = evaluator->Evaluate(tidy);
-      if (e.feasible && e.value <= limit && rank({.placement = tidy, .evaluation = e}) < rank(r)) {
-        e.lower_bound = r.evaluation.lower_bound;
-        r.placement = std::move(tidy);
-        r.evaluation = std::move(e);
-        r.note +=
-            std::string(r.note.empty() ? "" : "; ") + "ops without work follow their neighbours";
-      }
-    }
-    if (rank(r) < rank((*results)[static_cast<size_t>(chosen)])) chosen = static_cast<int>(i);
-  }
-  if (chosen != best) {
-    const run::PlacerResult& c = (*results)[static_cast<size_t>(chosen)];
-    lines->push_back("written: " + c.placer + ", on " +
-                     std::to_string(place::DevicesUsed(problem, c.placement)) + " devices, " +
-                     percent(c.evaluation.value) + " from the best (--tolerance " +
-                     dplace::FormatPercent(tolerance) + ")");
-  }
-  return chosen;
-}
-
 // Stages of the plan written, or, when it is not a pipeline of contiguous stages, of the best
 // result that is (the `contiguous` placer's, run now if no result is), with a note on stderr: the
 // search is not thrown away for want of a contiguous plan.
@@ -195,12 +92,12 @@ Status RunPlace(const PlaceFlags& flags) {
     DPLACE_ASSIGN_OR_RETURN(plan, io::LoadPlan(flags.plan, problem.g(), problem.c()));
   }
   DPLACE_ASSIGN_OR_RETURN(std::vector<std::string> names,
-                          PlacerNames(flags.placers, problem.objective));
+                          run::PlacerNames(flags.placers, problem.objective, "--placer"));
   DPLACE_ASSIGN_OR_RETURN(place::PlacerOptions placer_options,
                           place::ParseOptionSpecs(flags.options));
   if (!flags.portfolio.empty()) {
     DPLACE_ASSIGN_OR_RETURN(auto members,
-                            PlacerNames(flags.portfolio, problem.objective, "--portfolio"));
+                            run::PlacerNames(flags.portfolio, problem.objective, "--portfolio"));
     std::string list;
     for (const std::string& m : members) list += (list.empty() ? "" : ",") + m;
     placer_options["portfolio"]["members"] = list;
@@ -210,7 +107,6 @@ Status RunPlace(const PlaceFlags& flags) {
     DPLACE_RETURN_IF_ERROR(place::MakePlacer(name, placer_options).status().WithContext("--opt"));
   }
 
-  std::vector<run::PlacerResult> results;
   const run::RunRequest request{
       .options = placer_options,
       .seed = flags.seed,
@@ -222,27 +118,13 @@ Status RunPlace(const PlaceFlags& flags) {
   if (!(flags.total_time_limit_s >= 0 && flags.total_time_limit_s <= kMaxSeconds)) {
     return InvalidInput("--total-time-limit: must be between 0 and 1e6 seconds");
   }
-  const auto started = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < names.size(); ++i) {
-    run::RunRequest share = request;
-    share.placer = names[i];
-    if (flags.total_time_limit_s > 0) {
-      const double spent =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const double fair = std::max(
-          0.05, (flags.total_time_limit_s - spent) / static_cast<double>(names.size() - i));
-      share.limits.seconds =
-          request.limits.seconds > 0 ? std::min(request.limits.seconds, fair) : fair;
-    }
-    DPLACE_ASSIGN_OR_RETURN(run::PlacerResult r, run::Run(lp.problem, share));
-    results.push_back(std::move(r));
-  }
-  run::ShareBestLowerBound(&results);
+  DPLACE_ASSIGN_OR_RETURN(std::vector<run::PlacerResult> results,
+                          run::RunAll(lp.problem, request, names, flags.total_time_limit_s));
   if (!(flags.tolerance >= 0 && flags.tolerance <= 1)) {
     return InvalidInput("--tolerance: must be between 0 and 1");
   }
   std::vector<std::string> deploy_lines;
-  const int best = DeployIndex(lp.problem, flags.tolerance, &results, &deploy_lines);
+  const int best = run::DeployIndex(lp.problem, flags.tolerance, &results, &deploy_lines);
   const run::PlacerResult& winner = results[static_cast<size_t>(best)];
   // Every output is written to its temporary file first and renamed with the others at the end.
   OutputSet files;

@@ -4,6 +4,7 @@
 #include "dplace/base/file_util.h"
 #include "dplace/base/units.h"
 #include "dplace/cli/commands.h"
+#include "dplace/io/plan_export.h"
 #include "dplace/report/chrome_trace.h"
 #include "dplace/report/table.h"
 #include "dplace/sim/evaluator.h"
@@ -23,18 +24,8 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
   }
   if (flags.json) {
     Json stages = Json::array();
-    for (const sim::PipelineStage& st : r.stages) {
-      stages.push_back({{"name", problem.c().device(st.device).name},
-                        {"forward_s", st.forward_s},
-                        {"backward_s", st.backward_s},
-                        {"busy_s", st.busy_s},
-                        {"peak_in_flight", st.peak_in_flight},
-                        {"held_per_microbatch_bytes", st.held_per_microbatch_bytes},
-                        {"peak_memory_bytes", st.peak_memory_bytes},
-                        {"memory_capacity_bytes", std::isfinite(st.memory_capacity_bytes)
-                                                      ? Json(st.memory_capacity_bytes)
-                                                      : Json(nullptr)}});
-    }
+    for (const sim::PipelineStage& st : r.stages)
+      stages.push_back(io::PipelineStageJson(problem, st));
     Json out = {{"schedule", sim::PipelineScheduleName(r.schedule)},
                 {"microbatches", r.microbatches},
                 {"makespan_s", r.makespan_s},

@@ -125,7 +125,7 @@ StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder, c
 }  // namespace
 
 StatusOr<graph::Graph> ReadDplaceGraph(const JsonNode& root) {
-  DPLACE_RETURN_IF_ERROR(root.OnlyKeys({"format", "name", "source", "ops", "edges"}));
+  DPLACE_RETURN_IF_ERROR(root.OnlyKeys({"format", "name", "source", "batch", "ops", "edges"}));
   std::string name = "graph";
   if (auto n = root.OptionalField("name")) {
     DPLACE_ASSIGN_OR_RETURN(name, n->String());

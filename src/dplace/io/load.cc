@@ -89,6 +89,12 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path, const InputSh
   if (format == "dplace-graph/1") {
     DPLACE_ASSIGN_OR_RETURN(graph::Graph g, ReadDplaceGraph(root));
     out.graph = std::make_shared<const graph::Graph>(std::move(g));
+    if (auto batch = root.OptionalField("batch")) {
+      DPLACE_ASSIGN_OR_RETURN(out.batch, batch->Integer());
+      if (out.batch < 1 || out.batch > (int64_t{1} << 40)) {
+        return batch->Error("must be a batch size from 1 to 2^40");
+      }
+    }
     return out;
   }
   if (IsBaechiProfile(j)) {

@@ -187,6 +187,19 @@ Json DeviceMapJson(const sim::Problem& p, const sim::Placement& placement) {
   return MakeDeviceMap(p, placement).map;
 }
 
+Json PipelineStageJson(const sim::Problem& p, const sim::PipelineStage& st) {
+  return {
+      {"name", p.c().device(st.device).name},
+      {"forward_s", st.forward_s},
+      {"backward_s", st.backward_s},
+      {"busy_s", st.busy_s},
+      {"peak_in_flight", st.peak_in_flight},
+      {"held_per_microbatch_bytes", st.held_per_microbatch_bytes},
+      {"peak_memory_bytes", st.peak_memory_bytes},
+      {"memory_capacity_bytes",
+       std::isfinite(st.memory_capacity_bytes) ? Json(st.memory_capacity_bytes) : Json(nullptr)}};
+}
+
 StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement,
                           int microbatches) {
   const graph::Graph& g = p.g();
@@ -287,15 +300,7 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
   auto run = sim::SimulatePipeline(p, placement, sim::PipelineSchedule::k1F1B, microbatches);
   if (run.ok()) {
     Json per_stage = Json::array();
-    for (const sim::PipelineStage& st : run->stages) {
-      per_stage.push_back({{"device", p.c().device(st.device).name},
-                           {"peak_in_flight", st.peak_in_flight},
-                           {"held_per_microbatch_bytes", st.held_per_microbatch_bytes},
-                           {"peak_memory_bytes", st.peak_memory_bytes},
-                           {"memory_capacity_bytes", std::isfinite(st.memory_capacity_bytes)
-                                                         ? Json(st.memory_capacity_bytes)
-                                                         : Json(nullptr)}});
-    }
+    for (const sim::PipelineStage& st : run->stages) per_stage.push_back(PipelineStageJson(p, st));
     out["pipeline"] = {{"schedule", "1f1b"},
                        {"microbatches", microbatches},
                        {"time_per_microbatch_s", run->time_per_microbatch_s},

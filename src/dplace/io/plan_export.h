@@ -24,6 +24,7 @@
 
 #include "dplace/base/json_node.h"
 #include "dplace/graph/modules.h"
+#include "dplace/sim/pipeline_sim.h"
 #include "dplace/sim/problem.h"
 
 namespace dplace::io {
@@ -48,6 +49,11 @@ Json DeviceMapJson(const sim::Problem& problem, const sim::Placement& placement)
 // InvalidInput when the placement is not a pipeline of contiguous stages, or, under the throughput
 // objective (whose max-load model sends a CPU's tensors for free), has a CPU stage that is neither
 // the first nor the last.
+// One stage of a simulated pipeline: its device's name, forward, backward and busy seconds, the
+// micro-batches in flight at its peak, what it holds per micro-batch, its peak and its capacity
+// (null: unlimited).
+Json PipelineStageJson(const sim::Problem& problem, const sim::PipelineStage& stage);
+
 StatusOr<Json> StagesJson(const sim::Problem& problem, const sim::Placement& placement,
                           int microbatches = 8);
 

@@ -468,6 +468,14 @@ StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& n
     t.clear_double_data();
     t.clear_int32_data();
   }
+  if (!shapes.empty()) {
+    // New input sizes make the shapes the exporter recorded (a fixed-shape export's intermediate
+    // and output sizes) stale: shape inference infers them again from the inputs.
+    model.mutable_graph()->clear_value_info();
+    for (onnx::ValueInfoProto& v : *model.mutable_graph()->mutable_output()) {
+      v.mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+  }
   for (const auto& [input, dims] : shapes) {
     onnx::ValueInfoProto* found = nullptr;
     std::string names;
@@ -483,7 +491,14 @@ StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& n
     for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
   }
   Importer importer(model, name);
-  return importer.Run();
+  auto graph = importer.Run();
+  if (!graph.ok() && !shapes.empty()) {
+    return InvalidInput(std::string(graph.status().message()) +
+                        " after the new input sizes (the export fixed sizes that depend on them: "
+                        "export with dynamic axes, torch.onnx.export(..., dynamic_axes=...), to "
+                        "resize it with shapes NAME=DIMS)");
+  }
+  return graph;
 }
 
 }  // namespace dplace::io

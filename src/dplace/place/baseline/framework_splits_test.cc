@@ -40,59 +40,41 @@ sim::Problem Decoder() {
       .value();
 }
 
-// The device of each op, as one string: "0" for gpu0, "1" for gpu1.
-std::string Split(std::unique_ptr<Placer> placer) {
+sim::Placement Placed(Placer& placer) {
   const sim::Problem p = Decoder();
   const auto evaluator = sim::testing::EvaluatorOf(p);
-  auto r = placer->Place(p, {.evaluator = evaluator.get()});
+  auto r = placer.Place(p, {.evaluator = evaluator.get()});
   EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? r->placement : sim::Placement{};
+}
+
+// The device of each op, as one string ("0" for gpu0, "1" for gpu1), ops in the order embed,
+// layers.0 (two ops), layers.1, layers.2, layers.3, norm, head.
+std::string Split(std::unique_ptr<Placer> placer) {
   std::string out;
-  for (sim::DeviceId d : r->placement) out += std::to_string(d.value());
+  for (sim::DeviceId d : Placed(*placer)) out += std::to_string(d.value());
   return out;
 }
 
 TEST(FrameworkSplitsTest, UniformDealsTheLayersInEqualCounts) {
   // Layers: embed, layers.0-3, norm, head (7) over 2 stages: 4 and 3.
-  EXPECT_EQ(Split(MakeUniformSplitPlacer()),
-            "0"
-            "00"
-            "00"
-            "00"
-            "11"
-            "1"
-            "1");
+  EXPECT_EQ(Split(MakeUniformSplitPlacer()), "00000001111");
 }
 
 TEST(FrameworkSplitsTest, ParametersBalancesParameterBytes) {
   // embed + layers.0-1 = 120 bytes against layers.2-3 + norm + head = 120.
-  EXPECT_EQ(Split(MakeParametersSplitPlacer()),
-            "0"
-            "00"
-            "00"
-            "11"
-            "11"
-            "1"
-            "1");
+  EXPECT_EQ(Split(MakeParametersSplitPlacer()), "00000111111");
 }
 
 TEST(FrameworkSplitsTest, BlocksSplitsTheBlocksEvenly) {
   // Two blocks each; the embedding with the first stage, norm and head with the last.
-  EXPECT_EQ(Split(MakeBlocksSplitPlacer()),
-            "0"
-            "00"
-            "00"
-            "11"
-            "11"
-            "1"
-            "1");
+  EXPECT_EQ(Split(MakeBlocksSplitPlacer()), "00000111111");
 }
 
 TEST(FrameworkSplitsTest, TheSplitInEachFrameworksTerms) {
   const sim::Problem p = Decoder();
-  const auto evaluator = sim::testing::EvaluatorOf(p);
-  auto r = MakeUniformSplitPlacer()->Place(p, {.evaluator = evaluator.get()});
-  ASSERT_TRUE(r.ok());
-  const Json f = io::FrameworkSplits(p, r->placement, {sim::DeviceId(0), sim::DeviceId(1)});
+  const Json f = io::FrameworkSplits(p, Placed(*MakeUniformSplitPlacer()),
+                                     {sim::DeviceId(0), sim::DeviceId(1)});
   ASSERT_FALSE(f.contains("reason")) << f.dump();
   EXPECT_EQ(f["block_list"], "layers");
   // torch.distributed.pipelining: the first module of every later stage, split at its start.
