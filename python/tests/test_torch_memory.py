@@ -150,3 +150,31 @@ def test_every_state_dict_key_is_covered_by_the_device_map(name):
     for key in model.state_dict():
         assert dt._covered(key, m), key
     assert not any(k in m for k in ("tokens", "images", "x", "timestep"))
+
+
+@pytest.mark.parametrize("name", user_models.NAMES)
+def test_the_onnx_paths_device_map_covers_every_state_dict_key(name, tmp_path):
+    """The same five models exported in training mode with export_params=False (parameters as
+    graph inputs, decided by how they are read), a scattered plan, the CLI's device map."""
+    import json
+    import os
+    import subprocess
+    root = os.environ.get("DPLACE_SOURCE_DIR", os.getcwd())
+    binary = os.environ.get("DPLACE", os.path.join(root, "build", "release", "dplace"))
+    model, inputs = user_models.build(name, batch=2)
+    model.train()
+    path = str(tmp_path / f"{name}.onnx")
+    torch.onnx.export(model, inputs, path, training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, opset_version=14, export_params=False)
+    out = str(tmp_path / "device_map.json")
+    subprocess.run([binary, "place", "--graph", path, "--training", "--cluster", "a100x8",
+                    "--placer", "random", "--export", f"device_map={out}"],
+                   check=True, capture_output=True)
+    m = json.load(open(out))
+    assert len(set(m.values())) > 1
+    for key in model.state_dict():
+        assert dt._covered(key, m), key
+    modules = dict(model.named_modules())
+    params = dict(model.named_parameters())
+    for key in m:
+        assert key == "" or key in modules or key in params, key  # no model input is a key

@@ -88,7 +88,7 @@ class Importer {
     }
     for (const auto& input : g.input()) {
       if (parameters_.count(input.name())) continue;
-      if (IsParameter(input.name(), 0)) {
+      if (IsParameter(input.name(), 0) || IsFloatScalar(input)) {
         parameters_.insert(input.name());
         tensors_[input.name()] = FromType(input.type());
         continue;
@@ -133,6 +133,17 @@ class Importer {
   }
 
  private:
+  // A floating-point graph input of rank 0: a learned scale or temperature (CLIP's logit_scale read
+  // through Exp), never a model's data, which has a batch dimension.
+  static bool IsFloatScalar(const onnx::ValueInfoProto& input) {
+    if (!input.type().has_tensor_type()) return false;
+    const auto& type = input.type().tensor_type();
+    const int e = type.elem_type();
+    const bool floating = e == onnx::TensorProto::FLOAT || e == onnx::TensorProto::FLOAT16 ||
+                          e == onnx::TensorProto::BFLOAT16 || e == onnx::TensorProto::DOUBLE;
+    return floating && type.has_shape() && type.shape().dim_size() == 0;
+  }
+
   // A graph input is a parameter unless something reads it as data: the first input of an op
   // other than a gather or an element-wise binary op, or the indices of a gather (looking through
   // pass-through ops). docs/onnx.md.

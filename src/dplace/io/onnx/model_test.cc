@@ -133,6 +133,25 @@ TEST(OnnxTest, DecomposedSiluKeepsWhatSiluKeepsAndMaxPoolItsIndices) {
   EXPECT_DOUBLE_EQ(graph::SavedActivationBytes(gr), 288 * 4 + 288 * 4 + 72 * 8 + 72 * 4);
 }
 
+// A scalar parameter given as a graph input (export_params=False) and read through Exp, as CLIP's
+// logit_scale is: a parameter (its op holds it, the device map names it), not data.
+TEST(OnnxTest, AFloatScalarInputIsAParameterWhateverReadsIt) {
+  onnx::ModelProto m = SmallModel();
+  onnx::GraphProto* g = m.mutable_graph();
+  onnx::ValueInfoProto* scale = g->add_input();
+  scale->set_name("logit_scale");
+  scale->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  scale->mutable_type()->mutable_tensor_type()->mutable_shape();  // rank 0
+  AddNode(g, "Exp", {"logit_scale"}, {"e"});
+  AddNode(g, "Mul", {"y", "e"}, {"z"});
+  g->mutable_output(0)->set_name("z");
+  auto r = Read(m);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const graph::Op& exp = r->graph.op(*r->graph.FindOp("Exp_5"));
+  EXPECT_EQ(exp.parameters, std::vector<std::string>{"logit_scale"});
+  EXPECT_DOUBLE_EQ(exp.param_bytes, 4);
+}
+
 TEST(OnnxTest, UnknownOpTypeIsAWarningWithAGenericEstimate) {
   onnx::ModelProto m = SmallModel();
   onnx::NodeProto* n = AddNode(m.mutable_graph(), "FancyOp", {"y"}, {"z"});
