@@ -178,3 +178,13 @@ def test_the_onnx_paths_device_map_covers_every_state_dict_key(name, tmp_path):
     params = dict(model.named_parameters())
     for key in m:
         assert key == "" or key in modules or key in params, key  # no model input is a key
+
+
+def test_a_model_on_the_meta_device_traces_to_the_same_graph():
+    """No memory and no arithmetic: a model too big for this machine is traced on meta tensors."""
+    model, inputs = user_models.build("decoder", batch=8)
+    real = dt.graph_dict(model, inputs, training=True)
+    on_meta = dt.graph_dict(model.to("meta"),
+                            tuple(torch.empty_like(x, device="meta") for x in inputs),
+                            training=True)
+    assert on_meta == real
