@@ -114,18 +114,30 @@ def _stage_saved_by_autograd(model, inputs, stage_of_block):
     return {s: sum(v.values()) for s, v in saved.items()}, params
 
 
+def _onnx_training_graph(model, inputs, tmp_path):
+    """The model exported in training mode (parameters as graph inputs), loaded as a step."""
+    path = str(tmp_path / "model.onnx")
+    model.train()
+    torch.onnx.export(model, inputs, path, training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, opset_version=14, export_params=False)
+    return dplace.load_graph(path, training=True)
+
+
+@pytest.mark.parametrize("path", ["from_module", "onnx"])
 @pytest.mark.parametrize("stages", [2, 4])
-def test_one_f_one_b_stage_peaks_match_pytorchs_per_stage_count(stages):
+def test_one_f_one_b_stage_peaks_match_pytorchs_per_stage_count(stages, path, tmp_path):
     model, inputs = user_models.build("decoder", batch=8)
     blocks = ["embed"] + [f"layers.{i}" for i in range(4)] + ["norm", "head"]
     # The layers split evenly; the embedding goes with the first stage, the head with the last.
     per = 4 // stages
     stage_of_block = {"embed": 0, "norm": stages - 1, "head": stages - 1}
     stage_of_block.update({f"layers.{i}": i // per for i in range(4)})
-    g = dt.from_module(model, inputs, training=True)
+    g = (dt.from_module(model, inputs, training=True) if path == "from_module"
+         else _onnx_training_graph(model, inputs, tmp_path))
     problem = dplace.Problem(g, "a100x8", stages=stages)
     assert problem.num_devices == stages
-    plan = {op: f"gpu{stage_of_block[_block_of(op)]}" for op in g.op_names()}
+    # Ops of no module (an exported constant) go with the first stage.
+    plan = {op: f"gpu{stage_of_block.get(_block_of(op), 0)}" for op in g.op_names()}
     microbatches = 8
     r = dplace.pipeline(problem, plan, "1f1b", microbatches)
     assert r["feasible"]

@@ -123,6 +123,12 @@ class Graph {
   const std::vector<OpId>& TopologicalOrder() const { return topo_; }
 
   std::optional<OpId> FindOp(std::string_view name) const;
+  // The tensor whose memory `t` uses: `t`, or the base its chain of views ends at; -1 for a view
+  // of something outside the graph (a parameter, a model input).
+  TensorId StorageOf(TensorId t) const {
+    while (t >= 0 && tensors_[t].view) t = tensors_[t].view_of;
+    return t;
+  }
 
   double TotalFlops() const;
   double TotalParamBytes() const;

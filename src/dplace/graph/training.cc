@@ -99,19 +99,15 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
 namespace dplace::graph {
 
 double SavedActivationBytes(const Graph& forward) {
-  auto root = [&forward](TensorId t) {
-    while (t >= 0 && forward.tensor(t).view) t = forward.tensor(t).view_of;
-    return t;
-  };
   IdVector<TensorId, char> kept(forward.tensors().size(), 0);
   for (const Edge& e : forward.edges()) {
     if (!e.saved) continue;
-    const TensorId t = root(forward.FirstOutput(e.from) + e.output);
+    const TensorId t = forward.StorageOf(forward.FirstOutput(e.from) + e.output);
     if (t >= 0) kept[t] = 1;
   }
   for (OpId op : forward.op_ids()) {
     if (!forward.op(op).saves_output || forward.Successors(op).empty()) continue;
-    const TensorId t = root(forward.FirstOutput(op));
+    const TensorId t = forward.StorageOf(forward.FirstOutput(op));
     if (t >= 0) kept[t] = 1;
   }
   double bytes = 0;

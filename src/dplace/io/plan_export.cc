@@ -203,10 +203,6 @@ Json PipelineStageJson(const sim::Problem& p, const sim::PipelineStage& st) {
 StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement,
                           int microbatches) {
   const graph::Graph& g = p.g();
-  sim::PerOp<int> position(g.ops().size());
-  for (size_t i = 0; i < g.TopologicalOrder().size(); ++i) {
-    position[g.TopologicalOrder()[i]] = static_cast<int>(i);
-  }
   struct Stage {
     sim::DeviceId device;
     sim::OpId first{-1}, last{-1};
@@ -230,42 +226,12 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     s.last = op;
     ++s.ops;
   }
-  // Pipeline order: a topological order of the devices under the forward edges between them
-  // (earliest first op first among the ready ones); a cycle means the split is not contiguous.
-  std::map<sim::DeviceId, std::set<sim::DeviceId>> succ;
-  std::map<sim::DeviceId, int> indegree;
-  for (const auto& [d, s] : by_device) indegree[d] = 0;
-  for (const graph::Edge& e : g.edges()) {
-    if (g.op(e.from).kind != graph::OpKind::kForward || g.op(e.to).kind != graph::OpKind::kForward)
-      continue;
-    const sim::DeviceId a = placement[e.from];
-    const sim::DeviceId b = placement[e.to];
-    if (a != b && succ[a].insert(b).second) ++indegree[b];
-  }
-  auto later = [&](sim::DeviceId a, sim::DeviceId b) {
-    return position[by_device[a].first] > position[by_device[b].first];
-  };
-  std::vector<sim::DeviceId> ready;
-  for (const auto& [d, n] : indegree) {
-    if (n == 0) ready.push_back(d);
-  }
+  // Pipeline order: the simulator's (data order; shared constants order no stage).
+  DPLACE_ASSIGN_OR_RETURN(const std::vector<sim::DeviceId> order_all,
+                          sim::PipelineStageOrder(g, placement, p.num_devices()));
   std::vector<Stage> stages;
-  while (!ready.empty()) {
-    std::sort(ready.begin(), ready.end(), later);
-    const sim::DeviceId d = ready.back();
-    ready.pop_back();
-    stages.push_back(by_device[d]);
-    for (sim::DeviceId b : succ[d]) {
-      if (--indegree[b] == 0) ready.push_back(b);
-    }
-  }
-  if (stages.size() != by_device.size()) {
-    std::string devices;
-    for (const auto& [d, n] : indegree) {
-      if (n > 0) devices += (devices.empty() ? "" : ", ") + p.c().device(d).name;
-    }
-    return InvalidInput("the plan is not a pipeline of contiguous stages: " + devices +
-                        " feed each other");
+  for (sim::DeviceId d : order_all) {
+    if (by_device.count(d)) stages.push_back(by_device[d]);
   }
   // The max-load model (throughput) sends a CPU's tensors for free: real for the host holding the
   // model's inputs or outputs (the first or last stage), not for a stage in between.

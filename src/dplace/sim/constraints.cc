@@ -77,8 +77,7 @@ PerOp<double> HeldBytesPerOp(const graph::Graph& g) {
     for (OpId c : g.Consumers(t))
       by_backward = by_backward || g.op(c).kind != graph::OpKind::kForward;
     if (!by_backward) continue;
-    graph::TensorId root = t;
-    while (root >= 0 && g.tensor(root).view) root = g.tensor(root).view_of;
+    const graph::TensorId root = g.StorageOf(t);
     if (root < 0 || kept[static_cast<size_t>(root.index())]) continue;
     kept[static_cast<size_t>(root.index())] = 1;
     held[g.tensor(root).producer] += g.tensor(root).bytes;

@@ -46,13 +46,6 @@ std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int s, i
   return order;
 }
 
-// The storage a tensor's memory belongs to: a view's base, or -1 for a view of something outside
-// the graph (a parameter, a model input).
-graph::TensorId Root(const graph::Graph& g, graph::TensorId t) {
-  while (t >= 0 && g.tensor(t).view) t = g.tensor(t).view_of;
-  return t;
-}
-
 // Inference: every forward output of the device's ops, per micro-batch (what is alive at once is
 // bounded by that).
 IdVector<DeviceId, double> ForwardOutputsPerDevice(const graph::Graph& g,
@@ -101,8 +94,8 @@ StatusOr<std::vector<DeviceId>> StagesInDataOrder(const graph::Graph& g, const P
     }
     if (next == n) {
       return InvalidInput(
-          "the split is no pipeline: its stages send each other forward tensors in both "
-          "directions (split at unit boundaries, e.g. place --unit module)");
+          "the plan is not a pipeline of contiguous stages: its stages send each other forward "
+          "tensors in both directions (split at unit boundaries, e.g. place --unit module)");
     }
     done[next] = 1;
     order.push_back(devices[next]);
@@ -115,6 +108,31 @@ StatusOr<std::vector<DeviceId>> StagesInDataOrder(const graph::Graph& g, const P
 
 }  // namespace
 
+StatusOr<std::vector<DeviceId>> PipelineStageOrder(const graph::Graph& g,
+                                                   const Placement& placement, int num_devices) {
+  // Devices holding ops, first by the topological position of their first forward op (ties of the
+  // data order below), then in data order.
+  IdVector<DeviceId, int> first_pos(static_cast<size_t>(num_devices), -1);
+  IdVector<DeviceId, int> any_pos(static_cast<size_t>(num_devices), -1);
+  const auto& topo = g.TopologicalOrder();
+  for (size_t pos = 0; pos < topo.size(); ++pos) {
+    const DeviceId d = placement[topo[pos]];
+    if (any_pos[d] < 0) any_pos[d] = static_cast<int>(pos);
+    if (first_pos[d] < 0 && IsForward(g.op(topo[pos]))) first_pos[d] = static_cast<int>(pos);
+  }
+  std::vector<DeviceId> devices;
+  for (DeviceId d{0}; d < num_devices; ++d) {
+    if (any_pos[d] >= 0) devices.push_back(d);
+  }
+  auto key = [&](DeviceId d) {
+    const int f = first_pos[d];
+    return f >= 0 ? f : static_cast<int>(topo.size()) + any_pos[d];
+  };
+  std::sort(devices.begin(), devices.end(),
+            [&](DeviceId a, DeviceId b) { return key(a) < key(b); });
+  return StagesInDataOrder(g, placement, devices);
+}
+
 IdVector<DeviceId, double> HeldPerMicrobatch(const graph::Graph& g, const Placement& placement,
                                              int num_devices) {
   // Per device, the storages it holds for one micro-batch between its forward and its backward:
@@ -125,7 +143,7 @@ IdVector<DeviceId, double> HeldPerMicrobatch(const graph::Graph& g, const Placem
     const OpId producer = g.tensor(t).producer;
     if (!IsForward(g.op(producer))) continue;
     const DeviceId src = placement[producer];
-    const graph::TensorId root = Root(g, t);
+    const graph::TensorId root = g.StorageOf(t);
     for (OpId c : g.Consumers(t)) {
       const DeviceId dst = placement[c];
       if (dst != src) {
@@ -156,26 +174,8 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   r.schedule = schedule;
   r.microbatches = microbatches;
 
-  // Stages: devices holding ops, ordered by the topological position of their first forward op.
-  IdVector<DeviceId, int> first_pos(p.c().devices().size(), -1);
-  IdVector<DeviceId, int> any_pos(p.c().devices().size(), -1);
-  const auto& topo = g.TopologicalOrder();
-  for (size_t pos = 0; pos < topo.size(); ++pos) {
-    const DeviceId d = placement[topo[pos]];
-    if (any_pos[d] < 0) any_pos[d] = static_cast<int>(pos);
-    if (first_pos[d] < 0 && IsForward(g.op(topo[pos]))) first_pos[d] = static_cast<int>(pos);
-  }
-  std::vector<DeviceId> stage_devices;
-  for (DeviceId d{0}; d < p.num_devices(); ++d) {
-    if (any_pos[d] >= 0) stage_devices.push_back(d);
-  }
-  auto key = [&](DeviceId d) {
-    const int f = first_pos[d];
-    return f >= 0 ? f : static_cast<int>(topo.size()) + any_pos[d];
-  };
-  std::sort(stage_devices.begin(), stage_devices.end(),
-            [&](DeviceId a, DeviceId b) { return key(a) < key(b); });
-  DPLACE_ASSIGN_OR_RETURN(stage_devices, StagesInDataOrder(g, placement, stage_devices));
+  DPLACE_ASSIGN_OR_RETURN(const std::vector<DeviceId> stage_devices,
+                          PipelineStageOrder(g, placement, p.num_devices()));
   const int num_stages = static_cast<int>(stage_devices.size());
   IdVector<DeviceId, int> stage_of(p.c().devices().size(), -1);
   for (int s = 0; s < num_stages; ++s) stage_of[stage_devices[static_cast<size_t>(s)]] = s;

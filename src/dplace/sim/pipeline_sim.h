@@ -59,6 +59,13 @@ struct PipelineResult {
   std::vector<PipelineTask> tasks;  // in start order
 };
 
+// The stages of `placement` in pipeline order: the devices that hold ops, in the order forward
+// tensors flow between them (ties: the topological position of their first forward op; ops that
+// read nothing, hold no weights and compute nothing are made by every stage and order none).
+// InvalidInput when two stages feed each other.
+StatusOr<std::vector<DeviceId>> PipelineStageOrder(const graph::Graph& g,
+                                                   const Placement& placement, int num_devices);
+
 // Bytes device d holds for one micro-batch in flight of a training graph (forward, backward and
 // update ops) under `placement`: the storages (a view counts as its base, a view of a parameter
 // or a model input as nothing) of the forward tensors that a backward op on d keeps or that d

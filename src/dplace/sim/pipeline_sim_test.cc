@@ -192,7 +192,7 @@ TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->stages[0].device, 0);
   EXPECT_DOUBLE_EQ(r->makespan_s, 1 + 4 + 1 + 1);  // F0 on d0, x0's 4 bytes at 1 B/s, F0 F1 on d1
-  // Stages that feed each other (x0 on d0 -> x1 on d1 -> x2 on d0) are no pipeline: one line.
+  // Stages that feed each other (x0 on d0 -> x1 on d1 -> x2 on d0) are not a pipeline: one line.
   graph::GraphBuilder c("back_and_forth");
   const auto y0 = c.AddOp(testing::TimedOp("y0", 1), {{4}});
   const auto y1 = c.AddOp(testing::TimedOp("y1", 1), {{4}});
@@ -202,7 +202,7 @@ TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
   Problem q = testing::Make(c, testing::ThreeDevices());
   auto bad = SimulatePipeline(q, sim::OnDevices({0, 1, 0}), PipelineSchedule::k1F1B, 2);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("no pipeline"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("not a pipeline"), std::string::npos);
 }
 
 }  // namespace
