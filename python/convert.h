@@ -49,6 +49,7 @@ struct PyProblem {
   std::shared_ptr<const PyGraph> graph;
   std::shared_ptr<const hw::Cluster> cluster;  // the one given (null: the graph file's)
   std::shared_ptr<const sim::Problem> problem;
+  std::string runtime;  // as given: "", executor or eager
 };
 
 // A judged placement of one problem (what place and simulate return).

@@ -78,10 +78,11 @@ std::shared_ptr<const hw::Cluster> LoadCluster(const py::handle& src) {
 }
 
 PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
-                        std::shared_ptr<const hw::Cluster> cluster, const std::string& objective) {
-  PyProblem p{.graph = std::move(graph), .cluster = std::move(cluster)};
-  p.problem =
-      Unwrap(run::MakeLoadedProblem(p.graph->loaded, p.cluster, objective, p.graph->source));
+                        std::shared_ptr<const hw::Cluster> cluster, const std::string& objective,
+                        const std::string& runtime) {
+  PyProblem p{.graph = std::move(graph), .cluster = std::move(cluster), .runtime = runtime};
+  p.problem = Unwrap(
+      run::MakeLoadedProblem(p.graph->loaded, p.cluster, objective, p.graph->source, runtime));
   return p;
 }
 
@@ -262,7 +263,8 @@ void BindTypes(py::module_& m) {
 
   py::class_<PyProblem>(m, "Problem", "A graph on a cluster, judged by an objective.")
       .def(py::init([](std::shared_ptr<PyGraph> graph, const py::object& cluster,
-                       const std::string& objective, const py::object& devices, int stages) {
+                       const std::string& objective, const py::object& devices, int stages,
+                       const std::string& runtime) {
              std::shared_ptr<const hw::Cluster> c =
                  cluster.is_none() ? graph->loaded.cluster : LoadCluster(cluster);
              const std::vector<std::string> names =
@@ -272,12 +274,19 @@ void BindTypes(py::module_& m) {
              }
              return MakePyProblem(std::move(graph),
                                   cluster.is_none() && names.empty() && !stages ? nullptr : c,
-                                  objective);
+                                  objective, runtime);
            }),
            py::arg("graph"), py::arg("cluster") = py::none(), py::arg("objective") = "",
            py::kw_only(), py::arg("devices") = py::none(), py::arg("stages") = 0,
+           py::arg("runtime") = "",
            "devices: only these devices of the cluster, in order; stages: only its first N "
-           "accelerators (a pipeline of N stages).")
+           "accelerators (a pipeline of N stages); runtime: 'executor' (default: each device "
+           "runs its ready ops, as dplace.torch.apply) or 'eager' (a device map under "
+           "accelerate: ops in program order, modules whole, inputs moved at a module's entry).")
+      .def_property_readonly("runtime",
+                             [](const PyProblem& p) {
+                               return std::string(sim::IssueName(p.problem->step_model.issue));
+                             })
       .def_property_readonly(
           "objective",
           [](const PyProblem& p) { return std::string(sim::ObjectiveName(p.problem->objective)); })
@@ -292,7 +301,7 @@ void BindTypes(py::module_& m) {
       .def(
           "with_objective",
           [](const PyProblem& p, const std::string& objective) {
-            return MakePyProblem(p.graph, p.cluster, objective);
+            return MakePyProblem(p.graph, p.cluster, objective, p.runtime);
           },
           py::arg("objective"), "The same graph and cluster judged by another objective.");
 

@@ -45,13 +45,16 @@ class Problem:
     """A graph on a cluster judged by an objective (step, throughput or latency)."""
     def __init__(self, graph: Graph, cluster: Union[str, PathLike, Mapping[str, Any], Cluster, None] = None,
                  objective: str = "", *, devices: Optional[Sequence[str]] = None,
-                 stages: int = 0) -> None:
+                 stages: int = 0, runtime: str = "") -> None:
         """``cluster`` None: the machine the graph's file defines; ``objective`` "": throughput
         for the NeurIPS 2020 paper's files, else step; ``devices``: only these devices of the
         cluster, in order (the CLI's --devices); ``stages``: only its first N accelerators
-        (--stages). Raises Error as the CLI does."""
+        (--stages); ``runtime``: "executor" (default) or "eager" (a device map under
+        accelerate, the CLI's --runtime). Raises Error as the CLI does."""
     @property
     def objective(self) -> str: ...
+    @property
+    def runtime(self) -> str: ...
     @property
     def graph(self) -> Graph: ...
     @property

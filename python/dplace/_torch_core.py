@@ -13,10 +13,10 @@ def error(message):
     return _dp.Error(message)
 
 
-def load_graph(doc, training=False):
+def load_graph(doc, training=False, unit=""):
     """A core graph from a dplace-graph/1 dict; training=True expands it (forward + backward +
     update ops, the core's ExpandTraining)."""
-    return _dp.load_graph(doc, training=training)
+    return _dp.load_graph(doc, training=training, unit=unit)
 
 
 def graph_json(graph):

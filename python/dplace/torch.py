@@ -78,10 +78,13 @@ def graph_dict(model, example_inputs, name=None, training=False, leaves=()):
     return doc
 
 
-def from_module(model, example_inputs, training=False, name=None, profile=None, leaves=()):
+def from_module(model, example_inputs, training=False, name=None, profile=None, leaves=(),
+                unit=""):
     """A dplace graph of `model` run on `example_inputs` (graph_dict, loaded by the core).
 
     training: the core expands it into a training step (ops "<op>/grad", "<op>/update").
+    unit: what placers move, as load_graph's unit: "module:64" keeps every module that has no
+    module inside it whole (what a device map needs, with Problem(..., runtime="eager")).
     profile: a Profile, or a list of them (one per device kind), whose measured times are set
     as every op's time_s (forward, backward and update ops). Raises dplace.Error for inputs that
     do not fit the model or a model fx cannot trace, TypeError for a model that is no nn.Module.
@@ -93,8 +96,8 @@ def from_module(model, example_inputs, training=False, name=None, profile=None, 
     if not training:
         for p in profiles:
             doc = p.attach_doc(doc)
-        return core.load_graph(doc)
-    g = core.load_graph(doc, training=True)
+        return core.load_graph(doc, unit=unit)
+    g = core.load_graph(doc, training=True, unit=unit)
     if not profiles:
         return g
     doc = core.graph_json(g)
@@ -221,6 +224,23 @@ def device_map(model, plan, problem=None):
                             f"{', '.join(missing[:3])}{more} of {type(model).__name__} "
                             "(a plan of another model?)")
     return out
+
+
+def dispatch(model, device_map):
+    """`model` run as accelerate's dispatch_model runs `device_map`, emulated on this CPU: each
+    mapped module with its parameters and buffers on its device, the tensors a mapped module is
+    given moved (copied) to its device at its entry, the outputs moved back to where the first
+    input is, and every other op run where its inputs are: a torch function whose tensors would
+    be on two devices raises eager PyTorch's "Expected all tensors to be on the same device".
+    Checks on one machine, before any GPU is rented, that a device map runs, and what its step
+    takes (every device is this CPU, so the step is sequential: what dplace predicts for a
+    device map on CPU devices, runtime "eager"). The model is modified in place (hooks, tags);
+    returns the dispatched module."""
+    from . import _torch_dispatch
+    _check_inputs(model, ())
+    if not isinstance(device_map, dict):
+        raise TypeError("dispatch: device_map must be a dict {module path: device}")
+    return _torch_dispatch.dispatch(model, device_map)
 
 
 def _covered(key, device_map):

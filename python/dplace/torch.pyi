@@ -48,7 +48,7 @@ def graph_dict(model: torch.nn.Module, example_inputs: Inputs, name: Optional[st
 def from_module(model: torch.nn.Module, example_inputs: Inputs, training: bool = False,
                 name: Optional[str] = None,
                 profile: Union[Profile, Sequence[Profile], None] = None,
-                leaves: Sequence[type] = ()) -> Graph:
+                leaves: Sequence[type] = (), unit: str = "") -> Graph:
     """graph_dict loaded by the core; training: expanded by the core; profile: its times set."""
 def profile(model: torch.nn.Module, example_inputs: Inputs,
             device: Union[str, torch.device, None] = "cpu",
@@ -75,6 +75,8 @@ def measure(model: torch.nn.Module, example_inputs: Inputs, plan: Optional[Plan]
 def device_map(model: torch.nn.Module, plan: Plan,
                problem: Optional[Problem] = None) -> Dict[str, Any]:
     """accelerate's device map of a plan; every key a get_submodule/get_parameter path."""
+def dispatch(model: torch.nn.Module, device_map: Dict[str, Any]) -> torch.nn.Module:
+    """The model run as accelerate's dispatch_model runs the map, emulated on this CPU."""
 def check(model: torch.nn.Module, example_inputs: Inputs, cluster: Optional[ClusterLike] = None,
           training: bool = False, placements: Optional[Mapping[str, Any]] = None,
           warmup: int = 2, repeat: int = 10, profiles: Optional[Sequence[Profile]] = None,

@@ -97,9 +97,14 @@ fi
 [[ $("$DPLACE" info --graph "$ONNX" --json | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print(d['ops'], d['edges'], round(d['flops'] / 32 / 1e9, 2))") \
   == "169 184 8.21" ]] && ok || fail "onnx info"
 if "$DPLACE" place --graph "$ONNX" --cluster k80x4 --objective throughput --placer pipedream \
-    --export stages="$TMP/stages.json" --export device_map="$TMP/device_map.json" >/dev/null; then
+    --export stages="$TMP/stages.json" >/dev/null &&
+  # A device map is judged as eager PyTorch runs it: runtime eager on whole modules.
+  "$DPLACE" place --graph "$ONNX" --cluster k80x4 --placer uniform,mcmc --time-limit 2 \
+    --export device_map="$TMP/device_map.json" --json >"$TMP/device_map_run.json"; then
   [[ $(json_get "$TMP/stages.json" "d['format'], len(d['split_points']) == len(d['stages']) - 1, len(d['stages']) > 1") \
     == "('dplace-stages/1', True, True)" ]] && ok || fail "onnx: stages export"
+  [[ $(json_get "$TMP/device_map_run.json" "d['best']['objective'], d['best']['feasible']") \
+    == "('step', True)" ]] && ok || fail "onnx: device_map run"
   # Flat and covering: each module has exactly one key as its prefix (itself or an ancestor).
   [[ $(json_get "$TMP/device_map.json" "[sum(m == '' or k == m or k.startswith(m + '.') for m in d) for k in ('layer1.0.conv1', 'fc', 'layer4.2.conv3')], all(v in range(4) or v == 'cpu' for v in d.values()), 'layer3.2.relu_1' in d") \
     == "([1, 1, 1], True, False)" ]] && ok || fail "onnx: device_map export"
@@ -108,6 +113,12 @@ else
 fi
 expect_bad_input bad_export "--export: 'layout=x.json'" place --graph "$ONNX" --cluster k80x4 \
   --export layout=x.json
+expect_bad_input export_two_runtimes "--export: a device map and pipeline stages" place \
+  --graph "$ONNX" --cluster k80x4 --export device_map=x.json --export stages=y.json
+expect_bad_input export_map_throughput "--export: a device map is judged by its step" place \
+  --graph "$ONNX" --cluster k80x4 --objective throughput --export device_map=x.json
+expect_bad_input runtime_unknown "--runtime: 'async' is not executor or eager" place \
+  --graph "$ONNX" --cluster k80x4 --runtime async
 head -c 3000 "$ONNX" >"$TMP/truncated.onnx"
 head -c 5000 /dev/urandom >"$TMP/random.onnx"
 expect_bad_input onnx_truncated "truncated.onnx: not an ONNX model" info --graph "$TMP/truncated.onnx"

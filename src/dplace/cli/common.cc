@@ -16,11 +16,10 @@
 
 namespace dplace::cli {
 
-namespace {
-
 Status WithFlagNames(const Status& status) {
   std::string m = status.message();
-  for (const char* field : {"shapes", "unit", "training", "dtype", "cluster", "objective"}) {
+  for (const char* field :
+       {"shapes", "unit", "training", "dtype", "cluster", "objective", "runtime", "export"}) {
     // "fix it with shapes NAME=DIMS": the field named inside a sentence.
     const std::string with = std::string("with ") + field + " ";
     if (const size_t at = m.find(with); at != std::string::npos) m.insert(at + 5, "--");
@@ -34,8 +33,6 @@ Status WithFlagNames(const Status& status) {
   }
   return Status(status.code(), m);
 }
-
-}  // namespace
 
 StatusOr<std::pair<sim::RobustOptions, bool>> RobustFromFlags(const RobustFlags& flags) {
   auto parsed = run::RobustFromSpec(flags);

@@ -30,6 +30,8 @@ StatusOr<std::pair<sim::RobustOptions, bool>> RobustFromFlags(const RobustFlags&
 // went wrong ("objective: 'fast' is not ...") is named by its flag ("--objective: ...").
 StatusOr<io::LoadedGraph> GraphFromFlags(const GraphFlags& flags);
 StatusOr<LoadedProblem> ProblemFromFlags(const ProblemFlags& flags);
+// The run service's message with its fields named as flags ("unit: ..." -> "--unit: ...").
+Status WithFlagNames(const Status& status);
 
 // Before any work: every output path can be written, and no two are the same file.
 // `outputs` are (flag, path) pairs; empty paths are outputs not asked for.

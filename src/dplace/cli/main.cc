@@ -50,6 +50,11 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "step (simulated step time), throughput (pipelined max-load) or latency "
                   "(single-sample latency of a split); default: throughput for the paper's "
                   "files, step otherwise");
+  cmd->add_option("--runtime", flags->runtime,
+                  "objective step: how the plan runs: executor (default: each device runs its "
+                  "ready ops, as dplace.torch.apply or a graph executor) or eager (eager PyTorch "
+                  "running a device map under accelerate: ops in program order, whole modules, "
+                  "inputs moved at a module's entry); --export device_map implies eager");
   cmd->add_option("--devices", flags->devices,
                   "use only these devices of the cluster, in this order (comma-separated names, "
                   "e.g. gpu0,gpu1)")

@@ -85,7 +85,12 @@ Status RunPlace(const PlaceFlags& flags) {
   if (flags.out_given && flags.out.empty()) return InvalidInput("--out: the file name is empty");
   for (const auto& [kind, file] : exports) outputs.emplace_back("--export " + kind, file);
   DPLACE_RETURN_IF_ERROR(CheckOutputs(outputs));
-  DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, ProblemFromFlags(flags.problem));
+  // Each export chooses among plans judged as its file runs (run::SpecForExports).
+  run::ProblemSpec spec = flags.problem;
+  std::vector<std::string> export_kinds;
+  for (const auto& [kind, file] : exports) export_kinds.push_back(kind);
+  DPLACE_RETURN_IF_ERROR(WithFlagNames(run::SpecForExports(export_kinds, &spec)));
+  DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, ProblemFromFlags(spec));
   const sim::Problem& problem = *lp.problem;
   sim::Placement plan;
   if (!flags.plan.empty()) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <set>
 #include <vector>
 
 namespace dplace::graph {
@@ -56,6 +58,37 @@ std::string OpModule(const Op& op) {
     if (auto owner = ParameterModule(param)) return *owner;
   }
   return ModulePath(op.name);
+}
+
+std::vector<std::string> OpModules(const Graph& g) {
+  std::vector<std::string> module;
+  module.reserve(g.ops().size());
+  std::map<std::string, OpId> forward_op;
+  for (OpId op : g.op_ids()) {
+    const Op& o = g.op(op);
+    module.push_back(OpModule(o));
+    if (o.kind == OpKind::kForward) forward_op[o.name] = op;
+  }
+  const std::set<std::string> seen(module.begin(), module.end());
+  for (std::string& m : module) {
+    const size_t underscore = m.rfind('_');
+    if (underscore == std::string::npos || underscore + 1 == m.size() ||
+        m.find('.', underscore) != std::string::npos ||
+        !std::all_of(m.begin() + static_cast<std::ptrdiff_t>(underscore) + 1, m.end(),
+                     [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      continue;
+    }
+    if (seen.count(m.substr(0, underscore))) m.resize(underscore);
+  }
+  for (OpId op : g.op_ids()) {
+    const Op& o = g.op(op);
+    if (o.kind == OpKind::kForward) continue;
+    auto it = forward_op.find(o.name.substr(0, o.name.rfind('/')));
+    if (it != forward_op.end()) {
+      module[static_cast<size_t>(op.index())] = module[static_cast<size_t>(it->second.index())];
+    }
+  }
+  return module;
 }
 
 std::string BlockOf(const std::string& module) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dplace/graph/graph.h"
 
@@ -21,6 +22,11 @@ std::optional<std::string> ParameterModule(const std::string& name);
 // An op's module: that of its first named parameter ("h.3.attn.c_attn.weight" ->
 // "h.3.attn.c_attn"), else its scope (ModulePath); "" for the root.
 std::string OpModule(const Op& op);
+
+// Every op's module as a device map sees it: OpModule, where torch.onnx's names for the second
+// and later calls of a module ("relu_1", "relu_2") are that module ("relu") when it is called by
+// its own name too, and a backward or update op ("X/grad", "X/update") is in its forward op X's.
+std::vector<std::string> OpModules(const Graph& g);
 
 // The repeated block a module belongs to: its path through the first index after a name
 // ("layers.3" from "layers.3.attn.q", "vision.blocks.1" from "vision.blocks.1.mlp.0"); "" when no

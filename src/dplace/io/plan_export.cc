@@ -109,36 +109,11 @@ DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) 
   tree.Add("");
   // An op's module: its first named parameter's (exact state_dict paths), else its scope;
   // backward and update ops ("X/grad", "X/update") count with their forward op X.
-  sim::PerOp<std::string> module(p.g().ops().size());
-  std::map<std::string, sim::OpId> forward_op;
-  for (sim::OpId op : g.op_ids()) {
-    const graph::Op& o = g.op(op);
-    module[op] = OpModule(o);
-    if (o.kind == graph::OpKind::kForward) forward_op[o.name] = op;
-  }
-  // torch.onnx names the second and later calls of one module "relu_1", "relu_2": they are calls
-  // of "relu" where that module is called by its own name too.
-  const std::set<std::string> seen(module.begin(), module.end());
-  for (std::string& m : module) {
-    const size_t underscore = m.rfind('_');
-    if (underscore == std::string::npos || underscore + 1 == m.size() ||
-        m.find('.', underscore) != std::string::npos ||
-        !std::all_of(m.begin() + static_cast<std::ptrdiff_t>(underscore) + 1, m.end(),
-                     [](char ch) { return ch >= '0' && ch <= '9'; })) {
-      continue;
-    }
-    if (seen.count(m.substr(0, underscore))) m.resize(underscore);
-  }
-  for (sim::OpId op{0}; op < p.num_ops(); ++op) {
-    const graph::Op& o = g.op(op);
-    if (o.kind == graph::OpKind::kForward) continue;
-    auto it = forward_op.find(o.name.substr(0, o.name.rfind('/')));
-    if (it != forward_op.end()) module[op] = module[it->second];
-  }
+  const std::vector<std::string> module = OpModules(g);
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const graph::Op& o = g.op(op);
     const sim::DeviceId d = placement[op];
-    tree.Add(module[op]).own[d] += o.flops + 1;
+    tree.Add(module[static_cast<size_t>(op.index())]).own[d] += o.flops + 1;
     for (const std::string& param : o.parameters) {
       if (auto owner = ParameterModule(param)) tree.Add(*owner).parameters[param] = d;
     }

@@ -91,7 +91,10 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
 
 StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
     const io::LoadedGraph& loaded, std::shared_ptr<const hw::Cluster> cluster,
-    const std::string& objective_name, const std::string& name) {
+    const std::string& objective_name, const std::string& name, const std::string& runtime) {
+  if (!runtime.empty() && runtime != "executor" && runtime != "eager") {
+    return InvalidInput("runtime: '" + runtime + "' is not executor or eager");
+  }
   // A file that defines its own machine is an instance: an op that machine cannot run makes it
   // infeasible (a result). A graph paired with a cluster that cannot run it is a usage error.
   const sim::MissingDevice missing =
@@ -124,6 +127,13 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
                   [](const graph::Op& op) { return op.kind == graph::OpKind::kBackward; });
   if (training && loaded.format != io::GraphFormat::kPaper) {
     problem->stage_memory = sim::Problem::StageMemory::k1F1B;
+  }
+  if (runtime == "eager") {
+    if (objective != sim::Objective::kStep) {
+      return InvalidInput("runtime: eager judges a step (objective step), not " +
+                          std::string(sim::ObjectiveName(objective)));
+    }
+    sim::UseEagerRuntime(*problem);
   }
   return std::make_shared<const sim::Problem>(std::move(problem).value());
 }
@@ -183,9 +193,33 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
       DPLACE_ASSIGN_OR_RETURN(cluster, RestrictCluster(cluster, flags.devices, flags.stages));
     }
   }
-  DPLACE_ASSIGN_OR_RETURN(
-      out.problem, MakeLoadedProblem(out.loaded, cluster, flags.objective, flags.graph.path));
+  DPLACE_ASSIGN_OR_RETURN(out.problem, MakeLoadedProblem(out.loaded, cluster, flags.objective,
+                                                         flags.graph.path, flags.runtime));
   return out;
+}
+
+Status SpecForExports(const std::vector<std::string>& kinds, ProblemSpec* spec) {
+  const bool device_map = std::count(kinds.begin(), kinds.end(), "device_map") > 0;
+  const bool stages = std::count(kinds.begin(), kinds.end(), "stages") > 0;
+  if (device_map && stages) {
+    return InvalidInput(
+        "export: a device map and pipeline stages are judged under different runtimes (eager "
+        "PyTorch, a pipeline schedule): write them from two runs");
+  }
+  if (stages && spec->objective.empty()) spec->objective = "throughput";
+  if (!device_map) return OkStatus();
+  if (!spec->objective.empty() && spec->objective != "step") {
+    return InvalidInput("export: a device map is judged by its step (objective step), not " +
+                        spec->objective);
+  }
+  if (spec->runtime == "executor") {
+    return InvalidInput(
+        "export: a device map runs under eager PyTorch (runtime eager), not a graph executor");
+  }
+  spec->objective = "step";
+  spec->runtime = "eager";
+  if (spec->graph.unit.empty()) spec->graph.unit = "module:64";
+  return OkStatus();
 }
 
 }  // namespace dplace::run

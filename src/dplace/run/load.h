@@ -35,7 +35,16 @@ struct ProblemSpec {
   int stages = 0;  // when > 0: only the first `stages` accelerators (of `devices` when given)
   std::string objective;  // step | throughput | latency; empty: throughput for the paper's files,
                           // else step
+  std::string runtime;    // objective step: executor | eager (sim::Issue); empty: executor
 };
+
+// What writing the exports `kinds` (device_map, stages) asks of the problem, so that `place`
+// chooses among plans judged as the exported file runs: a device map (accelerate) under the eager
+// runtime on whole modules (--unit module:64, every module with no module inside it one unit,
+// unless a unit is given), objective step; stages under the throughput objective unless an
+// objective is given. InvalidInput, naming the flag, when the two are asked for together or the
+// spec says otherwise (another objective or runtime for a device map).
+Status SpecForExports(const std::vector<std::string>& kinds, ProblemSpec* spec);
 
 struct LoadedProblem {
   io::LoadedGraph loaded;
@@ -54,9 +63,9 @@ StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
     int stages);
 
 // The problem of a loaded graph on `cluster` (null: the machine the graph's file defines) by
-// `objective` (empty: as ProblemSpec says); `name` names the graph in messages.
+// `objective` and `runtime` (empty: as ProblemSpec says); `name` names the graph in messages.
 StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
     const io::LoadedGraph& loaded, std::shared_ptr<const hw::Cluster> cluster,
-    const std::string& objective, const std::string& name);
+    const std::string& objective, const std::string& name, const std::string& runtime = "");
 
 }  // namespace dplace::run

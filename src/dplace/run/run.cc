@@ -37,8 +37,9 @@ StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
   if (!placed.ok()) return placed.status().WithContext("placer " + request.placer);
   sim::Evaluation e = sim::MakeEvaluator(shared)->Evaluate(placed->placement);
   e.lower_bound = std::max(e.lower_bound, placed->proven_bound);
+  // A device map's plan is where its ops run once dispatched (the placement its figures are of).
   PlacerResult result{.placer = request.placer,
-                      .placement = std::move(placed->placement),
+                      .placement = sim::Dispatched(*shared, placed->placement),
                       .evaluation = std::move(e),
                       .search_time_s = placed->stats.seconds,
                       .note = std::move(placed->note),

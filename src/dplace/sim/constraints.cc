@@ -1,5 +1,6 @@
 #include "dplace/sim/constraints.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "dplace/base/units.h"
@@ -38,6 +39,34 @@ std::string FindViolation(const Problem& p, const Placement& placement) {
       if (d != first) {
         return "co-location group '" + g.groups()[grp] + "' is split over " +
                p.c().device(first).name + " and " + p.c().device(d).name;
+      }
+    }
+  }
+  return p.mapped_modules ? FindMapViolation(p, placement) : "";
+}
+
+std::string FindMapViolation(const Problem& p, const Placement& placement) {
+  const graph::Graph& g = p.g();
+  for (const MappedModules::Module& m : p.mapped_modules->modules) {
+    if (m.ops.empty()) continue;
+    const DeviceId first = placement[m.ops.front()];
+    const auto other = std::find_if(m.ops.begin(), m.ops.end(),
+                                    [&](OpId op) { return placement[op] != first; });
+    if (other == m.ops.end()) continue;  // mapped whole
+    const std::string name = m.path.empty() ? "the model's own ops" : "module '" + m.path + "'";
+    if (m.leaf) {
+      return name + " is split over " + p.c().device(first).name + " and " +
+             p.c().device(placement[*other]).name +
+             ": a device map runs a module with its parameters on one device";
+    }
+    for (OpId op : m.own) {
+      for (graph::TensorId t : g.Inputs(op)) {
+        const OpId producer = g.tensor(t).producer;
+        if (placement[producer] == placement[op]) continue;
+        return "op '" + g.op(op).name + "' of " + name + " (split over devices) reads '" +
+               g.op(producer).name + "' from " + p.c().device(placement[producer]).name +
+               " on " + p.c().device(placement[op]).name +
+               ": a device map moves tensors only into a module mapped whole";
       }
     }
   }

@@ -16,7 +16,13 @@ Status CheckShape(const Problem& problem, const Placement& placement);
 
 // Empty when kinds and co-location are respected, else the first violation in words
 // ("op 'x' may not run on cpu0 (kind cpu)", "co-location group 'g' is split over gpu0 and gpu1").
+// Under the eager runtime (Problem::mapped_modules), also the first break of the module rule.
 std::string FindViolation(const Problem& problem, const Placement& placement);
+
+// Empty when `placement` runs as a device map (MappedModules): every module with ops of its own
+// either on one device, or not a leaf and each of its own forward ops reading only tensors made on
+// its device; else the first break in words.
+std::string FindMapViolation(const Problem& problem, const Placement& placement);
 
 // Empty when every device's peak memory fits its capacity, else the first overflow in words
 // ("device d0: peak memory 50 B exceeds capacity 40 B by 10 B").

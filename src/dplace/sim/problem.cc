@@ -1,5 +1,9 @@
 #include "dplace/sim/problem.h"
 
+#include <algorithm>
+#include <map>
+
+#include "dplace/graph/modules.h"
 #include "dplace/sim/lower_bound.h"
 
 namespace dplace::sim {
@@ -108,6 +112,87 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
       break;
   }
   return p;
+}
+
+MappedModules MapModules(const graph::Graph& g) {
+  const std::vector<std::string> module = graph::OpModules(g);
+  auto parent = [](const std::string& path) {
+    const size_t dot = path.rfind('.');
+    return dot == std::string::npos ? std::string() : path.substr(0, dot);
+  };
+  auto module_of = [&](OpId op) -> const std::string& {
+    return module[static_cast<size_t>(op.index())];
+  };
+  // A module is a leaf unless a module inside it has forward ops.
+  std::map<std::string, bool> leaf;
+  for (OpId op : g.op_ids()) {
+    if (g.op(op).kind != graph::OpKind::kForward) continue;
+    leaf.emplace(module_of(op), !module_of(op).empty());
+  }
+  for (const auto& [path, is_leaf] : leaf) {
+    for (std::string m = path; !m.empty();) {
+      m = parent(m);
+      auto it = leaf.find(m);
+      if (it != leaf.end()) it->second = false;
+    }
+  }
+  MappedModules out;
+  std::map<std::string, size_t> index;
+  for (const auto& [path, is_leaf] : leaf) {
+    index[path] = out.modules.size();
+    out.modules.push_back({.path = path, .leaf = is_leaf});
+  }
+  for (OpId op : g.op_ids()) {
+    if (g.op(op).kind != graph::OpKind::kForward) continue;
+    const std::string& m = module_of(op);
+    MappedModules::Module& own = out.modules[index[m]];
+    if (!own.leaf) {
+      own.own.push_back(op);
+      continue;
+    }
+    // A leaf's op counts in the leaf and in every module around it.
+    for (std::string around = m;; around = parent(around)) {
+      auto it = index.find(around);
+      if (it != index.end()) out.modules[it->second].ops.push_back(op);
+      if (around.empty()) break;
+    }
+  }
+  return out;
+}
+
+Placement Dispatched(const Problem& problem, const Placement& placement) {
+  if (!problem.mapped_modules) return placement;
+  const graph::Graph& g = problem.g();
+  Placement out = placement;
+  PerOp<char> follows(g.ops().size(), 0);  // own ops of modules not mapped whole
+  for (const MappedModules::Module& m : problem.mapped_modules->modules) {
+    if (m.leaf || m.own.empty()) continue;
+    const bool whole = !m.ops.empty() && std::all_of(m.ops.begin(), m.ops.end(), [&](OpId op) {
+      return placement[op] == placement[m.ops.front()];
+    });
+    for (OpId op : m.own) {
+      if (whole) {
+        out[op] = placement[m.ops.front()];
+      } else {
+        follows[op] = 1;
+      }
+    }
+  }
+  for (OpId op : g.TopologicalOrder()) {
+    if (!follows[op] || g.Inputs(op).empty()) continue;
+    out[op] = out[g.tensor(g.Inputs(op).front()).producer];
+  }
+  // Backward and update ops go with their forward op.
+  for (OpId op : g.op_ids()) {
+    if (out[op] == placement[op] || g.op(op).colocation == graph::kNoGroup) continue;
+    for (OpId member : g.GroupMembers(g.op(op).colocation)) out[member] = out[op];
+  }
+  return out;
+}
+
+void UseEagerRuntime(Problem& problem) {
+  problem.step_model.issue = Issue::kProgramOrder;
+  problem.mapped_modules = std::make_shared<const MappedModules>(MapModules(problem.g()));
 }
 
 }  // namespace dplace::sim

@@ -51,6 +51,22 @@ inline Placement OnDevices(std::initializer_list<int32_t> devices) {
   return p;
 }
 
+// The modules of a graph as a device map runs them (accelerate, eager PyTorch): a module mapped
+// whole runs on one device, its inputs moved there at its entry; a module with no module inside it
+// (a leaf) is never split; the own ops of a module split over devices (a parent's residual add,
+// the root's ops) run where their inputs are. Only the modules with forward ops are listed.
+struct MappedModules {
+  struct Module {
+    std::string path;       // "" for the root
+    std::vector<OpId> ops;  // the forward ops of the leaves in it (of itself, for a leaf)
+    std::vector<OpId> own;  // a module that is no leaf: its own forward ops
+    bool leaf = false;      // no module inside it has ops (the root never counts as a leaf)
+  };
+  std::vector<Module> modules;
+};
+// The modules of `g` by graph::OpModules.
+MappedModules MapModules(const graph::Graph& g);
+
 struct Problem {
   std::shared_ptr<const graph::Graph> graph;
   std::shared_ptr<const hw::Cluster> cluster;
@@ -72,6 +88,9 @@ struct Problem {
   // stage s of S), what backward keeps of the stage's forward (constraints.h). MakeProblem gives
   // op sizes; the run service gives 1F1B to the training graphs it expands.
   enum class StageMemory { kOpSizes, k1F1B } stage_memory = StageMemory::kOpSizes;
+  // Under the eager runtime (step_model.issue kProgramOrder, a device map): the modules, whose
+  // rule every evaluation checks (constraints.h); null otherwise. UseEagerRuntime sets both.
+  std::shared_ptr<const MappedModules> mapped_modules;
 
   const graph::Graph& g() const { return *graph; }
   const hw::Cluster& c() const { return *cluster; }
@@ -82,6 +101,18 @@ struct Problem {
   }
   double LowerBound() const { return lower_bound; }
 };
+
+// Makes `problem` judge placements as a device map runs under accelerate: ops issued in program
+// order (step_model.h) and the module rule (MappedModules).
+void UseEagerRuntime(Problem& problem);
+
+// Where the ops of `placement` run when it is dispatched as a device map (problem.mapped_modules;
+// `placement` itself when null): a module that is no leaf and whose leaves' ops are on one device
+// is mapped whole, and its own ops run there; the own ops of a module that is not, in program
+// order, where their first input is (ops reading none stay); each such op's co-location group
+// (its backward and update ops) goes with it. Placers choose the leaves' devices; the evaluation
+// of an eager problem judges this placement, and the run service returns it.
+Placement Dispatched(const Problem& problem, const Placement& placement);
 
 // What to do when an op may run on no device of the cluster.
 enum class MissingDevice {

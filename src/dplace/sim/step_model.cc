@@ -12,9 +12,14 @@ std::string_view LatencyModeName(LatencyMode latency) {
   return latency == LatencyMode::kArrival ? "arrival" : "gap";
 }
 
+std::string_view IssueName(Issue issue) {
+  return issue == Issue::kProgramOrder ? "eager" : "executor";
+}
+
 std::string StepModelName(const StepModel& model) {
   return std::string(ChannelsName(model.channels)) + "," +
-         std::string(LatencyModeName(model.latency));
+         std::string(LatencyModeName(model.latency)) +
+         (model.issue == Issue::kProgramOrder ? ",eager" : "");
 }
 
 TransferSpan SpanOf(const graph::Tensor& tensor, const hw::Link& link, LatencyMode latency) {

@@ -1,6 +1,8 @@
-// The step simulator's model of transfers, where real runtimes differ (docs/semantics.md, "Variants
-// of the step model"). The default is dplace's own model: one channel per directed device pair, a
-// transfer holding it for latency + bytes / bandwidth. A Problem carries its StepModel; the step
+// The step simulator's model of a runtime, where real runtimes differ (docs/semantics.md, "Variants
+// of the step model"): the order in which a device takes its ops, and how transfers share links.
+// The default is dplace's own model: a graph executor (each device runs its ready ops, the first
+// ready first), one channel per directed device pair, a transfer holding it for latency + bytes /
+// bandwidth. A Problem carries its StepModel; the step
 // simulator reads it. Noise in op times and bandwidths is not a model but different numbers:
 // variants.h makes problems with them.
 #pragma once
@@ -28,16 +30,29 @@ enum class LatencyMode {
              // while the next transfer on the channel already sends
 };
 
+// In which order a device takes its ops.
+enum class Issue {
+  kReady,         // among its ready ops, the one that became ready first: a graph executor
+                  // (dplace.torch.apply, TensorFlow); dplace's default
+  kProgramOrder,  // eager PyTorch (a device map run by accelerate): one thread issues the ops in
+                  // program order (the graph's topological order, ties by op id); each device
+                  // runs its ops in that order, an op waiting for its inputs holds up the ops
+                  // after it on its device; ops on CPU devices run on the issuing thread itself,
+                  // so no op later in the program starts, on any device, before they end
+};
+
 struct StepModel {
   Channels channels = Channels::kPerPair;
   LatencyMode latency = LatencyMode::kGap;
+  Issue issue = Issue::kReady;
   bool operator==(const StepModel&) const = default;
 };
 
-// "per_pair", "per_device"; "gap", "arrival".
+// "per_pair", "per_device"; "gap", "arrival"; "executor", "eager".
 std::string_view ChannelsName(Channels channels);
 std::string_view LatencyModeName(LatencyMode latency);
-// "per_pair,gap" (the default model's name).
+std::string_view IssueName(Issue issue);
+// "per_pair,gap" (the default model's name); ",eager" follows for program order.
 std::string StepModelName(const StepModel& model);
 
 // How one transfer takes its time: it holds its channel for `occupy_s`, and its tensor arrives

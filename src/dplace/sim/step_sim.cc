@@ -34,7 +34,8 @@ constexpr int64_t kCheckpoints = 32;
 StepSimulator::StepSimulator(const Problem& problem)
     : problem_(problem),
       per_device_(problem.step_model.channels == Channels::kPerDevice),
-      arrival_(problem.step_model.latency == LatencyMode::kArrival) {
+      arrival_(problem.step_model.latency == LatencyMode::kArrival),
+      eager_(problem.step_model.issue == Issue::kProgramOrder) {
   const size_t n = problem.c().devices().size();
   const graph::Graph& g = problem.g();
   const size_t num_ops = g.ops().size();
@@ -48,7 +49,17 @@ StepSimulator::StepSimulator(const Problem& problem)
   s_.peak.resize(n);
   s_.busy_s.resize(n);
   s_.work_started.resize(n);
+  s_.started.resize(n);
   work_.resize(n);
+  if (eager_) {
+    rank_.resize(num_ops);
+    int32_t rank = 0;
+    for (OpId op : g.TopologicalOrder()) rank_[op] = rank++;
+    host_.resize(n);
+    for (DeviceId d{0}; d < problem.num_devices(); ++d)
+      host_[d] = problem.c().device(d).kind == "cpu";
+    order_.resize(n);
+  }
   s_.pending.resize(num_ops);
   s_.start.resize(num_ops);
   s_.local_remaining.resize(g.tensors().size());
@@ -122,7 +133,8 @@ void StepSimulator::Push(double time, int32_t type, int32_t index) {
 
 void StepSimulator::MarkReady(DeviceId d, double time, OpId op) {
   auto& heap = s_.ready[d];
-  heap.emplace_back(time, op);
+  // Eager: the device looks only at its ready op first in program order.
+  heap.emplace_back(eager_ ? static_cast<double>(rank_[op]) : time, op);
   std::push_heap(heap.begin(), heap.end(), std::greater<>{});
   if (!s_.dirty[d]) {
     s_.dirty[d] = 1;
@@ -203,10 +215,30 @@ void StepSimulator::SendTensor(graph::TensorId t, DeviceId src, double time,
   }
 }
 
+bool StepSimulator::MayStart(DeviceId d, OpId op) const {
+  const auto& mine = order_[d];
+  if (mine[static_cast<size_t>(s_.started[d])] != op) return false;  // an earlier op waits
+  const auto ended = static_cast<size_t>(s_.host_ended);
+  // A CPU op runs on the issuing thread once the host ops before it have ended; any other op is
+  // issued once the host ops before it in the program have ended.
+  if (host_[d]) return host_order_[ended] == op;
+  return ended == host_order_.size() || rank_[op] < rank_[host_order_[ended]];
+}
+
 void StepSimulator::EndOp(OpId op, double time, const Placement& placement, Timeline* timeline) {
   const graph::Graph& g = problem_.g();
   const DeviceId d = placement[op];
   s_.busy[d] = 0;
+  if (eager_ && host_[d]) {
+    // The issuing thread moves on: every device may have an op it can start now.
+    ++s_.host_ended;
+    for (DeviceId e{0}; e < problem_.num_devices(); ++e) {
+      if (!s_.dirty[e]) {
+        s_.dirty[e] = 1;
+        s_.dirty_list.push_back(e);
+      }
+    }
+  }
   if (!s_.dirty[d]) {
     s_.dirty[d] = 1;
     s_.dirty_list.push_back(d);
@@ -299,6 +331,16 @@ void StepSimulator::Reset(const Placement& placement, Timeline* timeline) {
   std::fill(s_.busy_s.begin(), s_.busy_s.end(), 0.0);
   std::fill(s_.work_started.begin(), s_.work_started.end(), 0.0);
   std::fill(s_.input_copy.begin(), s_.input_copy.end(), -1);
+  if (eager_) {
+    std::fill(s_.started.begin(), s_.started.end(), 0);
+    s_.host_ended = 0;
+    for (auto& ops : order_) ops.clear();
+    host_order_.clear();
+    for (OpId op : g.TopologicalOrder()) {
+      order_[placement[op]].push_back(op);
+      if (host_[placement[op]]) host_order_.push_back(op);
+    }
+  }
   if (timeline) {
     std::fill(timeline_params_.begin(), timeline_params_.end(), 0.0);
     for (OpId i{0}; i < g.num_ops(); ++i) {
@@ -333,6 +375,10 @@ double StepSimulator::Continue(const Placement& placement, Timeline* timeline, b
       s_.dirty[d] = 0;
       auto& heap = s_.ready[d];
       if (s_.busy[d] || heap.empty()) continue;
+      if (eager_) {
+        if (!MayStart(d, heap.front().second)) continue;
+        ++s_.started[d];
+      }
       std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
       const OpId op = heap.back().second;
       heap.pop_back();
@@ -401,6 +447,14 @@ int StepSimulator::RestoreFor(const Placement& placement) {
 }
 
 void StepSimulator::SetBase(const Placement& base) {
+  if (eager_) {
+    // A moved op changes the program order of its old and new device from the start of the step,
+    // so no checkpoint of the base holds: every run is a full one.
+    base_ = base;
+    base_end_.assign(base.size(), 0.0);
+    num_checkpoints_ = 0;
+    return;
+  }
   int kept = -1;
   if (base_.size() == base.size()) {
     kept = RestoreFor(base);
@@ -417,7 +471,14 @@ StepResult StepSimulator::RunNear(const Placement& placement) {
   return RunNear(placement, std::numeric_limits<double>::infinity());
 }
 
-StepResult StepSimulator::RunNear(const Placement& placement, double give_up_above) {
+const Placement& StepSimulator::Runs(const Placement& placement) {
+  if (!problem_.mapped_modules) return placement;
+  dispatched_ = Dispatched(problem_, placement);
+  return dispatched_;
+}
+
+StepResult StepSimulator::RunNear(const Placement& given, double give_up_above) {
+  const Placement& placement = Runs(given);
   if (base_.size() != placement.size())
     Reset(placement, nullptr);
   else
@@ -436,7 +497,8 @@ StepResult StepSimulator::RunNear(const Placement& placement, double give_up_abo
   return result;
 }
 
-std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
+std::vector<OpId> StepSimulator::CriticalPath(const Placement& given) {
+  const Placement& placement = Runs(given);
   Reset(placement, nullptr);
   Continue(placement, nullptr, /*record=*/false);
   const graph::Graph& g = problem_.g();
@@ -497,13 +559,15 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& placement) {
   return path;
 }
 
-double StepSimulator::Makespan(const Placement& placement) {
+double StepSimulator::Makespan(const Placement& given) {
+  const Placement& placement = Runs(given);
   Reset(placement, nullptr);
   Continue(placement, nullptr, /*record=*/false);
   return s_.makespan;
 }
 
-StepResult StepSimulator::Run(const Placement& placement, const StepOptions& options) {
+StepResult StepSimulator::Run(const Placement& given, const StepOptions& options) {
+  const Placement& placement = Runs(given);
   Timeline timeline;
   Reset(placement, options.record_timeline ? &timeline : nullptr);
   Continue(placement, options.record_timeline ? &timeline : nullptr, /*record=*/false);

@@ -3,7 +3,8 @@
 //  - a device runs one op at a time; an op is ready when every input tensor is present on its
 //  device;
 //  - an idle device starts, among its ready ops, the one that became ready first (ties: lower op
-//  id);
+//  id); under the eager runtime (StepModel::issue kProgramOrder) it starts its ops in program
+//  order instead, and ops on CPU devices run on the thread that issues every op (step_model.h);
 //  - when an op ends, each output tensor is sent once to every other device hosting a consumer; a
 //    transfer occupies the directed channel src -> dst for latency + bytes / bandwidth (or the
 //    tensor's measured transfer time), one transfer at a time, first come first served; the
@@ -14,6 +15,9 @@
 //    a received copy is allocated at transfer start and freed when its last consumer there ends;
 //    scratch is held while the op runs;
 //  - makespan = end of the last op or transfer.
+// Under the eager runtime with the module rule (Problem::mapped_modules) every run simulates the
+// placement as dispatched (sim::Dispatched): a parent module's own ops run where it or their
+// inputs are, whatever the placement says of them.
 #pragma once
 
 #include <cstdint>
@@ -104,6 +108,10 @@ class StepSimulator {
     IdVector<DeviceId, double> memory, peak, busy_s;
     // Per device: seconds of compute of the ops started (for giving up early).
     IdVector<DeviceId, double> work_started;
+    // Eager runtime: per device, how many of its ops (order_) have started; how many host ops
+    // (host_order_) have ended.
+    IdVector<DeviceId, int32_t> started;
+    int32_t host_ended = 0;
     double makespan = 0;
   };
 
@@ -146,6 +154,20 @@ class StepSimulator {
   const Problem& problem_;
   const bool per_device_;  // problem_.step_model.channels == Channels::kPerDevice
   const bool arrival_;     // problem_.step_model.latency == LatencyMode::kArrival
+  const bool eager_;       // problem_.step_model.issue == Issue::kProgramOrder
+  // Eager runtime: each op's place in program order; whether a device is a CPU (its ops run on
+  // the issuing thread); per device, its ops in program order, and the CPU devices' ops in program
+  // order (set by Reset from the placement).
+  IdVector<OpId, int32_t> rank_;
+  IdVector<DeviceId, char> host_;
+  IdVector<DeviceId, std::vector<OpId>> order_;
+  std::vector<OpId> host_order_;
+  // Eager runtime: whether device d may start `op`, the smallest-ranked of its ready ops, now.
+  bool MayStart(DeviceId d, OpId op) const;
+  // The placement a run simulates: `placement` as dispatched as a device map (sim::Dispatched)
+  // when the problem has the module rule, else `placement` itself.
+  const Placement& Runs(const Placement& placement);
+  Placement dispatched_;
   State s_;
   std::vector<int32_t> consumer_slot_;  // per consumer-CSR entry: its slot in the inputs CSR
   // Scratch for SendTensor: the last tensor sent to each device, and its transfer there.

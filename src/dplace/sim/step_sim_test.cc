@@ -256,5 +256,92 @@ TEST(StepSimTest, CriticalPathFollowsTheChannelQueue) {
                    SimulateStep(p, sim::OnDevices({0, 1, 0})).evaluation.value);
 }
 
+// Eager runtime: a (id 0, 3 s) on d1 feeds c (id 2); b (id 1), c and d (id 3), 1 s each, on d0;
+// the tensor is empty, so it arrives as a ends. A graph executor runs d while c waits: b [0,1],
+// d [1,2], c [3,4], step 4. Eager PyTorch runs d0's ops in program order: b [0,1], c waits for a
+// and runs [3,4], d only then [4,5], step 5.
+TEST(StepSimTest, EagerDeviceRunsItsOpsInProgramOrder) {
+  graph::GraphBuilder b("program_order");
+  const auto a = b.AddOp(TimedOp("a", 3), {{0, -1}});
+  b.AddOp(TimedOp("b", 1));
+  const auto c = b.AddOp(TimedOp("c", 1));
+  b.AddOp(TimedOp("d", 1));
+  b.AddEdge(a, 0, c);
+  Problem p = Make(b, ThreeDevices());
+  const Placement placement = OnDevices({1, 0, 0, 0});
+  EXPECT_DOUBLE_EQ(SimulateStep(p, placement).evaluation.value, 4);
+  p.step_model.issue = Issue::kProgramOrder;  // ops of no module: no module rule
+  StepResult r = SimulateStep(p, placement, {.record_timeline = true});
+  EXPECT_DOUBLE_EQ(r.evaluation.value, 5);
+  ASSERT_EQ(r.timeline.ops.size(), 4u);
+  EXPECT_EQ(r.timeline.ops.back().op, 3);
+  EXPECT_DOUBLE_EQ(r.timeline.ops.back().start_s, 4);
+  // A search's incremental runs give what full runs give.
+  StepSimulator sim(p);
+  sim.SetBase(OnDevices({0, 0, 0, 0}));
+  EXPECT_DOUBLE_EQ(sim.RunNear(placement).evaluation.value, 5);
+  EXPECT_DOUBLE_EQ(sim.RunNear(OnDevices({0, 0, 0, 0})).evaluation.value, 6);
+}
+
+// Eager runtime: x (id 0, 2 s) on d0, h (id 1, 2 s on a CPU) on c0, y (id 2, 1 s) on d1, no
+// edges. x is issued before h and runs beside it [0,2]; h runs on the issuing thread [0,2], so
+// y, later in the program, starts only as h ends: [2,3], step 3 (a graph executor: 2).
+TEST(StepSimTest, EagerCpuOpsHoldUpTheOpsIssuedAfterThem) {
+  graph::GraphBuilder b("host");
+  b.AddOp(TimedOp("x", 2));
+  b.AddOp(TimedOp("h", 2, 2));
+  b.AddOp(TimedOp("y", 1));
+  Problem p = Make(b, ThreeDevices());
+  const Placement placement = OnDevices({0, 2, 1});
+  EXPECT_DOUBLE_EQ(SimulateStep(p, placement).evaluation.value, 2);
+  p.step_model.issue = Issue::kProgramOrder;  // ops of no module: no module rule
+  StepResult r = SimulateStep(p, placement, {.record_timeline = true});
+  EXPECT_DOUBLE_EQ(r.evaluation.value, 3);
+  for (const auto& op : r.timeline.ops) {
+    EXPECT_DOUBLE_EQ(op.start_s, op.op == 2 ? 2 : 0) << op.op;
+  }
+}
+
+// The module rule of a device map: emb -> blk (a -> b, then blk's own residual add of a's and
+// b's outputs) -> head (two ops of one leaf module); ops 0 .. 5.
+TEST(StepSimTest, EagerPlansAreDeviceMapsThatAccelerateRuns) {
+  graph::GraphBuilder b("modules");
+  const auto emb = b.AddOp(TimedOp("/emb/Gather", 1), {{1, -1}});
+  const auto a = b.AddOp(TimedOp("/blk/a/MatMul", 1), {{1, -1}});
+  const auto c = b.AddOp(TimedOp("/blk/b/MatMul", 1), {{1, -1}});
+  const auto add = b.AddOp(TimedOp("/blk/Add", 1), {{1, -1}});
+  const auto head = b.AddOp(TimedOp("/head/MatMul", 1), {{1, -1}});
+  const auto bias = b.AddOp(TimedOp("/head/Add", 1), {{1, -1}});
+  b.AddEdge(emb, 0, a);
+  b.AddEdge(a, 0, c);
+  b.AddEdge(a, 0, add);
+  b.AddEdge(c, 0, add);
+  b.AddEdge(add, 0, head);
+  b.AddEdge(head, 0, bias);
+  Problem p = Make(b, ThreeDevices());
+  const Placement blk_apart = OnDevices({0, 0, 1, 0, 0, 0});
+  EXPECT_TRUE(SimulateStep(p, blk_apart).evaluation.feasible);  // a graph executor runs it
+  UseEagerRuntime(p);
+  // blk is split, so its add runs where its first input (a's output) is, and b's is on d1.
+  const Evaluation split = SimulateStep(p, blk_apart).evaluation;
+  EXPECT_FALSE(split.feasible);
+  EXPECT_EQ(split.reason,
+            "op '/blk/Add' of module 'blk' (split over devices) reads '/blk/b/MatMul' from d1 on "
+            "d0: a device map moves tensors only into a module mapped whole");
+  // blk's leaves on d1: blk is mapped whole, its add runs there too whatever the placement says,
+  // its input moves there at its entry and its output to head at head's: 1 + 1 + 3 + 1 + 2 = 8
+  // (1-byte tensors, 1 byte/s).
+  const Placement blk_on_d1 = OnDevices({0, 1, 1, 0, 0, 0});
+  EXPECT_EQ(Dispatched(p, blk_on_d1), OnDevices({0, 1, 1, 1, 0, 0}));
+  const Evaluation whole = SimulateStep(p, blk_on_d1).evaluation;
+  EXPECT_TRUE(whole.feasible) << whole.reason;
+  EXPECT_DOUBLE_EQ(whole.value, 8);
+  // A module with no module inside it is never split.
+  EXPECT_EQ(SimulateStep(p, OnDevices({0, 0, 0, 0, 0, 1})).evaluation.reason,
+            "module 'head' is split over d0 and d1: a device map runs a module with its "
+            "parameters on one device");
+}
+
 }  // namespace
 }  // namespace dplace::sim
+

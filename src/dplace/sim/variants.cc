@@ -127,7 +127,10 @@ StatusOr<std::vector<std::shared_ptr<const Problem>>> RobustVariants(const Probl
   DPLACE_RETURN_IF_ERROR(CheckRobustOptions(options));
   std::vector<std::shared_ptr<const Problem>> variants;
   for (int k = 0; k < options.count; ++k) {
-    DPLACE_ASSIGN_OR_RETURN(Problem v, MakeVariant(base, RobustVariantSpec(k, options)));
+    VariantSpec spec = RobustVariantSpec(k, options);
+    spec.model.issue =
+        base.step_model.issue;  // the variants differ in links and noise, not runtime
+    DPLACE_ASSIGN_OR_RETURN(Problem v, MakeVariant(base, spec));
     variants.push_back(std::make_shared<const Problem>(std::move(v)));
   }
   return variants;

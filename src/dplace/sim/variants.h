@@ -16,7 +16,7 @@
 namespace dplace::sim {
 
 struct VariantSpec {
-  StepModel model;            // channels and latency mode (objective step only)
+  StepModel model;            // channels, latency mode, runtime (objective step only)
   bool drop_latency = false;  // every link's latency 0 (Placeto's simulator has none)
   // Noise: each op's time on each device class, and each directed pair's bandwidth, is multiplied
   // by exp(spread * z), z a standard normal drawn from `seed` (a log-normal factor whose log has
@@ -56,7 +56,8 @@ Status CheckRobustOptions(const RobustOptions& options);
 // from a seed mixed of options.seed and k.
 VariantSpec RobustVariantSpec(int k, const RobustOptions& options);
 
-// The K = options.count variants of `base` (RobustVariantSpec(k) for k = 0 .. K-1).
+// The K = options.count variants of `base` (RobustVariantSpec(k) for k = 0 .. K-1, each with the
+// base's runtime: StepModel::issue).
 // InvalidInput as CheckRobustOptions.
 StatusOr<std::vector<std::shared_ptr<const Problem>>> RobustVariants(const Problem& base,
                                                                      const RobustOptions& options);
