@@ -234,8 +234,9 @@ def dispatch(model, device_map):
     be on two devices raises eager PyTorch's "Expected all tensors to be on the same device".
     Checks on one machine, before any GPU is rented, that a device map runs, and what its step
     takes (every device is this CPU, so the step is sequential: what dplace predicts for a
-    device map on CPU devices, runtime "eager"). The model is modified in place (hooks, tags);
-    returns the dispatched module."""
+    device map on CPU devices, runtime "eager"). The first call runs under the checks; later
+    calls repeat its copies without them (their Python cost is not the runtime's), so time
+    those. The model is modified in place (hooks, tags); returns the dispatched module."""
     from . import _torch_dispatch
     _check_inputs(model, ())
     if not isinstance(device_map, dict):

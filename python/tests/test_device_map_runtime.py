@@ -34,7 +34,7 @@ def machine(kind, memory):
     return doc
 
 
-def median_step(model, inputs, repeat=15):
+def median_step(model, inputs, repeat=11):
     with torch.no_grad():
         for _ in range(3):
             model(*inputs)
@@ -48,6 +48,7 @@ def median_step(model, inputs, repeat=15):
 
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
+    dt.keep_freed_memory()  # steps stop faulting fresh pages in (docs/fidelity.md)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -64,7 +65,7 @@ def test_exported_device_maps_run_under_accelerates_dispatch_as_predicted(name):
     prediction; a plan dplace refuses by the module rule fails there with eager PyTorch's error."""
     model, inputs = build(name, batch=BATCH[name])
     model.eval()
-    prof = dt.profile(model, inputs, repeat=5)
+    prof = dt.profile(model, inputs, repeat=3)
     as_gpu = copy.copy(prof)
     as_gpu.kind = "gpu"
     g = dt.from_module(model, inputs, profile=[prof, as_gpu], unit="module:64")
@@ -72,11 +73,11 @@ def test_exported_device_maps_run_under_accelerates_dispatch_as_predicted(name):
     alone = dplace.place(dplace.Problem(g, machine("gpu", 1 << 40), runtime="eager"), "single")
     memory = int(0.85 * max(d["peak_memory_bytes"] for d in alone.devices))
     problem = dplace.Problem(g, machine("gpu", memory), runtime="eager")
-    sequential = dplace.Problem(g, machine("cpu", memory), runtime="eager")
+    one_thread_machine = machine("cpu", memory)  # the same devices, run by the issuing thread
     assert problem.runtime == "eager"
     reference = model(*inputs)
     ran = 0
-    for plan in dplace.place_all(problem, ["uniform", "parameters", "blocks", "mcmc"],
+    for plan in dplace.place_all(problem, ["uniform", "parameters", "blocks", "mcmc", "modules"],
                                  evaluations=2000, seed=1):
         device_map = dt.device_map(model, plan, problem)
         if len(set(device_map.values())) < 2:
@@ -91,17 +92,26 @@ def test_exported_device_maps_run_under_accelerates_dispatch_as_predicted(name):
         with torch.no_grad():
             out = dispatched(*inputs)
         torch.testing.assert_close(out, reference)
-        predicted = dplace.simulate(sequential, plan.placement).value
-        measured = median_step(dispatched, inputs)
-        ratio = predicted / measured
+        ran += 1
+        if not os.environ.get("DPLACE_FIDELITY"):
+            continue  # timing is a benchmark's to hold: bench/device_map_fidelity.sh
+        # The machine is shared and its speed drifts: each of three rounds profiles the model and
+        # times the map side by side, and the median of the rounds' ratios is held.
+        ratios = []
+        for _ in range(3):
+            fresh = dt.profile(model, inputs, repeat=5)
+            fresh_gpu = copy.copy(fresh)
+            fresh_gpu.kind = "gpu"
+            now = dt.from_module(model, inputs, profile=[fresh, fresh_gpu], unit="module:64")
+            sequential = dplace.Problem(now, one_thread_machine, runtime="eager")
+            predicted = dplace.simulate(sequential, plan.placement).value
+            measured = median_step(dispatched, inputs)
+            ratios.append(predicted / measured)
+        ratio = statistics.median(ratios)
         print(f"{name} {plan.placer}: predicted {predicted * 1e3:.2f} ms (eager on two GPUs: "
               f"{plan.value * 1e3:.2f} ms), measured {measured * 1e3:.2f} ms, ratio "
-              f"{ratio:.3f}, {'fits' if plan.feasible else plan.reason}")
-        # Timing is a benchmark's to hold (a shared machine is noisy under make test's parallel
-        # jobs): bench/device_map_fidelity.sh runs this file alone with DPLACE_FIDELITY=1.
-        if os.environ.get("DPLACE_FIDELITY"):
-            assert 0.85 <= ratio <= 1.15
-        ran += 1
+              f"{ratio:.3f}, {'fits' if plan.feasible else plan.reason}, map {device_map}")
+        assert 0.85 <= ratio <= 1.15
     print(f"{name}: {ran} maps ran")
 
 

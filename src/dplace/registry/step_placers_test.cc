@@ -190,6 +190,33 @@ TEST(ContiguousTest, MovesTheCutToWhereTheSimulatedStepIsShortest) {
   EXPECT_NEAR(r.evaluation.value, 5, 1e-9);
 }
 
+// Three residual blocks of 100 parameter bytes after an embedding, on GPUs of 250 bytes: no GPU
+// holds the three, and under the eager runtime a cut inside a block (its MatMul on one device, its
+// residual Add on the other) does not run. `modules` cuts between blocks: a device map that runs.
+TEST(ModuleSplitsTest, CutsBetweenBlocksWhereADeviceMapRuns) {
+  graph::GraphBuilder b("residual");
+  graph::OpId x = b.AddOp(TimedOp("/emb/Gather", 1), {{1, -1}});
+  for (int i = 0; i < 3; ++i) {
+    const std::string block = "/blocks." + std::to_string(i);
+    graph::Op matmul = TimedOp(block + "/a/MatMul", 1);
+    matmul.param_bytes = 100;
+    const graph::OpId a = b.AddOp(matmul, {{1, -1}});
+    const graph::OpId add = b.AddOp(TimedOp(block + "/Add", 1), {{1, -1}});
+    b.AddEdge(x, 0, a);
+    b.AddEdge(x, 0, add);
+    b.AddEdge(a, 0, add);
+    x = add;
+  }
+  sim::Problem p = Make(b, ThreeDevices(250));
+  sim::UseEagerRuntime(p);
+  const Placed placed = PlaceBy("modules", p);
+  EXPECT_TRUE(placed.evaluation.feasible) << placed.evaluation.reason;
+  for (int i = 0; i < 3; ++i) {  // each block whole: its MatMul and its Add together
+    EXPECT_EQ(placed.placement[graph::OpId(1 + 2 * i)], placed.placement[graph::OpId(2 + 2 * i)]);
+  }
+  EXPECT_NE(placed.placement[graph::OpId(1)], placed.placement[graph::OpId(5)]);
+}
+
 TEST(ChainsTest, LongestPathFirstThenWhatIsLeft) {
   // a -> b -> c -> d (1 s each) and a -> e -> f (0.5 s each), 1-byte tensors (1 s over any link):
   // the longest path a..d (7 s with its transfers) is the first cluster, e -> f the second.
