@@ -341,7 +341,7 @@ void BindTypes(py::module_& m) {
           "The result as --json prints it (dplace-result/1's entry).")
       .def("__repr__", [](const PyResult& r) {
         return "<dplace.Result " + r.result.placer + ": " +
-               report::FormatValue(r.problem->objective, r.result.evaluation.value) +
+               report::FormatValue(*r.problem, r.result.evaluation.value) +
                (r.result.evaluation.feasible ? "" : " (infeasible)") + ">";
       });
 }

@@ -87,8 +87,8 @@ Status RunSimulate(const SimulateFlags& flags) {
   }
   const sim::Evaluation& e = result.evaluation;
   std::cout << sim::ValueName(problem.objective) << ": "
-            << report::FormatValue(problem.objective, e.value)
-            << "\nlower bound: " << report::FormatValue(problem.objective, e.lower_bound)
+            << report::FormatValue(problem, e.value)
+            << "\nlower bound: " << report::FormatValue(problem, e.lower_bound)
             << " (gap " << FormatPercent(report::Gap(e))
             << ")\nfeasible: " << (e.feasible ? "yes" : "no")
             << (e.feasible ? "" : " (" + e.reason + ")") << "\n"
@@ -96,8 +96,8 @@ Status RunSimulate(const SimulateFlags& flags) {
   if (result.robust) {
     const sim::RobustJudgement& j = *result.robust;
     std::cout << "on " << j.values.size() << " variants of the model: median "
-              << report::FormatValue(problem.objective, j.median) << ", worst "
-              << report::FormatValue(problem.objective, j.worst)
+              << report::FormatValue(problem, j.median) << ", worst "
+              << report::FormatValue(problem, j.worst)
               << (j.feasible ? "" : "; infeasible on " + j.reason) << "\n";
   }
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";

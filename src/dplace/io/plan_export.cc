@@ -221,17 +221,41 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     }
   }
   Json list = Json::array(), splits = Json::array(), split_modules = Json::array();
+  // A stage's module: the outermost module that starts in it (its first op's module, or the block
+  // around it when no op of the block is in an earlier stage: "layers.7", not
+  // "layers.7.input_norm").
+  std::map<sim::DeviceId, size_t> stage_of_device;
+  for (size_t i = 0; i < stages.size(); ++i) stage_of_device[stages[i].device] = i;
+  const std::vector<std::string> op_module = graph::OpModules(g);
+  std::map<std::string, size_t> first_stage;  // per module path: the earliest stage of its ops
+  for (sim::OpId op : g.op_ids()) {
+    auto it = stage_of_device.find(placement[op]);
+    if (it == stage_of_device.end()) continue;
+    for (std::string m = op_module[static_cast<size_t>(op.index())]; !m.empty();) {
+      auto [at, added] = first_stage.try_emplace(m, it->second);
+      if (!added) at->second = std::min(at->second, it->second);
+      const size_t dot = m.rfind('.');
+      m = dot == std::string::npos ? "" : m.substr(0, dot);
+    }
+  }
+  auto stage_module = [&](size_t i) {
+    const std::string& m = op_module[static_cast<size_t>(stages[i].first.index())];
+    for (size_t dot = m.find('.');; dot = m.find('.', dot + 1)) {
+      const std::string prefix = m.substr(0, dot);
+      if (first_stage[prefix] == i || dot == std::string::npos) return prefix;
+    }
+  };
   std::vector<sim::DeviceId> order;
   for (const Stage& s : stages) order.push_back(s.device);
   for (size_t i = 0; i < stages.size(); ++i) {
     const Stage& s = stages[i];
     list.push_back({{"device", p.c().device(s.device).name},
-                    {"module", OpModule(g.op(s.first))},
+                    {"module", stage_module(i)},
                     {"first", g.op(s.first).name},
                     {"last", g.op(s.last).name},
                     {"ops", s.ops}});
     if (i > 0) splits.push_back(g.op(s.first).name);
-    if (i > 0) split_modules.push_back(OpModule(g.op(s.first)));
+    if (i > 0) split_modules.push_back(stage_module(i));
   }
   Json out{{"format", "dplace-stages/1"},
            {"stages", list},

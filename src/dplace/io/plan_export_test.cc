@@ -120,6 +120,11 @@ TEST(PlanExportTest, StagesOfAContiguousSplit) {
   EXPECT_EQ((*j)["stages"][0]["device"], "gpu1");
   EXPECT_EQ((*j)["stages"][0]["ops"], 2);
   EXPECT_EQ((*j)["split_points"], Json::array({"/b/z/MatMul"}));
+  // The second stage starts module b: it is named b (the block), not b.z (its first leaf).
+  EXPECT_EQ((*j)["split_modules"], Json::array({"b"}));
+  EXPECT_EQ((*j)["stages"][1]["module"], "b");
+  // Cut inside a: the second stage's module is a.y, a having begun in the first stage.
+  EXPECT_EQ((*StagesJson(p, sim::OnDevices({1, 0, 0})))["split_modules"], Json::array({"a.y"}));
   auto bad = StagesJson(p, sim::OnDevices({0, 1, 0}));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("not a pipeline of contiguous stages"), std::string::npos);

@@ -31,8 +31,8 @@ std::string RobustLine(const sim::RobustJudgement& j, const std::vector<PlacerRe
 
 }  // namespace
 
-std::string FormatValue(sim::Objective objective, double value) {
-  return objective == sim::Objective::kStep ? FormatSeconds(value) : Number(value);
+std::string FormatValue(const sim::Problem& problem, double value) {
+  return problem.times_in_seconds ? FormatSeconds(value) : Number(value);
 }
 
 std::vector<std::string> RobustHeader(const std::vector<PlacerResult>& results) {
@@ -44,12 +44,12 @@ std::vector<std::string> RobustHeader(const std::vector<PlacerResult>& results) 
   return {};
 }
 
-std::vector<std::string> RobustCells(sim::Objective objective, const PlacerResult& result) {
+std::vector<std::string> RobustCells(const sim::Problem& problem, const PlacerResult& result) {
   if (!result.robust) return {"-", "-"};
   const sim::RobustJudgement& j = *result.robust;
   // A plan infeasible on some variant (memory that overflows in another order) is marked.
-  return {FormatValue(objective, j.median),
-          FormatValue(objective, j.worst) + (j.feasible ? "" : " (infeasible)")};
+  return {FormatValue(problem, j.median),
+          FormatValue(problem, j.worst) + (j.feasible ? "" : " (infeasible)")};
 }
 
 std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
@@ -71,7 +71,6 @@ std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
 
 std::string ComparisonTable(const sim::Problem& problem, const std::vector<PlacerResult>& results,
                             int best_index) {
-  const bool step = problem.objective == sim::Objective::kStep;
   std::vector<std::vector<std::string>> rows = {
       {"placer", std::string(sim::ValueName(problem.objective))}};
   const std::vector<std::string> robust_head = RobustHeader(results);
@@ -82,9 +81,9 @@ std::string ComparisonTable(const sim::Problem& problem, const std::vector<Place
     const double peak = PeakMemory(e);
     std::vector<std::string> row = {
         (static_cast<int>(i) == best_index ? "* " : "  ") + results[i].placer,
-        FormatValue(problem.objective, e.value)};
+        FormatValue(problem, e.value)};
     if (!robust_head.empty()) {
-      const std::vector<std::string> cells = RobustCells(problem.objective, results[i]);
+      const std::vector<std::string> cells = RobustCells(problem, results[i]);
       row.insert(row.end(), cells.begin(), cells.end());
     }
     row.insert(row.end(), {Number(100 * Gap(e), "%.1f%%"), e.feasible ? "yes" : "no",
@@ -94,7 +93,7 @@ std::string ComparisonTable(const sim::Problem& problem, const std::vector<Place
   std::string out = RenderTable(rows);
   double bound = problem.LowerBound();
   for (const PlacerResult& r : results) bound = std::max(bound, r.evaluation.lower_bound);
-  out += "lower bound: " + (step ? FormatSeconds(bound) : Number(bound)) + "\n";
+  out += "lower bound: " + FormatValue(problem, bound) + "\n";
   for (const PlacerResult& r : results) {
     if (!r.robust) continue;
     out += RobustLine(*r.robust, results);
@@ -117,7 +116,7 @@ std::string DeviceTable(const sim::Problem& problem, const sim::Evaluation& e) {
   for (sim::DeviceId d{0}; d < problem.num_devices(); ++d) {
     const sim::DeviceReport& r = e.devices[d];
     rows.push_back({problem.c().device(d).name, problem.c().device(d).kind, std::to_string(r.ops),
-                    step ? FormatSeconds(r.busy_s) : Number(r.load),
+                    FormatValue(problem, step ? r.busy_s : r.load),
                     FormatBytes(r.peak_memory_bytes), FormatBytes(r.memory_capacity_bytes)});
   }
   return RenderTable(rows);

@@ -9,9 +9,10 @@
 namespace dplace::report {
 
 // Aligned text table: first column left-aligned, the others right-aligned.
-// An objective's value as tables print it: step time in s/ms/us (FormatSeconds); max-load and the
-// paper's latency in the input's own time unit, as a bare number (the paper's files are in theirs).
-std::string FormatValue(sim::Objective objective, double value);
+// An objective's value (or a device's busy time or load) as tables print it: in s/ms/us
+// (FormatSeconds) where the problem's op times are seconds; the paper's files in their own time
+// unit, as a bare number (Problem::times_in_seconds).
+std::string FormatValue(const sim::Problem& problem, double value);
 
 std::string RenderTable(const std::vector<std::vector<std::string>>& rows);
 
@@ -20,7 +21,7 @@ std::string RenderTable(const std::vector<std::vector<std::string>>& rows);
 std::vector<std::string> RobustHeader(const std::vector<PlacerResult>& results);
 // A result's cells under RobustHeader: the median and the worst of its variants' values ("-" when
 // it was not judged on variants; the worst marked "(infeasible)" when some variant is).
-std::vector<std::string> RobustCells(sim::Objective objective, const PlacerResult& result);
+std::vector<std::string> RobustCells(const sim::Problem& problem, const PlacerResult& result);
 
 // One row per placer: value, the median and worst over the robust variants (when judged on
 // them), gap to the lower bound, feasibility, busiest device memory, search time; the best

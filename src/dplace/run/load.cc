@@ -128,6 +128,7 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
   if (training && loaded.format != io::GraphFormat::kPaper) {
     problem->stage_memory = sim::Problem::StageMemory::k1F1B;
   }
+  problem->times_in_seconds = loaded.format != io::GraphFormat::kPaper;
   if (runtime == "eager") {
     if (objective != sim::Objective::kStep) {
       return InvalidInput("runtime: eager judges a step (objective step), not " +

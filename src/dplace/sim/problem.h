@@ -88,6 +88,9 @@ struct Problem {
   // stage s of S), what backward keeps of the stage's forward (constraints.h). MakeProblem gives
   // op sizes; the run service gives 1F1B to the training graphs it expands.
   enum class StageMemory { kOpSizes, k1F1B } stage_memory = StageMemory::kOpSizes;
+  // Whether op times (and so every objective's value) are seconds: all but the paper's files,
+  // whose times are in the paper's own unit (the run service says so; tables print bare numbers).
+  bool times_in_seconds = true;
   // Under the eager runtime (step_model.issue kProgramOrder, a device map): the modules, whose
   // rule every evaluation checks (constraints.h); null otherwise. UseEagerRuntime sets both.
   std::shared_ptr<const MappedModules> mapped_modules;
