@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` and `make test`.
 .PHONY: run test deps build bench asan-test format clean
 
-EXAMPLE_GRAPH := models/resnet50.onnx
+EXAMPLE_GRAPH := models/train/resnet50.onnx
 EXAMPLE_CLUSTER := v100x8-nvlink
 
 deps:

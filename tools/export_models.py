@@ -4,11 +4,16 @@
 Run with Debian's Python and packages (python3-torch, python3-torchvision):
 
     /usr/bin/python3 tools/export_models.py models/
+    /usr/bin/python3 tools/export_models.py --training models/train/ resnet50 inception_v3 mobilenet_v2 vgg16
     /usr/bin/python3 tools/export_models.py --coverage testdata/onnx/
 
 Each model is exported with export_params=False (parameters become graph inputs, so the files are
 small and need no weight data), opset 13, at the batch size written in MODELS. The .onnx files are
-committed under models/, so that tests and `make run` need no Python.
+committed under models/, so that tests and `make run` need no Python. The plain exports are eval
+mode (torch.onnx folds BatchNorm into the convolutions and drops Dropout): what inference runs.
+--training writes the exports in training mode (BatchNorm with its batch statistics,
+Dropout with its mask): what a training step runs, and what `--training` should be given
+(`make run` plans models/train/resnet50.onnx).
 """
 import os
 import sys
@@ -224,16 +229,18 @@ COVERAGE = {
 }
 
 
-def export(model, inputs, input_names, path, opset):
-    model.eval()
+def export(model, inputs, input_names, path, opset, training=False):
+    model.train(training)
+    mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     torch.onnx.export(model, inputs, path, export_params=False, opset_version=opset,
-                      input_names=input_names, do_constant_folding=False)
+                      input_names=input_names, do_constant_folding=False, training=mode)
 
 
 def main():
     args = sys.argv[1:]
     coverage = bool(args) and args[0] == "--coverage"
-    if coverage:
+    training = bool(args) and args[0] == "--training"
+    if coverage or training:
         args = args[1:]
     out_dir = args[0] if args else ("testdata/onnx" if coverage else "models")
     only = set(args[1:])
@@ -254,7 +261,7 @@ def main():
             continue
         model, inputs, input_names = make()
         path = os.path.join(out_dir, name + ".onnx")
-        export(model, inputs, input_names, path, 13)
+        export(model, inputs, input_names, path, 13, training)
         print(f"{path}: {description}, {os.path.getsize(path)} bytes")
 
 

@@ -241,7 +241,7 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
   auto stage_module = [&](size_t i) {
     const std::string& m = op_module[static_cast<size_t>(stages[i].first.index())];
     for (size_t dot = m.find('.');; dot = m.find('.', dot + 1)) {
-      const std::string prefix = m.substr(0, dot);
+      std::string prefix = m.substr(0, dot);
       if (first_stage[prefix] == i || dot == std::string::npos) return prefix;
     }
   };

@@ -10,9 +10,9 @@
 #include "dplace/place/schedule/list_scheduler.h"
 #include "dplace/place/search/chains.h"
 #include "dplace/place/search/contiguous.h"
-#include "dplace/place/search/module_splits.h"
 #include "dplace/place/search/local_search.h"
 #include "dplace/place/search/mcmc.h"
+#include "dplace/place/search/module_splits.h"
 #ifdef DPLACE_HAVE_TORCH
 #include "dplace/learn/placeto.h"
 #endif
@@ -195,7 +195,7 @@ constexpr PlacerEntry kPlacers[] = {
     {"modules",
      "whole modules in program order cut into contiguous runs over the devices, each cut where "
      "the simulated step is best: a device map, searched (accelerate fills devices instead)",
-     {.family = Family::kSearch, .objectives = kAll}, Plain<MakeModuleSplitsPlacer>},
+     kOneShot, Plain<MakeModuleSplitsPlacer>},
     {"chains",
      "linear clusters (longest paths) moved whole to where the simulated step is shortest",
      {.family = Family::kSearch,

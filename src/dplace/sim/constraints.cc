@@ -50,8 +50,8 @@ std::string FindMapViolation(const Problem& p, const Placement& placement) {
   for (const MappedModules::Module& m : p.mapped_modules->modules) {
     if (m.ops.empty()) continue;
     const DeviceId first = placement[m.ops.front()];
-    const auto other = std::find_if(m.ops.begin(), m.ops.end(),
-                                    [&](OpId op) { return placement[op] != first; });
+    const auto other =
+        std::find_if(m.ops.begin(), m.ops.end(), [&](OpId op) { return placement[op] != first; });
     if (other == m.ops.end()) continue;  // mapped whole
     const std::string name = m.path.empty() ? "the model's own ops" : "module '" + m.path + "'";
     if (m.leaf) {
@@ -64,8 +64,8 @@ std::string FindMapViolation(const Problem& p, const Placement& placement) {
         const OpId producer = g.tensor(t).producer;
         if (placement[producer] == placement[op]) continue;
         return "op '" + g.op(op).name + "' of " + name + " (split over devices) reads '" +
-               g.op(producer).name + "' from " + p.c().device(placement[producer]).name +
-               " on " + p.c().device(placement[op]).name +
+               g.op(producer).name + "' from " + p.c().device(placement[producer]).name + " on " +
+               p.c().device(placement[op]).name +
                ": a device map moves tensors only into a module mapped whole";
       }
     }

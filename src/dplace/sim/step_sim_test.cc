@@ -344,4 +344,3 @@ TEST(StepSimTest, EagerPlansAreDeviceMapsThatAccelerateRuns) {
 
 }  // namespace
 }  // namespace dplace::sim
-

@@ -194,8 +194,6 @@ class ModuleSplitsPlacer : public Placer {
 
 }  // namespace
 
-std::unique_ptr<Placer> MakeModuleSplitsPlacer() {
-  return std::make_unique<ModuleSplitsPlacer>();
-}
+std::unique_ptr<Placer> MakeModuleSplitsPlacer() { return std::make_unique<ModuleSplitsPlacer>(); }
 
 }  // namespace dplace::place
