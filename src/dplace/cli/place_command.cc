@@ -58,6 +58,15 @@ StatusOr<Json> StagesOfBestContiguous(const std::shared_ptr<const sim::Problem>&
   return best_stages;
 }
 
+// How the step's plans run, after "objective step": op-level plans for a graph executor, or
+// device maps as eager PyTorch runs them.
+std::string RuntimeLabel(const sim::Problem& problem) {
+  if (problem.objective != sim::Objective::kStep) return "";
+  return problem.step_model.issue == sim::Issue::kProgramOrder
+             ? " (runtime eager: device maps as accelerate runs them)"
+             : " (runtime executor: each device runs its ready ops, as dplace.torch.apply)";
+}
+
 }  // namespace
 
 Status RunPlace(const PlaceFlags& flags) {
@@ -159,7 +168,7 @@ Status RunPlace(const PlaceFlags& flags) {
   }
   std::cout << "graph " << problem.g().name() << " (" << problem.num_ops() << " ops) on "
             << problem.c().name() << " (" << problem.num_devices() << " devices), objective "
-            << sim::ObjectiveName(problem.objective) << "\n\n"
+            << sim::ObjectiveName(problem.objective) << RuntimeLabel(problem) << "\n\n"
             << report::ComparisonTable(problem, results, best) << "\nbest: " << winner.placer
             << "\n"
             << report::DeviceTable(problem, winner.evaluation);

@@ -71,9 +71,13 @@ Json ResultsJson(const sim::Problem& problem, const std::vector<PlacerResult>& r
     placement[problem.g().op(op).name] = problem.c().device(chosen.placement[op]).name;
   }
   winner["placement"] = std::move(placement);
-  return {{"format", "dplace-result/1"},   {"graph", problem.g().name()},
-          {"cluster", problem.c().name()}, {"objective", sim::ObjectiveName(problem.objective)},
-          {"results", std::move(all)},     {"best", std::move(winner)}};
+  Json out = {{"format", "dplace-result/1"},   {"graph", problem.g().name()},
+              {"cluster", problem.c().name()}, {"objective", sim::ObjectiveName(problem.objective)},
+              {"results", std::move(all)},     {"best", std::move(winner)}};
+  if (problem.objective == sim::Objective::kStep) {
+    out["runtime"] = sim::IssueName(problem.step_model.issue);
+  }
+  return out;
 }
 
 }  // namespace dplace::report
