@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "dplace/base/units.h"
+#include "dplace/sim/pipeline_sim.h"
 
 namespace dplace::sim {
 
@@ -115,24 +116,22 @@ PerOp<double> HeldBytesPerOp(const graph::Graph& g) {
 }
 
 PerDevice<double> StageMemoryBytes(const Problem& p, const Placement& placement,
-                                   const PerOp<double>& footprint, const PerOp<double>& resident,
-                                   const PerOp<double>& held) {
+                                   const PerOp<double>& footprint, const PerOp<double>& resident) {
   PerDevice<double> memory(p.c().devices().size(), 0);
   if (p.stage_memory == Problem::StageMemory::kOpSizes) {
     for (OpId op{0}; op < p.num_ops(); ++op) memory[placement[op]] += footprint[op];
     return memory;
   }
-  PerDevice<double> held_on(p.c().devices().size(), 0);
+  const PerDevice<double> held = HeldPerMicrobatch(p.g(), placement, p.num_devices());
   PerDevice<int> position(p.c().devices().size(), -1);
   int stages = 0;
   for (OpId op : p.g().TopologicalOrder()) {
     const DeviceId d = placement[op];
     memory[d] += resident[op];
-    held_on[d] += held[op];
     if (position[d] < 0 && p.g().op(op).kind == graph::OpKind::kForward) position[d] = stages++;
   }
   for (DeviceId d : p.c().device_ids()) {
-    if (position[d] >= 0) memory[d] += (stages - position[d]) * held_on[d];
+    if (position[d] >= 0) memory[d] += (stages - position[d]) * held[d];
   }
   return memory;
 }

@@ -42,11 +42,12 @@ double OpResidentBytes(const graph::Graph& g, OpId op);
 // plus its boundary tensors (pipeline_sim.h's HeldPerMicrobatch).
 PerOp<double> HeldBytesPerOp(const graph::Graph& g);
 
-// The memory of each device under `placement` as Problem::stage_memory counts it, given each op's
-// OpFootprintBytes, OpResidentBytes and HeldBytesPerOp; under 1F1B the stages are the devices that
-// hold ops in the order of their first forward op, S - s micro-batches in flight on stage s.
+// The memory of each device under `placement` as Problem::stage_memory counts it: op sizes (each
+// op's OpFootprintBytes), or under 1F1B each op's OpResidentBytes plus, per micro-batch in flight,
+// what the pipeline simulator says a stage holds (pipeline_sim.h's HeldPerMicrobatch: what its
+// backward keeps, what it sends and receives); the stages are the devices that hold ops in the
+// order of their first forward op, S - s micro-batches in flight on stage s.
 PerDevice<double> StageMemoryBytes(const Problem& problem, const Placement& placement,
-                                   const PerOp<double>& footprint, const PerOp<double>& resident,
-                                   const PerOp<double>& held);
+                                   const PerOp<double>& footprint, const PerOp<double>& resident);
 
 }  // namespace dplace::sim

@@ -24,7 +24,6 @@ MaxLoadEvaluator::MaxLoadEvaluator(const Problem& problem, MaxLoadOptions option
     footprint_[i] = OpFootprintBytes(problem.g(), i);
     resident_[i] = OpResidentBytes(problem.g(), i);
   }
-  held_ = HeldBytesPerOp(problem.g());
 }
 
 double MaxLoadEvaluator::Value(const Placement& placement) {
@@ -69,7 +68,7 @@ Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
   e.objective = Objective::kThroughput;
   e.value = Value(placement);
   e.lower_bound = problem_.lower_bound;
-  memory_ = StageMemoryBytes(problem_, placement, footprint_, resident_, held_);
+  memory_ = StageMemoryBytes(problem_, placement, footprint_, resident_);
   e.devices.resize(compute_.size());
   for (OpId i{0}; i < problem_.num_ops(); ++i) ++e.devices[placement[i]].ops;
   for (DeviceId d : compute_.ids()) {

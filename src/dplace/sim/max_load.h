@@ -39,9 +39,9 @@ class MaxLoadEvaluator {
   MaxLoadOptions options_;
   IdVector<DeviceId, char> pays_;  // 1 when the device pays communication
   IdVector<DeviceId, double> compute_, comm_, memory_;
-  IdVector<DeviceId, graph::TensorId> stamp_;           // the last tensor counted as received there
-  IdVector<OpId, double> footprint_, resident_, held_;  // per op: constraints.h
-  IdVector<DeviceId, const double*> op_times_;          // op times indexed by OpId
+  IdVector<DeviceId, graph::TensorId> stamp_;    // the last tensor counted as received there
+  IdVector<OpId, double> footprint_, resident_;  // per op: constraints.h
+  IdVector<DeviceId, const double*> op_times_;   // op times indexed by OpId
 };
 
 }  // namespace dplace::sim

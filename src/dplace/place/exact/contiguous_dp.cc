@@ -139,9 +139,10 @@ class Solver {
         stopped_ = true;
       if (stopped_) continue;
       load_.Add(unit);
-      // The last stage holds one micro-batch: the least any stage can need.
+      // The last stage holds one micro-batch: the least any stage can need (the floor: the
+      // memory of the tensors crossing the border is not monotone in the set).
       const bool accel = load_.not_accel == 0 && k_ > 0 &&
-                         load_.MemoryAt(1) <= m_.accel_memory_bytes &&
+                         load_.MemoryFloorAt(1) <= m_.accel_memory_bytes &&
                          std::max(accel_floor_, load_.accel_s + load_.fixed_comm) < ub_;
       const bool cpu =
           load_.not_cpu == 0 && !m_.cpus.empty() && std::max(cpu_floor_, load_.cpu_s) < ub_;

@@ -284,7 +284,6 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.resident.assign(n, 0);
   m.held.assign(n, 0);
   m.pipeline_memory = p.stage_memory == sim::Problem::StageMemory::k1F1B;
-  const sim::PerOp<double> held = sim::HeldBytesPerOp(g);
   m.accel_ok.assign(n, 1);
   m.cpu_ok.assign(n, 1);
   sim::PerOp<int>& unit_of_op = m.unit_of_op;
@@ -296,7 +295,6 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
     m.unit_ops[x].push_back(op);
     m.bytes[x] += sim::OpFootprintBytes(g, op);
     m.resident[x] += sim::OpResidentBytes(g, op);
-    m.held[x] += held[op];
     if (!m.accelerators.empty()) {
       m.accel_s[x] += p.costs.OpTime(op, m.accelerators[0]);
       if (!p.Allowed(op, m.accelerators[0])) m.accel_ok[x] = 0;
@@ -327,23 +325,59 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
                                                                 : a0;
   m.produced.resize(n);
   m.consumed.resize(n);
+  m.consumed_kind.resize(n);
+  std::vector<std::pair<int, graph::TensorId>> kept_in_unit;  // (unit, storage): held, once each
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     ContiguousModel::Tensor info;
     info.id = t;
-    info.producer = unit_of_op[g.tensor(t).producer];
+    const sim::OpId producer = g.tensor(t).producer;
+    info.producer = unit_of_op[producer];
+    const bool forward = g.op(producer).kind == graph::OpKind::kForward;
+    std::vector<std::pair<int, char>> readers;  // (unit, kind) of each reading op elsewhere
     for (sim::OpId c : g.Consumers(t)) {
       const int unit = unit_of_op[c];
-      if (unit != info.producer) info.consumers.push_back(unit);
+      const bool backward = g.op(c).kind != graph::OpKind::kForward;
+      if (unit == info.producer) {
+        info.producer_keeps = info.producer_keeps || backward;
+      } else {
+        readers.emplace_back(unit, backward ? 2 : 1);
+      }
     }
-    std::sort(info.consumers.begin(), info.consumers.end());
-    info.consumers.erase(std::unique(info.consumers.begin(), info.consumers.end()),
-                         info.consumers.end());
-    if (info.consumers.empty()) continue;
+    std::sort(readers.begin(), readers.end());
+    for (const auto& [unit, kind] : readers) {
+      if (info.consumers.empty() || info.consumers.back() != unit) {
+        info.consumers.push_back(unit);
+        info.consumer_kind.push_back(0);
+      }
+      info.consumer_kind.back() = static_cast<char>(info.consumer_kind.back() | kind);
+    }
+    for (char kind : info.consumer_kind) info.forward_consumers += (kind & 1) ? 1 : 0;
+    const graph::TensorId root = g.StorageOf(t);
+    const double root_bytes = root >= 0 ? g.tensor(root).bytes : 0;
+    if (info.consumers.empty()) {
+      // Read by its own unit only: held while a backward op there keeps it.
+      if (forward && info.producer_keeps && root >= 0)
+        kept_in_unit.emplace_back(info.producer, root);
+      continue;
+    }
+    if (forward) {
+      info.kept_bytes = root_bytes;
+      info.copy_bytes = g.tensor(t).bytes;
+    }
     info.cost = a0 == a1 ? 0 : cost::TransferTime(g.tensor(t), p.c().LinkBetween(a0, a1));
     const int index = static_cast<int>(m.tensors.size());
     m.produced[static_cast<size_t>(info.producer)].push_back(index);
-    for (int c : info.consumers) m.consumed[static_cast<size_t>(c)].push_back(index);
+    for (size_t k = 0; k < info.consumers.size(); ++k) {
+      const auto c = static_cast<size_t>(info.consumers[k]);
+      m.consumed[c].push_back(index);
+      m.consumed_kind[c].push_back(info.consumer_kind[k]);
+    }
     m.tensors.push_back(std::move(info));
+  }
+  std::sort(kept_in_unit.begin(), kept_in_unit.end());
+  kept_in_unit.erase(std::unique(kept_in_unit.begin(), kept_in_unit.end()), kept_in_unit.end());
+  for (const auto& [unit, root] : kept_in_unit) {
+    m.held[static_cast<size_t>(unit)] += g.tensor(root).bytes;
   }
   return m;
 }
@@ -351,16 +385,20 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
 UnitSetLoad::UnitSetLoad(const ContiguousModel& model)
     : m_(model),
       in_(static_cast<size_t>(model.num_units), 0),
-      inside_consumers_(model.tensors.size(), 0) {}
+      inside_consumers_(model.tensors.size(), 0),
+      inside_forward_(model.tensors.size(), 0),
+      inside_backward_(model.tensors.size(), 0) {}
 
 void UnitSetLoad::Reset(const std::vector<char>* fixed) {
   fixed_ = fixed;
   if (size_ != 0) {  // after every Add was undone the tables are clean already
     std::fill(in_.begin(), in_.end(), 0);
     std::fill(inside_consumers_.begin(), inside_consumers_.end(), 0);
+    std::fill(inside_forward_.begin(), inside_forward_.end(), 0);
+    std::fill(inside_backward_.begin(), inside_backward_.end(), 0);
     size_ = 0;
   }
-  accel_s = cpu_s = bytes = resident = held = comm = fixed_comm = 0;
+  accel_s = cpu_s = bytes = resident = held = boundary = comm = fixed_comm = 0;
   not_accel = not_cpu = 0;
 }
 
@@ -369,6 +407,17 @@ bool UnitSetLoad::Crossing(int t) const {
   const int inside = inside_consumers_[static_cast<size_t>(t)];
   return in_[static_cast<size_t>(info.producer)] ? inside < static_cast<int>(info.consumers.size())
                                                  : inside > 0;
+}
+
+double UnitSetLoad::Holds(int t) const {
+  const auto& info = m_.tensors[static_cast<size_t>(t)];
+  const auto i = static_cast<size_t>(t);
+  if (in_[static_cast<size_t>(info.producer)]) {
+    const bool kept = info.producer_keeps || inside_backward_[i] > 0 ||
+                      inside_forward_[i] < info.forward_consumers;
+    return kept ? info.kept_bytes : 0;
+  }
+  return inside_consumers_[i] > 0 ? info.copy_bytes : 0;
 }
 
 void UnitSetLoad::Toggle(int unit, double sign) {
@@ -381,11 +430,27 @@ void UnitSetLoad::Toggle(int unit, double sign) {
   };
   for (int t : m_.produced[x]) account(t, -1);
   for (int t : m_.consumed[x]) account(t, -1);
+  if (m_.pipeline_memory) {
+    for (int t : m_.produced[x]) boundary -= Holds(t);
+    for (int t : m_.consumed[x]) boundary -= Holds(t);
+  }
   in_[x] = sign > 0;
   size_ += sign > 0 ? 1 : -1;
-  for (int t : m_.consumed[x]) inside_consumers_[static_cast<size_t>(t)] += sign > 0 ? 1 : -1;
+  const int step = sign > 0 ? 1 : -1;
+  const auto& consumed = m_.consumed[x];
+  for (size_t k = 0; k < consumed.size(); ++k) {
+    const auto t = static_cast<size_t>(consumed[k]);
+    inside_consumers_[t] += step;
+    const char kind = m_.consumed_kind[x][k];
+    if (kind & 1) inside_forward_[t] += step;
+    if (kind & 2) inside_backward_[t] += step;
+  }
   for (int t : m_.produced[x]) account(t, 1);
   for (int t : m_.consumed[x]) account(t, 1);
+  if (m_.pipeline_memory) {
+    for (int t : m_.produced[x]) boundary += Holds(t);
+    for (int t : m_.consumed[x]) boundary += Holds(t);
+  }
   accel_s += sign * m_.accel_s[x];
   cpu_s += sign * m_.cpu_s[x];
   bytes += sign * m_.bytes[x];

@@ -19,10 +19,17 @@ namespace dplace::place {
 
 struct ContiguousModel {
   struct Tensor {
-    graph::TensorId id;          // in the graph
-    int producer;                // unit
-    double cost;                 // transfer cost when it crosses a device boundary
-    std::vector<int> consumers;  // distinct units other than the producer
+    graph::TensorId id;  // in the graph
+    int producer;        // unit
+    double cost;         // transfer cost when it crosses a device boundary
+    // Under 1F1B, of a forward op's output (0 for other tensors): the storage bytes the
+    // producing stage holds per micro-batch when a backward op there keeps it or a forward op
+    // elsewhere reads it, and the bytes a reading stage holds (its copy).
+    double kept_bytes = 0, copy_bytes = 0;
+    bool producer_keeps = false;      // a backward op of the producing unit reads it
+    std::vector<char> consumer_kind;  // per consumer unit: 1 a forward op reads it, 2 a backward
+    int forward_consumers = 0;        // consumer units with a forward reader
+    std::vector<int> consumers;       // distinct units other than the producer
   };
 
   int num_units = 0;
@@ -31,12 +38,15 @@ struct ContiguousModel {
   std::vector<std::vector<int>> preds;  // forward DAG over units, units numbered topologically
   std::vector<double> accel_s, cpu_s, bytes;
   // With Problem::StageMemory::k1F1B: per unit, what stays for the step and what a stage holds per
-  // micro-batch in flight (constraints.h); a stage's memory is then resident + in-flight x held.
+  // micro-batch in flight of the tensors only the unit reads (the others: Tensor's kept_bytes and
+  // copy_bytes, by where their readers are); a stage's memory is then resident + in-flight x
+  // (held + what it holds of the tensors crossing units), the simulator's HeldPerMicrobatch.
   std::vector<double> resident, held;
   bool pipeline_memory = false;
   std::vector<char> accel_ok, cpu_ok;  // every op of the unit may run there
   std::vector<Tensor> tensors;         // tensors with at least one consumer in another unit
   std::vector<std::vector<int>> produced, consumed;  // per unit: indices into `tensors`
+  std::vector<std::vector<char>> consumed_kind;      // per consumed entry: Tensor::consumer_kind
   std::vector<sim::DeviceId> accelerators, cpus;
   double accel_memory_bytes = 0;
 };
@@ -60,24 +70,34 @@ class UnitSetLoad {
   void Undo(int unit);  // must be the unit added last
 
   // Memory of the set as a stage with `in_flight` micro-batches in flight (op sizes: `bytes`).
+  // Under 1F1B, per micro-batch, the simulator's HeldPerMicrobatch: what backward keeps, what
+  // the set sends and what it receives (a storage kept and sent counted once).
   double MemoryAt(int in_flight) const {
+    return m_.pipeline_memory ? resident + in_flight * (held + boundary) : bytes;
+  }
+  // What MemoryAt is never below for any superset of the set (what the set holds of the tensors
+  // crossing units may shrink as it grows): for pruning.
+  double MemoryFloorAt(int in_flight) const {
     return m_.pipeline_memory ? resident + in_flight * held : bytes;
   }
 
   double accel_s = 0, cpu_s = 0, bytes = 0, resident = 0, held = 0;
+  double boundary = 0;             // what the set holds of the tensors crossing units
   double comm = 0;                 // every crossing tensor
   double fixed_comm = 0;           // crossing tensors produced by fixed units (monotone under Add)
   int not_accel = 0, not_cpu = 0;  // units in the set that may not run there
 
  private:
   bool Crossing(int t) const;
+  double Holds(int t) const;  // bytes the set holds per micro-batch of tensor t
   void Toggle(int unit, double sign);
 
   const ContiguousModel& m_;
   const std::vector<char>* fixed_ = nullptr;
   std::vector<char> in_;
   std::vector<int> inside_consumers_;
-  int size_ = 0;  // units in the set
+  std::vector<int> inside_forward_, inside_backward_;  // per tensor: consumer units in the set
+  int size_ = 0;                                       // units in the set
 };
 
 }  // namespace dplace::place

@@ -123,6 +123,49 @@ sim::Problem RandomChain(int n, uint32_t seed) {
   return sim::testing::Make(b, sim::testing::ThreeDevices(), sim::Objective::kThroughput);
 }
 
+// What dp counts for a stage under 1F1B is what the evaluator and the pipeline simulator count
+// (HeldPerMicrobatch: kept for backward, sent and received, a storage kept and sent once): on a
+// chain with a skip connection (f0 -> f3, kept by f3's backward), for every contiguous split in two.
+TEST(DpStageMemoryTest, DpCountsWhatTheSimulatorCountsAtEveryCut) {
+  graph::GraphBuilder b("skip");
+  std::vector<graph::OpId> f;
+  for (int i = 0; i < 5; ++i) {
+    graph::Op op = sim::testing::TimedOp("f" + std::to_string(i), 1e-3);
+    op.param_bytes = 10;
+    op.saves_output = false;
+    f.push_back(b.AddOp(op, {{100.0 + 10 * i}}));
+    if (i > 0) b.AddEdge(f[static_cast<size_t>(i) - 1], 0, f.back(), /*saved=*/i % 2 == 1);
+  }
+  b.AddEdge(f[0], 0, f[3], /*saved=*/true);
+  auto g = std::make_shared<const graph::Graph>(graph::ExpandTraining(b.Build().value()).value());
+  hw::ClusterBuilder c("two_gpus");
+  for (const char* name : {"gpu0", "gpu1"}) {
+    c.AddDevice({.name = name, .kind = "gpu", .memory_bytes = 1e9, .peak_flops = 1e12});
+  }
+  auto cluster = std::make_shared<const hw::Cluster>(c.Build().value());
+  sim::Problem p = sim::MakeProblem(g, cluster, sim::Objective::kThroughput,
+                                    cost::RooflineCostModel())
+                       .value();
+  p.stage_memory = sim::Problem::StageMemory::k1F1B;
+  auto model = BuildContiguousModel(p);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  for (int cut = 1; cut < model->num_units; ++cut) {
+    UnitSetLoad first(*model), second(*model);
+    first.Reset(nullptr);
+    second.Reset(nullptr);
+    sim::Placement placement(g->ops().size(), sim::DeviceId(0));
+    for (int u = 0; u < model->num_units; ++u) {
+      (u < cut ? first : second).Add(u);
+      for (sim::OpId op : model->unit_ops[static_cast<size_t>(u)]) {
+        placement[op] = sim::DeviceId(u < cut ? 0 : 1);
+      }
+    }
+    const sim::Evaluation e = sim::EvaluateMaxLoad(p, placement);
+    EXPECT_DOUBLE_EQ(first.MemoryAt(2), e.devices[sim::DeviceId(0)].peak_memory_bytes) << cut;
+    EXPECT_DOUBLE_EQ(second.MemoryAt(1), e.devices[sim::DeviceId(1)].peak_memory_bytes) << cut;
+  }
+}
+
 TEST(LinearSplitTest, GreedyBoundThenDpEqualsThePlainDp) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     const sim::Problem p = RandomChain(30, seed);
