@@ -165,5 +165,25 @@ TEST(IlpTest, LatencyOnThePaperInputBeatsItsStarts) {
   EXPECT_GE(e.value, p.lower_bound);
 }
 
+// The integer programs hold a stage to what 1F1B keeps, sends and receives (as dp and the
+// evaluator do): the chain no split fits by op sizes has its 2|2 split, 6 ms a stage.
+TEST(IlpTest, OneFOneBStageMemoryAsTheSimulatorCountsIt) {
+  for (const char* name : {"ilp", "ilp_contiguous"}) {
+    for (bool pipelined : {false, true}) {
+      const sim::Problem p = sim::testing::TrainingChain(pipelined);
+      const auto evaluator = sim::testing::EvaluatorOf(p);
+      auto placer = MakePlacer(name);
+      ASSERT_TRUE(placer.ok());
+      auto placed = placer->placer->Place(p, {.evaluator = evaluator.get()});
+      ASSERT_TRUE(placed.ok()) << name << ": " << placed.status().message();
+      const sim::Evaluation e = sim::EvaluateMaxLoad(p, placed->placement);
+      EXPECT_EQ(e.feasible, pipelined) << name << ": " << e.reason;
+      if (pipelined) {
+        EXPECT_NEAR(e.value, 6e-3, 1e-6) << name;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dplace::place

@@ -69,6 +69,35 @@ inline Problem TightTraining(int num_ops, uint64_t seed, double gpu_memory_bytes
   return std::move(MakeProblem(g, cluster, Objective::kStep, cost::RooflineCostModel())).value();
 }
 
+// A training step of a chain f0 -> f1 -> f2 -> f3 (1 ms each, 10 bytes of weights, 100-byte
+// outputs each backward keeps) on two GPUs of 490 bytes, objective throughput. By op sizes (every
+// op's parameters and outputs) no split fits; under 1F1B (`pipelined`) a stage holds its weights,
+// gradients and Adam state plus, per micro-batch in flight, what backward keeps and what it sends
+// and receives: the 2|2 split holds 80 + 2 x 200 and 80 + 1 x 200.
+inline Problem TrainingChain(bool pipelined) {
+  graph::GraphBuilder b("chain");
+  graph::OpId prev{-1};
+  for (int i = 0; i < 4; ++i) {
+    graph::Op op = TimedOp("f" + std::to_string(i), 1e-3);
+    op.param_bytes = 10;
+    op.saves_output = false;
+    const graph::OpId id = b.AddOp(op, {{100}});
+    if (prev >= 0) b.AddEdge(prev, 0, id, /*saved=*/true);
+    prev = id;
+  }
+  auto g = std::make_shared<const graph::Graph>(
+      std::move(graph::ExpandTraining(std::move(b.Build()).value())).value());
+  hw::ClusterBuilder c("two_small_gpus");
+  for (const char* name : {"gpu0", "gpu1"}) {
+    c.AddDevice({.name = name, .kind = "gpu", .memory_bytes = 490, .peak_flops = 1e12});
+  }
+  auto cluster = std::make_shared<const hw::Cluster>(std::move(c.Build()).value());
+  Problem p =
+      std::move(MakeProblem(g, cluster, Objective::kThroughput, cost::RooflineCostModel())).value();
+  if (pipelined) p.stage_memory = Problem::StageMemory::k1F1B;
+  return p;
+}
+
 // The evaluator of a copy of `problem` (evaluators share ownership of their problem; a test's
 // problem is a value).
 inline std::unique_ptr<Evaluator> EvaluatorOf(const Problem& problem) {

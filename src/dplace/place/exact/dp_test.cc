@@ -16,39 +16,15 @@
 namespace dplace::place {
 namespace {
 
-// A training step of a chain f0 -> f1 -> f2 -> f3 (1 ms each, 10 bytes of weights, 100-byte
-// outputs each backward keeps) on two GPUs of 490 bytes. By op sizes (every op's parameters and
-// outputs) no split fits; under 1F1B a stage holds its weights, gradients and Adam state plus, per
-// micro-batch in flight, what backward keeps: the 2|2 split holds 80 + 2 x 200 and 80 + 1 x 200.
+// By op sizes dp finds no split of the chain that fits; under 1F1B it finds 2|2 (TrainingChain).
 TEST(DpStageMemoryTest, OneFOneBMemoryFindsTheSplitOpSizesRefuse) {
-  graph::GraphBuilder b("chain");
-  graph::OpId prev{-1};
-  for (int i = 0; i < 4; ++i) {
-    graph::Op op = sim::testing::TimedOp("f" + std::to_string(i), 1e-3);
-    op.param_bytes = 10;
-    op.saves_output = false;
-    const graph::OpId id = b.AddOp(op, {{100}});
-    if (prev >= 0) b.AddEdge(prev, 0, id, /*saved=*/true);
-    prev = id;
-  }
-  auto forward = b.Build();
-  ASSERT_TRUE(forward.ok());
-  auto g = std::make_shared<const graph::Graph>(graph::ExpandTraining(*forward).value());
-  hw::ClusterBuilder c("two_small_gpus");
-  for (const char* name : {"gpu0", "gpu1"}) {
-    c.AddDevice({.name = name, .kind = "gpu", .memory_bytes = 490, .peak_flops = 1e12});
-  }
-  auto cluster = std::make_shared<const hw::Cluster>(c.Build().value());
-  auto made = sim::MakeProblem(g, cluster, sim::Objective::kThroughput, cost::RooflineCostModel());
-  ASSERT_TRUE(made.ok()) << made.status().message();
-  sim::Problem op_sizes = *made;
+  const sim::Problem op_sizes = sim::testing::TrainingChain(/*pipelined=*/false);
   const auto judge_sizes = sim::testing::EvaluatorOf(op_sizes);
   auto refused = MakeDpPlacer()->Place(op_sizes, {.evaluator = judge_sizes.get()});
   ASSERT_TRUE(refused.ok()) << refused.status().message();
   EXPECT_FALSE(sim::EvaluateMaxLoad(op_sizes, refused->placement).feasible);
 
-  sim::Problem pipelined = *made;
-  pipelined.stage_memory = sim::Problem::StageMemory::k1F1B;
+  const sim::Problem pipelined = sim::testing::TrainingChain(/*pipelined=*/true);
   const auto judge = sim::testing::EvaluatorOf(pipelined);
   auto placed = MakeDpPlacer()->Place(pipelined, {.evaluator = judge.get()});
   ASSERT_TRUE(placed.ok()) << placed.status().message();
@@ -125,7 +101,8 @@ sim::Problem RandomChain(int n, uint32_t seed) {
 
 // What dp counts for a stage under 1F1B is what the evaluator and the pipeline simulator count
 // (HeldPerMicrobatch: kept for backward, sent and received, a storage kept and sent once): on a
-// chain with a skip connection (f0 -> f3, kept by f3's backward), for every contiguous split in two.
+// chain with a skip connection (f0 -> f3, kept by f3's backward), for every contiguous split in
+// two.
 TEST(DpStageMemoryTest, DpCountsWhatTheSimulatorCountsAtEveryCut) {
   graph::GraphBuilder b("skip");
   std::vector<graph::OpId> f;
@@ -143,9 +120,8 @@ TEST(DpStageMemoryTest, DpCountsWhatTheSimulatorCountsAtEveryCut) {
     c.AddDevice({.name = name, .kind = "gpu", .memory_bytes = 1e9, .peak_flops = 1e12});
   }
   auto cluster = std::make_shared<const hw::Cluster>(c.Build().value());
-  sim::Problem p = sim::MakeProblem(g, cluster, sim::Objective::kThroughput,
-                                    cost::RooflineCostModel())
-                       .value();
+  sim::Problem p =
+      sim::MakeProblem(g, cluster, sim::Objective::kThroughput, cost::RooflineCostModel()).value();
   p.stage_memory = sim::Problem::StageMemory::k1F1B;
   auto model = BuildContiguousModel(p);
   ASSERT_TRUE(model.ok()) << model.status().message();

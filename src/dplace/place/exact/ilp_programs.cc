@@ -48,9 +48,68 @@ bool IsAccelerator(const ContiguousModel& m, sim::DeviceId d) {
   return std::find(m.accelerators.begin(), m.accelerators.end(), d) != m.accelerators.end();
 }
 
+// The least memory unit u needs on an accelerator: its op sizes, or under 1F1B what it keeps for
+// the step and for one micro-batch.
+double UnitMemoryFloor(const ContiguousModel& m, int u) {
+  const auto x = static_cast<size_t>(u);
+  return m.pipeline_memory ? m.resident[x] + m.held[x] : m.bytes[x];
+}
+
 bool FitsAccelerator(const ContiguousModel& m, int u) {
-  return m.accel_ok[static_cast<size_t>(u)] &&
-         m.bytes[static_cast<size_t>(u)] <= m.accel_memory_bytes;
+  return m.accel_ok[static_cast<size_t>(u)] && UnitMemoryFloor(m, u) <= m.accel_memory_bytes;
+}
+
+// The memory of the units on one device (slot or block) as a linear expression, by the problem's
+// rule (ContiguousModel): op sizes, Σ bytes_u x_u; or 1F1B with `in_flight` micro-batches,
+// Σ (resident_u + in_flight held_u) x_u + in_flight Σ_t (kept_t keep_t + copy_t recv_t), where
+// new columns keep_t >= x_p (a backward op of the producer's unit keeps t), >= x_p - x_c for a
+// forward reader c, >= x_p + x_c - 1 for a backward reader c, and recv_t >= x_c - x_p: what the
+// device keeps or sends of t and the copy it receives, as the pipeline simulator counts them.
+// `add_x(expr, u, coef)` adds coef x_u. `*largest` is set to the most the expression can be.
+template <typename AddX>
+Expr DeviceMemory(const ContiguousModel& m, Milp* milp, double in_flight, AddX add_x,
+                  double* largest) {
+  Expr memory;
+  *largest = 0;
+  for (int u = 0; u < m.num_units; ++u) {
+    const auto x = static_cast<size_t>(u);
+    const double bytes = m.pipeline_memory ? m.resident[x] + in_flight * m.held[x] : m.bytes[x];
+    add_x(&memory, u, bytes);
+    *largest += bytes;
+  }
+  if (!m.pipeline_memory) return memory;
+  for (const ContiguousModel::Tensor& t : m.tensors) {
+    if (t.kept_bytes > 0) {
+      const int keep = milp->AddColumn(0, 1, 0, false);
+      memory.Add(keep, in_flight * t.kept_bytes);
+      *largest += in_flight * t.kept_bytes;
+      auto at_least = [&](int c, double coef_c, double rhs) {
+        Expr e;
+        e.Add(keep, 1);
+        add_x(&e, t.producer, -1);
+        if (c >= 0) add_x(&e, c, -coef_c);
+        e.AddTo(milp, 'G', rhs);
+      };
+      if (t.producer_keeps) at_least(-1, 0, 0);
+      for (size_t k = 0; k < t.consumers.size(); ++k) {
+        if (t.consumer_kind[k] & 1) at_least(t.consumers[k], -1, 0);  // keep >= x_p - x_c
+        if (t.consumer_kind[k] & 2) at_least(t.consumers[k], 1, -1);  // keep >= x_p + x_c - 1
+      }
+    }
+    if (t.copy_bytes > 0) {
+      const int recv = milp->AddColumn(0, 1, 0, false);
+      memory.Add(recv, in_flight * t.copy_bytes);
+      *largest += in_flight * t.copy_bytes;
+      for (int c : t.consumers) {
+        Expr e;  // recv >= x_c - x_p
+        e.Add(recv, 1);
+        add_x(&e, c, -1);
+        add_x(&e, t.producer, 1);
+        e.AddTo(milp, 'G', 0);
+      }
+    }
+  }
+  return memory;
 }
 
 // Programs whose integer columns say which slot (device) each unit goes to: x[u][s], one slot per
@@ -80,9 +139,12 @@ class AssignmentProgram : public PlacementProgram {
       once.AddTo(&milp_, 'E', 1);  // no column: the unit fits nowhere, CBC proves infeasibility
       if (once.terms.empty()) infeasible_ = true;
     }
+    // Under 1F1B a device holds at most k micro-batches in flight (the slots of a split are in no
+    // pipeline order here): safe, exact for the first of k stages.
     for (int s = 0; s < k && m.accel_memory_bytes < kInf; ++s) {
-      Expr memory;
-      for (int u = 0; u < m.num_units; ++u) memory.Add(x(u, s), m.bytes[static_cast<size_t>(u)]);
+      double largest = 0;
+      const Expr memory = DeviceMemory(
+          m, &milp_, k, [&](Expr* e, int u, double coef) { e->Add(x(u, s), coef); }, &largest);
       memory.AddTo(&milp_, 'L', m.accel_memory_bytes);
     }
     if (infeasible_) {  // an empty equality row cannot be added: say 0 >= 1 with a dummy column
@@ -212,21 +274,19 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
           Expr().Add(y(u, j), 1).Add(y(p, j), -1).AddTo(&milp_, 'L', 0);
       }
     }
-    double total_accel = 0, total_cpu = 0, total_bytes = 0;
+    double total_accel = 0, total_cpu = 0;
     for (int u = 0; u < m.num_units; ++u) {
       total_accel += m.accel_s[static_cast<size_t>(u)];
       total_cpu += m.cpu_s[static_cast<size_t>(u)];
-      total_bytes += m.bytes[static_cast<size_t>(u)];
     }
     double total_comm = 0;
     for (const ContiguousModel::Tensor& t : m.tensors) total_comm += 2 * std::max(0.0, t.cost);
     const int load = milp_.AddColumn(0, kInf, 1, false);
     for (int j = 0; j < blocks_; ++j) {
-      Expr accel_load, cpu_load, memory;
+      Expr accel_load, cpu_load;
       for (int u = 0; u < m.num_units; ++u) {
         AddX(&accel_load, u, j, m.accel_s[static_cast<size_t>(u)]);
         AddX(&cpu_load, u, j, m.cpu_s[static_cast<size_t>(u)]);
-        AddX(&memory, u, j, m.bytes[static_cast<size_t>(u)]);
         // A unit that may not run on one kind forbids that kind to its block.
         if (!FitsAccelerator(m, u)) {
           Expr e;
@@ -263,8 +323,16 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
       cpu_load.Add(load, -1).Add(accel_[static_cast<size_t>(j)], -total_cpu);
       cpu_load.AddTo(&milp_, 'L', 0);
       if (m.accel_memory_bytes < kInf) {
-        memory.Add(accel_[static_cast<size_t>(j)], total_bytes);
-        memory.AddTo(&milp_, 'L', m.accel_memory_bytes + total_bytes);
+        // Under 1F1B block j holds at most one micro-batch per block from it to the last, and
+        // never more than k (safe; exact when every block runs on an accelerator).
+        const double in_flight = std::min(k, blocks_ - j);
+        double largest = 0;
+        Expr memory = DeviceMemory(
+            m, &milp_, in_flight, [&](Expr* e, int u, double coef) { AddX(e, u, j, coef); },
+            &largest);
+        // memory <= capacity when a[j] = 1: memory + M a[j] <= capacity + M.
+        memory.Add(accel_[static_cast<size_t>(j)], largest);
+        memory.AddTo(&milp_, 'L', m.accel_memory_bytes + largest);
       }
     }
   }
