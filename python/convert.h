@@ -49,7 +49,8 @@ struct PyProblem {
   std::shared_ptr<const PyGraph> graph;
   std::shared_ptr<const hw::Cluster> cluster;  // the one given (null: the graph file's)
   std::shared_ptr<const sim::Problem> problem;
-  std::string runtime;  // as given: "", executor or eager
+  std::string runtime;   // as given: "", executor or eager
+  std::string schedule;  // as given: "", 1f1b[:M] or gpipe[:M]
 };
 
 // A judged placement of one problem (what place and simulate return).

@@ -79,10 +79,13 @@ std::shared_ptr<const hw::Cluster> LoadCluster(const py::handle& src) {
 
 PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
                         std::shared_ptr<const hw::Cluster> cluster, const std::string& objective,
-                        const std::string& runtime) {
-  PyProblem p{.graph = std::move(graph), .cluster = std::move(cluster), .runtime = runtime};
-  p.problem = Unwrap(
-      run::MakeLoadedProblem(p.graph->loaded, p.cluster, objective, p.graph->source, runtime));
+                        const std::string& runtime, const std::string& schedule) {
+  PyProblem p{.graph = std::move(graph),
+              .cluster = std::move(cluster),
+              .runtime = runtime,
+              .schedule = schedule};
+  p.problem = Unwrap(run::MakeLoadedProblem(p.graph->loaded, p.cluster, objective, p.graph->source,
+                                            runtime, schedule));
   return p;
 }
 
@@ -264,7 +267,7 @@ void BindTypes(py::module_& m) {
   py::class_<PyProblem>(m, "Problem", "A graph on a cluster, judged by an objective.")
       .def(py::init([](std::shared_ptr<PyGraph> graph, const py::object& cluster,
                        const std::string& objective, const py::object& devices, int stages,
-                       const std::string& runtime) {
+                       const std::string& runtime, const std::string& schedule) {
              std::shared_ptr<const hw::Cluster> c =
                  cluster.is_none() ? graph->loaded.cluster : LoadCluster(cluster);
              const std::vector<std::string> names =
@@ -274,15 +277,17 @@ void BindTypes(py::module_& m) {
              }
              return MakePyProblem(std::move(graph),
                                   cluster.is_none() && names.empty() && !stages ? nullptr : c,
-                                  objective, runtime);
+                                  objective, runtime, schedule);
            }),
            py::arg("graph"), py::arg("cluster") = py::none(), py::arg("objective") = "",
            py::kw_only(), py::arg("devices") = py::none(), py::arg("stages") = 0,
-           py::arg("runtime") = "",
+           py::arg("runtime") = "", py::arg("schedule") = "",
            "devices: only these devices of the cluster, in order; stages: only its first N "
            "accelerators (a pipeline of N stages); runtime: 'executor' (default: each device "
            "runs its ready ops, as dplace.torch.apply) or 'eager' (a device map under "
-           "accelerate: ops in program order, modules whole, inputs moved at a module's entry).")
+           "accelerate: ops in program order, modules whole, inputs moved at a module's entry); "
+           "schedule: '1f1b' (default) or 'gpipe', optionally ':MICROBATCHES' (the CLI's "
+           "--schedule).")
       .def_property_readonly("runtime",
                              [](const PyProblem& p) {
                                return std::string(sim::IssueName(p.problem->step_model.issue));
@@ -301,7 +306,7 @@ void BindTypes(py::module_& m) {
       .def(
           "with_objective",
           [](const PyProblem& p, const std::string& objective) {
-            return MakePyProblem(p.graph, p.cluster, objective, p.runtime);
+            return MakePyProblem(p.graph, p.cluster, objective, p.runtime, p.schedule);
           },
           py::arg("objective"), "The same graph and cluster judged by another objective.");
 

@@ -45,12 +45,13 @@ class Problem:
     """A graph on a cluster judged by an objective (step, throughput or latency)."""
     def __init__(self, graph: Graph, cluster: Union[str, PathLike, Mapping[str, Any], Cluster, None] = None,
                  objective: str = "", *, devices: Optional[Sequence[str]] = None,
-                 stages: int = 0, runtime: str = "") -> None:
+                 stages: int = 0, runtime: str = "", schedule: str = "") -> None:
         """``cluster`` None: the machine the graph's file defines; ``objective`` "": throughput
         for the NeurIPS 2020 paper's files, else step; ``devices``: only these devices of the
         cluster, in order (the CLI's --devices); ``stages``: only its first N accelerators
         (--stages); ``runtime``: "executor" (default) or "eager" (a device map under
-        accelerate, the CLI's --runtime). Raises Error as the CLI does."""
+        accelerate, the CLI's --runtime); ``schedule``: "1f1b" (default) or "gpipe",
+        optionally ":MICROBATCHES" (--schedule). Raises Error as the CLI does."""
     @property
     def objective(self) -> str: ...
     @property

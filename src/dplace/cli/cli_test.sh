@@ -119,6 +119,8 @@ expect_bad_input export_map_throughput "--export: a device map is judged by its 
   --graph "$ONNX" --cluster k80x4 --objective throughput --export device_map=x.json
 expect_bad_input runtime_unknown "--runtime: 'async' is not executor or eager" place \
   --graph "$ONNX" --cluster k80x4 --runtime async
+expect_bad_input schedule_bad "--schedule: 'gpipe:0' is not 1f1b or gpipe" place \
+  --graph "$ONNX" --cluster k80x4 --schedule gpipe:0
 head -c 3000 "$ONNX" >"$TMP/truncated.onnx"
 head -c 5000 /dev/urandom >"$TMP/random.onnx"
 expect_bad_input onnx_truncated "truncated.onnx: not an ONNX model" info --graph "$TMP/truncated.onnx"

@@ -55,6 +55,11 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "ready ops, as dplace.torch.apply or a graph executor) or eager (eager PyTorch "
                   "running a device map under accelerate: ops in program order, whole modules, "
                   "inputs moved at a module's entry); --export device_map implies eager");
+  cmd->add_option("--schedule", flags->schedule,
+                  "pipeline schedule of a training step's stages: 1f1b (default) or gpipe, "
+                  "optionally :MICROBATCHES (default 8): how many micro-batches a stage holds "
+                  "(1F1B: one per stage from it to the last; GPipe: all) in the throughput "
+                  "objective's and the exact placers' memory check, and the stages file's run");
   cmd->add_option("--devices", flags->devices,
                   "use only these devices of the cluster, in this order (comma-separated names, "
                   "e.g. gpu0,gpu1)")

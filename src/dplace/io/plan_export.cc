@@ -175,8 +175,9 @@ Json PipelineStageJson(const sim::Problem& p, const sim::PipelineStage& st) {
        std::isfinite(st.memory_capacity_bytes) ? Json(st.memory_capacity_bytes) : Json(nullptr)}};
 }
 
-StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement,
-                          int microbatches) {
+StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement) {
+  const int microbatches = p.microbatches;
+  const bool gpipe = p.stage_memory == sim::Problem::StageMemory::kGPipe;
   const graph::Graph& g = p.g();
   struct Stage {
     sim::DeviceId device;
@@ -261,12 +262,15 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
            {"stages", list},
            {"split_points", splits},
            {"split_modules", split_modules}};
-  // The split as its pipeline runs it: 1F1B over `microbatches`, its time and each stage's memory.
-  auto run = sim::SimulatePipeline(p, placement, sim::PipelineSchedule::k1F1B, microbatches);
+  // The split as its pipeline runs it: its schedule over `microbatches`, its time and each stage's
+  // memory.
+  auto run = sim::SimulatePipeline(
+      p, placement, gpipe ? sim::PipelineSchedule::kGPipe : sim::PipelineSchedule::k1F1B,
+      microbatches);
   if (run.ok()) {
     Json per_stage = Json::array();
     for (const sim::PipelineStage& st : run->stages) per_stage.push_back(PipelineStageJson(p, st));
-    out["pipeline"] = {{"schedule", "1f1b"},
+    out["pipeline"] = {{"schedule", gpipe ? "gpipe" : "1f1b"},
                        {"microbatches", microbatches},
                        {"time_per_microbatch_s", run->time_per_microbatch_s},
                        {"bubble_fraction", run->bubble_fraction},

@@ -54,7 +54,8 @@ Json DeviceMapJson(const sim::Problem& problem, const sim::Placement& placement)
 // (null: unlimited).
 Json PipelineStageJson(const sim::Problem& problem, const sim::PipelineStage& stage);
 
-StatusOr<Json> StagesJson(const sim::Problem& problem, const sim::Placement& placement,
-                          int microbatches = 8);
+// The pipeline run is the problem's schedule (GPipe when its stage memory is GPipe's, else 1F1B)
+// over its micro-batches (Problem::microbatches).
+StatusOr<Json> StagesJson(const sim::Problem& problem, const sim::Placement& placement);
 
 }  // namespace dplace::io

@@ -91,7 +91,8 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
 
 StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
     const io::LoadedGraph& loaded, std::shared_ptr<const hw::Cluster> cluster,
-    const std::string& objective_name, const std::string& name, const std::string& runtime) {
+    const std::string& objective_name, const std::string& name, const std::string& runtime,
+    const std::string& schedule) {
   if (!runtime.empty() && runtime != "executor" && runtime != "eager") {
     return InvalidInput("runtime: '" + runtime + "' is not executor or eager");
   }
@@ -125,8 +126,26 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
   const bool training =
       std::any_of(loaded.graph->ops().begin(), loaded.graph->ops().end(),
                   [](const graph::Op& op) { return op.kind == graph::OpKind::kBackward; });
+  bool gpipe = false;
+  if (!schedule.empty()) {
+    const size_t colon = schedule.find(':');
+    const std::string kind = schedule.substr(0, colon);
+    char* end = nullptr;
+    const long m =
+        colon == std::string::npos ? 8 : std::strtol(schedule.c_str() + colon + 1, &end, 10);
+    if ((kind != "1f1b" && kind != "gpipe") ||
+        (colon != std::string::npos &&
+         (end == nullptr || *end != '\0' || colon + 1 == schedule.size())) ||
+        m < 1 || m > 4096) {
+      return InvalidInput("schedule: '" + schedule +
+                          "' is not 1f1b or gpipe, optionally :MICROBATCHES (1 to 4096)");
+    }
+    gpipe = kind == "gpipe";
+    problem->microbatches = static_cast<int>(m);
+  }
   if (training && loaded.format != io::GraphFormat::kPaper) {
-    problem->stage_memory = sim::Problem::StageMemory::k1F1B;
+    problem->stage_memory =
+        gpipe ? sim::Problem::StageMemory::kGPipe : sim::Problem::StageMemory::k1F1B;
   }
   problem->times_in_seconds = loaded.format != io::GraphFormat::kPaper;
   if (runtime == "eager") {
@@ -194,8 +213,9 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
       DPLACE_ASSIGN_OR_RETURN(cluster, RestrictCluster(cluster, flags.devices, flags.stages));
     }
   }
-  DPLACE_ASSIGN_OR_RETURN(out.problem, MakeLoadedProblem(out.loaded, cluster, flags.objective,
-                                                         flags.graph.path, flags.runtime));
+  DPLACE_ASSIGN_OR_RETURN(out.problem,
+                          MakeLoadedProblem(out.loaded, cluster, flags.objective, flags.graph.path,
+                                            flags.runtime, flags.schedule));
   return out;
 }
 

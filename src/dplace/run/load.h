@@ -36,6 +36,9 @@ struct ProblemSpec {
   std::string objective;  // step | throughput | latency; empty: throughput for the paper's files,
                           // else step
   std::string runtime;    // objective step: executor | eager (sim::Issue); empty: executor
+  // The pipeline schedule a stage's memory is counted by (training steps dplace expands) and the
+  // stages file runs: 1f1b | gpipe, optionally :MICROBATCHES (1 to 4096, default 8); empty: 1f1b:8.
+  std::string schedule;
 };
 
 // What writing the exports `kinds` (device_map, stages) asks of the problem, so that `place`
@@ -63,9 +66,11 @@ StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
     int stages);
 
 // The problem of a loaded graph on `cluster` (null: the machine the graph's file defines) by
-// `objective` and `runtime` (empty: as ProblemSpec says); `name` names the graph in messages.
+// `objective`, `runtime` and `schedule` (empty: as ProblemSpec says); `name` names the graph in
+// messages.
 StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
     const io::LoadedGraph& loaded, std::shared_ptr<const hw::Cluster> cluster,
-    const std::string& objective, const std::string& name, const std::string& runtime = "");
+    const std::string& objective, const std::string& name, const std::string& runtime = "",
+    const std::string& schedule = "");
 
 }  // namespace dplace::run

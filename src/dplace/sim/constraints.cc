@@ -131,7 +131,7 @@ PerDevice<double> StageMemoryBytes(const Problem& p, const Placement& placement,
     if (position[d] < 0 && p.g().op(op).kind == graph::OpKind::kForward) position[d] = stages++;
   }
   for (DeviceId d : p.c().device_ids()) {
-    if (position[d] >= 0) memory[d] += (stages - position[d]) * held[d];
+    if (position[d] >= 0) memory[d] += InFlight(p, position[d], stages) * held[d];
   }
   return memory;
 }

@@ -46,7 +46,7 @@ PerOp<double> HeldBytesPerOp(const graph::Graph& g);
 // op's OpFootprintBytes), or under 1F1B each op's OpResidentBytes plus, per micro-batch in flight,
 // what the pipeline simulator says a stage holds (pipeline_sim.h's HeldPerMicrobatch: what its
 // backward keeps, what it sends and receives); the stages are the devices that hold ops in the
-// order of their first forward op, S - s micro-batches in flight on stage s.
+// order of their first forward op, InFlight(problem, s, S) micro-batches in flight on stage s.
 PerDevice<double> StageMemoryBytes(const Problem& problem, const Placement& placement,
                                    const PerOp<double>& footprint, const PerOp<double>& resident);
 

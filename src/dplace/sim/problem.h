@@ -83,11 +83,13 @@ struct Problem {
   // gives the default; variants.h makes problems with others.
   StepModel step_model;
   // How the throughput objective and the exact placers count a device's memory (objectives
-  // throughput and latency). The paper's rule, every op's parameters and outputs (op sizes), or
-  // 1F1B's: what is resident for the step plus, per micro-batch in flight on the stage (S - s on
-  // stage s of S), what backward keeps of the stage's forward (constraints.h). MakeProblem gives
-  // op sizes; the run service gives 1F1B to the training graphs it expands.
-  enum class StageMemory { kOpSizes, k1F1B } stage_memory = StageMemory::kOpSizes;
+  // throughput and latency). The paper's rule, every op's parameters and outputs (op sizes), or a
+  // pipeline schedule's: what is resident for the step plus, per micro-batch in flight on the
+  // stage (InFlight), what it keeps of one (constraints.h). MakeProblem gives op sizes; the run
+  // service gives 1F1B (or the schedule asked for) to the training graphs it expands.
+  enum class StageMemory { kOpSizes, k1F1B, kGPipe } stage_memory = StageMemory::kOpSizes;
+  // The pipeline's micro-batches per step (the stages file's run; GPipe holds all of them).
+  int microbatches = 8;
   // Whether op times (and so every objective's value) are seconds: all but the paper's files,
   // whose times are in the paper's own unit (the run service says so; tables print bare numbers).
   bool times_in_seconds = true;
@@ -104,6 +106,13 @@ struct Problem {
   }
   double LowerBound() const { return lower_bound; }
 };
+
+// Micro-batches in flight on stage `stage` (from 0) of `stages` under the problem's schedule:
+// 1F1B `stages - stage`, GPipe `microbatches`.
+inline int InFlight(const Problem& problem, int stage, int stages) {
+  return problem.stage_memory == Problem::StageMemory::kGPipe ? problem.microbatches
+                                                              : stages - stage;
+}
 
 // Makes `problem` judge placements as a device map runs under accelerate: ops issued in program
 // order (step_model.h) and the module rule (MappedModules).

@@ -73,7 +73,7 @@ inline Problem TightTraining(int num_ops, uint64_t seed, double gpu_memory_bytes
 // outputs each backward keeps) on two GPUs of 490 bytes, objective throughput. By op sizes (every
 // op's parameters and outputs) no split fits; under 1F1B (`pipelined`) a stage holds its weights,
 // gradients and Adam state plus, per micro-batch in flight, what backward keeps and what it sends
-// and receives: the 2|2 split holds 80 + 2 x 200 and 80 + 1 x 200.
+// and receives: the 2|2 split holds 80 + 2 x 200 and 80 + 1 x 300.
 inline Problem TrainingChain(bool pipelined) {
   graph::GraphBuilder b("chain");
   graph::OpId prev{-1};

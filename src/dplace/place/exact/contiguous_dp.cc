@@ -139,10 +139,10 @@ class Solver {
         stopped_ = true;
       if (stopped_) continue;
       load_.Add(unit);
-      // The last stage holds one micro-batch: the least any stage can need (the floor: the
+      // The last stage holds the fewest micro-batches (1F1B: one; GPipe: all): the floor (the
       // memory of the tensors crossing the border is not monotone in the set).
       const bool accel = load_.not_accel == 0 && k_ > 0 &&
-                         load_.MemoryFloorAt(1) <= m_.accel_memory_bytes &&
+                         load_.MemoryFloorAt(m_.FewestInFlight()) <= m_.accel_memory_bytes &&
                          std::max(accel_floor_, load_.accel_s + load_.fixed_comm) < ub_;
       const bool cpu =
           load_.not_cpu == 0 && !m_.cpus.empty() && std::max(cpu_floor_, load_.cpu_s) < ub_;
@@ -167,7 +167,7 @@ class Solver {
       if (accel ? f == 0 : c == 0) continue;
       // The set is accelerator f of k_: under 1F1B it holds k_ - f + 1 micro-batches (as many as
       // stages from it to the last, counting every accelerator a stage).
-      if (accel && load_.MemoryAt(k_ - f + 1) > m_.accel_memory_bytes) continue;
+      if (accel && load_.MemoryAt(m_.InFlight(f - 1, k_)) > m_.accel_memory_bytes) continue;
       const int from = accel ? cell - 1 : cell - (k_ + 1);
       const double candidate = std::max(dp_[Index(root_, from)], load);
       if (candidate < dp_[Index(next, cell)]) {
@@ -259,7 +259,8 @@ std::vector<int> GreedyRuns(const ContiguousModel& m, double cap, UnitSetLoad& r
     run.Add(u);
     const double load = accel ? run.accel_s + run.comm : run.cpu_s;
     const bool fits = accel ? run.not_accel == 0 &&
-                                  run.MemoryAt(k - device) <= m.accel_memory_bytes && load <= cap
+                                  run.MemoryAt(m.InFlight(device, k)) <= m.accel_memory_bytes &&
+                                  load <= cap
                             : run.not_cpu == 0 && load <= cap;
     if (fits) {
       device_of[static_cast<size_t>(u)] = accel ? device : -1 - (device - k);
@@ -346,7 +347,8 @@ ContiguousSolution SolveLinearLatency(const ContiguousModel& m, Deadline deadlin
       }
       path[static_cast<size_t>(i)] = ready + m.cpu_s[static_cast<size_t>(i)];
       critical = std::max(critical, path[static_cast<size_t>(i)]);
-      const bool call_fits = run.not_accel == 0 && run.MemoryAt(1) <= m.accel_memory_bytes;
+      const bool call_fits =
+          run.not_accel == 0 && run.MemoryAt(m.FewestInFlight()) <= m.accel_memory_bytes;
       for (int j = 0; j <= k; ++j) {
         const double before = best[static_cast<size_t>(h)][static_cast<size_t>(j)];
         if (before == kInf) continue;

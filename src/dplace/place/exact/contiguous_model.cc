@@ -283,7 +283,8 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.bytes.assign(n, 0);
   m.resident.assign(n, 0);
   m.held.assign(n, 0);
-  m.pipeline_memory = p.stage_memory == sim::Problem::StageMemory::k1F1B;
+  m.pipeline_memory = p.stage_memory != sim::Problem::StageMemory::kOpSizes;
+  if (p.stage_memory == sim::Problem::StageMemory::kGPipe) m.gpipe_microbatches = p.microbatches;
   m.accel_ok.assign(n, 1);
   m.cpu_ok.assign(n, 1);
   sim::PerOp<int>& unit_of_op = m.unit_of_op;

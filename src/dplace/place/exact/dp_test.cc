@@ -99,6 +99,30 @@ sim::Problem RandomChain(int n, uint32_t seed) {
   return sim::testing::Make(b, sim::testing::ThreeDevices(), sim::Objective::kThroughput);
 }
 
+// GPipe holds every micro-batch on every stage. The 2|2 split of the chain holds 200 bytes per
+// micro-batch on gpu0 (f0's output kept, f1's sent) and 300 on gpu1 (f1's copy, f2's and f3's
+// outputs kept), over 80 resident each: with one micro-batch it fits in 490 bytes (280, 380);
+// with two gpu1 needs 680 and no split fits, where 1F1B's 2 + 1 in flight fit (the test above).
+TEST(DpStageMemoryTest, GPipeHoldsEveryMicrobatchOnEveryStage) {
+  for (int microbatches : {1, 2}) {
+    sim::Problem p = sim::testing::TrainingChain(/*pipelined=*/true);
+    p.stage_memory = sim::Problem::StageMemory::kGPipe;
+    p.microbatches = microbatches;
+    const auto judge = sim::testing::EvaluatorOf(p);
+    auto placed = MakeDpPlacer()->Place(p, {.evaluator = judge.get()});
+    ASSERT_TRUE(placed.ok()) << placed.status().message();
+    const sim::Evaluation e = sim::EvaluateMaxLoad(p, placed->placement);
+    EXPECT_EQ(e.feasible, microbatches == 1) << microbatches << ": " << e.reason;
+    if (microbatches == 1) {
+      EXPECT_DOUBLE_EQ(e.devices[sim::DeviceId(0)].peak_memory_bytes, 280);
+      EXPECT_DOUBLE_EQ(e.devices[sim::DeviceId(1)].peak_memory_bytes, 380);
+      auto run = sim::SimulatePipeline(p, placed->placement, sim::PipelineSchedule::kGPipe, 1);
+      ASSERT_TRUE(run.ok());
+      EXPECT_TRUE(run->feasible) << run->reason;
+    }
+  }
+}
+
 // What dp counts for a stage under 1F1B is what the evaluator and the pipeline simulator count
 // (HeldPerMicrobatch: kept for backward, sent and received, a storage kept and sent once): on a
 // chain with a skip connection (f0 -> f3, kept by f3's backward), for every contiguous split in

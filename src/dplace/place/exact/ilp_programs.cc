@@ -52,7 +52,7 @@ bool IsAccelerator(const ContiguousModel& m, sim::DeviceId d) {
 // the step and for one micro-batch.
 double UnitMemoryFloor(const ContiguousModel& m, int u) {
   const auto x = static_cast<size_t>(u);
-  return m.pipeline_memory ? m.resident[x] + m.held[x] : m.bytes[x];
+  return m.pipeline_memory ? m.resident[x] + m.FewestInFlight() * m.held[x] : m.bytes[x];
 }
 
 bool FitsAccelerator(const ContiguousModel& m, int u) {
@@ -143,8 +143,10 @@ class AssignmentProgram : public PlacementProgram {
     // pipeline order here): safe, exact for the first of k stages.
     for (int s = 0; s < k && m.accel_memory_bytes < kInf; ++s) {
       double largest = 0;
+      const int in_flight = m.gpipe_microbatches > 0 ? m.gpipe_microbatches : k;
       const Expr memory = DeviceMemory(
-          m, &milp_, k, [&](Expr* e, int u, double coef) { e->Add(x(u, s), coef); }, &largest);
+          m, &milp_, in_flight, [&](Expr* e, int u, double coef) { e->Add(x(u, s), coef); },
+          &largest);
       memory.AddTo(&milp_, 'L', m.accel_memory_bytes);
     }
     if (infeasible_) {  // an empty equality row cannot be added: say 0 >= 1 with a dummy column
@@ -325,7 +327,8 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
       if (m.accel_memory_bytes < kInf) {
         // Under 1F1B block j holds at most one micro-batch per block from it to the last, and
         // never more than k (safe; exact when every block runs on an accelerator).
-        const double in_flight = std::min(k, blocks_ - j);
+        const double in_flight =
+            m.gpipe_microbatches > 0 ? m.gpipe_microbatches : std::min(k, blocks_ - j);
         double largest = 0;
         Expr memory = DeviceMemory(
             m, &milp_, in_flight, [&](Expr* e, int u, double coef) { AddX(e, u, j, coef); },
