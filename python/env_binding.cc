@@ -39,9 +39,11 @@ class PyEnv {
     } else {
       env_->Reset(PlacementOf(*problem_, start));
     }
+    started_ = true;
   }
 
   double Step(int action) {
+    if (!started_) throw Error("step: no episode yet; call reset() first");
     if (env_->Done()) throw Error("step: the episode is over; call reset()");
     if (action < 0 || action >= problem_->num_devices()) {
       throw Error("step: action " + std::to_string(action) + " is not a device index from 0 to " +
@@ -57,6 +59,7 @@ class PyEnv {
   }
 
   py::dict Observe() const {
+    if (!started_) throw Error("observe: no episode yet; call reset() first");
     if (env_->Done()) throw Error("observe: the episode is over; call reset()");
     learn::Observation obs;
     env_->Observe(&obs);
@@ -106,6 +109,7 @@ class PyEnv {
   std::shared_ptr<const sim::Problem> problem_;
   std::unique_ptr<sim::Evaluator> evaluator_;
   std::unique_ptr<learn::PlacementEnv> env_;
+  bool started_ = false;  // reset() was called: an episode has a placement
 };
 
 }  // namespace

@@ -80,6 +80,11 @@ std::shared_ptr<const hw::Cluster> LoadCluster(const py::handle& src) {
 PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
                         std::shared_ptr<const hw::Cluster> cluster, const std::string& objective,
                         const std::string& runtime, const std::string& schedule) {
+  if (graph == nullptr) {
+    throw py::type_error(
+        "Problem: graph must be a dplace.Graph (load_graph(...)), "
+        "not None");
+  }
   PyProblem p{.graph = std::move(graph),
               .cluster = std::move(cluster),
               .runtime = runtime,
@@ -268,6 +273,11 @@ void BindTypes(py::module_& m) {
       .def(py::init([](std::shared_ptr<PyGraph> graph, const py::object& cluster,
                        const std::string& objective, const py::object& devices, int stages,
                        const std::string& runtime, const std::string& schedule) {
+             if (graph == nullptr) {
+               throw py::type_error(
+                   "Problem: graph must be a dplace.Graph (load_graph(...)), "
+                   "not None");
+             }
              std::shared_ptr<const hw::Cluster> c =
                  cluster.is_none() ? graph->loaded.cluster : LoadCluster(cluster);
              const std::vector<std::string> names =

@@ -146,6 +146,10 @@ def test_bad_input_raises_the_cli_message():
         dplace.load_graph({**TOY, "edges": TOY["edges"] + [{"from": "d", "to": "a"}]})
     with pytest.raises(TypeError):
         dplace.load_graph(42)
+    with pytest.raises(TypeError, match="graph must be a dplace.Graph"):
+        dplace.Problem(None)
+    with pytest.raises(TypeError, match="graph must be a dplace.Graph"):
+        dplace.Problem(None, "k80x4")
     with pytest.raises(TypeError):
         dplace.simulate(p, 3.5)
     with pytest.raises(dplace.Error, match="time_limit"):

@@ -70,6 +70,16 @@ def test_budget_truncates_and_bad_actions_raise(problem):
         PlacementEnv(problem, max_units=0)
 
 
+def test_the_core_environment_refuses_a_step_before_reset(problem):
+    env = dplace._dplace.PlacementEnv(problem, 64, 1)
+    with pytest.raises(dplace.Error, match="no episode yet; call reset"):
+        env.step(0)
+    with pytest.raises(dplace.Error, match="no episode yet; call reset"):
+        env.observe()
+    env.reset()
+    env.step(int(np.flatnonzero(env.observe()["allowed"])[0]))
+
+
 def test_a_trained_policy_beats_random():
     script = os.path.join(ROOT, "examples", "train_policy.py")
     out = subprocess.run([sys.executable, script, "--seconds", "15"], capture_output=True,

@@ -121,6 +121,9 @@ expect_bad_input runtime_unknown "--runtime: 'async' is not executor or eager" p
   --graph "$ONNX" --cluster k80x4 --runtime async
 expect_bad_input schedule_bad "--schedule: 'gpipe:0' is not 1f1b or gpipe" place \
   --graph "$ONNX" --cluster k80x4 --schedule gpipe:0
+expect_bad_input option_cycle "its own start or member (mcmc -> local_search -> mcmc)" place \
+  --graph "$ONNX" --cluster k80x4 --placer mcmc --opt mcmc.start=local_search \
+  --opt local_search.start=mcmc
 head -c 3000 "$ONNX" >"$TMP/truncated.onnx"
 head -c 5000 /dev/urandom >"$TMP/random.onnx"
 expect_bad_input onnx_truncated "truncated.onnx: not an ONNX model" info --graph "$TMP/truncated.onnx"

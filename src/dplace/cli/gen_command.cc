@@ -10,7 +10,9 @@
 namespace dplace::cli {
 
 Status RunGen(const GenFlags& flags) {
-  if (flags.count < 1) return InvalidInput("--count must be at least 1");
+  if (flags.count < 1 || flags.count > 10000) {
+    return InvalidInput("--count: must be between 1 and 10000, not " + std::to_string(flags.count));
+  }
   graph::FamilyOverrides overrides;
   for (const std::string& kv : flags.sets) {
     const size_t eq = kv.find('=');

@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
       app.add_subcommand("gen", "write generated graphs of a family (docs/families.md)");
   gen_cmd->add_option("family", gen.family, "enas_cnn, enas_rnn, nmt, nasnet or layered")
       ->required();
-  gen_cmd->add_option("--count", gen.count, "how many graphs")->capture_default_str();
+  gen_cmd->add_option("--count", gen.count, "how many graphs, 1 to 10000")->capture_default_str();
   gen_cmd->add_option("--seed", gen.seed, "random seed")->capture_default_str();
   gen_cmd->add_option("--out", gen.out, "folder to write FAMILY_SEED_INDEX.json into")->required();
   gen_cmd->add_option("--set", gen.sets,
@@ -271,9 +271,10 @@ int main(int argc, char** argv) {
                    "colocrl, hdp, gdp; trained with discount 1)")
       ->check(CLI::IsMember({"placeto", "colocrl", "hdp", "gdp"}))
       ->capture_default_str();
-  train_cmd->add_option("--groups", t.groups, "hdp: the grouper's most groups (0: 256)");
+  train_cmd->add_option("--groups", t.groups,
+                        "hdp: the grouper's most groups (0: 256); 0 to 65536");
   train_cmd->add_option("--max-grad-norm", t.max_grad_norm,
-                        "clip the gradient's norm to this (0: no clipping)");
+                        "clip the gradient's norm to this (0: no clipping); 0 to 1e6");
   train_cmd
       ->add_option("--graphs", train.graphs,
                    "graph files, folders of them (every .json/.onnx/.txt) or bench suites")
@@ -284,30 +285,40 @@ int main(int argc, char** argv) {
       ->required();
   train_cmd->add_flag("--training", train.training, "expand ONNX graphs into training steps");
   train_cmd->add_option("--out", t.out, "the trained policy file (--opt METHOD.policy=FILE)");
-  train_cmd->add_option("--updates", t.updates, "stop after this many updates (0: none)");
-  train_cmd->add_option("--evaluations", t.evaluations, "stop after this many evaluations");
-  train_cmd->add_option("--seconds", t.seconds, "stop after this many seconds");
-  train_cmd->add_option("--episodes", t.episodes, "episodes per update")->capture_default_str();
-  train_cmd->add_option("--samples", t.samples,
-                        "episodes of one problem per update (0: 4 for colocrl, hdp and gdp; "
-                        "else 1)");
+  train_cmd->add_option("--updates", t.updates, "stop after this many updates (0: none); 0 to 1e9");
+  train_cmd->add_option("--evaluations", t.evaluations,
+                        "stop after this many evaluations; 0 to 1e12");
+  train_cmd->add_option("--seconds", t.seconds, "stop after this many seconds; 0 to 1e6");
+  train_cmd->add_option("--episodes", t.episodes, "episodes per update; 1 to 4096")
+      ->capture_default_str();
+  train_cmd->add_option(
+      "--samples", t.samples,
+      "episodes of one problem per update (0: 4 for colocrl, hdp and gdp; else 1); 0 to 4096");
   train_cmd->add_option("--seed", t.seed, "random seed")->capture_default_str();
-  train_cmd->add_option("--hidden", t.hidden, "width of the policy")->capture_default_str();
-  train_cmd->add_option("--lr", t.lr, "Adam's learning rate at the start")->capture_default_str();
-  train_cmd->add_option("--lr-end", t.lr_end, "... at the last update (with --updates)")
+  train_cmd->add_option("--hidden", t.hidden, "width of the policy; 1 to 4096")
+      ->capture_default_str();
+  train_cmd->add_option("--lr", t.lr, "Adam's learning rate at the start; above 0, at most 1")
+      ->capture_default_str();
+  train_cmd->add_option("--lr-end", t.lr_end, "... at the last update (with --updates); 0 to 1")
       ->capture_default_str();
   train_cmd->add_option("--algorithm", train.algorithm, "reinforce or ppo")->capture_default_str();
-  train_cmd->add_option("--clip", t.algorithm.clip, "PPO's clip range of the ratio (0: 0.2)");
-  train_cmd->add_option("--epochs", t.algorithm.epochs, "PPO's gradient steps per update (1: 4)");
-  train_cmd->add_option("--entropy", t.algorithm.entropy, "weight of the entropy bonus")
+  train_cmd->add_option("--clip", t.algorithm.clip,
+                        "PPO's clip range of the ratio (0: 0.2); 0 to below 1");
+  train_cmd->add_option("--epochs", t.algorithm.epochs,
+                        "PPO's gradient steps per update (1: 4); 1 to 1000");
+  train_cmd->add_option("--entropy", t.algorithm.entropy, "weight of the entropy bonus; 0 to 100")
       ->capture_default_str();
-  train_cmd->add_option("--discount", t.algorithm.discount, "discount of later rewards in a return")
+  train_cmd
+      ->add_option("--discount", t.algorithm.discount,
+                   "discount of later rewards in a return; above 0, at most 1")
       ->capture_default_str();
-  train_cmd->add_option("--max-units", t.max_units, "coarsen graphs of more co-location units")
+  train_cmd
+      ->add_option("--max-units", t.max_units, "coarsen graphs of more co-location units; 1 to 1e6")
       ->capture_default_str();
   train_cmd->add_option("--checkpoint", t.checkpoint,
                         "checkpoint file ({update} in the name: one per checkpoint)");
-  train_cmd->add_option("--checkpoint-every", t.checkpoint_every, "updates between checkpoints");
+  train_cmd->add_option("--checkpoint-every", t.checkpoint_every,
+                        "updates between checkpoints; 0 to 1e9");
   train_cmd->add_option("--resume", t.resume, "continue from this checkpoint");
   train_cmd->add_option("--init", t.init, "start from this policy instead of fresh weights");
   train_cmd->add_option("--log", t.log, "learning curve, .csv or .json");

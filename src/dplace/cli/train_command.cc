@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "dplace/base/file_util.h"
 #include "dplace/cli/commands.h"
@@ -64,17 +65,60 @@ StatusOr<std::vector<Source>> Sources(const TrainFlags& flags) {
   return out;
 }
 
+// Every number `train` takes, within finite, documented bounds (--help): one line naming the flag.
+Status CheckNumbers(const learn::TrainOptions& o) {
+  struct Bound {
+    const char* flag;
+    double value, low, high;
+    bool low_open;  // the bound excludes `low`
+  };
+  const Bound bounds[] = {
+      {"--lr", o.lr, 0, 1, true},
+      {"--lr-end", o.lr_end, 0, 1, false},
+      {"--max-grad-norm", o.max_grad_norm, 0, 1e6, false},
+      {"--updates", static_cast<double>(o.updates), 0, 1e9, false},
+      {"--evaluations", static_cast<double>(o.evaluations), 0, 1e12, false},
+      {"--seconds", o.seconds, 0, 1e6, false},
+      {"--episodes", static_cast<double>(o.episodes), 1, 4096, false},
+      {"--samples", static_cast<double>(o.samples), 0, 4096, false},
+      {"--hidden", static_cast<double>(o.hidden), 1, 4096, false},
+      {"--groups", static_cast<double>(o.groups), 0, 65536, false},
+      {"--max-units", static_cast<double>(o.max_units), 1, 1e6, false},
+      {"--checkpoint-every", static_cast<double>(o.checkpoint_every), 0, 1e9, false},
+      {"--entropy", o.algorithm.entropy, 0, 100, false},
+      {"--discount", o.algorithm.discount, 0, 1, true},
+      {"--epochs", static_cast<double>(o.algorithm.epochs), 1, 1000, false},
+  };
+  for (const Bound& b : bounds) {
+    const bool above_low = b.low_open ? b.value > b.low : b.value >= b.low;
+    if (!(above_low && b.value <= b.high)) {  // also NaN
+      std::ostringstream m;
+      m << b.flag << ": must be a number in " << (b.low_open ? "(" : "[") << b.low << ", " << b.high
+        << "], not " << b.value;
+      return InvalidInput(m.str());
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status RunTrain(const TrainFlags& flags) {
+  DPLACE_RETURN_IF_ERROR(CheckNumbers(flags.options));
   if (flags.clusters.empty()) return InvalidInput("--cluster: give at least one");
   DPLACE_ASSIGN_OR_RETURN(const learn::AlgorithmOptions algorithm,
                           learn::AlgorithmByName(flags.algorithm, flags.options.algorithm));
   if (flags.options.out.empty() && flags.options.checkpoint.empty()) {
     return InvalidInput("--out: give the policy file to write (or --checkpoint)");
   }
-  if (!flags.options.out.empty()) DPLACE_RETURN_IF_ERROR(CheckWritable("--out", flags.options.out));
-  if (!flags.options.log.empty()) DPLACE_RETURN_IF_ERROR(CheckWritable("--log", flags.options.log));
+  // Writable and distinct (the learning curve must not overwrite the policy), checked before
+  // training; a checkpoint's "{update}" stands for the first update.
+  std::string checkpoint = flags.options.checkpoint;
+  if (const size_t at = checkpoint.find("{update}"); at != std::string::npos) {
+    checkpoint.replace(at, 8, "0");
+  }
+  DPLACE_RETURN_IF_ERROR(CheckOutputs(
+      {{"--out", flags.options.out}, {"--log", flags.options.log}, {"--checkpoint", checkpoint}}));
   DPLACE_ASSIGN_OR_RETURN(const std::vector<Source> sources, Sources(flags));
   // Episodes begin where the placer's do under its default budget: the searches' start.
   DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<place::StartFinder> finder, place::SearchStart());

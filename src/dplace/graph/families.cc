@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <set>
 
@@ -19,17 +20,17 @@ class Params {
  public:
   Params(Rng& rng, const FamilyOverrides& overrides) : rng_(rng), overrides_(overrides) {}
 
-  // An integer uniform in [lo, hi]; an override must lie in [min, max].
+  // An integer uniform in [lo, hi]; an override must be an integer in [min, max].
   int Int(const std::string& key, int lo, int hi, int min, int max) {
     const int drawn =
         lo +
         static_cast<int>(rng_.Below(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1));
-    return static_cast<int>(Take(key, drawn, min, max));
+    return static_cast<int>(Take(key, drawn, min, max, /*integer=*/true));
   }
-  // One of `choices`, uniformly; an override must lie in [min, max].
+  // One of `choices`, uniformly; an override must be an integer in [min, max].
   int Choice(const std::string& key, std::initializer_list<int> choices, int min, int max) {
     const int drawn = *(choices.begin() + static_cast<long>(rng_.Below(choices.size())));
-    return static_cast<int>(Take(key, drawn, min, max));
+    return static_cast<int>(Take(key, drawn, min, max, /*integer=*/true));
   }
   // Log-uniform in [lo, hi].
   double LogUniform(const std::string& key, double lo, double hi, double min, double max) {
@@ -48,21 +49,25 @@ class Params {
   }
 
  private:
-  double Take(const std::string& key, double drawn, double min, double max) {
+  // The override of `key`, or `drawn`. A bad override (out of range, NaN, not an integer where
+  // one is needed) is reported by Check; the graph is built with `drawn` meanwhile, so that a
+  // bad value never sizes anything.
+  double Take(const std::string& key, double drawn, double min, double max, bool integer = false) {
     read_.insert(key);
     const auto it = overrides_.find(key);
     if (it == overrides_.end()) return drawn;
-    if (!(it->second >= min && it->second <= max) && bad_.empty()) {
-      bad_ = "parameter '" + key + "' must lie in [" + FormatNumber(min) + ", " +
-             FormatNumber(max) + "], not " + FormatNumber(it->second);
+    const double v = it->second;
+    if (v >= min && v <= max && (!integer || v == std::floor(v))) return v;
+    if (bad_.empty()) {
+      bad_ = "parameter '" + key + "' must be " + (integer ? "an integer" : "a number") + " in [" +
+             FormatNumber(min) + ", " + FormatNumber(max) + "], not " + FormatNumber(v);
     }
-    return it->second;
+    return drawn;
   }
   static std::string FormatNumber(double v) {
-    std::string s = std::to_string(v);
-    s.erase(s.find_last_not_of('0') + 1);
-    if (s.back() == '.') s.pop_back();
-    return s;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return buf;
   }
 
   Rng& rng_;
@@ -444,7 +449,8 @@ StatusOr<Graph> Nmt(const std::string& name, Params& params) {
 // ---- Layered random DAGs ----
 
 StatusOr<Graph> Layered(const std::string& name, Params& params, Rng& rng) {
-  const int ops = static_cast<int>(std::lround(params.LogUniform("ops", 100, 3000, 1, 1e6)));
+  // At most 200,000 ops (600,000 as a training step): what a placer's memory budget handles.
+  const int ops = static_cast<int>(std::lround(params.LogUniform("ops", 100, 3000, 1, 2e5)));
   const int width = params.Int("width", 4, 64, 1, 1 << 20);
   const int fan_in = params.Int("fan_in", 1, 4, 1, 64);
   const double cost_spread = params.LogUniform("cost_spread", 10, 1000, 1, 1e9);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "dplace/graph/training.h"
@@ -66,8 +68,19 @@ TEST(FamiliesTest, OverridesAreReadAndChecked) {
   EXPECT_NE(unknown.status().message().find("no parameter 'cells'"), std::string::npos);
   auto out_of_range = GenerateGraph("enas_cnn", 1, 0, {{"cells", 0}});
   ASSERT_FALSE(out_of_range.ok());
-  EXPECT_NE(out_of_range.status().message().find("'cells' must lie in [1, 12]"), std::string::npos)
+  EXPECT_NE(out_of_range.status().message().find("'cells' must be an integer in [1, 12], not 0"),
+            std::string::npos)
       << out_of_range.status().message();
+  // Values that would size the graph without bound are refused before they size anything.
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -1.0, 1e308, 2.5}) {
+    auto refused = GenerateGraph("enas_rnn", 1, 0, {{"nodes", bad}});
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.status().message().find("'nodes' must be an integer in [2, 24]"),
+              std::string::npos)
+        << refused.status().message();
+    EXPECT_FALSE(GenerateGraph("layered", 1, 0, {{"fan_in", bad}}).ok()) << bad;
+  }
+  EXPECT_FALSE(GenerateGraph("layered", 1, 0, {{"ops", 1e6}}).ok());
   auto no_family = GenerateGraph("resnet", 1, 0);
   ASSERT_FALSE(no_family.ok());
   EXPECT_NE(no_family.status().message().find("unknown graph family 'resnet'"), std::string::npos);

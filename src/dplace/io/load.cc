@@ -1,6 +1,10 @@
 #include "dplace/io/load.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <filesystem>
+#include <optional>
 
 #include "dplace/base/json_node.h"
 #include "dplace/base/spelling.h"
@@ -37,17 +41,26 @@ StatusOr<LoadedGraph> Generated(const std::string& path) {
     if (next == std::string::npos) next = path.size();
     parts.push_back(path.substr(at, next - at));
   }
-  char* end = nullptr;
-  auto number = [&](const std::string& text) {
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    return text.empty() || *end != '\0' ? -1LL : static_cast<long long>(v);
+  // SEED: 0 .. 2^64 - 1; INDEX: 0 .. 2^31 - 1 (a graph's index within its family). strtoull
+  // takes a sign and wraps, so only digits are numbers here.
+  auto number = [](const std::string& text, unsigned long long max) -> std::optional<uint64_t> {
+    if (text.empty() || text.size() > 20 ||
+        !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return std::nullopt;
+    }
+    errno = 0;
+    const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE || v > max) return std::nullopt;
+    return static_cast<uint64_t>(v);
   };
-  if (parts.size() != 4 || number(parts[2]) < 0 || number(parts[3]) < 0) {
-    return InvalidInput("a generated graph is gen:FAMILY:SEED:INDEX");
+  const auto seed = parts.size() == 4 ? number(parts[2], ULLONG_MAX) : std::nullopt;
+  const auto index = parts.size() == 4 ? number(parts[3], INT_MAX) : std::nullopt;
+  if (!seed || !index) {
+    return InvalidInput(
+        "a generated graph is gen:FAMILY:SEED:INDEX (SEED 0 to 2^64-1, INDEX 0 to 2147483647)");
   }
   DPLACE_ASSIGN_OR_RETURN(graph::Graph g,
-                          graph::GenerateGraph(parts[1], static_cast<uint64_t>(number(parts[2])),
-                                               static_cast<int>(number(parts[3]))));
+                          graph::GenerateGraph(parts[1], *seed, static_cast<int>(*index)));
   LoadedGraph out;
   out.graph = std::make_shared<const graph::Graph>(std::move(g));
   return out;

@@ -130,6 +130,9 @@ class PlacetoPlacer : public place::Placer {
                                          const place::PlaceRequest& request) override {
     const std::string path = o_.policy.empty() ? DefaultPolicyPath() : o_.policy;
     DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> shared, CachedPolicy(path));
+    if (shared->kind() != "placeto") {
+      return InvalidInput(path + ": a " + shared->kind() + " policy, not placeto");
+    }
     std::shared_ptr<Policy> policy = shared;
     if (o_.fine_tune) {  // a private copy to train
       DPLACE_ASSIGN_OR_RETURN(policy, CopyPolicy(*shared, path));

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "dplace/base/file_util.h"
+#include "dplace/base/zip_check.h"
 #include "dplace/learn/message_passing.h"
 
 namespace dplace::learn {
@@ -257,24 +258,39 @@ Status SavePolicy(Policy& policy, const std::string& path, const std::string& tr
 }
 
 StatusOr<std::shared_ptr<Policy>> LoadPolicy(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) return InvalidInput(path + ": no such policy file");
+  std::error_code ec;  // a symbolic-link loop is an error code here, not an exception
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return InvalidInput(path + ": no such policy file" + (ec ? " (" + ec.message() + ")" : ""));
+  }
+  // LibTorch trusts the archive's entries: a damaged one is refused before it parses them.
+  DPLACE_RETURN_IF_ERROR(CheckZipFile(path, "policy file"));
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path);
   } catch (const c10::Error& e) {
     const std::string what = e.what_without_backtrace();
     return InvalidInput(path + ": not a policy archive (" + what.substr(0, what.find('\n')) + ")");
+  } catch (const std::exception& e) {  // TorchScript's parser (torch::jit::ErrorReport)
+    const std::string what = e.what();
+    return InvalidInput(path + ": damaged policy file (" + what.substr(0, what.find('\n')) + ")");
   }
-  return ReadPolicy(archive, path);
+  // Entries are parsed as they are read: what the integrity check cannot see still ends here.
+  try {
+    return ReadPolicy(archive, path);
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    return InvalidInput(path + ": damaged policy file (" + what.substr(0, what.find('\n')) + ")");
+  }
 }
 
 std::string PolicyTrainingNote(const std::string& path) {
+  if (!CheckZipFile(path, "policy file").ok()) return "";
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path);
     c10::IValue note;
     if (archive.try_read("training", note) && note.isString()) return note.toStringRef();
-  } catch (const c10::Error&) {
+  } catch (const std::exception&) {  // c10::Error and TorchScript's parser alike
   }
   return "";
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -125,11 +126,15 @@ TEST(PolicyFileTest, RoundTripsAndBadFilesAreOneLine) {
   relabelled.save_to(wrong_weights);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {dir.Path("missing.pt"), "no such policy file"},
-      {truncated, "not a policy archive"},
-      {foreign, "not a policy archive"},
+      {truncated, "damaged policy file"},
+      {foreign, "damaged policy file"},
       {wrong_shape, "node and"},
       {wrong_weights, "do not fit"},
+      {dir.Path("loop_a.pt"), "no such policy file (Too many levels of symbolic links)"},
   };
+  // A symbolic-link loop is no policy file, not a filesystem exception.
+  std::filesystem::create_symlink(dir.Path("loop_b.pt"), dir.Path("loop_a.pt"));
+  std::filesystem::create_symlink(dir.Path("loop_a.pt"), dir.Path("loop_b.pt"));
   for (const auto& [file, expected] : cases) {
     auto bad = LoadPolicy(file);
     ASSERT_FALSE(bad.ok()) << file;
@@ -138,6 +143,29 @@ TEST(PolicyFileTest, RoundTripsAndBadFilesAreOneLine) {
     EXPECT_NE(bad.status().message().find(expected), std::string::npos) << bad.status().message();
     EXPECT_EQ(bad.status().message().find('\n'), std::string::npos) << bad.status().message();
   }
+}
+
+// A byte flipped anywhere in a policy file: the load succeeds (the byte was one no reader uses)
+// or is refused in one line, before LibTorch parses a damaged entry (no crash, no exception).
+TEST(PolicyFileTest, AFlippedByteAnywhereIsRefusedInOneLineOrHarmless) {
+  dplace::testing::TempDir dir;
+  const std::string path = dir.Path("p.pt");
+  ASSERT_TRUE(SavePolicy(*MakePolicy("placeto", {.hidden = 8}, 2).value(), path).ok());
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int refused = 0;
+  const size_t stride = std::max<size_t>(1, bytes.size() / 400);
+  for (size_t i = 0; i < bytes.size(); i += stride) {
+    std::string damaged = bytes;
+    damaged[i] = static_cast<char>(damaged[i] ^ 0x5A);
+    const std::string file = dir.Write("flipped.pt", damaged);
+    auto loaded = LoadPolicy(file);
+    if (loaded.ok()) continue;
+    ++refused;
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidInput);
+    EXPECT_EQ(loaded.status().message().find('\n'), std::string::npos) << i;
+  }
+  EXPECT_GT(refused, 0);
 }
 
 std::vector<TrainProblem> SmallSet() {

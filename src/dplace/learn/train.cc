@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "dplace/base/file_util.h"
+#include "dplace/base/zip_check.h"
 #include "dplace/learn/mpi.h"
 #include "dplace/learn/rollout.h"
 
@@ -428,7 +429,11 @@ class Trainer {
   }
 
   Status LoadCheckpoint(const std::string& path) {
-    if (!std::filesystem::is_regular_file(path)) return InvalidInput(path + ": no such checkpoint");
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      return InvalidInput(path + ": no such checkpoint" + (ec ? " (" + ec.message() + ")" : ""));
+    }
+    DPLACE_RETURN_IF_ERROR(CheckZipFile(path, "checkpoint"));
     try {
       torch::serialize::InputArchive a;
       a.load_from(path);
@@ -478,6 +483,9 @@ class Trainer {
       const std::string what = e.what_without_backtrace();
       return InvalidInput(path + ": not a training checkpoint (" + what.substr(0, what.find('\n')) +
                           ")");
+    } catch (const std::exception& e) {  // TorchScript's parser on an entry the check passed
+      const std::string what = e.what();
+      return InvalidInput(path + ": damaged checkpoint (" + what.substr(0, what.find('\n')) + ")");
     }
     result_.updates = update_;
     return OkStatus();
@@ -523,6 +531,10 @@ StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const Tra
   std::shared_ptr<Policy> policy;
   if (!o.init.empty()) {
     DPLACE_ASSIGN_OR_RETURN(policy, LoadPolicy(o.init));
+    if (policy->kind() != o.method) {
+      return InvalidInput("--init " + o.init + ": a " + policy->kind() + " policy, not " +
+                          o.method + " (--method)");
+    }
   } else {
     DPLACE_ASSIGN_OR_RETURN(policy,
                             MakePolicy(o.method, {.hidden = o.hidden, .groups = o.groups}, o.seed));

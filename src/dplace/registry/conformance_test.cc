@@ -188,6 +188,32 @@ TEST(RegistryTest, TraitsNotNamesDecide) {
   }
 }
 
+// A placer option that makes a placer its own start or member, directly or through another, is
+// one clear error, not a recursion without end.
+TEST(RegistryTest, OptionsThatMakeAPlacerItsOwnStartOrMemberAreRefused) {
+  struct Case {
+    std::string placer;
+    PlacerOptions options;
+    std::string chain;
+  };
+  const std::vector<Case> cases = {
+      {"mcmc", {{"mcmc", {{"start", "mcmc"}}}}, "(mcmc -> mcmc)"},
+      {"portfolio", {{"portfolio", {{"members", "portfolio"}}}}, "(portfolio -> portfolio)"},
+      {"mcmc",
+       {{"mcmc", {{"start", "local_search"}}}, {"local_search", {{"start", "mcmc"}}}},
+       "(mcmc -> local_search -> mcmc)"},
+  };
+  for (const Case& c : cases) {
+    auto made = MakePlacer(c.placer, c.options);
+    ASSERT_FALSE(made.ok()) << c.placer;
+    EXPECT_EQ(made.status().code(), StatusCode::kInvalidInput);
+    EXPECT_NE(made.status().message().find("its own start or member " + c.chain), std::string::npos)
+        << made.status().message();
+  }
+  // A placer started from another is no cycle.
+  EXPECT_TRUE(MakePlacer("mcmc", {{"mcmc", {{"start", "local_search"}}}}).ok());
+}
+
 TEST(RegistryTest, UnknownNameListsTheKnownOnes) {
   auto p = MakePlacer("magic");
   ASSERT_FALSE(p.ok());

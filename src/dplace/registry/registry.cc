@@ -1,6 +1,8 @@
 #include "dplace/registry/registry.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "dplace/base/spelling.h"
 #include "dplace/place/baseline/baseline.h"
@@ -242,11 +244,23 @@ class TableCatalog : public Catalog {
   explicit TableCatalog(const PlacerOptions& options) : options_(options) {}
   StatusOr<Member> Make(std::string_view name) const override {
     DPLACE_ASSIGN_OR_RETURN(const PlacerEntry* e, FindPlacer(name));
+    // A placer whose options make it its own start or member, directly or through others
+    // (mcmc.start=mcmc, portfolio.members=portfolio, a.start=b with b.start=a), would be made
+    // without end.
+    if (std::find(making_.begin(), making_.end(), e->name) != making_.end()) {
+      std::string chain;
+      for (std::string_view n : making_) chain += std::string(n) + " -> ";
+      return InvalidInput("the placer options make " + std::string(e->name) +
+                          " its own start or member (" + chain + std::string(e->name) + ")");
+    }
+    making_.push_back(e->name);
     auto given = options_.find(std::string(name));
     OptionReader reader(e->name, given == options_.end() ? OptionValues{} : given->second);
-    DPLACE_ASSIGN_OR_RETURN(std::unique_ptr<Placer> placer, e->make(reader, *this));
+    auto placer = e->make(reader, *this);
+    making_.pop_back();
+    if (!placer.ok()) return placer.status();
     DPLACE_RETURN_IF_ERROR(reader.Finish());
-    return Member{std::string(e->name), e->traits, std::move(placer)};
+    return Member{std::string(e->name), e->traits, std::move(placer).value()};
   }
   std::vector<std::string> Names(bool (*keep)(const PlacerTraits&)) const override {
     std::vector<std::string> names;
@@ -258,6 +272,7 @@ class TableCatalog : public Catalog {
 
  private:
   const PlacerOptions& options_;
+  mutable std::vector<std::string_view> making_;  // the placers being made, outermost first
 };
 
 }  // namespace

@@ -1,0 +1,28 @@
+// The integrity of a ZIP archive, checked before a library parses it: LibTorch's .pt files
+// (policies, checkpoints) are ZIP archives whose entries LibTorch trusts; a damaged one can make
+// its parser fail with pages of output or a signal. Each entry carries a CRC-32 of its bytes,
+// which this checks.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "dplace/base/status.h"
+
+namespace dplace {
+
+// OK when `bytes` is an intact ZIP archive: an end-of-central-directory record (ZIP64 too), every
+// central directory entry in bounds, a local header where it says with the same name, and, for
+// stored (uncompressed) entries, a CRC-32 of the data equal to the recorded one. Else
+// InvalidInput saying what is wrong and in which entry ("entry 'archive/data.pkl': CRC-32
+// mismatch"). Compressed entries (LibTorch writes none) are checked for structure only.
+Status CheckZip(std::string_view bytes);
+
+// CheckZip of the file's content; InvalidInput "PATH: damaged <what> (...)" when it fails, or
+// "PATH: cannot be read" when it cannot be read. `what`: "policy file", "checkpoint".
+Status CheckZipFile(const std::string& path, std::string_view what);
+
+// The CRC-32 (ISO-HDLC, as ZIP and zlib compute it) of `bytes`.
+uint32_t Crc32(std::string_view bytes);
+
+}  // namespace dplace
