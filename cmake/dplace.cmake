@@ -1,8 +1,9 @@
-# dplace_add_library(NAME SRCS ... DEPS ... [TESTS ...])
+# dplace_add_library(NAME SRCS ... DEPS ... [TESTS ...] [TEST_LABELS ...])
 # One library per folder: target dplace_<NAME>, sources relative to the caller, public dependencies
-# on the named targets. Each TESTS file becomes part of one test binary <NAME>_test run by CTest.
+# on the named targets. Each TESTS file becomes part of one test binary <NAME>_test run by CTest,
+# its tests labelled `unit` and TEST_LABELS (docs/testing.md: the labels and `ctest --preset fast`).
 function(dplace_add_library name)
-  cmake_parse_arguments(ARG "" "" "SRCS;DEPS;TESTS;TEST_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS;TESTS;TEST_DEPS;TEST_LABELS" ${ARGN})
   add_library(dplace_${name} STATIC ${ARG_SRCS})
   target_include_directories(dplace_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(dplace_${name} PUBLIC ${ARG_DEPS})
@@ -13,7 +14,8 @@ function(dplace_add_library name)
     target_compile_definitions(${name}_test PRIVATE
       DPLACE_SOURCE_DIR="${PROJECT_SOURCE_DIR}" DPLACE_BINARY_DIR="${PROJECT_BINARY_DIR}")
     dplace_set_warnings(${name}_test)
-    gtest_discover_tests(${name}_test WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} DISCOVERY_TIMEOUT 60)
+    gtest_discover_tests(${name}_test WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} DISCOVERY_TIMEOUT 60
+                         PROPERTIES LABELS "unit;${ARG_TEST_LABELS}")
   endif()
 endfunction()
 

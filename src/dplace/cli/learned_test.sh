@@ -85,9 +85,9 @@ cmp -s "$TMP/a.json" "$TMP/b.json" && ok || fail "placeto: same seed, different 
 head -c 2000 "$TMP/one.pt" >"$TMP/truncated.pt"
 echo '{"format": "dplace-graph/1"}' >"$TMP/graph.pt"
 expect_bad_input policy_missing "none.pt: no such policy file" "${place[@]}" --opt placeto.policy="$TMP/none.pt"
-expect_bad_input policy_truncated "truncated.pt: not a policy archive" "${place[@]}" \
+expect_bad_input policy_truncated "truncated.pt: damaged policy file" "${place[@]}" \
   --opt placeto.policy="$TMP/truncated.pt"
-expect_bad_input policy_foreign "graph.pt: not a policy archive" "${place[@]}" --opt placeto.policy="$TMP/graph.pt"
+expect_bad_input policy_foreign "graph.pt: damaged policy file" "${place[@]}" --opt placeto.policy="$TMP/graph.pt"
 expect_bad_input placeto_start "option placeto.start: 'best' is not search or fastest" "${place[@]}" \
   --opt placeto.start=best
 
