@@ -13,6 +13,19 @@ void Put(std::string* out, uint64_t v, int n) {
   for (int i = 0; i < n; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
 
+// What a local and a central header share after their versions: flags, method (stored), time and
+// date, CRC-32, both sizes, the name's length and no extra field.
+void PutCommon(std::string* out, uint32_t crc, uint64_t size, uint64_t name_length) {
+  Put(out, 0, 2);
+  Put(out, 0, 2);
+  Put(out, 0, 4);
+  Put(out, crc, 4);
+  Put(out, size, 4);
+  Put(out, size, 4);
+  Put(out, name_length, 2);
+  Put(out, 0, 2);
+}
+
 // A ZIP archive of stored entries, as LibTorch writes them (no compression, CRC in the headers).
 std::string Zip(const std::vector<std::pair<std::string, std::string>>& entries) {
   std::string out, directory;
@@ -21,27 +34,13 @@ std::string Zip(const std::vector<std::pair<std::string, std::string>>& entries)
     const uint32_t crc = Crc32(data);
     Put(&out, 0x04034b50, 4);
     Put(&out, 20, 2);
-    Put(&out, 0, 2);
-    Put(&out, 0, 2);  // stored
-    Put(&out, 0, 4);  // time, date
-    Put(&out, crc, 4);
-    Put(&out, data.size(), 4);
-    Put(&out, data.size(), 4);
-    Put(&out, name.size(), 2);
-    Put(&out, 0, 2);
+    PutCommon(&out, crc, data.size(), name.size());
     out += name + data;
     Put(&directory, 0x02014b50, 4);
     Put(&directory, 20, 2);
     Put(&directory, 20, 2);
-    Put(&directory, 0, 2);
-    Put(&directory, 0, 2);
-    Put(&directory, 0, 4);
-    Put(&directory, crc, 4);
-    Put(&directory, data.size(), 4);
-    Put(&directory, data.size(), 4);
-    Put(&directory, name.size(), 2);
-    Put(&directory, 0, 2);
-    Put(&directory, 0, 2);
+    PutCommon(&directory, crc, data.size(), name.size());
+    Put(&directory, 0, 2);  // comment length, disk, internal and external attributes
     Put(&directory, 0, 2);
     Put(&directory, 0, 2);
     Put(&directory, 0, 4);
