@@ -38,19 +38,15 @@ std::string ModulePath(const std::string& op_name) {
   return out;
 }
 
-namespace {
-
-std::string Parent(const std::string& path) {
+std::string ParentModule(const std::string& path) {
   const size_t dot = path.rfind('.');
   return dot == std::string::npos ? "" : path.substr(0, dot);
 }
 
-}  // namespace
-
 std::optional<std::string> ParameterModule(const std::string& name) {
   if (name.empty() || name.find("::") != std::string::npos || name.find('/') != std::string::npos)
     return std::nullopt;
-  return Parent(name);
+  return ParentModule(name);
 }
 
 std::string OpModule(const Op& op) {

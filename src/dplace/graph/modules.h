@@ -14,6 +14,9 @@ namespace dplace::graph {
 // "layer1.0.conv1" from "/layer1/layer1.0/conv1/Conv" (also "/...Conv/grad"); "" when unscoped.
 std::string ModulePath(const std::string& op_name);
 
+// The module around `path` ("layers.3" from "layers.3.attn"); "" (the root) for a top-level one.
+std::string ParentModule(const std::string& path);
+
 // A parameter's module: its name less the last segment ("layer1.0.conv1.weight" ->
 // "layer1.0.conv1"), or nullopt for names torch.onnx made up for folded constants
 // ("onnx::Conv_497").

@@ -18,11 +18,6 @@ using graph::ParameterModule;
 
 namespace {
 
-std::string Parent(const std::string& path) {
-  const size_t dot = path.rfind('.');
-  return dot == std::string::npos ? "" : path.substr(0, dot);
-}
-
 // The module tree of a placed graph: per module, the weight (FLOPs + 1) its own ops and
 // parameters put on each device, its children, and the parameters it holds directly.
 struct ModuleTree {
@@ -36,7 +31,7 @@ struct ModuleTree {
 
   Node& Add(const std::string& path) {
     auto [it, inserted] = nodes.try_emplace(path);
-    if (inserted && !path.empty()) Add(Parent(path)).children.insert(path);
+    if (inserted && !path.empty()) Add(graph::ParentModule(path)).children.insert(path);
     return nodes[path];
   }
   const std::set<sim::DeviceId>& Devices(const std::string& path) {
@@ -235,8 +230,7 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     for (std::string m = op_module[static_cast<size_t>(op.index())]; !m.empty();) {
       auto [at, added] = first_stage.try_emplace(m, it->second);
       if (!added) at->second = std::min(at->second, it->second);
-      const size_t dot = m.rfind('.');
-      m = dot == std::string::npos ? "" : m.substr(0, dot);
+      m = graph::ParentModule(m);
     }
   }
   auto stage_module = [&](size_t i) {

@@ -116,10 +116,6 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
 
 MappedModules MapModules(const graph::Graph& g) {
   const std::vector<std::string> module = graph::OpModules(g);
-  auto parent = [](const std::string& path) {
-    const size_t dot = path.rfind('.');
-    return dot == std::string::npos ? std::string() : path.substr(0, dot);
-  };
   auto module_of = [&](OpId op) -> const std::string& {
     return module[static_cast<size_t>(op.index())];
   };
@@ -131,7 +127,7 @@ MappedModules MapModules(const graph::Graph& g) {
   }
   for (const auto& [path, is_leaf] : leaf) {
     for (std::string m = path; !m.empty();) {
-      m = parent(m);
+      m = graph::ParentModule(m);
       auto it = leaf.find(m);
       if (it != leaf.end()) it->second = false;
     }
@@ -151,7 +147,7 @@ MappedModules MapModules(const graph::Graph& g) {
       continue;
     }
     // A leaf's op counts in the leaf and in every module around it.
-    for (std::string around = m;; around = parent(around)) {
+    for (std::string around = m;; around = graph::ParentModule(around)) {
       auto it = index.find(around);
       if (it != index.end()) out.modules[it->second].ops.push_back(op);
       if (around.empty()) break;
