@@ -67,3 +67,26 @@ def test_a_traced_graph_knows_its_batch():
     assert g.to_json()["batch"] == 16
     lines = dplace.fit_report(dplace.Problem(g, "a100x8"))
     assert any("largest batch that fits" in line for line in lines)
+
+
+def test_two_threads_placing_with_learned_placers_each_get_what_they_would_alone():
+    import threading
+    problem = dplace.load_problem(RESNET, "k80x4")
+    if "hdp" not in [p["name"] for p in dplace.placers()]:
+        pytest.skip("built without LibTorch")
+    kwargs = dict(options={"hdp.hidden": 8, "colocrl.hidden": 8}, evaluations=16, seed=3)
+
+    def plans(order):
+        return [r.placement for r in dplace.place_all(problem, order, **kwargs)]
+
+    alone = {"hdp": plans(["hdp"])[0], "colocrl": plans(["colocrl"])[0]}
+    got = {}
+    threads = [threading.Thread(target=lambda k=k, o=o: got.__setitem__(k, plans(o)))
+               for k, o in (("a", ["hdp", "colocrl"]), ("b", ["colocrl", "hdp"]))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+        assert not t.is_alive(), "place_all from two threads did not end within 120 s"
+    assert got["a"] == [alone["hdp"], alone["colocrl"]]
+    assert got["b"] == [alone["colocrl"], alone["hdp"]]

@@ -128,6 +128,7 @@ class PlacetoPlacer : public place::Placer {
  private:
   StatusOr<place::PlaceResult> PlaceImpl(const sim::Problem& problem,
                                          const place::PlaceRequest& request) override {
+    const TorchTurn turn;
     const std::string path = o_.policy.empty() ? DefaultPolicyPath() : o_.policy;
     DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> shared, CachedPolicy(path));
     if (shared->kind() != "placeto") {
@@ -137,17 +138,10 @@ class PlacetoPlacer : public place::Placer {
     if (o_.fine_tune) {  // a private copy to train
       DPLACE_ASSIGN_OR_RETURN(policy, CopyPolicy(*shared, path));
     }
-    const int threads = torch::get_num_threads();
-    torch::set_num_threads(1);  // same seed, same placement; and fair against one-core searches
-    auto restore = [&] { torch::set_num_threads(threads); };
-
     const place::Budget budget(request.limits, *request.evaluator, kPlacetoEvaluations);
     bool coarsened = false;
     auto units = PolicyUnits(problem, o_.max_units, &coarsened);
-    if (!units.ok()) {
-      restore();
-      return units.status();
-    }
+    if (!units.ok()) return units.status();
     const int num_units = static_cast<int>(units->size());
     const int refresh = o_.refresh > 0 ? o_.refresh : std::max(1, (num_units + 15) / 16);
     PlacementEnv env(problem, *request.evaluator, *std::move(units),
@@ -188,7 +182,6 @@ class PlacetoPlacer : public place::Placer {
       longest_s = std::max(longest_s, budget.Elapsed() - began);
       from = env.best();
     }
-    restore();
     place::PlaceResult out{.placement = env.best()};
     std::ostringstream note;
     note << episodes << (episodes == 1 ? " episode of " : " episodes of ")
@@ -217,6 +210,7 @@ class EpisodePlacer : public place::Placer {
  private:
   StatusOr<place::PlaceResult> PlaceImpl(const sim::Problem& problem,
                                          const place::PlaceRequest& request) override {
+    const TorchTurn turn;
     std::string path = o_.policy;
     if (path.empty() && o_.method == "gdp") path = DefaultPolicyPath("gdp");
     std::shared_ptr<Policy> policy;
@@ -231,12 +225,6 @@ class EpisodePlacer : public place::Placer {
           policy, MakePolicy(o_.method, {.hidden = o_.hidden, .groups = o_.groups}, request.seed));
     }
     const bool train = o_.method != "gdp" || o_.fine_tune || path.empty();
-    const int threads = torch::get_num_threads();
-    torch::set_num_threads(1);  // same seed, same placement; and fair against one-core searches
-    struct Restore {
-      int threads;
-      ~Restore() { torch::set_num_threads(threads); }
-    } restore{threads};
 
     const place::Budget budget(request.limits, *request.evaluator,
                                train ? kEpisodeEvaluations : kPlacetoEvaluations);

@@ -167,6 +167,19 @@ torch::Tensor Policy::EpisodeLogits(const std::vector<Observation>& observations
   return torch::stack(steps);
 }
 
+namespace {
+std::recursive_mutex& TorchMutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+}  // namespace
+
+TorchTurn::TorchTurn() : lock_(TorchMutex()), threads_(torch::get_num_threads()) {
+  torch::set_num_threads(1);
+}
+
+TorchTurn::~TorchTurn() { torch::set_num_threads(threads_); }
+
 StatusOr<std::shared_ptr<Policy>> MakePolicy(const std::string& kind, PolicyShape shape,
                                              uint64_t seed) {
   if (shape.hidden < 1 || shape.hidden > 1024) {
@@ -177,6 +190,7 @@ StatusOr<std::shared_ptr<Policy>> MakePolicy(const std::string& kind, PolicyShap
   if (shape.groups < 0 || shape.groups > 4096) {
     return InvalidInput("policy groups " + std::to_string(shape.groups) + " is not 1 to 4096");
   }
+  const std::lock_guard<std::recursive_mutex> lock(TorchMutex());  // the default generator
   torch::manual_seed(seed);
   if (kind == "placeto") return std::shared_ptr<Policy>(std::make_shared<PlacetoPolicy>(shape));
   if (kind == "colocrl") return MakeColocRlPolicy(shape);

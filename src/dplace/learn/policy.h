@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "dplace/base/rng.h"
@@ -89,6 +90,23 @@ torch::Tensor MessagePass(const torch::Tensor& h, const torch::Tensor& w1, const
 std::shared_ptr<Policy> MakeColocRlPolicy(PolicyShape shape);
 std::shared_ptr<Policy> MakeHdpPolicy(PolicyShape shape);
 std::shared_ptr<Policy> MakeGdpPolicy(PolicyShape shape);
+
+// LibTorch's default generator (fresh weights) and its thread count belong to the process. A learned
+// placer holds a TorchTurn while it runs: one runs at a time in a process, so that two threads
+// placing with learned placers each get what they would alone, and torch computes on one thread
+// (the same seed gives the same placement; fair against one-core searches), its thread count
+// restored after. MakePolicy takes the same lock (it may be held already: it is recursive).
+class TorchTurn {
+ public:
+  TorchTurn();
+  ~TorchTurn();
+  TorchTurn(const TorchTurn&) = delete;
+  TorchTurn& operator=(const TorchTurn&) = delete;
+
+ private:
+  std::unique_lock<std::recursive_mutex> lock_;
+  int threads_;
+};
 
 // A new policy of `kind` (placeto, colocrl, hdp, gdp), its weights drawn from `seed`.
 StatusOr<std::shared_ptr<Policy>> MakePolicy(const std::string& kind, PolicyShape shape,

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "dplace/io/test_files.h"
 #include "dplace/learn/placeto.h"
@@ -379,6 +380,40 @@ TEST(PlacetoPlacerTest, SameSeedSamePlacementWithinTheBudget) {
   auto failed = missing->Place(*problem, {.evaluator = evaluator.get()});
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), StatusCode::kInvalidInput);
+}
+
+TEST(LearnedPlacerTest, TwoThreadsPlacingAtOnceEachGetWhatTheyWouldAlone) {
+  const auto problem = Generated("nasnet", "v100x8-nvlink", 3);
+  // colocrl and hdp draw fresh weights from LibTorch's default generator and set its thread count:
+  // both process-wide.
+  auto place_with = [&](const char* method) {
+    EpisodePlacerOptions eo{.method = method};
+    place::OptionReader reader(method, {});
+    ReadOptions(reader, &eo);
+    eo.hidden = 8;
+    auto evaluator = sim::MakeEvaluator(problem);
+    auto placed = MakeEpisodePlacer(eo)->Place(
+        *problem, {.evaluator = evaluator.get(), .seed = 9, .limits = {.evaluations = 24}});
+    return placed.ok() ? placed->placement : sim::Placement();
+  };
+  const sim::Placement colocrl = place_with("colocrl"), hdp = place_with("hdp");
+  ASSERT_FALSE(colocrl.empty());
+  ASSERT_FALSE(hdp.empty());
+  std::vector<sim::Placement> got(4);
+  std::thread first([&] {
+    got[0] = place_with("hdp");
+    got[1] = place_with("colocrl");
+  });
+  std::thread second([&] {
+    got[2] = place_with("colocrl");
+    got[3] = place_with("hdp");
+  });
+  first.join();
+  second.join();
+  EXPECT_EQ(got[0], hdp);
+  EXPECT_EQ(got[1], colocrl);
+  EXPECT_EQ(got[2], colocrl);
+  EXPECT_EQ(got[3], hdp);
 }
 
 }  // namespace

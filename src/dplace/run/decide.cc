@@ -107,22 +107,28 @@ int DeployIndex(const std::shared_ptr<const sim::Problem>& shared, double tolera
 StatusOr<std::vector<PlacerResult>> RunAll(const std::shared_ptr<const sim::Problem>& problem,
                                            const RunRequest& request,
                                            const std::vector<std::string>& placers,
-                                           double total_time_limit_s) {
+                                           double total_time_limit_s, double prepared_s) {
   if (!(total_time_limit_s >= 0 && total_time_limit_s <= 1e6)) {
     return InvalidInput("total_time_limit: must be between 0 and 1e6 seconds");
   }
   std::vector<PlacerResult> results;
   const auto started = std::chrono::steady_clock::now();
+  const auto n = static_cast<double>(placers.size());
+  // Each placer's own limit, less its part of the preparation.
+  const double own = request.limits.seconds > 0
+                         ? std::max(kLeastPlacerSeconds, request.limits.seconds - prepared_s / n)
+                         : 0;
   for (size_t i = 0; i < placers.size(); ++i) {
     RunRequest share = request;
     share.placer = placers[i];
+    share.limits.seconds = own;
     if (total_time_limit_s > 0) {
       const double spent =
+          prepared_s +
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const double fair =
-          std::max(0.05, (total_time_limit_s - spent) / static_cast<double>(placers.size() - i));
-      share.limits.seconds =
-          request.limits.seconds > 0 ? std::min(request.limits.seconds, fair) : fair;
+      const double fair = std::max(kLeastPlacerSeconds, (total_time_limit_s - spent) /
+                                                            static_cast<double>(placers.size() - i));
+      share.limits.seconds = own > 0 ? std::min(own, fair) : fair;
     }
     DPLACE_ASSIGN_OR_RETURN(PlacerResult r, Run(problem, share));
     results.push_back(std::move(r));

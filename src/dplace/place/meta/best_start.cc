@@ -19,8 +19,11 @@ const sim::Placement* TwoStarts::best() const {
   return &best_.placement;
 }
 
-BestStart::BestStart(std::vector<Member> heuristics, std::vector<Member> two_start)
-    : heuristics_(std::move(heuristics)), two_start_(std::move(two_start)) {}
+BestStart::BestStart(std::vector<Member> heuristics, std::vector<Member> two_start,
+                     std::vector<Member> also)
+    : heuristics_(std::move(heuristics)),
+      two_start_(std::move(two_start)),
+      also_(std::move(also)) {}
 
 Start BestStart::Find(const sim::Problem& p, const PlaceRequest& req) {
   if (const sim::Placement* given = StartOf(p, req)) {
@@ -38,14 +41,21 @@ Start BestStart::Find(const sim::Problem& p, const PlaceRequest& req) {
   auto evaluations_left = [&] {
     return req.limits.evaluations > 0 ? quarter.Remaining().evaluations : int64_t{0};
   };
+  // What is left of the quarter, for a member; none where the request limits nothing.
+  auto left = [&]() -> Limits {
+    return {.evaluations = evaluations_left(),
+            .seconds = req.limits.seconds > 0 ? quarter.Remaining().seconds : 0};
+  };
+  auto judge = [&](const Member& m, const sim::Placement& placement) {
+    const Score s = ScoreOf(req.evaluator->Evaluate(placement));
+    if (best.placement.empty() || s < best.score) best = {placement, s, m.name};
+    return s;
+  };
   for (Member& m : heuristics_) {
-    auto placed = m.placer->Place(p, {.evaluator = req.evaluator,
-                                      .seed = req.seed,
-                                      .limits = {.evaluations = evaluations_left()}});
+    auto placed =
+        m.placer->Place(p, {.evaluator = req.evaluator, .seed = req.seed, .limits = left()});
     if (!placed.ok()) continue;
-    const Score s = ScoreOf(req.evaluator->Evaluate(placed->placement));
-    starts.Offer(m, placed->placement, s);
-    if (best.placement.empty() || s < best.score) best = {placed->placement, s, m.name};
+    starts.Offer(m, placed->placement, judge(m, placed->placement));
   }
   // The two-start searches: from their own start, then from the best heuristic (as in the
   // portfolio), in what is left of the quarter of the request's time and evaluations (the second
@@ -63,25 +73,37 @@ Start BestStart::Find(const sim::Problem& p, const PlaceRequest& req) {
         sub.limits.evaluations = evaluations_left();
       }
       auto placed = m.placer->Place(p, sub);
-      if (!placed.ok()) continue;
-      const Score s = ScoreOf(req.evaluator->Evaluate(placed->placement));
-      if (best.placement.empty() || s < best.score) best = {placed->placement, s, m.name};
+      if (placed.ok()) judge(m, placed->placement);
     }
+  }
+  for (Member& m : also_) {
+    const sim::Placement from = best.placement;  // a copy: judge() may replace the best
+    PlaceRequest sub{.evaluator = req.evaluator, .seed = req.seed, .limits = left()};
+    if (m.traits.takes_start && !from.empty()) sub.start = &from;
+    auto placed = m.placer->Place(p, sub);
+    if (placed.ok()) judge(m, placed->placement);
   }
   return best;
 }
 
 StatusOr<std::shared_ptr<StartFinder>> MakeBestStart(const Catalog& catalog,
                                                      const std::vector<std::string>& also) {
-  std::vector<Member> heuristics, two_start;
-  std::vector<std::string> names =
+  std::vector<Member> heuristics, two_start, extra;
+  const std::vector<std::string> names =
       catalog.Names([](const PlacerTraits& t) { return t.search_start; });
-  for (const std::string& name : also) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  }
   for (const std::string& name : names) {
     DPLACE_ASSIGN_OR_RETURN(Member m, catalog.Make(name));
     heuristics.push_back(std::move(m));
+  }
+  for (size_t i = 0; i < also.size(); ++i) {
+    const std::string& name = also[i];
+    if (std::find(names.begin(), names.end(), name) != names.end() ||
+        std::find(also.begin(), also.begin() + static_cast<std::ptrdiff_t>(i), name) !=
+            also.begin() + static_cast<std::ptrdiff_t>(i)) {
+      continue;  // a heuristic already, or named twice
+    }
+    DPLACE_ASSIGN_OR_RETURN(Member m, catalog.Make(name));
+    extra.push_back(std::move(m));
   }
   for (const std::string& name :
        catalog.Names([](const PlacerTraits& t) { return t.two_starts; })) {
@@ -89,7 +111,7 @@ StatusOr<std::shared_ptr<StartFinder>> MakeBestStart(const Catalog& catalog,
     two_start.push_back(std::move(m));
   }
   return std::shared_ptr<StartFinder>(
-      std::make_shared<BestStart>(std::move(heuristics), std::move(two_start)));
+      std::make_shared<BestStart>(std::move(heuristics), std::move(two_start), std::move(extra)));
 }
 
 }  // namespace dplace::place

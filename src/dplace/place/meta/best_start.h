@@ -6,7 +6,8 @@
 // the request's evaluator and seed, and of each two-start search (chains), run twice within a
 // quarter of the request's time limit: from its own start (the better of the heuristics it starts
 // from, handed over rather than placed again), then from the best of all with the time the first
-// run left (each with its own evaluation budget when there is no time limit).
+// run left (each with its own evaluation budget when there is no time limit). Every member runs
+// within the quarter: its seconds and evaluations are what the quarter has left.
 #pragma once
 
 #include <memory>
@@ -43,16 +44,19 @@ class TwoStarts {
 
 class BestStart : public StartFinder {
  public:
-  // `heuristics` run in order; `two_start` searches run after them from both starts.
-  BestStart(std::vector<Member> heuristics, std::vector<Member> two_start);
+  // `heuristics` run in order; `two_start` searches run after them from both starts; `also`
+  // (placers named as starts, e.g. a learned policy) last, each from the best placement so far
+  // when it takes a start, so that it does not find the heuristics' start again.
+  BestStart(std::vector<Member> heuristics, std::vector<Member> two_start,
+            std::vector<Member> also = {});
   Start Find(const sim::Problem& problem, const PlaceRequest& request) override;
 
  private:
-  std::vector<Member> heuristics_, two_start_;
+  std::vector<Member> heuristics_, two_start_, also_;
 };
 
-// The BestStart of the table: its search-start heuristics and two-start searches, and the placers
-// named in `also` among the heuristics (a learned policy's placement as one more start).
+// The BestStart of the table: its search-start heuristics and two-start searches, then the placers
+// named in `also` (a learned policy's placement as one more start).
 StatusOr<std::shared_ptr<StartFinder>> MakeBestStart(const Catalog& catalog,
                                                      const std::vector<std::string>& also = {});
 

@@ -132,7 +132,10 @@ class ChainsPlacer : public Placer {
       current_score = ScoreOf(evaluator.Evaluate(current));
     } else {
       for (Member& m : own_start_) {
-        const PlaceRequest sub{.evaluator = req.evaluator, .seed = req.seed};
+        // The members keep the request's time; the default evaluations are chains' own.
+        Limits left = budget.Remaining();
+        if (req.limits.evaluations <= 0) left.evaluations = 0;
+        const PlaceRequest sub{.evaluator = req.evaluator, .seed = req.seed, .limits = left};
         DPLACE_ASSIGN_OR_RETURN(PlaceResult placed, m.placer->Place(p, sub));
         const Score s = ScoreOf(evaluator.Evaluate(placed.placement));
         if (current.empty() || s < current_score) {

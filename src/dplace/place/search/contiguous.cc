@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <limits>
 
+#include "dplace/place/budget.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
 
@@ -55,6 +57,7 @@ bool Allows(const Unit& u, sim::DeviceId d) {
 struct Cut {
   std::vector<size_t> starts;
   Score score;
+  bool scored = false;  // false: the budget ran out before it was simulated
 };
 
 // The cut program over the accelerator units `seq` (unit indices in topological order).
@@ -154,13 +157,14 @@ class CutProgram {
 // position between its neighbours, then every position around the best of those), in passes until
 // none moves or `evaluator` has made `until` evaluations; `candidate` ends as the placement of the
 // refined cut.
-void Refine(const CutProgram& program, size_t units, sim::Evaluator* evaluator, int64_t until,
-            Cut* cut, sim::Placement* candidate) {
+// `out` says when the evaluations or the time for refining are spent.
+void Refine(const CutProgram& program, size_t units, sim::Evaluator* evaluator,
+            const std::function<bool()>& out, Cut* cut, sim::Placement* candidate) {
   std::vector<size_t>& starts = cut->starts;
   const size_t stride = std::max<size_t>(1, units / kCoarsePositions);
   for (int pass = 0; pass < kRefinePasses; ++pass) {
     bool moved = false;
-    for (size_t c = 0; c < starts.size() && evaluator->evaluations() < until; ++c) {
+    for (size_t c = 0; c < starts.size() && !out(); ++c) {
       const size_t lo = c == 0 ? 1 : starts[c - 1] + 1;
       const size_t hi = c + 1 == starts.size() ? units - 1 : starts[c + 1] - 1;
       program.Place(starts, candidate);
@@ -169,7 +173,7 @@ void Refine(const CutProgram& program, size_t units, sim::Evaluator* evaluator, 
       const size_t from = starts[c];
       size_t best_at = from;
       auto try_at = [&](size_t at) {
-        if (at == from || at < lo || at > hi || evaluator->evaluations() >= until) return;
+        if (at == from || at < lo || at > hi || out()) return;
         starts[c] = at;
         program.Place(starts, candidate);
         const Score s = ScoreOf(incremental != nullptr
@@ -199,6 +203,7 @@ class ContiguousPlacer : public Placer {
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
     std::string note;
     const int64_t first = req.evaluator->evaluations();
+    const Budget budget(req.limits, *req.evaluator);  // the request's time and evaluations
     const Units units = MakeUnits(p);
     const std::vector<sim::DeviceId> chain = AcceleratorChain(p);
     sim::Placement placement(p.g().ops().size(), chain.front());
@@ -247,9 +252,11 @@ class ContiguousPlacer : public Placer {
       cuts.push_back(std::move(even));
     }
     sim::Placement candidate = placement;
-    for (Cut& c : cuts) {
+    for (Cut& c : cuts) {  // unscored past the budget: they keep the worst score
+      if (budget.Out()) break;
       program.Place(c.starts, &candidate);
       c.score = ScoreOf(req.evaluator->Evaluate(candidate));
+      c.scored = true;
     }
     std::stable_sort(cuts.begin(), cuts.end(),
                      [](const Cut& a, const Cut& b) { return a.score < b.score; });
@@ -260,8 +267,10 @@ class ContiguousPlacer : public Placer {
                                    0, refine);
     }
     const int64_t until = req.evaluator->evaluations() + refine;
+    const auto out = [&] { return req.evaluator->evaluations() >= until || budget.Out(); };
     for (Cut& c : cuts) {
-      Refine(program, seq.size(), req.evaluator, until, &c, &candidate);
+      if (!c.scored) continue;
+      Refine(program, seq.size(), req.evaluator, out, &c, &candidate);
       if (c.score < best_score) {
         best_score = c.score;
         best = candidate;
