@@ -61,6 +61,36 @@ if command -v mpirun >/dev/null; then
     same_tensors "$TMP/${method[0]}.ckpt" "$TMP/${method[0]}_mpi.ckpt" && ok ||
       fail "${method[0]} under mpirun -n 2 differs from one process"
   done
+  # A rank that cannot start, ranks given different training, a rank killed: the job ends within
+  # a bounded time, with one line per rank that stopped.
+  mpi=(timeout 60 mpirun --allow-run-as-root --oversubscribe)
+  echo junk >"$TMP/junk.ckpt"
+  "${mpi[@]}" -n 1 "$DPLACE" "${train[@]}" --out "$TMP/r.pt" : -n 1 "$DPLACE" "${train[@]}" \
+    --out "$TMP/r.pt" --resume "$TMP/junk.ckpt" >/dev/null 2>"$TMP/r.err"
+  rc=$?
+  [[ $rc -eq 2 ]] && grep -q "^error: training stopped: rank 1 could not start" "$TMP/r.err" &&
+    grep -q "^error: .*junk.ckpt: damaged checkpoint" "$TMP/r.err" && ok ||
+    fail "one rank's bad --resume: exit $rc, $(cat "$TMP/r.err")"
+  four=(train --graphs "$TMP/g" --cluster k80x4 --updates 2 --episodes 4 --max-units 48)
+  "${mpi[@]}" -n 1 "$DPLACE" "${train[@]}" --out "$TMP/r.pt" : -n 1 "$DPLACE" "${four[@]}" \
+    --out "$TMP/r.pt" >/dev/null 2>"$TMP/r.err"
+  rc=$?
+  [[ $rc -eq 2 ]] && grep -q "rank 1 has --episodes 4, rank 0 3 (every rank must" "$TMP/r.err" && ok ||
+    fail "ranks with different --episodes: exit $rc, $(cat "$TMP/r.err")"
+  # Each rank's clock ends a --seconds run at its own moment: they stop together.
+  "${mpi[@]}" -n 2 "$DPLACE" train --graphs "$TMP/g" --cluster k80x4 --episodes 3 --max-units 48 \
+    --seconds 2 --out "$TMP/r.pt" >/dev/null 2>"$TMP/r.err" && ok ||
+    fail "mpirun --seconds 2: exit $?, $(tail -3 "$TMP/r.err")"
+  "${mpi[@]}" -n 2 "$DPLACE" train --graphs "$TMP/g" --cluster k80x4 --episodes 3 --max-units 48 \
+    --seconds 50 --out "$TMP/r.pt" >/dev/null 2>&1 &
+  job=$!
+  sleep 4
+  pkill -9 -n -f "dplace train --graphs $TMP/g"
+  killed=$SECONDS
+  wait $job
+  rc=$?
+  [[ $rc -ne 0 && $rc -ne 124 && $((SECONDS - killed)) -le 20 ]] && ok ||
+    fail "a killed rank: the job ended with $rc $((SECONDS - killed)) s after the kill"
 else
   fail "mpirun not found (the set-up script installs openmpi-bin)"
 fi

@@ -107,7 +107,8 @@ std::string Printable(const std::string& message) {
 
 int Finish(const dplace::Status& status) {
   if (status.ok()) return 0;
-  std::cerr << "error: " << Printable(status.message()) << std::endl;
+  // One write: the ranks of an mpirun share stderr.
+  std::cerr << ("error: " + Printable(status.message()) + "\n") << std::flush;
   return status.code() == dplace::StatusCode::kInvalidInput ? 2 : 1;
 }
 

@@ -1,5 +1,6 @@
 #include "dplace/learn/mpi.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #ifdef DPLACE_HAVE_MPI
@@ -59,6 +60,14 @@ std::vector<std::vector<double>> MpiWorld::AllGather(const std::vector<double>& 
 #else
   return {mine};
 #endif
+}
+
+double MpiWorld::Max(double mine) const {
+  double most = mine;
+  for (const std::vector<double>& theirs : AllGather({mine})) {
+    for (double v : theirs) most = std::max(most, v);
+  }
+  return most;
 }
 
 }  // namespace dplace::learn

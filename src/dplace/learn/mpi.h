@@ -17,6 +17,8 @@ class MpiWorld {
   int size() const { return size_; }
   // Every rank's `mine` (each any length), in rank order.
   std::vector<std::vector<double>> AllGather(const std::vector<double>& mine) const;
+  // The largest of every rank's `mine`.
+  double Max(double mine) const;
 
  private:
   MpiWorld() = default;

@@ -91,10 +91,10 @@ std::shared_ptr<Policy> MakeColocRlPolicy(PolicyShape shape);
 std::shared_ptr<Policy> MakeHdpPolicy(PolicyShape shape);
 std::shared_ptr<Policy> MakeGdpPolicy(PolicyShape shape);
 
-// LibTorch's default generator (fresh weights) and its thread count belong to the process. A learned
-// placer holds a TorchTurn while it runs: one runs at a time in a process, so that two threads
-// placing with learned placers each get what they would alone, and torch computes on one thread
-// (the same seed gives the same placement; fair against one-core searches), its thread count
+// LibTorch's default generator (fresh weights) and its thread count belong to the process. A
+// learned placer holds a TorchTurn while it runs: one runs at a time in a process, so that two
+// threads placing with learned placers each get what they would alone, and torch computes on one
+// thread (the same seed gives the same placement; fair against one-core searches), its thread count
 // restored after. MakePolicy takes the same lock (it may be held already: it is recursive).
 class TorchTurn {
  public:

@@ -286,6 +286,13 @@ class Trainer {
       if (start.size() != static_cast<size_t>(p.problem->num_ops())) {
         start = FastestStart(*p.problem, env->units());
       }
+      // An environment that keeps its start's judgement judges it now, once, so that an update
+      // evaluates the same whether the run began here or resumed from a checkpoint (which
+      // restores this count).
+      if (EpisodeOptions(*policy_).reuse_start) {
+        env->Reset(start);
+        ++result_.evaluations;
+      }
       starts_.push_back(std::move(start));
       problems_.push_back(p.problem);
       evaluators_.push_back(std::move(evaluator));
@@ -519,6 +526,46 @@ class Trainer {
 
 }  // namespace
 
+// Whether every rank set up and was given the same training: each rank's own error is its own
+// line; the others say which rank failed or which flag differs. One process: `ready`.
+Status AgreeToStart(const MpiWorld& world, const Status& ready, const TrainOptions& o,
+                    int64_t problems, int64_t update) {
+  if (world.size() == 1) return ready;
+  const std::vector<std::pair<const char*, double>> given = {
+      {"--episodes", o.episodes},
+      {"--samples", o.samples},
+      {"--updates", static_cast<double>(o.updates)},
+      {"--evaluations", static_cast<double>(o.evaluations)},
+      {"--seconds", o.seconds},
+      {"--seed", static_cast<double>(o.seed % (uint64_t{1} << 53))},
+      {"--hidden", o.hidden},
+      {"--max-units", o.max_units},
+      {"graphs", static_cast<double>(problems)},
+      {"the update resumed from", static_cast<double>(update)}};
+  std::vector<double> mine = {ready.ok() ? 1.0 : 0.0};
+  for (const auto& [name, value] : given) mine.push_back(value);
+  const std::vector<std::vector<double>> all = world.AllGather(mine);
+  if (!ready.ok()) return ready;
+  for (size_t rank = 0; rank < all.size(); ++rank) {
+    if (all[rank].size() != mine.size() || all[rank][0] != 1) {
+      return InvalidInput("training stopped: rank " + std::to_string(rank) +
+                          " could not start (its error is on its own line)");
+    }
+  }
+  for (size_t rank = 1; rank < all.size(); ++rank) {
+    for (size_t i = 0; i < given.size(); ++i) {
+      if (all[rank][i + 1] != all[0][i + 1]) {
+        std::ostringstream line;
+        line << "training stopped: rank " << rank << " has " << given[i].first << " "
+             << all[rank][i + 1] << ", rank 0 " << all[0][i + 1]
+             << " (every rank must be given the same training)";
+        return InvalidInput(line.str());
+      }
+    }
+  }
+  return OkStatus();
+}
+
 StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const TrainOptions& o,
                             std::ostream* progress) {
   if (problems.empty()) return InvalidInput("nothing to train on: no graphs");
@@ -528,20 +575,29 @@ StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const Tra
   }
   DPLACE_ASSIGN_OR_RETURN(MpiWorld * world, MpiWorld::Get());
   torch::set_num_threads(1);
-  std::shared_ptr<Policy> policy;
-  if (!o.init.empty()) {
-    DPLACE_ASSIGN_OR_RETURN(policy, LoadPolicy(o.init));
-    if (policy->kind() != o.method) {
-      return InvalidInput("--init " + o.init + ": a " + policy->kind() + " policy, not " +
-                          o.method + " (--method)");
+  // Every rank sets up (policy, problems, checkpoint) before the ranks agree to start: a rank
+  // that fails stops them all, none waits for it.
+  std::unique_ptr<Trainer> made;
+  Status ready = [&]() -> Status {
+    std::shared_ptr<Policy> policy;
+    if (!o.init.empty()) {
+      DPLACE_ASSIGN_OR_RETURN(policy, LoadPolicy(o.init));
+      if (policy->kind() != o.method) {
+        return InvalidInput("--init " + o.init + ": a " + policy->kind() + " policy, not " +
+                            o.method + " (--method)");
+      }
+    } else {
+      DPLACE_ASSIGN_OR_RETURN(
+          policy, MakePolicy(o.method, {.hidden = o.hidden, .groups = o.groups}, o.seed));
     }
-  } else {
-    DPLACE_ASSIGN_OR_RETURN(policy,
-                            MakePolicy(o.method, {.hidden = o.hidden, .groups = o.groups}, o.seed));
-  }
-  Trainer trainer(o, policy, *world);
-  DPLACE_RETURN_IF_ERROR(trainer.Prepare(problems));
-  if (!o.resume.empty()) DPLACE_RETURN_IF_ERROR(trainer.LoadCheckpoint(o.resume));
+    made = std::make_unique<Trainer>(o, policy, *world);
+    DPLACE_RETURN_IF_ERROR(made->Prepare(problems));
+    if (!o.resume.empty()) DPLACE_RETURN_IF_ERROR(made->LoadCheckpoint(o.resume));
+    return OkStatus();
+  }();
+  DPLACE_RETURN_IF_ERROR(AgreeToStart(*world, ready, o, static_cast<int64_t>(problems.size()),
+                                      ready.ok() ? made->update() : 0));
+  Trainer& trainer = *made;
   const bool lead = world->rank() == 0;
   const int64_t updates = o.updates == 0 && o.evaluations == 0 && o.seconds == 0 ? 100 : o.updates;
   const auto start = std::chrono::steady_clock::now();
@@ -550,9 +606,20 @@ StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const Tra
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   TrainResult& r = trainer.result();
-  while ((updates == 0 || trainer.update() < updates) &&
-         (o.evaluations == 0 || r.evaluations < o.evaluations) &&
-         (o.seconds == 0 || elapsed() < o.seconds)) {
+  Status saved;  // the lead's last checkpoint
+  while (true) {
+    // The ranks decide together whether to go on (a time budget ends at different moments on
+    // each): the most any says, 0 go on, 1 stop, 2 a rank failed.
+    const bool go = (updates == 0 || trainer.update() < updates) &&
+                    (o.evaluations == 0 || r.evaluations < o.evaluations) &&
+                    (o.seconds == 0 || elapsed() < o.seconds);
+    const double say = !saved.ok() ? 2 : go ? 0 : 1;
+    const double decided = world->Max(say);
+    if (decided == 2) {
+      if (!saved.ok()) return saved;
+      return InvalidInput("training stopped: rank 0 could not write its checkpoint");
+    }
+    if (decided == 1) break;
     trainer.Update();
     trainer.log().back().seconds = elapsed();
     if (lead && progress != nullptr) {
@@ -567,7 +634,7 @@ StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const Tra
     }
     if (lead && !o.checkpoint.empty() && o.checkpoint_every > 0 &&
         trainer.update() % o.checkpoint_every == 0) {
-      DPLACE_RETURN_IF_ERROR(trainer.SaveCheckpoint(o.checkpoint));
+      saved = trainer.SaveCheckpoint(o.checkpoint);
     }
   }
   r.seconds = elapsed();

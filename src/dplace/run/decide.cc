@@ -126,8 +126,9 @@ StatusOr<std::vector<PlacerResult>> RunAll(const std::shared_ptr<const sim::Prob
       const double spent =
           prepared_s +
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const double fair = std::max(kLeastPlacerSeconds, (total_time_limit_s - spent) /
-                                                            static_cast<double>(placers.size() - i));
+      const double fair =
+          std::max(kLeastPlacerSeconds,
+                   (total_time_limit_s - spent) / static_cast<double>(placers.size() - i));
       share.limits.seconds = own > 0 ? std::min(own, fair) : fair;
     }
     DPLACE_ASSIGN_OR_RETURN(PlacerResult r, Run(problem, share));
