@@ -1,5 +1,8 @@
 #include "dplace/base/zip_check.h"
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <fstream>
@@ -30,6 +33,35 @@ class Reader {
  private:
   std::string_view bytes_;
 };
+
+// A raw deflate stream that must inflate to `size` bytes whose CRC-32 is `crc`. The output is
+// inflated in pieces and never held whole, so a recorded size cannot make it allocate much.
+Status CheckDeflated(std::string_view stream, uint64_t size, uint32_t crc,
+                     const std::string& what) {
+  z_stream z{};
+  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return InvalidInput(what + "cannot inflate");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(stream.data()));
+  z.avail_in = static_cast<uInt>(std::min<uint64_t>(stream.size(), UINT32_MAX));
+  std::array<Bytef, 1 << 16> piece{};
+  uLong sum = crc32(0L, Z_NULL, 0);
+  uint64_t produced = 0;
+  int ret = Z_OK;
+  while (ret == Z_OK) {
+    z.next_out = piece.data();
+    z.avail_out = piece.size();
+    ret = inflate(&z, Z_NO_FLUSH);
+    const uint64_t got = piece.size() - z.avail_out;
+    produced += got;
+    sum = crc32(sum, piece.data(), static_cast<uInt>(got));
+    if (produced > size) break;
+    if (ret == Z_BUF_ERROR && z.avail_in == 0) break;  // the stream ends early
+  }
+  inflateEnd(&z);
+  if (ret != Z_STREAM_END) return InvalidInput(what + "deflated data does not inflate");
+  if (produced != size) return InvalidInput(what + "inflated size differs from the recorded one");
+  if (static_cast<uint32_t>(sum) != crc) return InvalidInput(what + "CRC-32 mismatch");
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -128,6 +160,8 @@ Status CheckZip(std::string_view bytes) {
     if (method == 0) {
       if (compressed != size) return InvalidInput(what + "stored sizes differ");
       if (Crc32(r.Slice(data, size)) != crc) return InvalidInput(what + "CRC-32 mismatch");
+    } else {
+      DPLACE_RETURN_IF_ERROR(CheckDeflated(r.Slice(data, compressed), size, crc, what));
     }
     at += 46 + name_length + extra_length + comment_length;
   }

@@ -13,9 +13,9 @@ namespace dplace {
 
 // OK when `bytes` is an intact ZIP archive: an end-of-central-directory record (ZIP64 too), every
 // central directory entry in bounds, a local header where it says with the same name, and, for
-// stored (uncompressed) entries, a CRC-32 of the data equal to the recorded one. Else
-// InvalidInput saying what is wrong and in which entry ("entry 'archive/data.pkl': CRC-32
-// mismatch"). Compressed entries (LibTorch writes none) are checked for structure only.
+// every entry, stored or deflated (inflated with zlib), a CRC-32 of its data equal to the recorded
+// one. Else InvalidInput saying what is wrong and in which entry ("entry 'archive/data.pkl':
+// CRC-32 mismatch").
 Status CheckZip(std::string_view bytes);
 
 // CheckZip of the file's content; InvalidInput "PATH: damaged <what> (...)" when it fails, or

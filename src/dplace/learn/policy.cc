@@ -180,6 +180,17 @@ TorchTurn::TorchTurn() : lock_(TorchMutex()), threads_(torch::get_num_threads())
 
 TorchTurn::~TorchTurn() { torch::set_num_threads(threads_); }
 
+std::string TorchErrorLine(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  const std::string what = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  std::istringstream lines(what);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos) return line.substr(first);
+  }
+  return "LibTorch cannot read it";
+}
+
 StatusOr<std::shared_ptr<Policy>> MakePolicy(const std::string& kind, PolicyShape shape,
                                              uint64_t seed) {
   if (shape.hidden < 1 || shape.hidden > 1024) {
@@ -253,8 +264,7 @@ StatusOr<std::shared_ptr<Policy>> ReadPolicy(torch::serialize::InputArchive& arc
   try {
     (*made)->load(weights);
   } catch (const c10::Error& e) {
-    const std::string what = e.what_without_backtrace();
-    return fail(expected + " (" + what.substr(0, what.find('\n')) + ")");
+    return fail(expected + " (" + TorchErrorLine(e) + ")");
   }
   const auto loaded = (*made)->parameters();
   for (size_t i = 0; i < loaded.size(); ++i) {
@@ -282,18 +292,15 @@ StatusOr<std::shared_ptr<Policy>> LoadPolicy(const std::string& path) {
   try {
     archive.load_from(path);
   } catch (const c10::Error& e) {
-    const std::string what = e.what_without_backtrace();
-    return InvalidInput(path + ": not a policy archive (" + what.substr(0, what.find('\n')) + ")");
+    return InvalidInput(path + ": not a policy archive (" + TorchErrorLine(e) + ")");
   } catch (const std::exception& e) {  // TorchScript's parser (torch::jit::ErrorReport)
-    const std::string what = e.what();
-    return InvalidInput(path + ": damaged policy file (" + what.substr(0, what.find('\n')) + ")");
+    return InvalidInput(path + ": damaged policy file (" + TorchErrorLine(e) + ")");
   }
   // Entries are parsed as they are read: what the integrity check cannot see still ends here.
   try {
     return ReadPolicy(archive, path);
   } catch (const std::exception& e) {
-    const std::string what = e.what();
-    return InvalidInput(path + ": damaged policy file (" + what.substr(0, what.find('\n')) + ")");
+    return InvalidInput(path + ": damaged policy file (" + TorchErrorLine(e) + ")");
   }
 }
 

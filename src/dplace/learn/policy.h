@@ -125,6 +125,10 @@ void WritePolicy(Policy& policy, torch::serialize::OutputArchive* archive,
 StatusOr<std::shared_ptr<Policy>> ReadPolicy(torch::serialize::InputArchive& archive,
                                              const std::string& path);
 
+// What LibTorch said when it refused a file, in one line: the first line of its message that is
+// not empty (its parser's messages begin with a newline), or "LibTorch cannot read it".
+std::string TorchErrorLine(const std::exception& e);
+
 // Every weight of `policy` flattened into one vector, and back (the gradients the same way).
 torch::Tensor FlatGradients(Policy& policy);
 void SetGradients(Policy& policy, const torch::Tensor& flat);

@@ -487,12 +487,9 @@ class Trainer {
       result_.first_cost = read_vector("first_cost");
       result_.curve = read_vector("curve");
     } catch (const c10::Error& e) {
-      const std::string what = e.what_without_backtrace();
-      return InvalidInput(path + ": not a training checkpoint (" + what.substr(0, what.find('\n')) +
-                          ")");
+      return InvalidInput(path + ": not a training checkpoint (" + TorchErrorLine(e) + ")");
     } catch (const std::exception& e) {  // TorchScript's parser on an entry the check passed
-      const std::string what = e.what();
-      return InvalidInput(path + ": damaged checkpoint (" + what.substr(0, what.find('\n')) + ")");
+      return InvalidInput(path + ": damaged checkpoint (" + TorchErrorLine(e) + ")");
     }
     result_.updates = update_;
     return OkStatus();
