@@ -18,6 +18,7 @@
 namespace dplace::place {
 namespace {
 
+using sim::testing::IndependentChains;
 using sim::testing::Make;
 using sim::testing::ThreeDevices;
 using sim::testing::TimedOp;
@@ -46,175 +47,6 @@ Placed PlaceBy(const std::string& name, const sim::Problem& p, int64_t max_evalu
   EXPECT_TRUE(placed.ok()) << name << ": " << placed.status().message();
   const auto judge = sim::testing::EvaluatorOf(p);
   return {placed->placement, judge->Evaluate(placed->placement), placed->note};
-}
-
-// Two independent chains of four 1-s ops with 0.01-byte tensors: running them on two GPUs takes
-// 4 s (plus nothing to move), one GPU 8 s.
-sim::Problem Chains(int n) {
-  graph::GraphBuilder b("chains");
-  for (int chain = 0; chain < n; ++chain) {
-    graph::OpId prev{-1};
-    for (int i = 0; i < 4; ++i) {
-      const graph::OpId op =
-          b.AddOp(TimedOp("c" + std::to_string(chain) + "_" + std::to_string(i), 1), {{0.01, -1}});
-      if (prev >= 0) b.AddEdge(prev, 0, op);
-      prev = op;
-    }
-  }
-  return Make(b, ThreeDevices());
-}
-sim::Problem TwoChains() { return Chains(2); }
-
-TEST(ListSchedulerTest, HeftAndEtfRunIndependentChainsInParallel) {
-  const sim::Problem p = TwoChains();
-  for (const char* name : {"heft", "m_etf", "m_sct"}) {
-    const Placed r = PlaceBy(name, p);
-    EXPECT_NEAR(r.evaluation.value, 4, 1e-9) << name;
-    EXPECT_EQ(r.placement[sim::OpId(0)], r.placement[sim::OpId(3)])
-        << name << ": a chain stays on one device";
-  }
-  EXPECT_NEAR(PlaceBy("single", p).evaluation.value, 8, 1e-9);
-}
-
-TEST(ListSchedulerTest, FavouriteChildOfAChainIsTheNextOp) {
-  // a -> b -> c, and a -> d: the LP keeps one child of a on a's device; b's only child is c.
-  graph::GraphBuilder b("fork");
-  const auto a = b.AddOp(TimedOp("a", 1), {{5, -1}});
-  const auto x = b.AddOp(TimedOp("b", 1), {{5, -1}});
-  const auto c = b.AddOp(TimedOp("c", 1));
-  const auto d = b.AddOp(TimedOp("d", 1));
-  b.AddEdge(a, 0, x);
-  b.AddEdge(x, 0, c);
-  b.AddEdge(a, 0, d);
-  const sim::Problem p = Make(b, ThreeDevices());
-  const sim::PerOp<sim::OpId> favourite = FavouriteChildren(p, 10);
-  ASSERT_EQ(favourite.size(), 4u);
-  EXPECT_TRUE(favourite[a] == x || favourite[a] == d);
-  EXPECT_EQ(favourite[x], c);
-  EXPECT_EQ(favourite[c], sim::OpId(-1));
-}
-
-TEST(ListSchedulerTest, MemoryKeepsUnitsOffAFullDevice) {
-  // Each op holds 10 parameter bytes; a GPU holds 25: at most two ops per GPU, the rest on the CPU.
-  graph::GraphBuilder b("memory");
-  for (int i = 0; i < 6; ++i) {
-    graph::Op op = TimedOp("op" + std::to_string(i), 1);
-    op.param_bytes = 10;
-    b.AddOp(std::move(op));
-  }
-  const sim::Problem p = Make(b, ThreeDevices(25));
-  for (const char* name : {"heft", "m_topo", "m_etf", "m_sct", "metis", "scotch", "expert"}) {
-    const Placed r = PlaceBy(name, p);
-    EXPECT_TRUE(r.evaluation.feasible) << name << ": " << r.evaluation.reason;
-  }
-}
-
-TEST(ExpertRuleTest, ContiguousHalvesAndTheHostForCpuOnlyOps) {
-  // A chain of eight 1-s ops, the last CPU-only: the first seven split 4 / 3 over the two GPUs in
-  // order (the first GPU takes its half, 3.5 s, then one more op), the last on the CPU.
-  graph::GraphBuilder b("chain");
-  graph::OpId prev{-1};
-  for (int i = 0; i < 8; ++i) {
-    graph::Op op = TimedOp("op" + std::to_string(i), 1);
-    if (i == 7) op.device_kinds = {"cpu"};
-    const graph::OpId id = b.AddOp(std::move(op), {{1, -1}});
-    if (prev >= 0) b.AddEdge(prev, 0, id);
-    prev = id;
-  }
-  const sim::Problem p = Make(b, ThreeDevices());
-  const Placed r = PlaceBy("expert", p);
-  EXPECT_EQ(r.placement, (sim::OnDevices({0, 0, 0, 0, 1, 1, 1, 2})));
-}
-
-// A chain of six 1-s ops holding 10 parameter bytes each, with outputs of `bytes[i]` (op i to op
-// i + 1); op 5 CPU-only when `cpu_tail`.
-sim::Problem WeightedChain(const std::vector<double>& bytes, double memory, bool cpu_tail = false) {
-  graph::GraphBuilder b("chain");
-  graph::OpId prev{-1};
-  for (size_t i = 0; i < 6; ++i) {
-    graph::Op op = TimedOp("op" + std::to_string(i), 1);
-    op.param_bytes = 10;
-    if (cpu_tail && i == 5) op.device_kinds = {"cpu"};
-    const graph::OpId id = b.AddOp(std::move(op), {{i < 5 ? bytes[i] : 0, -1}});
-    if (prev >= 0) b.AddEdge(prev, 0, id);
-    prev = id;
-  }
-  return Make(b, ThreeDevices(memory));
-}
-
-TEST(ContiguousTest, CutsWhereTheFewestBytesCrossThatMemoryAllows) {
-  // Footprints 12, 11.5, 10.5, 11, 12, 10 (parameters + output). A GPU of 46 bytes holds ops 0-3
-  // at most, so the chain needs two runs; the runs that fit cut after op 1 (1.5 bytes cross),
-  // op 2 (0.5) or op 3 (1): after op 2, for 6 s of compute and 0.5 s of transfer.
-  const sim::Problem p = WeightedChain({2, 1.5, 0.5, 1, 2}, 46);
-  const Placed r = PlaceBy("contiguous", p);
-  EXPECT_EQ(r.placement, (sim::OnDevices({0, 0, 0, 1, 1, 1})));
-  EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
-  EXPECT_NEAR(r.evaluation.value, 6.5, 1e-9);
-  EXPECT_EQ(r.note, "2 contiguous runs");
-  // With room for everything the chain stays on one device.
-  const Placed one = PlaceBy("contiguous", WeightedChain({2, 1.5, 0.5, 1, 2}, 1000));
-  EXPECT_EQ(one.placement, (sim::OnDevices({0, 0, 0, 0, 0, 0})));
-  EXPECT_NEAR(one.evaluation.value, 6, 1e-9);
-}
-
-TEST(ContiguousTest, HostForCpuOnlyOpsAndNoRunOverADisallowedDevice) {
-  // Op 5 may only run on the CPU; the other five need two GPUs (36 bytes each): the cut after
-  // op 2 is the cheapest that fits (0.5 bytes).
-  const sim::Problem p = WeightedChain({2, 1.5, 0.5, 1, 2}, 36, /*cpu_tail=*/true);
-  const Placed r = PlaceBy("contiguous", p);
-  EXPECT_EQ(r.placement, (sim::OnDevices({0, 0, 0, 1, 1, 2})));
-  EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
-}
-
-TEST(ContiguousTest, MovesTheCutToWhereTheSimulatedStepIsShortest) {
-  // a (1 s) feeds x (2 s) and b (2 s), which both feed c (1 s); a and x output 1 byte, b 0.5.
-  // Parameters of 10 bytes each and GPUs of 35 bytes: two runs. Cutting after a moves the fewest
-  // bytes (a's 1) but leaves x and b in turn on the second GPU: 1 + 1 + 2 + 2 + 1 = 7 s. Cutting
-  // after x moves 2 bytes while x and b run side by side: a, x on the first GPU (0-3 s), a's
-  // output over (1-2 s), b (2-4 s), x's output over (3-4 s), c (4-5 s): 5 s.
-  graph::GraphBuilder b("diamond");
-  auto op = [&](const char* name, double seconds, double out_bytes) {
-    graph::Op o = TimedOp(name, seconds);
-    o.param_bytes = 10;
-    return b.AddOp(std::move(o), {{out_bytes, -1}});
-  };
-  const auto a = op("a", 1, 1), x = op("x", 2, 1), y = op("b", 2, 0.5), c = op("c", 1, 0);
-  b.AddEdge(a, 0, x);
-  b.AddEdge(a, 0, y);
-  b.AddEdge(x, 0, c);
-  b.AddEdge(y, 0, c);
-  const Placed r = PlaceBy("contiguous", Make(b, ThreeDevices(35)));
-  EXPECT_EQ(r.placement, (sim::OnDevices({0, 0, 1, 1})));
-  EXPECT_TRUE(r.evaluation.feasible) << r.evaluation.reason;
-  EXPECT_NEAR(r.evaluation.value, 5, 1e-9);
-}
-
-// Three residual blocks of 100 parameter bytes after an embedding, on GPUs of 250 bytes: no GPU
-// holds the three, and under the eager runtime a cut inside a block (its MatMul on one device, its
-// residual Add on the other) does not run. `modules` cuts between blocks: a device map that runs.
-TEST(ModuleSplitsTest, CutsBetweenBlocksWhereADeviceMapRuns) {
-  graph::GraphBuilder b("residual");
-  graph::OpId x = b.AddOp(TimedOp("/emb/Gather", 1), {{1, -1}});
-  for (int i = 0; i < 3; ++i) {
-    const std::string block = "/blocks." + std::to_string(i);
-    graph::Op matmul = TimedOp(block + "/a/MatMul", 1);
-    matmul.param_bytes = 100;
-    const graph::OpId a = b.AddOp(matmul, {{1, -1}});
-    const graph::OpId add = b.AddOp(TimedOp(block + "/Add", 1), {{1, -1}});
-    b.AddEdge(x, 0, a);
-    b.AddEdge(x, 0, add);
-    b.AddEdge(a, 0, add);
-    x = add;
-  }
-  sim::Problem p = Make(b, ThreeDevices(250));
-  sim::UseEagerRuntime(p);
-  const Placed placed = PlaceBy("modules", p);
-  EXPECT_TRUE(placed.evaluation.feasible) << placed.evaluation.reason;
-  for (int i = 0; i < 3; ++i) {  // each block whole: its MatMul and its Add together
-    EXPECT_EQ(placed.placement[graph::OpId(1 + 2 * i)], placed.placement[graph::OpId(2 + 2 * i)]);
-  }
-  EXPECT_NE(placed.placement[graph::OpId(1)], placed.placement[graph::OpId(5)]);
 }
 
 TEST(ChainsTest, LongestPathFirstThenWhatIsLeft) {
@@ -262,7 +94,7 @@ TEST(ChainsTest, TheRecurrentChainGetsADeviceOfItsOwn) {
 TEST(ChainsTest, StartsWhereTheCallerSays) {
   // With a start and one evaluation, chains returns the start (one GPU: 8 s); on its own it
   // starts from the better of one device and contiguous runs, and moves a chain away (4 s).
-  const sim::Problem p = TwoChains();
+  const sim::Problem p = IndependentChains(2);
   const sim::Placement one_gpu(8, sim::DeviceId(0));
   const Placed r = PlaceBy("chains", p, 1, {}, &one_gpu);
   EXPECT_EQ(r.placement, one_gpu);
@@ -301,7 +133,7 @@ TEST(ChainsTest, NoSecondStartWhenTheBestHeuristicIsItsOwn) {
 
 TEST(McmcTest, NeverWorseThanItsStart) {
   // mcmc starts from the best heuristic and keeps the best placement it visits.
-  const sim::Problem p = TwoChains();
+  const sim::Problem p = IndependentChains(2);
   const Placed start = PlaceBy("m_etf", p);
   const Placed r = PlaceBy("mcmc", p, 500);
   EXPECT_LE(r.evaluation.value, start.evaluation.value + 1e-12);
@@ -311,7 +143,7 @@ TEST(McmcTest, NeverWorseThanItsStart) {
 TEST(McmcTest, StartsWhereTheCallerSays) {
   // With a start and no evaluation to spare beyond judging it, mcmc and local_search return the
   // start itself (one GPU: 8 s), not the best heuristic (4 s).
-  const sim::Problem p = TwoChains();
+  const sim::Problem p = IndependentChains(2);
   const sim::Placement one_gpu(8, sim::DeviceId(0));
   for (const char* name : {"mcmc", "local_search"}) {
     const Placed r = PlaceBy(name, p, 1, {}, &one_gpu);
@@ -324,7 +156,7 @@ TEST(McmcTest, StartsWhereTheCallerSays) {
 
 TEST(McmcTest, ImprovesOnTheGivenStart) {
   // From one GPU (8 s), a few hundred proposals find the two chains a GPU each (4 s).
-  const sim::Problem p = TwoChains();
+  const sim::Problem p = IndependentChains(2);
   const sim::Placement one_gpu(8, sim::DeviceId(0));
   EXPECT_NEAR(PlaceBy("mcmc", p, 400, {}, &one_gpu).evaluation.value, 4, 1e-9);
 }
@@ -334,7 +166,7 @@ TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   // caller's budget and come back to the caller's evaluator (about 150 each, not 300 each). Four
   // chains of ops on three devices: the lower bound (work over devices) is out of reach, so the
   // search spends its budget.
-  const sim::Problem p = Chains(4);
+  const sim::Problem p = IndependentChains(4);
   const sim::Placement one_gpu(16, sim::DeviceId(0));
   const auto evaluator = sim::testing::EvaluatorOf(p);
   auto placed = Made("mcmc").placer->Place(
@@ -392,7 +224,7 @@ TEST(SearchTest, StopsAtTheLowerBound) {
   // Two chains on two GPUs (4 s) is the lower bound, the longest chain: once there, mcmc and
   // local_search stop short of their 100,000 evaluations, and the portfolio runs no member after
   // the one that got there.
-  const sim::Problem p = TwoChains();
+  const sim::Problem p = IndependentChains(2);
   ASSERT_NEAR(p.LowerBound(), 4, 1e-9);
   const sim::Placement one_gpu(8, sim::DeviceId(0));
   for (const char* name : {"mcmc", "local_search"}) {
@@ -448,7 +280,7 @@ TEST(ScopeGroupsTest, ModulesAndEveryCallOfAModule) {
 }
 
 TEST(PortfolioTest, ReturnsTheBestMemberWithItsGap) {
-  const sim::Problem p = TwoChains();
+  const sim::Problem p = IndependentChains(2);
   const Placed r = PlaceBy("portfolio", p, 0, {"single", "round_robin", "heft"});
   EXPECT_NEAR(r.evaluation.value, 4, 1e-9);
   EXPECT_NE(r.note.find("best of 3: heft"), std::string::npos) << r.note;

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "dplace/io/load.h"
+#include "dplace/place/baseline/baseline.h"
 #include "dplace/place/exact/exact.h"
-#include "dplace/registry/registry.h"
 #include "dplace/sim/latency.h"
 #include "dplace/sim/max_load.h"
 #include "dplace/sim/test_problems.h"
@@ -156,7 +156,10 @@ TEST(IlpTest, LatencyOnThePaperInputBeatsItsStarts) {
   EXPECT_TRUE(e.feasible) << e.reason;
   for (const char* name : {"single", "dp", "pipedream"}) {
     const auto other_evaluator = sim::testing::EvaluatorOf(p);
-    auto placed = MakePlacer(name)->placer->Place(p, {.evaluator = other_evaluator.get()});
+    const std::unique_ptr<Placer> other = std::string(name) == "single" ? MakeSinglePlacer()
+                                          : std::string(name) == "dp"   ? MakeDpPlacer()
+                                                                        : MakePipeDreamPlacer();
+    auto placed = other->Place(p, {.evaluator = other_evaluator.get()});
     ASSERT_TRUE(placed.ok());
     EXPECT_LE(e.value, sim::EvaluateLatency(p, placed->placement).value * (1 + 1e-9)) << name;
   }
@@ -172,9 +175,11 @@ TEST(IlpTest, OneFOneBStageMemoryAsTheSimulatorCountsIt) {
     for (bool pipelined : {false, true}) {
       const sim::Problem p = sim::testing::TrainingChain(pipelined);
       const auto evaluator = sim::testing::EvaluatorOf(p);
-      auto placer = MakePlacer(name);
-      ASSERT_TRUE(placer.ok());
-      auto placed = placer->placer->Place(p, {.evaluator = evaluator.get()});
+      // As the table makes them: ilp_contiguous gives its start (dp) half of the time.
+      const std::unique_ptr<Placer> placer = std::string(name) == "ilp"
+                                                 ? MakeIlpPlacer()
+                                                 : MakeIlpContiguousPlacer({.start_share = 0.5});
+      auto placed = placer->Place(p, {.evaluator = evaluator.get()});
       ASSERT_TRUE(placed.ok()) << name << ": " << placed.status().message();
       const sim::Evaluation e = sim::EvaluateMaxLoad(p, placed->placement);
       EXPECT_EQ(e.feasible, pipelined) << name << ": " << e.reason;
