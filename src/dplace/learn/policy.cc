@@ -270,7 +270,19 @@ StatusOr<std::shared_ptr<Policy>> ReadPolicy(torch::serialize::InputArchive& arc
   for (size_t i = 0; i < loaded.size(); ++i) {
     if (loaded[i].sizes().vec() != sizes[i]) return fail(expected);
   }
+  if (const int64_t bad = NonFiniteWeights(**made); bad > 0) {
+    return fail(std::to_string(bad) +
+                " weights are NaN or infinite (trained with too high a rate?)");
+  }
   return made;
+}
+
+int64_t NonFiniteWeights(Policy& policy) {
+  int64_t bad = 0;
+  for (const torch::Tensor& p : policy.parameters()) {
+    bad += (~torch::isfinite(p)).sum().item<int64_t>();
+  }
+  return bad;
 }
 
 Status SavePolicy(Policy& policy, const std::string& path, const std::string& training) {

@@ -129,6 +129,10 @@ StatusOr<std::shared_ptr<Policy>> ReadPolicy(torch::serialize::InputArchive& arc
 // not empty (its parser's messages begin with a newline), or "LibTorch cannot read it".
 std::string TorchErrorLine(const std::exception& e);
 
+// How many of the policy's weights are NaN or infinite (a file with any is refused; training
+// stops at the update that makes any).
+int64_t NonFiniteWeights(Policy& policy);
+
 // Every weight of `policy` flattened into one vector, and back (the gradients the same way).
 torch::Tensor FlatGradients(Policy& policy);
 void SetGradients(Policy& policy, const torch::Tensor& flat);

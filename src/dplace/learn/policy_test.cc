@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "dplace/io/test_files.h"
@@ -125,8 +126,17 @@ TEST(PolicyFileTest, RoundTripsAndBadFilesAreOneLine) {
   relabelled.write("weights", weights);
   const std::string wrong_weights = dir.Path("weights.pt");
   relabelled.save_to(wrong_weights);
+  auto diverged = MakePolicy("placeto", {.hidden = 8}, 2).value();  // as training at --lr inf
+  {
+    torch::NoGradGuard no_grad;
+    diverged->parameters()[0].view({-1})[0] = std::numeric_limits<float>::infinity();
+  }
+  EXPECT_EQ(NonFiniteWeights(*diverged), 1);
+  const std::string non_finite = dir.Path("diverged.pt");
+  ASSERT_TRUE(SavePolicy(*diverged, non_finite).ok());
   const std::vector<std::pair<std::string, std::string>> cases = {
       {dir.Path("missing.pt"), "no such policy file"},
+      {non_finite, "1 weights are NaN or infinite"},
       {truncated, "damaged policy file"},
       {foreign, "damaged policy file"},
       {wrong_shape, "node and"},

@@ -618,6 +618,12 @@ StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const Tra
     }
     if (decided == 1) break;
     trainer.Update();
+    // Every rank holds the same weights: all stop here alike.
+    if (const int64_t bad = NonFiniteWeights(trainer.policy()); bad > 0) {
+      return InvalidInput("training diverged at update " + std::to_string(trainer.update()) + ": " +
+                          std::to_string(bad) +
+                          " weights are NaN or infinite (lower --lr, or set --max-grad-norm)");
+    }
     trainer.log().back().seconds = elapsed();
     if (lead && progress != nullptr) {
       *progress << "update " << trainer.update() << "  episodes " << r.episodes << "  evaluations "
