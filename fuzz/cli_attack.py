@@ -189,6 +189,10 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="dplace_attack_")
     try:
+        # A copy of the binary: a rebuild while the campaign runs does not pull it away.
+        binary = os.path.join(tmp, "dplace")
+        shutil.copy2(a.dplace, binary)
+        a.dplace = binary
         rng = random.Random(a.seed)
         cases = Cases(a.dplace, tmp, rng)
         subprocess.run([a.dplace, "place", "--graph", cases.graph, "--cluster", "k80x4",
@@ -216,6 +220,9 @@ def main():
                 for f in done:
                     surface, args, (outcome, took, err) = f.result()
                     tally[surface][outcome] += 1
+                    runs = sum(sum(c.values()) for c in tally.values())
+                    if runs % 500 == 0:
+                        print(f"{runs} runs, {len(findings)} findings so far", flush=True)
                     if outcome not in ("exit 0", "exit 2, one line"):
                         findings.append(f"{surface}: {outcome} ({took:.1f} s): dplace "
                                         f"{' '.join(args)}\n    {err.strip()[-200:]}")
