@@ -9,6 +9,7 @@
 // LibTorch (DPLACE_WITH_TORCH=OFF) the placer does not exist.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -41,8 +42,14 @@ std::unique_ptr<place::Placer> MakePlacetoPlacer(
 // a fresh policy on the problem (or continue a given one); gdp places with a pre-trained policy
 // (the bundled one by default), a greedy episode then samples, and with fine_tune trains it on the
 // problem. Every placer returns the best placement any episode reached, within the budget
-// (kEpisodeEvaluations when the request sets no limit; kPlacetoEvaluations for gdp zero-shot).
-inline constexpr int64_t kEpisodeEvaluations = 2000;
+// (EpisodeEvaluations when the request sets no limit; kPlacetoEvaluations for gdp zero-shot).
+
+// The evaluations a whole-episode placer trains for when the request sets no limit: 8 per unit it
+// places, at least 16 and at most 2,000, so that the budget grows with the problem (a graph of two
+// ops is placed in under a second; 2,000 evaluations on one of two ops took hdp two minutes).
+inline int64_t EpisodeEvaluations(int64_t units) {
+  return std::clamp<int64_t>(8 * units, 16, 2000);
+}
 
 struct EpisodePlacerOptions {
   std::string method;         // colocrl, hdp or gdp

@@ -226,8 +226,13 @@ class EpisodePlacer : public place::Placer {
     }
     const bool train = o_.method != "gdp" || o_.fine_tune || path.empty();
 
-    const place::Budget budget(request.limits, *request.evaluator,
-                               train ? kEpisodeEvaluations : kPlacetoEvaluations);
+    const bool unlimited = request.limits.evaluations <= 0 && request.limits.seconds <= 0;
+    const place::Budget budget(
+        request.limits, *request.evaluator,
+        !train      ? kPlacetoEvaluations
+        : unlimited ? EpisodeEvaluations(std::min<int64_t>(
+                          static_cast<int64_t>(place::MakeUnits(problem).size()), o_.max_units))
+                    : 0);
     bool coarsened = false;
     DPLACE_ASSIGN_OR_RETURN(place::Units units, PolicyUnits(problem, o_.max_units, &coarsened));
     const int num_units = static_cast<int>(units.size());
