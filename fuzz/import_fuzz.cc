@@ -29,6 +29,7 @@
 #include "dplace/io/load.h"
 #include "dplace/registry/registry.h"
 #include "dplace/sim/evaluator.h"
+#include "fuzz_flags.h"
 
 namespace {
 
@@ -289,16 +290,10 @@ std::string RunOne(const Seed& seed, const std::string& bytes, const fs::path& f
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t max_inputs = 1000;
-  double seconds = 0, hang_seconds = 10;
-  uint64_t seed = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--inputs") max_inputs = std::stoll(argv[i + 1]);
-    if (flag == "--seconds") seconds = std::stod(argv[i + 1]);
-    if (flag == "--seed") seed = std::stoull(argv[i + 1]);
-    if (flag == "--hang-seconds") hang_seconds = std::stod(argv[i + 1]);
-  }
+  const FuzzFlags flags = ReadFuzzFlags(argc, argv);
+  const int64_t max_inputs = flags.inputs;
+  const double seconds = flags.seconds, hang_seconds = flags.hang_seconds;
+  const uint64_t seed = flags.seed;
   const fs::path root = DPLACE_SOURCE_DIR;
   const std::vector<Seed> seeds = Seeds(root);
   const fs::path dir = fs::temp_directory_path() / ("dplace_fuzz_" + std::to_string(::getpid()));

@@ -29,6 +29,7 @@
 #include "dplace/io/load.h"
 #include "dplace/registry/registry.h"
 #include "dplace/sim/evaluator.h"
+#include "fuzz_flags.h"
 
 namespace {
 
@@ -253,22 +254,12 @@ class Fuzzer {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t max_inputs = 1000;
-  double seconds = 0, hang_seconds = 10;
-  uint64_t seed = 1;
-  std::string only;
-  bool verbose = false;  // each input on stderr before it runs (to find the one that crashes)
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--verbose") verbose = true;
-  }
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--inputs") max_inputs = std::stoll(argv[i + 1]);
-    if (flag == "--seconds") seconds = std::stod(argv[i + 1]);
-    if (flag == "--seed") seed = std::stoull(argv[i + 1]);
-    if (flag == "--hang-seconds") hang_seconds = std::stod(argv[i + 1]);
-    if (flag == "--only") only = argv[i + 1];
-  }
+  const FuzzFlags flags = ReadFuzzFlags(argc, argv);
+  const int64_t max_inputs = flags.inputs;
+  const double seconds = flags.seconds, hang_seconds = flags.hang_seconds;
+  const uint64_t seed = flags.seed;
+  const std::string& only = flags.only;
+  const bool verbose = flags.verbose;
   const fs::path root = DPLACE_SOURCE_DIR;
   const fs::path dir =
       fs::temp_directory_path() / ("dplace_surface_fuzz_" + std::to_string(::getpid()));

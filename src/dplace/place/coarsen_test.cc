@@ -11,12 +11,7 @@
 
 #include "dplace/graph/synthetic.h"
 #include "dplace/graph/training.h"
-#include "dplace/place/meta/best_start.h"
-#include "dplace/place/schedule/list_scheduler.h"
-#include "dplace/place/search/mcmc.h"
-#ifdef DPLACE_HAVE_METIS
-#include "dplace/place/partition/metis_placer.h"
-#endif
+#include "dplace/place/test_placing.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/test_problems.h"
 
@@ -26,6 +21,7 @@ namespace {
 using sim::testing::Make;
 using sim::testing::ThreeDevices;
 using sim::testing::TimedOp;
+using testing::Made;
 
 // A chain of `n` 1-s ops, each sending 1 byte to the next.
 sim::Problem Chain(int n) {
@@ -102,23 +98,6 @@ TEST(CoarsenTest, TrainingGraphKeepsItsGroupsTogether) {
     if (grp != graph::kNoGroup) devices[grp].insert(fine[op]);
   }
   for (const auto& d : devices) EXPECT_LE(d.size(), 1u);
-}
-
-// The placers of these tests by the table's names, made through their factories (mcmc starting
-// from HEFT's placement; null: not built in).
-std::unique_ptr<Placer> Made(const std::string& name) {
-  if (name == "heft") return MakeListSchedulerPlacer(ListPolicy::kHeft);
-  if (name == "m_sct") return MakeListSchedulerPlacer(ListPolicy::kSct);
-#ifdef DPLACE_HAVE_METIS
-  if (name == "metis") return MakeMetisPlacer();
-#endif
-  if (name == "mcmc") {
-    std::vector<Member> heuristics;
-    heuristics.push_back({"heft", {}, Made("heft")});
-    return MakeMcmcPlacer(
-        {}, std::make_shared<BestStart>(std::move(heuristics), std::vector<Member>{}));
-  }
-  return nullptr;
 }
 
 TEST(CoarsenTest, PlacingThroughTheCoarseGraphIsFeasibleAndRefinementNeverHurts) {

@@ -7,14 +7,7 @@
 #include <memory>
 #include <string_view>
 
-#include "dplace/place/baseline/baseline.h"
 #include "dplace/place/test_placing.h"
-#ifdef DPLACE_HAVE_METIS
-#include "dplace/place/partition/metis_placer.h"
-#endif
-#ifdef DPLACE_HAVE_SCOTCH
-#include "dplace/place/partition/scotch_placer.h"
-#endif
 
 namespace dplace::place {
 namespace {
@@ -23,23 +16,7 @@ using sim::testing::Make;
 using sim::testing::ThreeDevices;
 using sim::testing::TimedOp;
 using testing::Judged;
-
-// The placers of these tests by the table's names (null: not built in).
-std::unique_ptr<Placer> Made(std::string_view name) {
-  if (name == "heft") return MakeListSchedulerPlacer(ListPolicy::kHeft);
-  if (name == "m_topo") return MakeListSchedulerPlacer(ListPolicy::kTopo);
-  if (name == "m_etf") return MakeListSchedulerPlacer(ListPolicy::kEtf);
-  if (name == "m_sct") return MakeListSchedulerPlacer(ListPolicy::kSct);
-  if (name == "single") return MakeSinglePlacer();
-  if (name == "expert") return MakeExpertPlacer();
-#ifdef DPLACE_HAVE_METIS
-  if (name == "metis") return MakeMetisPlacer();
-#endif
-#ifdef DPLACE_HAVE_SCOTCH
-  if (name == "scotch") return MakeScotchPlacer();
-#endif
-  return nullptr;
-}
+using testing::Made;
 
 Judged PlaceBy(std::string_view name, const sim::Problem& p) {
   return testing::PlaceWith(*Made(name), p);
