@@ -134,19 +134,19 @@ Status RunPlace(const PlaceFlags& flags) {
   if (!(flags.total_time_limit_s >= 0 && flags.total_time_limit_s <= kMaxSeconds)) {
     return InvalidInput("--total-time-limit: must be between 0 and 1e6 seconds");
   }
+  if (!(flags.tolerance >= 0 && flags.tolerance <= 1)) {
+    return InvalidInput("--tolerance: must be between 0 and 1");
+  }
   const double prepared_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  // Said where it took more than half a limit (the placers then have less than they were given).
+  DPLACE_ASSIGN_OR_RETURN(
+      std::vector<run::PlacerResult> results,
+      run::RunAll(lp.problem, request, names, flags.total_time_limit_s, prepared_s));
+  // Said (after the placers ran: an error stays one line) where it took more than half a limit.
   if ((flags.time_limit_s > 0 && prepared_s > 0.5 * flags.time_limit_s) ||
       (flags.total_time_limit_s > 0 && prepared_s > 0.5 * flags.total_time_limit_s)) {
     std::cerr << "note: loading and preparing the problem took " << FormatSeconds(prepared_s)
               << ", counted against the time limit\n";
-  }
-  DPLACE_ASSIGN_OR_RETURN(
-      std::vector<run::PlacerResult> results,
-      run::RunAll(lp.problem, request, names, flags.total_time_limit_s, prepared_s));
-  if (!(flags.tolerance >= 0 && flags.tolerance <= 1)) {
-    return InvalidInput("--tolerance: must be between 0 and 1");
   }
   std::vector<std::string> deploy_lines;
   const int best = run::DeployIndex(lp.problem, flags.tolerance, &results, &deploy_lines);
