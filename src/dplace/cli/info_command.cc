@@ -88,7 +88,8 @@ Status RunPlacers(const PlacersFlags& flags) {
     }
     Json options = Json::array();
     for (const place::OptionDoc& d : place::OptionDocs(e)) {
-      options.push_back({{"key", d.key}, {"default", d.default_value}, {"doc", d.doc}});
+      options.push_back(
+          {{"key", d.key}, {"default", d.default_value}, {"doc", d.doc}, {"values", d.values}});
     }
     all.push_back({{"name", e.name},
                    {"description", e.description},
@@ -103,7 +104,8 @@ Status RunPlacers(const PlacersFlags& flags) {
     if (!flags.options) continue;
     for (const Json& o : options) {
       std::cout << "    " << e.name << "." << o["key"].get<std::string>() << " = "
-                << o["default"].get<std::string>() << "  " << o["doc"].get<std::string>() << "\n";
+                << o["default"].get<std::string>() << "  " << o["doc"].get<std::string>() << " ("
+                << o["values"].get<std::string>() << ")\n";
     }
   }
   if (flags.json) PrintJson(all);

@@ -25,8 +25,9 @@ std::string Join(const std::vector<std::string>& names) {
 }  // namespace
 
 const std::string* OptionReader::Take(std::string_view key, std::string default_value,
-                                      std::string_view doc) {
-  docs_.push_back({std::string(key), std::move(default_value), std::string(doc)});
+                                      std::string_view doc, std::string values) {
+  docs_.push_back(
+      {std::string(key), std::move(default_value), std::string(doc), std::move(values)});
   auto it = values_.find(std::string(key));
   return it == values_.end() ? nullptr : &it->second;
 }
@@ -39,7 +40,7 @@ void OptionReader::Fail(std::string_view key, const std::string& why) {
 
 void OptionReader::Read(std::string_view key, double* value, double min, double max,
                         std::string_view doc) {
-  const std::string* text = Take(key, Text(*value), doc);
+  const std::string* text = Take(key, Text(*value), doc, Text(min) + " to " + Text(max));
   if (text == nullptr) return;
   char* end = nullptr;
   errno = 0;
@@ -53,7 +54,8 @@ void OptionReader::Read(std::string_view key, double* value, double min, double 
 
 void OptionReader::Read(std::string_view key, int64_t* value, int64_t min, int64_t max,
                         std::string_view doc) {
-  const std::string* text = Take(key, std::to_string(*value), doc);
+  const std::string* text =
+      Take(key, std::to_string(*value), doc, std::to_string(min) + " to " + std::to_string(max));
   if (text == nullptr) return;
   char* end = nullptr;
   errno = 0;
@@ -73,7 +75,7 @@ void OptionReader::Read(std::string_view key, int* value, int min, int max, std:
 }
 
 void OptionReader::Read(std::string_view key, bool* value, std::string_view doc) {
-  const std::string* text = Take(key, *value ? "true" : "false", doc);
+  const std::string* text = Take(key, *value ? "true" : "false", doc, "true or false");
   if (text == nullptr) return;
   if (*text == "true" || *text == "1" || *text == "yes") {
     *value = true;
@@ -85,7 +87,7 @@ void OptionReader::Read(std::string_view key, bool* value, std::string_view doc)
 }
 
 void OptionReader::Read(std::string_view key, std::string* value, std::string_view doc) {
-  const std::string* text = Take(key, value->empty() ? "(none)" : *value, doc);
+  const std::string* text = Take(key, value->empty() ? "(none)" : *value, doc, "text");
   if (text == nullptr) return;
   if (text->empty()) {
     Fail(key, "is empty");
@@ -96,7 +98,8 @@ void OptionReader::Read(std::string_view key, std::string* value, std::string_vi
 
 void OptionReader::Read(std::string_view key, std::vector<std::string>* value,
                         std::string_view doc) {
-  const std::string* text = Take(key, value->empty() ? "(none)" : Join(*value), doc);
+  const std::string* text =
+      Take(key, value->empty() ? "(none)" : Join(*value), doc, "comma-separated names");
   if (text == nullptr) return;
   std::vector<std::string> names;
   std::stringstream ss(*text);

@@ -23,6 +23,7 @@ struct OptionDoc {
   std::string key;
   std::string default_value;
   std::string doc;
+  std::string values;  // what it takes: "1 to 64", "true or false", "a file", "placer names"
 };
 
 class OptionReader {
@@ -51,7 +52,8 @@ class OptionReader {
 
  private:
   // The given text of `key` (recording its doc), or null.
-  const std::string* Take(std::string_view key, std::string default_value, std::string_view doc);
+  const std::string* Take(std::string_view key, std::string default_value, std::string_view doc,
+                          std::string values);
 
   std::string placer_;
   OptionValues values_;
