@@ -293,7 +293,8 @@ int main(int argc, char** argv) {
     std::string problem = fuzzer.Run(line, &accepted);
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (problem.empty() && took > kSlowdown * hang_seconds) problem = "took " + std::to_string(took) + " s";
+    if (problem.empty() && took > kSlowdown * hang_seconds)
+      problem = "took " + std::to_string(took) + " s";
     Tally& t = tally[line.substr(0, line.find(' '))];
     ++t.inputs;
     (accepted ? t.accepted : t.refused) += 1;
