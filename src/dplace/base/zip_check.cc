@@ -16,6 +16,7 @@ constexpr uint32_t kCentralHeader = 0x02014b50;
 constexpr uint32_t kEnd = 0x06054b50;
 constexpr uint32_t kEnd64 = 0x06064b50;
 constexpr uint32_t kEnd64Locator = 0x07064b50;
+constexpr uint32_t kDataDescriptor = 0x08074b50;
 
 // Little-endian reads that fail, rather than read past the end.
 class Reader {
@@ -157,6 +158,27 @@ Status CheckZip(std::string_view bytes) {
     }
     const uint64_t data = local + 30 + local_name + local_extra;
     if (!r.Has(data, compressed)) return InvalidInput(what + "data out of bounds");
+    // The CRC-32 and the sizes are repeated in the local header or, with flag bit 3, in a data
+    // descriptor after the data (ZIP64 sizes: 0xFFFFFFFF in the header, 8 bytes in the
+    // descriptor). A reader may take either copy (LibTorch's takes the directory's sizes), so they
+    // must agree: a directory entry whose sizes were zeroed would otherwise pass its own CRC.
+    const bool zip64 = compressed >= 0xFFFFFFFF || size >= 0xFFFFFFFF;
+    if ((r.Get(local + 6, 2) & 0x8) == 0) {
+      const uint64_t local_compressed = r.Get(local + 18, 4), local_size = r.Get(local + 22, 4);
+      if (r.Get(local + 14, 4) != crc ||
+          (local_compressed != 0xFFFFFFFF && local_compressed != compressed) ||
+          (local_size != 0xFFFFFFFF && local_size != size)) {
+        return InvalidInput(what + "local header's CRC-32 or sizes differ from the directory's");
+      }
+    } else {
+      uint64_t d = data + compressed;
+      if (r.Has(d, 4) && r.Get(d, 4) == kDataDescriptor) d += 4;
+      const int width = zip64 ? 8 : 4;
+      if (!r.Has(d, 4 + 2 * static_cast<uint64_t>(width)) || r.Get(d, 4) != crc ||
+          r.Get(d + 4, width) != compressed || r.Get(d + 4 + width, width) != size) {
+        return InvalidInput(what + "data descriptor differs from the directory");
+      }
+    }
     if (method == 0) {
       if (compressed != size) return InvalidInput(what + "stored sizes differ");
       if (Crc32(r.Slice(data, size)) != crc) return InvalidInput(what + "CRC-32 mismatch");
