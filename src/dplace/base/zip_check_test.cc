@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,6 +109,18 @@ TEST(ZipCheckTest, AnIntactArchivePassesAndEveryDamageIsNamed) {
 TEST(ZipCheckTest, AFileThatCannotBeReadOrIsDamagedIsOneLine) {
   const Status missing = CheckZipFile("/nonexistent/policy.pt", "policy file");
   EXPECT_EQ(missing.message(), "/nonexistent/policy.pt: cannot be read");
+}
+
+TEST(ZipCheckTest, DirectorySizesMustAgreeWithTheLocalHeaders) {
+  const std::string zip = Zip({{"archive/data/22", std::string(256, 'w')}});
+  ASSERT_TRUE(CheckZip(zip).ok());
+  // The directory entry's CRC-32 and sizes zeroed: its CRC of no bytes holds, the header's not.
+  std::string zeroed = zip;
+  const size_t entry = zeroed.find("PK\x01\x02");
+  ASSERT_NE(entry, std::string::npos);
+  std::fill_n(zeroed.begin() + static_cast<std::ptrdiff_t>(entry + 16), 12, '\0');
+  EXPECT_EQ(CheckZip(zeroed).message(),
+            "entry 'archive/data/22': local header's CRC-32 or sizes differ from the directory's");
 }
 
 TEST(ZipCheckTest, ADeflatedEntryIsInflatedAndItsCrcChecked) {
