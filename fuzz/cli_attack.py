@@ -97,7 +97,13 @@ class Cases:
             method = r.choice(["placeto", "colocrl", "hdp", "gdp"])
             args = self.train + ["--method", method, "--hidden", "8", flag, self.value(),
                                  "--out", out + ".pt", "--quiet"]
-            if flag not in ("--updates", "--evaluations", "--seconds"):
+            # A budget the user may give is kept to a few seconds by another budget (training
+            # stops at the first one reached): --seconds 1e6 is a valid request, not a hang.
+            if flag == "--updates":
+                args += ["--seconds", "3"]
+            elif flag in ("--evaluations", "--seconds"):
+                args += ["--updates", "2"]
+            else:
                 args += ["--updates", "1"]
             return surface, args, None
         if surface == "policy":
