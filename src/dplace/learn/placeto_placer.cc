@@ -166,12 +166,17 @@ class PlacetoPlacer : public place::Placer {
     const int every = o_.fine_tune ? 1 : refresh;
     const int64_t per_episode = 2 + (num_units + every - 1) / every;
     double longest_s = 0;
+    // An episode over many units may outlast the limit on its own: it ends where the time does.
+    const std::function<bool()> past_time = [&] {
+      return budget.limits().seconds > 0 && budget.Elapsed() >= budget.limits().seconds;
+    };
     while (episodes == 0 ||
            (!budget.Out() && (o_.episodes == 0 || episodes < o_.episodes) &&
             (budget.limits().evaluations == 0 || budget.Remaining().evaluations >= per_episode) &&
             (budget.limits().seconds == 0 || budget.Remaining().seconds >= 1.5 * longest_s))) {
       const double began = budget.Elapsed();
-      Episode e = Rollout(env, *policy, from, episodes == 0 ? nullptr : &rng, o_.fine_tune);
+      Episode e =
+          Rollout(env, *policy, from, episodes == 0 ? nullptr : &rng, o_.fine_tune, past_time);
       ++episodes;
       if (o_.fine_tune && !e.actions.empty()) {
         policy->zero_grad();
@@ -249,7 +254,11 @@ class EpisodePlacer : public place::Placer {
     const int64_t made_before = request.evaluator->evaluations();
     // A greedy episode first: a trained policy's own placement.
     const double greedy_began = budget.Elapsed();
-    Rollout(env, *policy, from, nullptr, false);
+    // An episode over many units may outlast the limit on its own: it ends where the time does.
+    const std::function<bool()> past_time = [&] {
+      return budget.limits().seconds > 0 && budget.Elapsed() >= budget.limits().seconds;
+    };
+    Rollout(env, *policy, from, nullptr, false, past_time);
     ++episodes;
     // The longest update so far (the next begins only with 1.5 times that left), before the first
     // estimated from the greedy episode: `samples` episodes, and per epoch a forward and a
@@ -266,7 +275,7 @@ class EpisodePlacer : public place::Placer {
       const double began = budget.Elapsed();
       std::vector<Episode> batch;
       for (int k = 0; k < o_.samples; ++k) {
-        batch.push_back(Rollout(env, *policy, from, &rng, train));
+        batch.push_back(Rollout(env, *policy, from, &rng, train, past_time));
         ++episodes;
       }
       if (train) {

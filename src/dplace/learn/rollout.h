@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,8 +40,10 @@ AlgorithmOptions AlgorithmFor(const Policy& policy, AlgorithmOptions options);
 
 // Plays one episode of `env` from `start`: each action drawn from the policy's softmax with `rng`,
 // or the most likely one when `rng` is null. Keeps the observations when `keep` (for an update).
-Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, Rng* rng,
-                bool keep);
+// `out`, when given, is asked before every step: true ends the episode there (a placer's time
+// limit; the units not reached keep their start's devices).
+Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, Rng* rng, bool keep,
+                const std::function<bool()>& out = {});
 
 // The device drawn from `logits` (-inf: not allowed) with `rng`; the largest when `rng` is null.
 int32_t Choose(const torch::Tensor& logits, Rng* rng);

@@ -37,15 +37,15 @@ int32_t Choose(const torch::Tensor& logits, Rng* rng) {
   return best;
 }
 
-Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, Rng* rng,
-                bool keep) {
+Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, Rng* rng, bool keep,
+                const std::function<bool()>& out) {
   torch::NoGradGuard no_grad;
   Episode e;
   env.Reset(start);
   e.start_cost = env.cost();
   e.best_cost = env.cost();
   Observation obs;
-  while (!env.Done()) {
+  while (!env.Done() && !(out && out())) {
     env.Observe(&obs);
     if (e.actions.empty()) {
       e.hidden_log_prob = policy.Begin(obs, env.dag(), rng, &e.hidden).item<double>();
