@@ -261,10 +261,17 @@ class EpisodePlacer : public place::Placer {
     Rollout(env, *policy, from, nullptr, false, past_time);
     ++episodes;
     // The longest update so far (the next begins only with 1.5 times that left), before the first
-    // estimated from the greedy episode: `samples` episodes, and per epoch a forward and a
-    // backward pass over each.
+    // estimated from the greedy episode — `samples` episodes, and per epoch a forward and a
+    // backward pass over each — and from one pass over every weight, of which each gradient and
+    // Adam's step (its first allocates its state) make several: a wide policy's update is mostly
+    // these.
     const int epochs = train ? algorithm.options().epochs : 0;
     double longest_s = (budget.Elapsed() - greedy_began) * o_.samples * (1 + 2 * epochs);
+    if (train) {
+      const double pass_began = budget.Elapsed();
+      FlatGradients(*policy);
+      longest_s += (budget.Elapsed() - pass_began) * (2.0 * o_.samples + 8) * epochs;
+    }
     // An episode that leaves every unit where it was evaluates nothing; each counts as at least
     // one evaluation against an evaluation limit, so that such episodes cannot go on for ever.
     auto used = [&] { return std::max(request.evaluator->evaluations() - made_before, episodes); };
@@ -274,19 +281,23 @@ class EpisodePlacer : public place::Placer {
         (budget.limits().seconds == 0 || budget.Remaining().seconds >= 1.5 * longest_s)) {
       const double began = budget.Elapsed();
       std::vector<Episode> batch;
-      for (int k = 0; k < o_.samples; ++k) {
+      for (int k = 0; k < o_.samples && !past_time(); ++k) {
         batch.push_back(Rollout(env, *policy, from, &rng, train, past_time));
         ++episodes;
       }
+      // The time ran out within the batch (an update may take longer than the last): no update.
+      if (past_time()) break;
       if (train) {
         // As in training (train.h): the samples join the baseline before the gradient.
         for (const Episode& e : batch) algorithm.Record(e);
-        for (int epoch = 0; epoch < algorithm.options().epochs; ++epoch) {
+        for (int epoch = 0; epoch < algorithm.options().epochs && !past_time(); ++epoch) {
           torch::Tensor total;
           for (const Episode& e : batch) {
+            if (past_time()) break;  // a wide policy's gradients take long: no step then
             const torch::Tensor g = algorithm.Gradient(*policy, env.dag(), e);
             total = total.defined() ? total + g : g;
           }
+          if (past_time()) break;
           SetGradients(*policy, total / o_.samples);
           if (o_.max_grad_norm > 0) {
             torch::nn::utils::clip_grad_norm_(policy->parameters(), o_.max_grad_norm);
