@@ -291,9 +291,6 @@ std::string RunOne(const Seed& seed, const std::string& bytes, const fs::path& f
 
 int main(int argc, char** argv) {
   const FuzzFlags flags = ReadFuzzFlags(argc, argv);
-  const int64_t max_inputs = flags.inputs;
-  const double seconds = flags.seconds, hang_seconds = flags.hang_seconds;
-  const uint64_t seed = flags.seed;
   const fs::path root = DPLACE_SOURCE_DIR;
   const std::vector<Seed> seeds = Seeds(root);
   const fs::path dir = fs::temp_directory_path() / ("dplace_fuzz_" + std::to_string(::getpid()));
@@ -316,7 +313,7 @@ int main(int argc, char** argv) {
     Tally& t = tally[s.importer];
     ++t.inputs;
     (loaded ? t.loaded : t.rejected) += 1;
-    if (!problem.empty() || took > hang_seconds) {
+    if (!problem.empty() || took > flags.hang_seconds) {
       ++t.findings;
       ++(problem.empty() ? hangs : findings);
       const fs::path keep =
@@ -337,12 +334,13 @@ int main(int argc, char** argv) {
     run({importer, kind, entry.path().extension().string(), ""}, Slurp(entry.path()),
         entry.path().string());
   }
-  Mutator mutator(seed);
-  std::mt19937_64 pick(seed + 1);
+  Mutator mutator(flags.seed);
+  std::mt19937_64 pick(flags.seed + 1);
   const auto start = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < max_inputs; ++i) {
-    if (seconds > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds) {
+  for (int64_t i = 0; i < flags.inputs; ++i) {
+    if (flags.seconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+            flags.seconds) {
       break;
     }
     const Seed& s = seeds[pick() % seeds.size()];

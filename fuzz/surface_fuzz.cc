@@ -264,23 +264,19 @@ class Fuzzer {
 
 int main(int argc, char** argv) {
   const FuzzFlags flags = ReadFuzzFlags(argc, argv);
-  const int64_t max_inputs = flags.inputs;
-  const double seconds = flags.seconds, hang_seconds = flags.hang_seconds;
-  const uint64_t seed = flags.seed;
-  const std::string& only = flags.only;
-  const bool verbose = flags.verbose;
   const fs::path root = DPLACE_SOURCE_DIR;
   const fs::path dir =
       fs::temp_directory_path() / ("dplace_surface_fuzz_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  Fuzzer fuzzer(seed, root, dir, hang_seconds);
+  Fuzzer fuzzer(flags.seed, root, dir, flags.hang_seconds);
   if (!fuzzer.ready()) {
     std::cerr << "surface_fuzz: cannot load the fixed graph or cluster\n";
     return 1;
   }
   std::vector<std::string> surfaces;
   for (const char* s : {"gen", "opt", "policy"}) {
-    if ((only.empty() || only == s) && (std::string(s) != "policy" || fuzzer.has_policies())) {
+    if ((flags.only.empty() || flags.only == s) &&
+        (std::string(s) != "policy" || fuzzer.has_policies())) {
       surfaces.emplace_back(s);
     }
   }
@@ -288,12 +284,12 @@ int main(int argc, char** argv) {
   int64_t findings = 0;
   auto run = [&](const std::string& line, const std::string& label) {
     bool accepted = false;
-    if (verbose) std::cerr << "run: " << line << std::endl;
+    if (flags.verbose) std::cerr << "run: " << line << std::endl;
     const auto start = std::chrono::steady_clock::now();
     std::string problem = fuzzer.Run(line, &accepted);
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (problem.empty() && took > kSlowdown * hang_seconds)
+    if (problem.empty() && took > kSlowdown * flags.hang_seconds)
       problem = "took " + std::to_string(took) + " s";
     Tally& t = tally[line.substr(0, line.find(' '))];
     ++t.inputs;
@@ -316,11 +312,12 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::mt19937_64 pick(seed + 1);
+  std::mt19937_64 pick(flags.seed + 1);
   const auto start = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < max_inputs && !surfaces.empty(); ++i) {
-    if (seconds > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds) {
+  for (int64_t i = 0; i < flags.inputs && !surfaces.empty(); ++i) {
+    if (flags.seconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+            flags.seconds) {
       break;
     }
     const std::string line = fuzzer.Draw(surfaces[pick() % surfaces.size()]);
