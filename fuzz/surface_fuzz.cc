@@ -60,8 +60,8 @@ struct Tally {
 
 class Fuzzer {
  public:
-  Fuzzer(uint64_t seed, fs::path root, fs::path dir, double hang_seconds)
-      : rng_(seed), root_(std::move(root)), dir_(std::move(dir)), hang_(hang_seconds) {
+  Fuzzer(uint64_t seed, fs::path root, fs::path dir)
+      : rng_(seed), root_(std::move(root)), dir_(std::move(dir)) {
     auto graph = dplace::io::LoadGraph((root_ / "testdata/fuzz/seeds/graph.json").string());
     auto cluster = dplace::io::LoadCluster("k80x4");
     if (graph.ok() && cluster.ok()) {
@@ -254,7 +254,6 @@ class Fuzzer {
 
   std::mt19937_64 rng_;
   fs::path root_, dir_;
-  double hang_;
   std::shared_ptr<const dplace::sim::Problem> problem_;
   std::vector<std::pair<std::string, std::string>> policies_;  // (method, bytes)
   int64_t reads_ = 0;
@@ -268,7 +267,7 @@ int main(int argc, char** argv) {
   const fs::path dir =
       fs::temp_directory_path() / ("dplace_surface_fuzz_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  Fuzzer fuzzer(flags.seed, root, dir, flags.hang_seconds);
+  Fuzzer fuzzer(flags.seed, root, dir);
   if (!fuzzer.ready()) {
     std::cerr << "surface_fuzz: cannot load the fixed graph or cluster\n";
     return 1;
