@@ -377,8 +377,7 @@ void BindFunctions(py::module_& m) {
       row["description"] = std::string(e.description);
       row["family"] = std::string(place::FamilyName(e.traits.family));
       py::list objectives;
-      for (sim::Objective o :
-           {sim::Objective::kStep, sim::Objective::kThroughput, sim::Objective::kLatency}) {
+      for (sim::Objective o : sim::kObjectives) {
         if (e.traits.Supports(o)) objectives.append(std::string(sim::ObjectiveName(o)));
       }
       row["objectives"] = objectives;

@@ -42,7 +42,7 @@ class Cluster:
         """Each device's kind, in the order of `devices`."""
 
 class Problem:
-    """A graph on a cluster judged by an objective (step, throughput or latency)."""
+    """A graph on a cluster judged by an objective (step, throughput, latency or pipeline)."""
     def __init__(self, graph: Graph, cluster: Union[str, PathLike, Mapping[str, Any], Cluster, None] = None,
                  objective: str = "", *, devices: Optional[Sequence[str]] = None,
                  stages: int = 0, runtime: str = "", schedule: str = "") -> None:

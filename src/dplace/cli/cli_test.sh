@@ -381,6 +381,11 @@ section_units() {
     --placer dp --unit module:2 --time-limit 20 --export stages="$TMP/blocks.json" >/dev/null 2>&1
   [[ $(json_get "$TMP/blocks.json" "all(m == '' or m.split('.')[0] in ('lm_head', 'ln_f', 'wte', 'wpe') or len(m.split('.')) >= 2 and m.split('.')[0] == 'h' and d['stages'][i + 1]['first'].startswith('/' + '.'.join(m.split('.')[:2]) + '/') for i, m in enumerate(d['split_modules'])) and len(d['split_modules']) > 1") \
     == True ]] && ok || fail "--unit module:2: $(json_get "$TMP/blocks.json" "d['split_points']")"
+  # --export stages judges the split by its schedule: objective pipeline, the value the file reports.
+  "$DPLACE" place --graph testdata/torch/gpt2_small.onnx --training --cluster a100x8 --stages 2 \
+    --placer dp --unit module:2 --json --export stages="$TMP/scheduled.json" >"$TMP/scheduled_run.json" 2>/dev/null
+  [[ $(/usr/bin/python3 -c "import json; r=json.load(open('$TMP/scheduled_run.json'))['best']; s=json.load(open('$TMP/scheduled.json')); print(r['objective'], abs(r['value'] - s['pipeline']['time_per_microbatch_s']) < 1e-12 * r['value'])") \
+    == "pipeline True" ]] && ok || fail "--export stages: objective pipeline, the file's time"
   expect_bad_input bad_unit "--unit: 'layer' is not op, module or module:DEPTH" info --graph "$GRAPH" --unit layer
   # A dynamic batch axis is fixed with --shapes.
   DYN=testdata/onnx/dynamic_batch_opset13.onnx

@@ -81,8 +81,7 @@ Status RunPlacers(const PlacersFlags& flags) {
   for (const place::PlacerEntry& e : place::Placers()) {
     const place::PlacerTraits& t = e.traits;
     std::string objectives;
-    for (sim::Objective o :
-         {sim::Objective::kStep, sim::Objective::kThroughput, sim::Objective::kLatency}) {
+    for (sim::Objective o : sim::kObjectives) {
       if (t.Supports(o))
         objectives += (objectives.empty() ? "" : ",") + std::string(ObjectiveName(o));
     }

@@ -47,9 +47,10 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "machine: preset name (k80x4, v100x8-nvlink, a100x8, h100x8, hetero) or a "
                   "dplace-cluster/1 file; optional when the graph file defines the machine");
   cmd->add_option("--objective", flags->objective,
-                  "step (simulated step time), throughput (pipelined max-load) or latency "
-                  "(single-sample latency of a split); default: throughput for the paper's "
-                  "files, step otherwise");
+                  "step (simulated step time), throughput (pipelined max-load), latency "
+                  "(single-sample latency of a split) or pipeline (time per micro-batch of the "
+                  "--schedule, simulated); default: throughput for the paper's files, pipeline "
+                  "with --export stages, step otherwise");
   cmd->add_option("--runtime", flags->runtime,
                   "objective step: how the plan runs: executor (default: each device runs its "
                   "ready ops, as dplace.torch.apply or a graph executor) or eager (eager PyTorch "
@@ -59,7 +60,8 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "pipeline schedule of a training step's stages: 1f1b (default) or gpipe, "
                   "optionally :MICROBATCHES (default 8): how many micro-batches a stage holds "
                   "(1F1B: one per stage from it to the last; GPipe: all) in the throughput "
-                  "objective's and the exact placers' memory check, and the stages file's run");
+                  "objective's and the exact placers' memory check, the pipeline objective and "
+                  "the stages file's run");
   cmd->add_option("--devices", flags->devices,
                   "use only these devices of the cluster, in this order (comma-separated names, "
                   "e.g. gpu0,gpu1)")

@@ -52,10 +52,12 @@ struct PlacerTraits {
   }
 };
 
-constexpr uint32_t kAllObjectives = 0b111;
-constexpr uint32_t kPaperObjectives =  // the paper's model: throughput and latency
+constexpr uint32_t kAllObjectives = 0b1111;
+constexpr uint32_t kPaperObjectives =  // the paper's model: throughput and latency, and the
+                                       // pipeline schedule over the same splits
     (1u << static_cast<int>(sim::Objective::kThroughput)) |
-    (1u << static_cast<int>(sim::Objective::kLatency));
+    (1u << static_cast<int>(sim::Objective::kLatency)) |
+    (1u << static_cast<int>(sim::Objective::kPipeline));
 
 // A placer made from the table, with its name and traits: what meta placers are given.
 struct Member {

@@ -114,7 +114,8 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
   if (!objective_name.empty()) {
     auto parsed = sim::ParseObjective(objective_name);
     if (!parsed) {
-      return InvalidInput("objective: '" + objective_name + "' is not step, throughput or latency");
+      return InvalidInput("objective: '" + objective_name +
+                          "' is not step, throughput, latency or pipeline");
     }
     objective = *parsed;
   }
@@ -227,7 +228,7 @@ Status SpecForExports(const std::vector<std::string>& kinds, ProblemSpec* spec) 
         "export: a device map and pipeline stages are judged under different runtimes (eager "
         "PyTorch, a pipeline schedule): write them from two runs");
   }
-  if (stages && spec->objective.empty()) spec->objective = "throughput";
+  if (stages && spec->objective.empty()) spec->objective = "pipeline";
   if (!device_map) return OkStatus();
   if (!spec->objective.empty() && spec->objective != "step") {
     return InvalidInput("export: a device map is judged by its step (objective step), not " +

@@ -209,7 +209,7 @@ StatusOr<Suite> LoadSuite(const std::string& suite, const std::string& manifests
   }
   if (!sim::ParseObjective(out.objective)) {
     return InvalidInput(file + ": objective: '" + out.objective +
-                        "' is not step, throughput or latency");
+                        "' is not step, throughput, latency or pipeline");
   }
   auto placers = root.Field("placers");
   if (!placers.ok()) return fail(placers.status());

@@ -2,6 +2,7 @@
 
 #include "dplace/sim/latency.h"
 #include "dplace/sim/max_load.h"
+#include "dplace/sim/pipeline_sim.h"
 #include "dplace/sim/step_sim.h"
 
 namespace dplace::sim {
@@ -32,8 +33,18 @@ class StepEvaluator final : public Evaluator, public IncrementalEvaluator {
   StepSimulator step_;
 };
 
+// The pipeline objective as a model (EvaluatePipeline keeps no buffers between calls).
+class PipelineModel {
+ public:
+  explicit PipelineModel(const Problem& problem) : problem_(problem) {}
+  Evaluation Evaluate(const Placement& placement) { return EvaluatePipeline(problem_, placement); }
+
+ private:
+  const Problem& problem_;
+};
+
 // An objective without incremental evaluation: every evaluation is `Model::Evaluate` (the
-// max-load model for throughput, the call model for latency).
+// max-load model for throughput, the call model for latency, the schedule for pipeline).
 template <typename Model>
 class ModelEvaluator final : public Evaluator {
  public:
@@ -58,6 +69,8 @@ std::unique_ptr<Evaluator> MakeEvaluator(std::shared_ptr<const Problem> problem)
       return std::make_unique<ModelEvaluator<MaxLoadEvaluator>>(std::move(problem));
     case Objective::kLatency:
       return std::make_unique<ModelEvaluator<LatencyEvaluator>>(std::move(problem));
+    case Objective::kPipeline:
+      return std::make_unique<ModelEvaluator<PipelineModel>>(std::move(problem));
     case Objective::kStep:
       break;
   }

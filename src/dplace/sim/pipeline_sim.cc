@@ -5,6 +5,7 @@
 
 #include "dplace/base/units.h"
 #include "dplace/sim/constraints.h"
+#include "dplace/sim/max_load.h"
 
 namespace dplace::sim {
 
@@ -307,6 +308,40 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   }
   r.bubble_fraction = r.makespan_s > 0 ? 1 - busy / (num_stages * r.makespan_s) : 0;
   return r;
+}
+
+PipelineSchedule ScheduleOf(const Problem& problem) {
+  return problem.stage_memory == Problem::StageMemory::kGPipe ? PipelineSchedule::kGPipe
+                                                              : PipelineSchedule::k1F1B;
+}
+
+Evaluation EvaluatePipeline(const Problem& problem, const Placement& placement) {
+  auto run = SimulatePipeline(problem, placement, ScheduleOf(problem), problem.microbatches);
+  if (!run.ok()) {
+    Evaluation e = EvaluateMaxLoad(problem, placement);
+    e.objective = Objective::kPipeline;
+    e.feasible = false;
+    e.reason = run.status().message();
+    return e;
+  }
+  Evaluation e;
+  e.objective = Objective::kPipeline;
+  e.value = run->time_per_microbatch_s;
+  e.lower_bound = problem.lower_bound;
+  e.devices.resize(problem.c().devices().size());
+  for (DeviceId d : problem.c().device_ids()) {
+    e.devices[d].memory_capacity_bytes = problem.c().device(d).memory_bytes;
+  }
+  for (OpId i{0}; i < problem.num_ops(); ++i) ++e.devices[placement[i]].ops;
+  for (const PipelineStage& stage : run->stages) {
+    DeviceReport& r = e.devices[stage.device];
+    r.busy_s = r.load = stage.forward_s + stage.backward_s;
+    r.peak_memory_bytes = stage.peak_memory_bytes;
+  }
+  e.reason = FindViolation(problem, placement);
+  if (e.reason.empty()) e.reason = run->reason;
+  e.feasible = e.reason.empty();
+  return e;
 }
 
 }  // namespace dplace::sim

@@ -78,4 +78,15 @@ IdVector<DeviceId, double> HeldPerMicrobatch(const graph::Graph& g, const Placem
 StatusOr<PipelineResult> SimulatePipeline(const Problem& problem, const Placement& placement,
                                           PipelineSchedule schedule, int microbatches);
 
+// The problem's schedule: GPipe under StageMemory::kGPipe, else 1F1B.
+PipelineSchedule ScheduleOf(const Problem& problem);
+
+// The pipeline objective (Objective::kPipeline): the problem's schedule over its micro-batches,
+// value = time per micro-batch, per device its stage's work (busy_s = load) and peak memory. A
+// placement whose stages are no pipeline (two stages feed each other, the schedule deadlocks) is
+// infeasible with that reason and valued at its max-load, which also grows with the work of the
+// busiest device, so a search still has a gradient towards pipelines; constraint and memory
+// violations make it infeasible as under the other objectives. The placement must pass CheckShape.
+Evaluation EvaluatePipeline(const Problem& problem, const Placement& placement);
+
 }  // namespace dplace::sim

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "dplace/sim/evaluator.h"
 #include "dplace/sim/test_problems.h"
 
 namespace dplace::sim {
@@ -203,6 +204,43 @@ TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
   auto bad = SimulatePipeline(q, sim::OnDevices({0, 1, 0}), PipelineSchedule::k1F1B, 2);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("not a pipeline"), std::string::npos);
+}
+
+TEST(PipelineObjectiveTest, TheValueIsTheSchedulesTimePerMicrobatch) {
+  Problem p = TwoStages();
+  p.objective = Objective::kPipeline;
+  p.microbatches = 4;
+  const Placement split = sim::OnDevices({0, 1, 1, 0});
+  const Evaluation e = testing::EvaluatorOf(p)->Evaluate(split);
+  auto run = SimulatePipeline(p, split, PipelineSchedule::k1F1B, 4);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(e.objective, Objective::kPipeline);
+  EXPECT_DOUBLE_EQ(e.value, run->time_per_microbatch_s);
+  EXPECT_TRUE(e.feasible) << e.reason;
+  EXPECT_DOUBLE_EQ(e.devices[DeviceId(0)].busy_s, 3);  // f0 + b0 per micro-batch
+  EXPECT_DOUBLE_EQ(e.devices[DeviceId(1)].load, 3);
+  EXPECT_EQ(e.devices[DeviceId(1)].ops, 2);
+  // Under GPipe the same split takes longer: its backwards wait for every forward.
+  p.stage_memory = Problem::StageMemory::kGPipe;
+  auto gpipe = SimulatePipeline(p, split, PipelineSchedule::kGPipe, 4);
+  ASSERT_TRUE(gpipe.ok());
+  EXPECT_DOUBLE_EQ(testing::EvaluatorOf(p)->Evaluate(split).value, gpipe->time_per_microbatch_s);
+}
+
+TEST(PipelineObjectiveTest, StagesThatAreNoPipelineAreInfeasibleWithTheReason) {
+  graph::GraphBuilder c("back_and_forth");
+  const auto y0 = c.AddOp(testing::TimedOp("y0", 1), {{4}});
+  const auto y1 = c.AddOp(testing::TimedOp("y1", 1), {{4}});
+  const auto y2 = c.AddOp(testing::TimedOp("y2", 1), {{4}});
+  c.AddEdge(y0, 0, y1);
+  c.AddEdge(y1, 0, y2);
+  const Problem q = testing::Make(c, testing::ThreeDevices(), Objective::kPipeline);
+  const Evaluation e = testing::EvaluatorOf(q)->Evaluate(sim::OnDevices({0, 1, 0}));
+  EXPECT_FALSE(e.feasible);
+  EXPECT_NE(e.reason.find("not a pipeline"), std::string::npos) << e.reason;
+  EXPECT_GT(e.value, 0);  // the max-load: a search still sees the work it moves
+  const Evaluation chain = testing::EvaluatorOf(q)->Evaluate(sim::OnDevices({0, 1, 1}));
+  EXPECT_TRUE(chain.feasible) << chain.reason;
 }
 
 }  // namespace

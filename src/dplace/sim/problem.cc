@@ -16,6 +16,8 @@ std::string_view ObjectiveName(Objective objective) {
       return "throughput";
     case Objective::kLatency:
       return "latency";
+    case Objective::kPipeline:
+      return "pipeline";
   }
   return "?";
 }
@@ -28,6 +30,8 @@ std::string_view ValueName(Objective objective) {
       return "max-load";
     case Objective::kLatency:
       return "latency";
+    case Objective::kPipeline:
+      return "time per micro-batch";
   }
   return "value";
 }
@@ -36,6 +40,7 @@ std::optional<Objective> ParseObjective(std::string_view name) {
   if (name == "step") return Objective::kStep;
   if (name == "throughput") return Objective::kThroughput;
   if (name == "latency") return Objective::kLatency;
+  if (name == "pipeline") return Objective::kPipeline;
   return std::nullopt;
 }
 
@@ -105,6 +110,7 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
       p.lower_bound = StepLowerBound(p);
       break;
     case Objective::kThroughput:
+    case Objective::kPipeline:  // a stage's work bounds its time per micro-batch
       p.lower_bound = ThroughputLowerBound(p);
       break;
     case Objective::kLatency:

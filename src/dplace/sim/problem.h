@@ -27,10 +27,16 @@ enum class Objective {
   kStep,        // time of one step, by discrete-event simulation (DESIGN.md §3)
   kThroughput,  // pipelined max-load of Tarnawski et al. 2020 (time per sample)
   kLatency,     // single-sample latency of a split, Tarnawski et al. 2020 (latency.h)
+  kPipeline,    // time per micro-batch of the problem's pipeline schedule, simulated
+                // (pipeline_sim.h): how a pipeline framework runs the stages
 };
+// Every objective, in the order tables list them.
+inline constexpr Objective kObjectives[] = {Objective::kStep, Objective::kThroughput,
+                                            Objective::kLatency, Objective::kPipeline};
 std::string_view ObjectiveName(Objective objective);
 std::optional<Objective> ParseObjective(std::string_view name);
-// What the objective's value is called: "step time", "max-load", "latency".
+// What the objective's value is called: "step time", "max-load", "latency", "time per
+// micro-batch".
 std::string_view ValueName(Objective objective);
 
 // One DeviceId per op, indexed by OpId.

@@ -39,6 +39,7 @@ Status CheckSpread(const char* name, double spread) {
 double VariantLowerBound(const Problem& p) {
   switch (p.objective) {
     case Objective::kThroughput:
+    case Objective::kPipeline:
       return ThroughputLowerBound(p);
     case Objective::kLatency:
       return LatencyLowerBound(p);

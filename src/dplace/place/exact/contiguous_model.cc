@@ -175,7 +175,8 @@ bool MergeOneTrivialUnit(const sim::Problem& p, const ContiguousModel& m, UnionF
 Status CheckDevices(const sim::Problem& p, ContiguousModel* m) {
   if (p.objective == sim::Objective::kStep) {
     return InvalidInput(
-        "the exact placers work on the paper's model, objective throughput or latency, not step");
+        "the exact placers work on the paper's model, objective throughput, latency or pipeline, "
+        "not step");
   }
   for (sim::DeviceId d{0}; d < p.num_devices(); ++d) {
     (p.c().device(d).kind == "cpu" ? m->cpus : m->accelerators).push_back(d);

@@ -5,15 +5,62 @@
 #include <limits>
 #include <string>
 
+#include "dplace/place/baseline/baseline.h"
 #include "dplace/place/exact/contiguous_dp.h"
 #include "dplace/place/exact/contiguous_model.h"
 #include "dplace/place/exact/exact.h"
 #include "dplace/place/exact/ideal_lattice.h"
+#include "dplace/place/search/score.h"
 
 namespace dplace::place {
 namespace {
 
 constexpr int64_t kMaxIdeals = 2'000'000;  // for time; MaxIdealsInMemory bounds memory
+
+// The DP's best split of `model` by its max-load: the linear pass, then the exact pass bounded by
+// it. `note` says what was proven.
+ContiguousSolution BestSplit(const ContiguousModel& model, Deadline deadline, std::string* note) {
+  const ContiguousSolution linear = SolveLinear(model, deadline);
+  if (!linear.complete && !linear.found) {
+    *note =
+        "time limit reached before any split over one topological order was found: "
+        "everything on one device";
+    return linear;
+  }
+  ContiguousSolution best = linear;
+  auto lattice =
+      IdealLattice::All(model.preds, std::min(kMaxIdeals, MaxIdealsInMemory(model)), deadline);
+  if (!lattice.ok()) {
+    *note = "not proven optimal: " + lattice.status().message() +
+            "; best split over one topological order";
+    return best;
+  }
+  const double bound = linear.found ? linear.max_load : std::numeric_limits<double>::infinity();
+  const ContiguousSolution exact = SolveContiguous(model, *lattice, bound, deadline);
+  if (exact.found) best = exact;
+  *note = exact.complete
+              ? "optimal contiguous split (" + std::to_string(lattice->size()) + " ideals)"
+              : "not proven optimal: time limit reached";
+  return best;
+}
+
+// Under the pipeline objective a transfer delays the stage that waits for it but occupies
+// neither stage (the schedule overlaps it with other micro-batches' work), where the paper's
+// max-load charges it to both; and 1F1B lets a stage hold as many micro-batches as stages follow
+// it, so stages on parallel branches (two towers) hide each other's round trips, which no load
+// model sees. The split that is optimal for one charge can then lose to the frameworks'
+// count-based splits in the schedule. So dp solves the DP under several charges of communication
+// (the paper's, half, none: stage work only), and returns, of these optima and the frameworks'
+// splits of the same units (uniform, parameters, blocks), the split the request's evaluator (the
+// schedule's simulation) judges best, saying which in its note: never worse than a framework's
+// default in the schedule.
+constexpr double kPipelineCommCharges[] = {1.0, 0.5, 0.0};
+
+std::string ChargeName(double charge) {
+  if (charge == 1.0) return "the paper's charge for transfers";
+  if (charge == 0.0) return "no charge for transfers";
+  return "half the charge for transfers";
+}
 
 class DpPlacer : public Placer {
  public:
@@ -21,33 +68,54 @@ class DpPlacer : public Placer {
 
  private:
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
-    std::string note;
     const Deadline deadline = DeadlineAfter(req.limits.seconds);
     DPLACE_ASSIGN_OR_RETURN(ContiguousModel model, BuildContiguousModel(p));
-    const ContiguousSolution linear = SolveLinear(model, deadline);
-    if (!linear.complete && !linear.found) {
-      note =
-          "time limit reached before any split over one topological order was found: "
-          "everything on one device";
-      return PlaceResult{NoSplitFits(model, p.num_ops()), note};
-    }
-    ContiguousSolution best = linear;
-    auto lattice =
-        IdealLattice::All(model.preds, std::min(kMaxIdeals, MaxIdealsInMemory(model)), deadline);
-    if (!lattice.ok()) {
-      note = "not proven optimal: " + lattice.status().message() +
-             "; best split over one topological order";
-    } else {
-      const double bound = linear.found ? linear.max_load : std::numeric_limits<double>::infinity();
-      const ContiguousSolution exact = SolveContiguous(model, *lattice, bound, deadline);
-      if (exact.found) best = exact;
-      note = exact.complete
-                 ? "optimal contiguous split (" + std::to_string(lattice->size()) + " ideals)"
-                 : "not proven optimal: time limit reached";
+    std::string note;
+    ContiguousSolution best = BestSplit(model, deadline, &note);
+    if (p.objective == sim::Objective::kPipeline && best.found && req.evaluator != nullptr) {
+      return BestForSchedule(p, req, model, best, note, deadline);
     }
     if (best.found) return PlaceResult{ToPlacement(model, best, p.num_ops()), note};
-    note = "no contiguous split fits the devices";
+    if (note.empty()) note = "no contiguous split fits the devices";
     return PlaceResult{NoSplitFits(model, p.num_ops()), note};
+  }
+
+  // `paper` is the optimum under the paper's charge; the others are solved from copies of `model`
+  // with their charge, while the deadline lets them.
+  static StatusOr<PlaceResult> BestForSchedule(const sim::Problem& p, const PlaceRequest& req,
+                                               const ContiguousModel& model,
+                                               const ContiguousSolution& paper,
+                                               const std::string& paper_note, Deadline deadline) {
+    PlaceResult best{ToPlacement(model, paper, p.num_ops()), paper_note};
+    sim::Evaluation judged = req.evaluator->Evaluate(best.placement);
+    std::string chosen = ChargeName(1.0);
+    auto consider = [&](sim::Placement placement, std::string note, std::string what) {
+      sim::Evaluation e = req.evaluator->Evaluate(placement);
+      if (!(ScoreOf(e) < ScoreOf(judged))) return;
+      judged = std::move(e);
+      best = PlaceResult{std::move(placement), std::move(note)};
+      chosen = std::move(what);
+    };
+    for (const double charge : kPipelineCommCharges) {
+      if (charge == 1.0) continue;
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      ContiguousModel charged = model;
+      for (ContiguousModel::Tensor& t : charged.tensors) t.cost *= charge;
+      std::string note;
+      const ContiguousSolution split = BestSplit(charged, deadline, &note);
+      if (split.found) consider(ToPlacement(charged, split, p.num_ops()), note, ChargeName(charge));
+    }
+    for (auto make : {MakeUniformSplitPlacer, MakeParametersSplitPlacer, MakeBlocksSplitPlacer}) {
+      std::unique_ptr<Placer> rule = make();
+      DPLACE_ASSIGN_OR_RETURN(PlaceResult split, rule->Place(p, req));
+      const std::string name(rule->name());
+      consider(std::move(split.placement), "the frameworks' '" + name + "' split",
+               "the '" + name + "' rule");
+    }
+    best.note += " (" + chosen + "; the best in the schedule of the optima under " +
+                 std::to_string(std::size(kPipelineCommCharges)) +
+                 " charges for transfers and the frameworks' splits)";
+    return best;
   }
 };
 
