@@ -100,7 +100,6 @@ PlacementEnv::PlacementEnv(const sim::Problem& problem, sim::Evaluator& evaluato
       options_(options),
       units_(std::move(units)),
       dag_(MakeUnitDag(problem, units_)) {
-  const graph::Graph& g = problem.g();
   fastest_s_.assign(units_.size(), 0);
   out_bytes_.assign(units_.size(), 0);
   for (UnitId u : units_.ids()) {
@@ -119,10 +118,6 @@ PlacementEnv::PlacementEnv(const sim::Problem& problem, sim::Evaluator& evaluato
     }
   }
   for (double b : out_bytes_) max_out_bytes_ = std::max(max_out_bytes_, b);
-  if (problem.objective == sim::Objective::kStep) {
-    simulator_ = std::make_unique<sim::StepSimulator>(problem);
-  }
-  (void)g;
 }
 
 double PlacementEnv::CostOf(const sim::Evaluation& e) const {
@@ -168,15 +163,9 @@ void PlacementEnv::Reset(const sim::Placement& start) {
 }
 
 void PlacementEnv::Evaluate() {
-  if (simulator_ != nullptr) {
-    sim::StepResult r = simulator_->Run(placement_, {.record_timeline = true});
-    evaluator_.CountEvaluations(1);
-    evaluation_ = std::move(r.evaluation);
-    ReadTimeline(r.timeline);
-  } else {
-    evaluation_ = evaluator_.Evaluate(placement_);
-    ReadTimeline({});
-  }
+  sim::Timing timing;
+  evaluation_ = evaluator_.EvaluateTimed(placement_, &timing);
+  ReadTiming(timing);
   cost_ = CostOf(evaluation_);
   const place::Score score = place::ScoreOf(evaluation_);
   if (best_.empty() || score < best_score_) {
@@ -187,75 +176,24 @@ void PlacementEnv::Evaluate() {
   changed_ = false;
 }
 
-void PlacementEnv::ReadTimeline(const sim::Timeline& timeline) {
-  const graph::Graph& g = problem_.g();
+void PlacementEnv::ReadTiming(const sim::Timing& timing) {
   start_s_.assign(units_.size(), 0);
   end_s_.assign(units_.size(), 0);
   critical_.assign(units_.size(), 0);
-  makespan_ = 0;
-  if (timeline.ops.empty()) return;
-  sim::PerOp<double> start(g.num_ops(), 0), end(g.num_ops(), 0);
-  for (const sim::OpInterval& o : timeline.ops) {
-    start[o.op] = o.start_s;
-    end[o.op] = o.end_s;
-    makespan_ = std::max(makespan_, o.end_s);
-  }
-  // When each tensor arrived on each device it was sent to.
-  sim::PerTensor<std::vector<std::pair<DeviceId, double>>> arrived(g.num_tensors());
-  for (const sim::TransferInterval& t : timeline.transfers) {
-    arrived[t.tensor].emplace_back(t.dst, t.end_s);
-    makespan_ = std::max(makespan_, t.end_s);
-  }
-  // Per device, its ops by start, for "the op before it on its device".
-  sim::PerDevice<std::vector<std::pair<double, OpId>>> on_device(problem_.num_devices());
-  for (const sim::OpInterval& o : timeline.ops) on_device[o.device].emplace_back(o.start_s, o.op);
-  sim::PerOp<int32_t> rank(g.num_ops(), 0);
-  for (auto& ops : on_device) {
-    std::sort(ops.begin(), ops.end());
-    for (size_t i = 0; i < ops.size(); ++i) rank[ops[i].second] = static_cast<int32_t>(i);
-  }
-  sim::PerOp<UnitId> unit_of(g.num_ops(), UnitId(0));
+  makespan_ = timing.makespan_s;
+  if (timing.start_s.empty()) return;
+  sim::PerOp<UnitId> unit_of(problem_.num_ops(), UnitId(0));
   for (UnitId u : units_.ids()) {
     double s = std::numeric_limits<double>::infinity(), e = 0;
     for (OpId op : units_[u].ops) {
       unit_of[op] = u;
-      s = std::min(s, start[op]);
-      e = std::max(e, end[op]);
+      s = std::min(s, timing.start_s[op]);
+      e = std::max(e, timing.end_s[op]);
     }
     start_s_[u] = s;
     end_s_[u] = e;
   }
-  // The critical path: from the op that ends last, back through the input that arrived last when
-  // it arrived as the op could start, else the op before it on its device.
-  OpId at = timeline.ops.front().op;
-  for (const sim::OpInterval& o : timeline.ops) {
-    if (o.end_s > end[at]) at = o.op;
-  }
-  for (int guard = 0; guard <= g.num_ops(); ++guard) {
-    critical_[unit_of[at]] = 1;
-    const DeviceId d = placement_[at];
-    OpId next(-1);
-    double latest = -1;
-    for (graph::TensorId t : g.Inputs(at)) {
-      const OpId p = g.tensor(t).producer;
-      double when = end[p];
-      for (const auto& [dst, e] : arrived[t]) {
-        if (dst == d && placement_[p] != d) when = e;
-      }
-      if (when > latest) {
-        latest = when;
-        next = p;
-      }
-    }
-    const double tolerance = 1e-12 + 1e-9 * makespan_;
-    if (next >= 0 && latest >= start[at] - tolerance) {
-      at = next;
-    } else if (rank[at] > 0) {
-      at = on_device[d][static_cast<size_t>(rank[at] - 1)].second;
-    } else {
-      break;
-    }
-  }
+  for (OpId op : timing.critical_path) critical_[unit_of[op]] = 1;
 }
 
 void PlacementEnv::Observe(Observation* out) const {

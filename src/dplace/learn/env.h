@@ -1,7 +1,8 @@
 // The one reinforcement-learning environment of dplace: episodes that place a problem's
 // co-location units one at a time (Placeto's MDP), observed through the graph, the cost table and
-// the step simulator's timeline, rewarded by the same evaluator the searches use. No torch here:
-// observations are plain arrays that the policies (policy.h) turn into tensors.
+// the timing of the evaluator's run (sim::Timing: the simulator's start times and critical path),
+// rewarded by that same evaluator, the request's (a robust one counts and judges as for a search).
+// No torch here: observations are plain arrays that the policies (policy.h) turn into tensors.
 //
 // An episode starts from a placement and visits every unit once, in topological order; each step
 // re-places the current unit on a device it may run on. When the placement changed since the last
@@ -25,7 +26,6 @@
 #include "dplace/place/units.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/problem.h"
-#include "dplace/sim/step_sim.h"
 
 namespace dplace::learn {
 
@@ -103,8 +103,9 @@ class PlacementEnv {
 
  private:
   void Evaluate();
-  // Per op start/end and the critical path from the timeline (step objective); zeros otherwise.
-  void ReadTimeline(const sim::Timeline& timeline);
+  // Per unit its start and end and whether on the critical path, from the evaluator's Timing
+  // (objective step); zeros otherwise.
+  void ReadTiming(const sim::Timing& timing);
 
   const sim::Problem& problem_;
   sim::Evaluator& evaluator_;
@@ -113,7 +114,6 @@ class PlacementEnv {
   UnitDag dag_;
   place::PerUnit<double> fastest_s_, out_bytes_;
   double max_fastest_s_ = 0, max_out_bytes_ = 0, max_footprint_ = 0;
-  std::unique_ptr<sim::StepSimulator> simulator_;  // objective step: for the timeline
 
   sim::Placement placement_;
   place::PerUnit<sim::DeviceId> device_;

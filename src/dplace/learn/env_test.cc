@@ -9,6 +9,7 @@
 
 #include "dplace/learn/message_passing.h"
 #include "dplace/learn/test_problems.h"
+#include "dplace/sim/robust_evaluator.h"
 
 namespace dplace::learn {
 namespace {
@@ -75,6 +76,25 @@ TEST(PlacementEnvTest, RewardsAreTheEvaluatorsValuesAndEveryEvaluationCounts) {
   EXPECT_FALSE(env.best().empty());
   EXPECT_LE(env.best_score().value,
             env.evaluation().value + (env.evaluation().feasible ? 0 : 1e300));
+}
+
+TEST(PlacementEnvTest, UnderARobustEvaluatorEachJudgementPaysEveryVariantAndIsTheWorst) {
+  const auto p = Generated("enas_rnn", "k80x4");
+  auto robust = sim::MakeRobustEvaluator(p, {.count = 4, .quantile = 1, .seed = 2, .spread = 0.2});
+  ASSERT_TRUE(robust.ok()) << robust.status().message();
+  auto judge = sim::MakeRobustEvaluator(p, {.count = 4, .quantile = 1, .seed = 2, .spread = 0.2});
+  PlacementEnv env(*p, **robust);
+  env.Reset(FastestStart(*p, env.units()));
+  EXPECT_EQ((*robust)->evaluations(), 4);
+  const sim::Evaluation worst = (*judge)->Evaluate(env.placement());
+  EXPECT_EQ(env.evaluation().value, worst.value);
+  EXPECT_GT(worst.value, sim::MakeEvaluator(p)->Evaluate(env.placement()).value);
+  EXPECT_DOUBLE_EQ(env.cost(), env.CostOf(worst));
+  // A step that moves the unit judges again, on every variant.
+  const sim::DeviceId here = env.placement()[env.units()[env.Current()].ops.front()];
+  env.Step(sim::DeviceId((here.value() + 1) % 4));
+  EXPECT_EQ((*robust)->evaluations(), 8);
+  EXPECT_EQ(env.evaluation().value, (*judge)->Evaluate(env.placement()).value);
 }
 
 TEST(PlacementEnvTest, RefreshEveryKStepsEvaluatesLess) {

@@ -40,6 +40,15 @@ struct Timeline {
   std::vector<MemorySample> memory;
 };
 
+// What an observer of one simulated step reads beyond its evaluation: per op when it started and
+// ended, and the critical path by the simulator's own rule (StepSimulator::CriticalPath), the last
+// op first. Empty where the objective has no timeline (throughput, latency, pipeline).
+struct Timing {
+  PerOp<double> start_s, end_s;
+  std::vector<OpId> critical_path;
+  double makespan_s = 0;
+};
+
 struct Evaluation {
   Objective objective = Objective::kStep;
   double value = 0;  // step time or max-load, seconds (or the input's time unit)

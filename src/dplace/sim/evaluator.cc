@@ -30,6 +30,9 @@ class StepEvaluator final : public Evaluator, public IncrementalEvaluator {
   Evaluation EvaluateImpl(const Placement& placement) override {
     return step_.Run(placement).evaluation;
   }
+  Evaluation EvaluateTimedImpl(const Placement& placement, Timing* timing) override {
+    return step_.RunTimed(placement, timing);
+  }
   StepSimulator step_;
 };
 

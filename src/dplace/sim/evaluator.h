@@ -2,9 +2,9 @@
 // `step`, the max-load model for `throughput`, the call model for `latency` (MakeEvaluator picks
 // it). Every evaluator evaluates, counts its evaluations (so placers keep budgets) and forks (a
 // copy for a search's second thread). Only the step simulator can also evaluate incrementally,
-// give up early and name the critical path: the IncrementalEvaluator that Incremental() returns,
-// which the searches and the learning environment ask for explicitly. Evaluators share ownership
-// of their problem.
+// give up early and name the critical path (and time a run: EvaluateTimed): the
+// IncrementalEvaluator that Incremental() returns, which the searches and the learning environment
+// ask for explicitly. Evaluators share ownership of their problem.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,12 @@ class Evaluator {
     ++evaluations_;
     return EvaluateImpl(placement);
   }
+  // Evaluate, and where the objective simulates a step, its Timing (cleared otherwise). Counts as
+  // Evaluate counts: an observer pays what a search pays.
+  Evaluation EvaluateTimed(const Placement& placement, Timing* timing) {
+    ++evaluations_;
+    return EvaluateTimedImpl(placement, timing);
+  }
   // Number of evaluations so far (incremental ones and critical paths included), and the way back
   // for those a fork made.
   int64_t evaluations() const { return evaluations_; }
@@ -46,6 +52,10 @@ class Evaluator {
 
  private:
   virtual Evaluation EvaluateImpl(const Placement& placement) = 0;
+  virtual Evaluation EvaluateTimedImpl(const Placement& placement, Timing* timing) {
+    *timing = {};
+    return EvaluateImpl(placement);
+  }
 
   std::shared_ptr<const Problem> problem_;
   int64_t evaluations_ = 0;

@@ -79,6 +79,16 @@ Evaluation RobustEvaluator::EvaluateImpl(const Placement& placement) {
   return Combine();
 }
 
+Evaluation RobustEvaluator::EvaluateTimedImpl(const Placement& placement, Timing* timing) {
+  CountEvaluations(static_cast<int64_t>(evaluators_.size()) - 1);
+  timings_.resize(evaluators_.size());
+  for (size_t k = 0; k < evaluators_.size(); ++k) {
+    evaluations_[k] = evaluators_[k]->EvaluateTimed(placement, &timings_[k]);
+  }
+  *timing = timings_[RankVariant()];
+  return Combine();
+}
+
 Evaluation RobustEvaluator::EvaluateNear(const Placement& placement, double give_up_above) {
   const size_t count = evaluators_.size();
   // The quantile exceeds the threshold once this many values do.

@@ -67,6 +67,8 @@ class RobustEvaluator final : public Evaluator, public IncrementalEvaluator {
  private:
   // Counts one (the base class did) plus K - 1.
   Evaluation EvaluateImpl(const Placement& placement) override;
+  // The same count; the Timing of the variant at the quantile's rank (the one the value is).
+  Evaluation EvaluateTimedImpl(const Placement& placement, Timing* timing) override;
   // Every variant's evaluation of `placement` into evaluations_ (full runs).
   void EvaluateAll(const Placement& placement);
   // The robust evaluation of the per-variant evaluations in evaluations_ (all exact).
@@ -80,6 +82,7 @@ class RobustEvaluator final : public Evaluator, public IncrementalEvaluator {
   double quantile_;
   double lower_bound_ = 0;
   std::vector<Evaluation> evaluations_;  // per variant: the last evaluation
+  std::vector<Timing> timings_;          // per variant: the last EvaluateTimed's
   std::vector<size_t> order_;            // the order EvaluateNear tries the variants in
 };
 

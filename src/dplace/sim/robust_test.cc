@@ -145,6 +145,28 @@ TEST(RobustEvaluatorTest, ValueIsTheWorstOfTheVariantsByHand) {
   EXPECT_DOUBLE_EQ(worst.Evaluate(OnDevices({0, 0, 0})).value, 3);
 }
 
+TEST(RobustEvaluatorTest, ATimedEvaluationCountsEveryVariantAndTimesTheRankedOne) {
+  const auto base = Layered();
+  auto robust = MakeRobustEvaluator(base, {.count = 4, .quantile = 1, .seed = 4, .spread = 0.2});
+  ASSERT_TRUE(robust.ok());
+  auto variants = std::move(RobustVariants(*base, {.count = 4, .seed = 4, .spread = 0.2})).value();
+  Rng rng(5);
+  const Placement p = RandomPlacement(*base, rng);
+  Timing timing;
+  const Evaluation e = (*robust)->EvaluateTimed(p, &timing);
+  EXPECT_EQ((*robust)->evaluations(), 4);
+  EXPECT_EQ(e.value, (*robust)->Evaluate(p).value);
+  // The timing is the worst variant's own run: its makespan is the value, its critical path the
+  // simulator's.
+  size_t worst = 0;
+  std::vector<double> values;
+  for (const auto& v : variants) values.push_back(SimulateStep(*v, p).evaluation.value);
+  worst = static_cast<size_t>(std::max_element(values.begin(), values.end()) - values.begin());
+  EXPECT_EQ(timing.makespan_s, e.value);
+  StepSimulator sim(*variants[worst]);
+  EXPECT_EQ(timing.critical_path, sim.CriticalPath(p));
+}
+
 TEST(RobustEvaluatorTest, ValueIsTheQuantileOfTheVariantsOwnValues) {
   const auto base = Layered();
   for (double q : {1.0, 0.5}) {

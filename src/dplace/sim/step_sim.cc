@@ -501,6 +501,27 @@ std::vector<OpId> StepSimulator::CriticalPath(const Placement& given) {
   const Placement& placement = Runs(given);
   Reset(placement, nullptr);
   Continue(placement, nullptr, /*record=*/false);
+  return TracePath(placement);
+}
+
+Evaluation StepSimulator::RunTimed(const Placement& given, Timing* timing) {
+  const Placement& placement = Runs(given);
+  Reset(placement, nullptr);
+  Continue(placement, nullptr, /*record=*/false);
+  Evaluation e = Report(placement).evaluation;
+  const graph::Graph& g = problem_.g();
+  timing->start_s.assign(g.ops().size(), 0);
+  timing->end_s.assign(g.ops().size(), 0);
+  for (OpId op : g.op_ids()) {
+    timing->start_s[op] = s_.start[op];
+    timing->end_s[op] = s_.start[op] + problem_.costs.OpTime(op, placement[op]);
+  }
+  timing->makespan_s = s_.makespan;
+  timing->critical_path = TracePath(placement);
+  return e;
+}
+
+std::vector<OpId> StepSimulator::TracePath(const Placement& placement) const {
   const graph::Graph& g = problem_.g();
   auto end_of = [&](OpId op) {  // computed as StartOp computes the op's end event
     return s_.start[op] + problem_.costs.OpTime(op, placement[op]);

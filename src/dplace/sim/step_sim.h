@@ -69,6 +69,8 @@ class StepSimulator {
   // channel), else the op before it on its device. Simulates the placement in full; the base of
   // RunNear is kept.
   std::vector<OpId> CriticalPath(const Placement& placement);
+  // Run, and per op its start and end and the critical path of that run (one simulation).
+  Evaluation RunTimed(const Placement& placement, Timing* timing);
 
  private:
   // 16 bytes, so the heap moves little memory. `seq` orders simultaneous events by creation (a run
@@ -126,6 +128,8 @@ class StepSimulator {
   // can make a difference: a checkpoint, or a fresh start. Returns the checkpoint's index, or -1.
   int RestoreFor(const Placement& placement);
   StepResult Report(const Placement& placement) const;
+  // The critical path of the run just simulated (CriticalPath's rule).
+  std::vector<OpId> TracePath(const Placement& placement) const;
   void Push(double time, int32_t type, int32_t index);
   void MarkReady(DeviceId d, double time, OpId op);
   void StartOp(DeviceId d, double time, OpId op, Timeline* timeline);

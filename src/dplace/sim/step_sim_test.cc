@@ -240,6 +240,21 @@ TEST(StepSimTest, CriticalPathFollowsWhatEachOpWaitedFor) {
   EXPECT_EQ(sim.CriticalPath(sim::OnDevices({1, 0, 1, 1})), (std::vector<OpId>{c, x, y}));
   // With y on the CPU (4 s too), b starts when the transfer ends: c, b, then a through it.
   EXPECT_EQ(sim.CriticalPath(sim::OnDevices({2, 0, 1, 1})), (std::vector<OpId>{c, x, a}));
+  // A timed run gives the same path in one simulation, with each op's start and end.
+  Timing timing;
+  const Evaluation e = sim.RunTimed(sim::OnDevices({1, 0, 1, 1}), &timing);
+  EXPECT_EQ(timing.critical_path, (std::vector<OpId>{c, x, y}));
+  EXPECT_DOUBLE_EQ(e.value, 7);
+  EXPECT_DOUBLE_EQ(timing.makespan_s, 7);
+  EXPECT_DOUBLE_EQ(timing.start_s[x], 4);
+  EXPECT_DOUBLE_EQ(timing.end_s[x], 6);
+  EXPECT_DOUBLE_EQ(timing.end_s[a], 1);
+  // An evaluator of the step times its runs the same way and counts each as one evaluation.
+  auto evaluator = testing::EvaluatorOf(p);
+  Timing through;
+  EXPECT_DOUBLE_EQ(evaluator->EvaluateTimed(sim::OnDevices({1, 0, 1, 1}), &through).value, 7);
+  EXPECT_EQ(through.critical_path, timing.critical_path);
+  EXPECT_EQ(evaluator->evaluations(), 1);
 }
 
 TEST(StepSimTest, CriticalPathFollowsTheChannelQueue) {
