@@ -144,6 +144,12 @@ void PlacementEnv::Reset(const sim::Placement& start) {
       if (ops_on[d.index()] > ops_on[device_[u].index()]) device_[u] = d;
     }
   }
+  unit_bytes_on_.assign(problem_.num_devices(), 0);
+  units_on_.assign(problem_.num_devices(), 0);
+  for (UnitId u : units_.ids()) {
+    unit_bytes_on_[device_[u]] += units_[u].footprint_bytes;
+    units_on_[device_[u]] += 1;
+  }
   step_ = 0;
   since_refresh_ = 0;
   if (options_.reuse_start && !start_.placement.empty() && start_.placement == start) {
@@ -196,7 +202,7 @@ void PlacementEnv::ReadTiming(const sim::Timing& timing) {
   for (OpId op : timing.critical_path) critical_[unit_of[op]] = 1;
 }
 
-void PlacementEnv::Observe(Observation* out) const {
+void PlacementEnv::Observe(Observation* out, View view) const {
   const auto n = static_cast<size_t>(dag_.num_nodes);
   const UnitId c = Current();
   const DeviceId cur_device = device_[c];
@@ -213,8 +219,10 @@ void PlacementEnv::Observe(Observation* out) const {
                : 0.0;
   };
   out->current = c.value();
-  out->nodes.assign(n * kNodeFeatures, 0.0f);
+  const bool all = view == View::kAll;
+  out->nodes.assign(all ? n * kNodeFeatures : 0, 0.0f);
   for (UnitId u : units_.ids()) {
+    if (!all) break;
     float* f = out->nodes.data() + u.index() * kNodeFeatures;
     const DeviceId d = device_[u];
     double here = 0;
@@ -234,13 +242,10 @@ void PlacementEnv::Observe(Observation* out) const {
   }
   // Devices, for the current unit.
   const int num_devices = problem_.num_devices();
-  sim::PerDevice<double> static_bytes(num_devices, 0), units_on(num_devices, 0),
-      in_bytes(num_devices, 0), out_bytes(num_devices, 0);
-  for (UnitId u : units_.ids()) {
-    if (u == c) continue;
-    static_bytes[device_[u]] += units_[u].footprint_bytes;
-    units_on[device_[u]] += 1;
-  }
+  sim::PerDevice<double> static_bytes = unit_bytes_on_, units_on = units_on_,
+                         in_bytes(num_devices, 0), out_bytes(num_devices, 0);
+  static_bytes[cur_device] -= units_[c].footprint_bytes;  // the other units'
+  units_on[cur_device] -= 1;
   double in_total = 0, out_total = 0;
   const size_t ci = c.index();
   for (int32_t i = dag_.pred_offsets[ci]; i < dag_.pred_offsets[ci + 1]; ++i) {
@@ -277,6 +282,10 @@ void PlacementEnv::Observe(Observation* out) const {
     f[6] = Clip(out_total > 0 ? out_bytes[d] / out_total : 0, 1);
     f[7] = Clip(units_on[d] / static_cast<double>(units_.size()), 1);
   }
+  out->ancestors.clear();
+  out->descendants.clear();
+  out->parallel.clear();
+  if (!all) return;
   // Ancestors, descendants, and the parallel units nearest in start time.
   std::vector<char> mark(n, 0);
   out->ancestors = Reach(c.value(), dag_.pred_offsets, dag_.preds, &mark);
@@ -299,6 +308,10 @@ void PlacementEnv::Observe(Observation* out) const {
 double PlacementEnv::Step(DeviceId d) {
   const UnitId c = Current();
   if (device_[c] != d) {
+    unit_bytes_on_[device_[c]] -= units_[c].footprint_bytes;
+    units_on_[device_[c]] -= 1;
+    unit_bytes_on_[d] += units_[c].footprint_bytes;
+    units_on_[d] += 1;
     device_[c] = d;
     place::Assign(units_[c], d, &placement_);
     changed_ = true;

@@ -85,8 +85,12 @@ class PlacementEnv {
   void Reset(const sim::Placement& start);
   bool Done() const { return step_ >= units_.size(); }
   place::UnitId Current() const { return place::UnitId(static_cast<int32_t>(step_)); }
-  // The observation of the current step (Done() must be false).
-  void Observe(Observation* out) const;
+  // The observation of the current step (Done() must be false). kAll: every field; kDevices: only
+  // `current`, `devices` and `allowed` (the rest left empty), O(devices + the current unit's
+  // edges): what a whole-episode policy reads after its first step (its encoder reads the graph
+  // once, policy.h Begin).
+  enum class View { kAll, kDevices };
+  void Observe(Observation* out, View view = View::kAll) const;
   // Puts the current unit on `d` (one it may run on), moves on; returns the step's reward.
   double Step(sim::DeviceId d);
 
@@ -117,6 +121,9 @@ class PlacementEnv {
 
   sim::Placement placement_;
   place::PerUnit<sim::DeviceId> device_;
+  // Per device: the footprint bytes and the number of the units on it (device_), kept as units
+  // move, so that a device row costs O(1).
+  sim::PerDevice<double> unit_bytes_on_, units_on_;
   size_t step_ = 0;
   int since_refresh_ = 0;
   bool changed_ = false;

@@ -194,6 +194,38 @@ TEST(PlacementEnvTest, ObservationNamesRelatives) {
   EXPECT_EQ(obs.nodes[40 * kNodeFeatures + 8], 1.0f);
 }
 
+TEST(PlacementEnvTest, TheDeviceViewIsTheFullObservationsDeviceRowsAlone) {
+  const auto p = Generated("layered", "v100x8-nvlink");
+  auto evaluator = sim::MakeEvaluator(p);
+  PlacementEnv env(*p, *evaluator);
+  env.Reset(FastestStart(*p, env.units()));
+  Observation all, devices;
+  for (int i = 0; !env.Done(); ++i) {
+    env.Observe(&all);
+    env.Observe(&devices, PlacementEnv::View::kDevices);
+    EXPECT_EQ(devices.current, all.current);
+    ASSERT_EQ(devices.devices, all.devices) << "step " << i;
+    EXPECT_EQ(devices.allowed, all.allowed);
+    EXPECT_TRUE(devices.nodes.empty());
+    EXPECT_TRUE(devices.ancestors.empty() && devices.descendants.empty());
+    // Against a recount: the other units on each device, and their bytes with the current one's.
+    std::vector<double> others(8, 0), bytes(8, 0);
+    for (place::UnitId u : env.units().ids()) {
+      if (u == env.Current()) continue;
+      const sim::DeviceId d = env.placement()[env.units()[u].ops.front()];
+      others[static_cast<size_t>(d.index())] += 1;
+      bytes[static_cast<size_t>(d.index())] += env.units()[u].footprint_bytes;
+    }
+    for (size_t d = 0; d < 8; ++d) {
+      const float* row = devices.devices.data() + d * kDeviceFeatures;
+      EXPECT_FLOAT_EQ(row[7], static_cast<float>(others[d] / env.units().size()));
+      const double capacity = p->c().devices()[sim::DeviceId(static_cast<int32_t>(d))].memory_bytes;
+      EXPECT_NEAR(row[3], (bytes[d] + env.units()[env.Current()].footprint_bytes) / capacity, 1e-6);
+    }
+    env.Step(sim::DeviceId((i * 3) % 8));  // units move: the kept per-device sums follow them
+  }
+}
+
 // Loss L = Σ c ⊙ m of both passes; gradients by hand against central differences.
 TEST(MessagePassingTest, GradientsMatchFiniteDifferences) {
   constexpr size_t n = 7, k = 3;

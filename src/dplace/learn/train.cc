@@ -46,7 +46,9 @@ Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, 
   e.best_cost = env.cost();
   Observation obs;
   while (!env.Done() && !(out && out())) {
-    env.Observe(&obs);
+    // A whole-episode policy reads the graph at its first step only.
+    env.Observe(&obs, policy.whole_episode() && !e.actions.empty() ? PlacementEnv::View::kDevices
+                                                                   : PlacementEnv::View::kAll);
     if (e.actions.empty()) {
       e.hidden_log_prob = policy.Begin(obs, env.dag(), rng, &e.hidden).item<double>();
     }
