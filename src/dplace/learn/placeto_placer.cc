@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "dplace/learn/placeto.h"
@@ -146,12 +148,8 @@ class PlacetoPlacer : public place::Placer {
     const int refresh = o_.refresh > 0 ? o_.refresh : std::max(1, (num_units + 15) / 16);
     PlacementEnv env(problem, *request.evaluator, *std::move(units),
                      {.refresh_every = o_.fine_tune ? 1 : refresh});
-    PolicyGradient algorithm({});  // REINFORCE
-    std::unique_ptr<torch::optim::Adam> adam;
-    if (o_.fine_tune) {
-      adam = std::make_unique<torch::optim::Adam>(policy->parameters(),
-                                                  torch::optim::AdamOptions(1e-4));
-    }
+    std::optional<Learner> learner;  // REINFORCE, one episode an update
+    if (o_.fine_tune) learner.emplace(*policy, AlgorithmOptions{}, 1e-4);
 
     Rng rng(request.seed);
     // Episodes improve a placement of every op.
@@ -167,9 +165,7 @@ class PlacetoPlacer : public place::Placer {
     const int64_t per_episode = 2 + (num_units + every - 1) / every;
     double longest_s = 0;
     // An episode over many units may outlast the limit on its own: it ends where the time does.
-    const std::function<bool()> past_time = [&] {
-      return budget.limits().seconds > 0 && budget.Elapsed() >= budget.limits().seconds;
-    };
+    const std::function<bool()> past_time = [&] { return budget.OutOfTime(); };
     while (episodes == 0 ||
            (!budget.Out() && (o_.episodes == 0 || episodes < o_.episodes) &&
             (budget.limits().evaluations == 0 || budget.Remaining().evaluations >= per_episode) &&
@@ -178,11 +174,8 @@ class PlacetoPlacer : public place::Placer {
       Episode e =
           Rollout(env, *policy, from, episodes == 0 ? nullptr : &rng, o_.fine_tune, past_time);
       ++episodes;
-      if (o_.fine_tune && !e.actions.empty()) {
-        policy->zero_grad();
-        SetGradients(*policy, algorithm.Gradient(*policy, env.dag(), e));
-        adam->step();
-        algorithm.Record(e);
+      if (learner && !e.actions.empty()) {
+        learner->Update({std::move(e)}, {0}, [&](int) -> const UnitDag& { return env.dag(); });
       }
       longest_s = std::max(longest_s, budget.Elapsed() - began);
       from = env.best();
@@ -244,8 +237,7 @@ class EpisodePlacer : public place::Placer {
     PlacementEnv env(problem, *request.evaluator, std::move(units), EpisodeOptions(*policy));
     AlgorithmOptions a{.entropy = o_.entropy, .clip = o_.clip, .epochs = o_.epochs};
     DPLACE_ASSIGN_OR_RETURN(a, AlgorithmByName(o_.algorithm, a));
-    PolicyGradient algorithm(AlgorithmFor(*policy, a));
-    torch::optim::Adam adam(policy->parameters(), torch::optim::AdamOptions(o_.lr));
+    Learner learner(*policy, a, o_.lr, o_.max_grad_norm);
     const sim::Placement from =
         EpisodeStart(problem, request, o_.start == "search" ? start_.get() : nullptr,
                      budget.limits(), env.units());
@@ -255,9 +247,7 @@ class EpisodePlacer : public place::Placer {
     // A greedy episode first: a trained policy's own placement.
     const double greedy_began = budget.Elapsed();
     // An episode over many units may outlast the limit on its own: it ends where the time does.
-    const std::function<bool()> past_time = [&] {
-      return budget.limits().seconds > 0 && budget.Elapsed() >= budget.limits().seconds;
-    };
+    const std::function<bool()> past_time = [&] { return budget.OutOfTime(); };
     Rollout(env, *policy, from, nullptr, false, past_time);
     ++episodes;
     // The longest update so far (the next begins only with 1.5 times that left), before the first
@@ -265,7 +255,7 @@ class EpisodePlacer : public place::Placer {
     // backward pass over each — and from one pass over every weight, of which each gradient and
     // Adam's step (its first allocates its state) make several: a wide policy's update is mostly
     // these.
-    const int epochs = train ? algorithm.options().epochs : 0;
+    const int epochs = train ? learner.algorithm().options().epochs : 0;
     double longest_s = (budget.Elapsed() - greedy_began) * o_.samples * (1 + 2 * epochs);
     if (train) {
       const double pass_began = budget.Elapsed();
@@ -288,22 +278,10 @@ class EpisodePlacer : public place::Placer {
       // The time ran out within the batch (an update may take longer than the last): no update.
       if (past_time()) break;
       if (train) {
-        // As in training (train.h): the samples join the baseline before the gradient.
-        for (const Episode& e : batch) algorithm.Record(e);
-        for (int epoch = 0; epoch < algorithm.options().epochs && !past_time(); ++epoch) {
-          torch::Tensor total;
-          for (const Episode& e : batch) {
-            if (past_time()) break;  // a wide policy's gradients take long: no step then
-            const torch::Tensor g = algorithm.Gradient(*policy, env.dag(), e);
-            total = total.defined() ? total + g : g;
-          }
-          if (past_time()) break;
-          SetGradients(*policy, total / o_.samples);
-          if (o_.max_grad_norm > 0) {
-            torch::nn::utils::clip_grad_norm_(policy->parameters(), o_.max_grad_norm);
-          }
-          adam.step();
-        }
+        std::vector<int> all(batch.size());
+        std::iota(all.begin(), all.end(), 0);
+        learner.Update(
+            batch, all, [&](int) -> const UnitDag& { return env.dag(); }, {}, past_time);
         ++updates;
       }
       longest_s = std::max(longest_s, budget.Elapsed() - began);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dplace/base/rng.h"
@@ -80,6 +81,41 @@ class PolicyGradient {
   std::vector<double> Returns(const Episode& episode) const;
   AlgorithmOptions options_;
   std::map<int, std::deque<std::vector<double>>> history_;  // per problem: returns per step
+};
+
+// The one policy-gradient update of dplace, for the trainer (train.cc: the batch over every MPI
+// rank) and the learned placers' fine-tuning (placeto_placer.cc). It owns the algorithm (its
+// baselines) and Adam. An update: whole-episode policies' episodes join the baseline first (the
+// baseline of a problem's first update is its samples' mean, as in ColocRL and HDP), then per
+// epoch of the algorithm one Adam step on the batch's mean gradient (clipped to `max_grad_norm`
+// when it is > 0), then per-step policies' episodes join the baseline.
+class Learner {
+ public:
+  Learner(Policy& policy, AlgorithmOptions options, double lr, double max_grad_norm = 0);
+
+  // The batch's mean gradient from this process's (slot, gradient) pairs and the batch size. The
+  // default sums them in slot order; the trainer gathers every rank's in slot order, so that any
+  // number of ranks adds them up the same way.
+  using MeanGradient =
+      std::function<torch::Tensor(const std::vector<std::pair<int, torch::Tensor>>& own, int size)>;
+  // `batch`: every episode of the update, by slot (the baselines see them all); `own`: the slots
+  // whose gradients this process computes (all of them in one process); `dag_of`: an episode's
+  // problem's units. `stop` (a placer's time limit) is asked before each gradient and each step:
+  // true ends the update there, without a step and without joining the baselines after it.
+  // Returns whether the update ran to its end.
+  bool Update(const std::vector<Episode>& batch, const std::vector<int>& own,
+              const std::function<const UnitDag&(int problem)>& dag_of,
+              const MeanGradient& mean = {}, const std::function<bool()>& stop = {});
+
+  void SetLearningRate(double lr);
+  PolicyGradient& algorithm() { return algorithm_; }
+  torch::optim::Adam& adam() { return adam_; }
+
+ private:
+  Policy& policy_;
+  PolicyGradient algorithm_;
+  torch::optim::Adam adam_;
+  double max_grad_norm_;
 };
 
 }  // namespace dplace::learn

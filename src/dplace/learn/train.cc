@@ -169,6 +169,51 @@ torch::Tensor PolicyGradient::Gradient(Policy& policy, const UnitDag& dag,
   return flat;
 }
 
+Learner::Learner(Policy& policy, AlgorithmOptions options, double lr, double max_grad_norm)
+    : policy_(policy),
+      algorithm_(AlgorithmFor(policy, options)),
+      adam_(policy.parameters(), torch::optim::AdamOptions(lr)),
+      max_grad_norm_(max_grad_norm) {}
+
+void Learner::SetLearningRate(double lr) {
+  for (auto& group : adam_.param_groups()) {
+    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+  }
+}
+
+bool Learner::Update(const std::vector<Episode>& batch, const std::vector<int>& own,
+                     const std::function<const UnitDag&(int problem)>& dag_of,
+                     const MeanGradient& mean, const std::function<bool()>& stop) {
+  const bool record_first = policy_.whole_episode();
+  if (record_first) {
+    for (const Episode& e : batch) algorithm_.Record(e);
+  }
+  const auto size = static_cast<int>(batch.size());
+  for (int epoch = 0; epoch < algorithm_.options().epochs; ++epoch) {
+    std::vector<std::pair<int, torch::Tensor>> gradients;
+    for (int s : own) {
+      if (stop && stop()) return false;  // a wide policy's gradients take long: no step then
+      const Episode& e = batch[static_cast<size_t>(s)];
+      gradients.emplace_back(s, algorithm_.Gradient(policy_, dag_of(e.problem), e));
+    }
+    if (stop && stop()) return false;
+    torch::Tensor total;
+    if (mean) {
+      total = mean(gradients, size);
+    } else {
+      for (const auto& [s, g] : gradients) total = total.defined() ? total + g : g;
+      total = total / size;
+    }
+    SetGradients(policy_, total);
+    if (max_grad_norm_ > 0) torch::nn::utils::clip_grad_norm_(policy_.parameters(), max_grad_norm_);
+    adam_.step();
+  }
+  if (!record_first) {
+    for (const Episode& e : batch) algorithm_.Record(e);
+  }
+  return true;
+}
+
 void PolicyGradient::Record(const Episode& episode) {
   auto& h = history_[episode.problem];
   h.push_back(Returns(episode));
@@ -274,8 +319,7 @@ class Trainer {
       : o_(o),
         policy_(std::move(policy)),
         world_(world),
-        adam_(policy_->parameters(), torch::optim::AdamOptions(o.lr)),
-        algorithm_(AlgorithmFor(*policy_, o.algorithm)) {}
+        learner_(*policy_, o.algorithm, o.lr, o.max_grad_norm) {}
 
   Status Prepare(const std::vector<TrainProblem>& problems) {
     for (const TrainProblem& p : problems) {
@@ -352,19 +396,19 @@ class Trainer {
     }
     if (o_.updates > 0) {
       const double f = static_cast<double>(update_) / static_cast<double>(o_.updates);
-      for (auto& group : adam_.param_groups()) {
-        static_cast<torch::optim::AdamOptions&>(group.options())
-            .lr(o_.lr + (o_.lr_end - o_.lr) * f);
-      }
+      learner_.SetLearningRate(o_.lr + (o_.lr_end - o_.lr) * f);
     }
-    // Whole-episode policies: each problem's samples of this update join its baseline before the
-    // gradient (the baseline of a problem's first update is its samples' mean, as in ColocRL and
-    // HDP, rather than 0).
-    const bool record_first = policy_->whole_episode();
-    if (record_first) {
-      for (const Episode& e : episodes) algorithm_.Record(e);
+    std::vector<int> own_slots;
+    for (auto& [s, e] : own) {
+      own_slots.push_back(s);
+      episodes[static_cast<size_t>(s)] = std::move(e);  // with its observations, for its gradient
     }
-    for (int epoch = 0; epoch < algorithm_.options().epochs; ++epoch) Step(own);
+    learner_.Update(
+        episodes, own_slots,
+        [&](int problem) -> const UnitDag& { return envs_[static_cast<size_t>(problem)]->dag(); },
+        [&](const std::vector<std::pair<int, torch::Tensor>>& gradients, int size) {
+          return GatheredMean(gradients, size);
+        });
     double mean_return = 0, mean_cost = 0;
     for (const Episode& e : episodes) {
       double end = e.start_cost;
@@ -374,7 +418,6 @@ class Trainer {
       const auto p = static_cast<size_t>(e.problem);
       if (result_.first_cost[p] < 0) result_.first_cost[p] = end;
       result_.best_cost[p] = std::min(result_.best_cost[p], e.best_cost);
-      if (!record_first) algorithm_.Record(e);
     }
     ++update_;
     result_.updates = update_;
@@ -383,21 +426,18 @@ class Trainer {
     log_.push_back({update_, result_.episodes, result_.evaluations, 0, mean_return, mean_cost});
   }
 
-  // One Adam step on the mean gradient of every slot's episode (`own`: this rank's), gathered in
-  // slot order so that any number of ranks adds them up the same way.
-  void Step(const std::vector<std::pair<int, Episode>>& own) {
-    const int slots = o_.episodes;
+  // The mean of every slot's gradient (`mine`: this rank's), gathered in slot order so that any
+  // number of ranks adds them up the same way.
+  torch::Tensor GatheredMean(const std::vector<std::pair<int, torch::Tensor>>& mine, int slots) {
     const int64_t width = FlatGradients(*policy_).numel();
-    std::vector<double> mine;  // per own slot: slot, gradient
-    for (const auto& [s, e] : own) {
-      const PlacementEnv& env = *envs_[static_cast<size_t>(e.problem)];
-      const torch::Tensor g64 =
-          algorithm_.Gradient(*policy_, env.dag(), e).to(torch::kFloat64).contiguous();
-      mine.push_back(s);
-      mine.insert(mine.end(), g64.data_ptr<double>(), g64.data_ptr<double>() + g64.numel());
+    std::vector<double> flat;  // per own slot: slot, gradient
+    for (const auto& [s, g] : mine) {
+      const torch::Tensor g64 = g.to(torch::kFloat64).contiguous();
+      flat.push_back(s);
+      flat.insert(flat.end(), g64.data_ptr<double>(), g64.data_ptr<double>() + g64.numel());
     }
     std::vector<torch::Tensor> grads(static_cast<size_t>(slots));
-    for (const std::vector<double>& from : world_.AllGather(mine)) {
+    for (const std::vector<double>& from : world_.AllGather(flat)) {
       for (size_t i = 0; i < from.size(); i += 1 + static_cast<size_t>(width)) {
         std::vector<double> g(from.begin() + static_cast<std::ptrdiff_t>(i + 1),
                               from.begin() + static_cast<std::ptrdiff_t>(i + 1) + width);
@@ -406,10 +446,7 @@ class Trainer {
     }
     torch::Tensor total = torch::zeros({width});
     for (const torch::Tensor& g : grads) total += g;
-    SetGradients(*policy_, total / slots);
-    if (o_.max_grad_norm > 0)
-      torch::nn::utils::clip_grad_norm_(policy_->parameters(), o_.max_grad_norm);
-    adam_.step();
+    return total / slots;
   }
 
   Status SaveCheckpoint(std::string path) {
@@ -420,9 +457,9 @@ class Trainer {
     torch::serialize::OutputArchive policy, optimizer;
     WritePolicy(*policy_, &policy);
     a.write("policy", policy);
-    adam_.save(optimizer);
+    learner_.adam().save(optimizer);
     a.write("optimizer", optimizer);
-    algorithm_.Save(&a);
+    learner_.algorithm().Save(&a);
     a.write("update", c10::IValue(update_));
     a.write("episodes", c10::IValue(result_.episodes));
     a.write("evaluations", c10::IValue(result_.evaluations));
@@ -459,8 +496,8 @@ class Trainer {
       auto to = policy_->parameters();
       for (size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
       a.read("optimizer", optimizer);
-      adam_.load(optimizer);
-      algorithm_.Load(a);
+      learner_.adam().load(optimizer);
+      learner_.algorithm().Load(a);
       c10::IValue v;
       a.read("update", v);
       update_ = v.toInt();
@@ -512,8 +549,7 @@ class Trainer {
   TrainOptions o_;
   std::shared_ptr<Policy> policy_;
   MpiWorld& world_;
-  torch::optim::Adam adam_;
-  PolicyGradient algorithm_;
+  Learner learner_;
   std::vector<std::shared_ptr<const sim::Problem>> problems_;  // what the environments judge
   std::vector<std::unique_ptr<sim::Evaluator>> evaluators_;
   std::vector<std::unique_ptr<PlacementEnv>> envs_;
