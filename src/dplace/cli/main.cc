@@ -15,6 +15,9 @@
 
 #include "dplace/base/spelling.h"
 #include "dplace/cli/commands.h"
+#ifdef DPLACE_HAVE_TORCH
+#include "dplace/learn/methods.h"
+#endif
 
 namespace {
 
@@ -92,6 +95,14 @@ void AddRobustFlags(CLI::App* cmd, dplace::cli::RobustFlags* flags, bool search)
 }
 
 // The message with control characters (terminal escapes from a file's bytes) written as \xNN.
+#ifdef DPLACE_HAVE_TORCH
+std::vector<std::string> MethodNameList() {
+  std::vector<std::string> names;
+  for (const dplace::learn::Method& m : dplace::learn::kMethods) names.emplace_back(m.name);
+  return names;
+}
+#endif
+
 std::string Printable(const std::string& message) {
   std::string out;
   for (const char ch : message) {
@@ -270,9 +281,9 @@ int main(int argc, char** argv) {
       "train", "train a learned placer's policy on graphs and clusters (docs/learned.md)");
   train_cmd
       ->add_option("--method", t.method,
-                   "the learned placer: placeto, colocrl, hdp or gdp (whole-episode policies: "
-                   "colocrl, hdp, gdp; trained with discount 1)")
-      ->check(CLI::IsMember({"placeto", "colocrl", "hdp", "gdp"}))
+                   "the learned placer: " + dplace::learn::MethodNames() +
+                       " (whole-episode policies are trained with discount 1)")
+      ->check(CLI::IsMember(MethodNameList()))
       ->capture_default_str();
   train_cmd->add_option("--groups", t.groups,
                         "hdp: the grouper's most groups (0: 256); 0 to 65536");

@@ -32,32 +32,19 @@ std::string DefaultPolicyPath(const std::string& method) {
 }
 
 void ReadOptions(place::OptionReader& r, EpisodePlacerOptions* o) {
-  // The methods' defaults: HDP's from its reference code (hidden 512, Adam lr 0.1, gradient norm
-  // clipped to 1); colocrl's width and rate inferred (the paper names neither); gdp's the bundled
-  // policy's width, PPO, and a small rate for fine-tuning.
-  if (o->method == "hdp") {
-    o->hidden = 512;
-    o->lr = 0.1;
-    o->max_grad_norm = 1;
-    o->algorithm = "reinforce";
-  } else if (o->method == "colocrl") {
-    o->hidden = 256;
-    o->lr = 1e-3;
-    o->max_grad_norm = 1;
-    o->algorithm = "reinforce";
-  } else {
-    o->hidden = 64;
-    o->lr = 1e-4;
-    o->max_grad_norm = 0;
-    o->algorithm = "ppo";
-  }
+  // The method's defaults (methods.h).
+  const Method& m = *FindMethod(o->method);
+  o->hidden = m.defaults.hidden;
+  o->lr = m.defaults.lr;
+  o->max_grad_norm = m.defaults.max_grad_norm;
+  o->algorithm = m.defaults.algorithm;
   r.Read("policy", &o->policy,
-         o->method == "gdp" ? "policy file (dplace train --method gdp); default: the bundled one"
-                            : "policy file to start from (dplace train); default: fresh weights");
-  if (o->method == "gdp") r.Read("fine_tune", &o->fine_tune, "train the policy on the problem");
+         m.bundled
+             ? "policy file (dplace train --method " + o->method + "); default: the bundled one"
+             : "policy file to start from (dplace train); default: fresh weights");
+  if (m.bundled) r.Read("fine_tune", &o->fine_tune, "train the policy on the problem");
   r.Read("hidden", &o->hidden, 1, 1024, "width of a fresh policy");
-  if (o->method == "hdp")
-    r.Read("groups", &o->groups, 0, 4096, "the grouper's most groups (0: 256)");
+  if (m.groups) r.Read("groups", &o->groups, 0, 4096, "the grouper's most groups (0: 256)");
   r.Read("samples", &o->samples, 1, 1024, "episodes per update");
   r.Read("lr", &o->lr, 1e-8, 10, "Adam's learning rate");
   r.Read("max_grad_norm", &o->max_grad_norm, 0, 1e6,
@@ -210,7 +197,8 @@ class EpisodePlacer : public place::Placer {
                                          const place::PlaceRequest& request) override {
     const TorchTurn turn;
     std::string path = o_.policy;
-    if (path.empty() && o_.method == "gdp") path = DefaultPolicyPath("gdp");
+    const bool bundled = FindMethod(o_.method)->bundled;
+    if (path.empty() && bundled) path = DefaultPolicyPath(o_.method);
     std::shared_ptr<Policy> policy;
     if (!path.empty()) {
       DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> shared, CachedPolicy(path));
@@ -222,7 +210,7 @@ class EpisodePlacer : public place::Placer {
       DPLACE_ASSIGN_OR_RETURN(
           policy, MakePolicy(o_.method, {.hidden = o_.hidden, .groups = o_.groups}, request.seed));
     }
-    const bool train = o_.method != "gdp" || o_.fine_tune || path.empty();
+    const bool train = !bundled || o_.fine_tune || path.empty();
 
     const bool unlimited = request.limits.evaluations <= 0 && request.limits.seconds <= 0;
     const place::Budget budget(

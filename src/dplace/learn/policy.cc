@@ -196,18 +196,31 @@ StatusOr<std::shared_ptr<Policy>> MakePolicy(const std::string& kind, PolicyShap
   if (shape.hidden < 1 || shape.hidden > 1024) {
     return InvalidInput("policy width " + std::to_string(shape.hidden) + " is not 1 to 1024");
   }
-  if (kind == "hdp" && shape.groups == 0) shape.groups = 256;
-  if (kind != "hdp") shape.groups = 0;
+  const Method* method = FindMethod(kind);
+  if (method == nullptr) {
+    return InvalidInput("unknown policy '" + kind + "' (known: " + MethodNames(", ") + ")");
+  }
+  if (method->groups && shape.groups == 0) shape.groups = 256;
+  if (!method->groups) shape.groups = 0;
   if (shape.groups < 0 || shape.groups > 4096) {
     return InvalidInput("policy groups " + std::to_string(shape.groups) + " is not 1 to 4096");
   }
   const std::lock_guard<std::recursive_mutex> lock(TorchMutex());  // the default generator
   torch::manual_seed(seed);
-  if (kind == "placeto") return std::shared_ptr<Policy>(std::make_shared<PlacetoPolicy>(shape));
-  if (kind == "colocrl") return MakeColocRlPolicy(shape);
-  if (kind == "hdp") return MakeHdpPolicy(shape);
-  if (kind == "gdp") return MakeGdpPolicy(shape);
-  return InvalidInput("unknown policy '" + kind + "' (known: placeto, colocrl, hdp, gdp)");
+  return method->make(shape);
+}
+
+std::shared_ptr<Policy> MakePlacetoPolicy(PolicyShape shape) {
+  return std::make_shared<PlacetoPolicy>(shape);
+}
+
+std::string MethodNames(std::string_view last_joiner) {
+  std::string out;
+  for (size_t i = 0; i < std::size(kMethods); ++i) {
+    if (i > 0) out += i + 1 == std::size(kMethods) ? std::string(last_joiner) : ", ";
+    out += kMethods[i].name;
+  }
+  return out;
 }
 
 namespace {

@@ -21,15 +21,12 @@
 #include "dplace/base/rng.h"
 #include "dplace/base/status.h"
 #include "dplace/learn/env.h"
+#include "dplace/learn/methods.h"
 
 namespace dplace::learn {
 
-struct PolicyShape {
-  int64_t hidden = 32;
-  int64_t node_features = kNodeFeatures;
-  int64_t device_features = kDeviceFeatures;
-  int64_t groups = 0;  // hdp: its grouper's most groups (the reference's 256); others 0
-};
+static_assert(PolicyShape{}.node_features == kNodeFeatures &&
+              PolicyShape{}.device_features == kDeviceFeatures);
 
 class Policy : public torch::nn::Module {
  public:
@@ -86,11 +83,6 @@ torch::Tensor MessagePass(const torch::Tensor& h, const torch::Tensor& w1, const
                           const std::vector<int32_t>& offsets, const std::vector<int32_t>& edges,
                           bool reverse);
 
-// The whole-episode policies (episode_policies.cc).
-std::shared_ptr<Policy> MakeColocRlPolicy(PolicyShape shape);
-std::shared_ptr<Policy> MakeHdpPolicy(PolicyShape shape);
-std::shared_ptr<Policy> MakeGdpPolicy(PolicyShape shape);
-
 // LibTorch's default generator (fresh weights) and its thread count belong to the process. A
 // learned placer holds a TorchTurn while it runs: one runs at a time in a process, so that two
 // threads placing with learned placers each get what they would alone, and torch computes on one
@@ -108,7 +100,7 @@ class TorchTurn {
   int threads_;
 };
 
-// A new policy of `kind` (placeto, colocrl, hdp, gdp), its weights drawn from `seed`.
+// A new policy of `kind` (a method of methods.h), its weights drawn from `seed`.
 StatusOr<std::shared_ptr<Policy>> MakePolicy(const std::string& kind, PolicyShape shape,
                                              uint64_t seed);
 

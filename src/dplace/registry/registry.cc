@@ -16,6 +16,7 @@
 #include "dplace/place/search/mcmc.h"
 #include "dplace/place/search/module_splits.h"
 #ifdef DPLACE_HAVE_TORCH
+#include "dplace/learn/methods.h"
 #include "dplace/learn/placeto.h"
 #endif
 #ifdef DPLACE_HAVE_SCOTCH
@@ -69,22 +70,22 @@ Made Chains(OptionReader& r, const Catalog& c) {
   return MakeChainsPlacer(o, std::move(own_start));
 }
 #ifdef DPLACE_HAVE_TORCH
-Made Placeto(OptionReader& r, const Catalog& c) {
-  learn::PlacetoOptions o;
-  learn::ReadOptions(r, &o);
-  DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
-  return learn::MakePlacetoPlacer(o, std::move(start));
-}
-template <const char* kMethod>
-Made Episode(OptionReader& r, const Catalog& c) {
-  learn::EpisodePlacerOptions o{.method = kMethod};
+// The learned method at `kIndex` of learn::kMethods: placeto's per-step placer, or the
+// whole-episode one; both start, without a start in the request, where the searches do.
+template <size_t kIndex>
+Made Learned(OptionReader& r, const Catalog& c) {
+  constexpr const learn::Method& m = learn::kMethods[kIndex];
+  if (!m.whole_episode) {
+    learn::PlacetoOptions o;
+    learn::ReadOptions(r, &o);
+    DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
+    return learn::MakePlacetoPlacer(o, std::move(start));
+  }
+  learn::EpisodePlacerOptions o{.method = std::string(m.name)};
   learn::ReadOptions(r, &o);
   DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c));
   return learn::MakeEpisodePlacer(o, std::move(start));
 }
-constexpr char kColocRl[] = "colocrl";
-constexpr char kHdp[] = "hdp";
-constexpr char kGdp[] = "gdp";
 #endif
 
 Made Portfolio(OptionReader& r, const Catalog& c) {
@@ -120,6 +121,17 @@ constexpr PlacerTraits Search(double weight, int order) {
           .portfolio_weight = weight,
           .portfolio_order = order};
 }
+
+#ifdef DPLACE_HAVE_TORCH
+// A learned method's row: its name and description from the method table.
+template <size_t kIndex>
+constexpr PlacerEntry LearnedRow() {
+  return {learn::kMethods[kIndex].name,
+          learn::kMethods[kIndex].description,
+          {.family = Family::kLearned, .objectives = kAll, .takes_start = true},
+          Learned<kIndex>};
+}
+#endif
 
 constexpr PlacerEntry kPlacers[] = {
     {"single",
@@ -211,26 +223,10 @@ constexpr PlacerEntry kPlacers[] = {
     {"mcmc", "Metropolis search over unit and run moves from the best heuristic (FlexFlow-style)",
      Search(4, 2), FromBestStart<McmcOptions, MakeMcmcPlacer>},
 #ifdef DPLACE_HAVE_TORCH
-    {"placeto",
-     "Placeto's graph-embedding policy (NeurIPS 2019) re-placing each unit in turn; a trained "
-     "policy, zero-shot or fine-tuned",
-     {.family = Family::kLearned, .objectives = kAll, .takes_start = true},
-     Placeto},
-    {"colocrl",
-     "Mirhoseini et al. 2017: an LSTM encoder and attentional decoder assign each co-location "
-     "unit a device, trained on the problem with REINFORCE",
-     {.family = Family::kLearned, .objectives = kAll, .takes_start = true},
-     Episode<kColocRl>},
-    {"hdp",
-     "hierarchical device placement (ICLR 2018): a learned grouper and a bi-LSTM placer trained "
-     "jointly on the problem with REINFORCE",
-     {.family = Family::kLearned, .objectives = kAll, .takes_start = true},
-     Episode<kHdp>},
-    {"gdp",
-     "GDP (2019): GraphSAGE and segment-recurrent attention place every unit in one pass; a "
-     "pre-trained policy, zero-shot or fine-tuned with PPO",
-     {.family = Family::kLearned, .objectives = kAll, .takes_start = true},
-     Episode<kGdp>},
+    LearnedRow<0>(),
+    LearnedRow<1>(),
+    LearnedRow<2>(),
+    LearnedRow<3>(),
 #endif
     {"portfolio",
      "the best of a set of placers in one budget, with the gap to the lower bound",
