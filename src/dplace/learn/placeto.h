@@ -15,6 +15,7 @@
 
 #include "dplace/place/options.h"
 #include "dplace/place/placer.h"
+#include "dplace/place/search/learned_proposal.h"
 #include "dplace/place/search/score.h"
 
 namespace dplace::learn {
@@ -72,6 +73,14 @@ struct EpisodePlacerOptions {
 void ReadOptions(place::OptionReader& reader, EpisodePlacerOptions* options);
 std::unique_ptr<place::Placer> MakeEpisodePlacer(
     EpisodePlacerOptions options, std::shared_ptr<place::StartFinder> start = nullptr);
+
+// The learned proposal of mcmc.proposal (place/search/learned_proposal.h): `policy` names a method
+// with a bundled policy (placeto, gdp) or a policy file of any method. The policy reads the
+// current placement (one evaluation through the chain's evaluator, counted) and gives each unit's
+// distribution over the devices with the others where they are: a whole-episode policy's steps
+// with every unit kept where it is (teacher forcing), a per-step policy's observation of each
+// unit in turn. InvalidInput when the policy cannot be read.
+StatusOr<place::LearnedProposalFactory> PolicyProposal(const std::string& policy);
 
 // The policy bundled with dplace for `method` (models/policies/METHOD.pt in the source tree).
 std::string DefaultPolicyPath(const std::string& method = "placeto");

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -107,6 +108,76 @@ StatusOr<std::shared_ptr<Policy>> CopyPolicy(Policy& policy, const std::string& 
   in.load_from(read);
   return ReadPolicy(in, path);
 }
+
+// A policy's distributions over every unit's devices (placeto.h PolicyProposal).
+class PolicyProposalModel : public place::LearnedProposal {
+ public:
+  PolicyProposalModel(std::shared_ptr<Policy> policy, const sim::Problem& problem,
+                      const place::Units& units, sim::Evaluator& evaluator)
+      : policy_(std::move(policy)), env_(problem, evaluator, units) {}
+
+  Status Score(const sim::Placement& placement, std::vector<double>* probabilities) override {
+    const TorchTurn turn;
+    torch::NoGradGuard no_grad;
+    const auto devices = static_cast<size_t>(env_.num_devices());
+    probabilities->assign(env_.units().size() * devices, 0.0);
+    env_.Reset(placement);
+    std::vector<int32_t> hidden;
+    Observation obs;
+    const bool whole = policy_->whole_episode();
+    for (bool first = true; !env_.Done(); first = false) {
+      env_.Observe(&obs, whole && !first ? PlacementEnv::View::kDevices : PlacementEnv::View::kAll);
+      if (first) policy_->Begin(obs, env_.dag(), nullptr, &hidden);
+      const torch::Tensor p =
+          torch::softmax(policy_->Logits(obs, env_.dag()), 0).to(torch::kDouble);
+      const size_t row = static_cast<size_t>(obs.current) * devices;
+      for (size_t d = 0; d < devices; ++d)
+        (*probabilities)[row + d] = p[static_cast<int64_t>(d)].item<double>();
+      // Every unit stays where it is: the next step sees the placement as it is.
+      const sim::DeviceId here = env_.placement()[env_.units()[env_.Current()].ops.front()];
+      policy_->Chose(here.value());
+      env_.Step(here);
+    }
+    for (double p : *probabilities) {
+      if (!std::isfinite(p))
+        return InvalidInput("the proposal's policy gives non-finite probabilities");
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::shared_ptr<Policy> policy_;
+  PlacementEnv env_;
+};
+
+}  // namespace
+
+StatusOr<place::LearnedProposalFactory> PolicyProposal(const std::string& name) {
+  const Method* method = FindMethod(name);
+  const std::string path = method != nullptr && method->bundled ? DefaultPolicyPath(name) : name;
+  if (method != nullptr && !method->bundled) {
+    return InvalidInput("mcmc.proposal: " + name +
+                        " has no bundled policy: give a policy file (dplace train --method " +
+                        name + ")");
+  }
+  std::shared_ptr<Policy> shared;
+  {
+    const TorchTurn turn;
+    DPLACE_ASSIGN_OR_RETURN(shared, CachedPolicy(path));
+  }
+  return place::LearnedProposalFactory(
+      [shared, path](
+          const sim::Problem& problem, const place::Units& units,
+          sim::Evaluator& evaluator) -> StatusOr<std::unique_ptr<place::LearnedProposal>> {
+        // A chain's own copy: whole-episode policies keep per-episode state.
+        const TorchTurn turn;
+        DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> own, CopyPolicy(*shared, path));
+        return std::unique_ptr<place::LearnedProposal>(
+            std::make_unique<PolicyProposalModel>(std::move(own), problem, units, evaluator));
+      });
+}
+
+namespace {
 
 class PlacetoPlacer : public place::Placer {
  public:

@@ -47,17 +47,36 @@ Made Ilp(OptionReader& r, const Catalog&) {
   ReadOptions(r, &o);
   return contiguous ? MakeIlpContiguousPlacer(o) : MakeIlpPlacer(o);
 }
-// A search that starts, without a start in the request, from the table's best heuristic.
-template <typename Options, std::unique_ptr<Placer> (*Make)(Options, std::shared_ptr<StartFinder>)>
-Made FromBestStart(OptionReader& r, const Catalog& c) {
-  Options o;
-  ReadOptions(r, &o);
+// Where a search starts without a start in the request: the table's best heuristic, or the best
+// of it and the placers its `start` option names.
+StatusOr<std::shared_ptr<StartFinder>> SearchStart(OptionReader& r, const Catalog& c) {
   std::vector<std::string> from;
   r.Read("start", &from,
          "placers whose placements join the table's start heuristics as starts of the search, "
          "e.g. placeto (a learned policy's placement); the search starts from the best");
-  DPLACE_ASSIGN_OR_RETURN(auto start, MakeBestStart(c, from));
+  return MakeBestStart(c, from);
+}
+template <typename Options, std::unique_ptr<Placer> (*Make)(Options, std::shared_ptr<StartFinder>)>
+Made FromBestStart(OptionReader& r, const Catalog& c) {
+  Options o;
+  ReadOptions(r, &o);
+  DPLACE_ASSIGN_OR_RETURN(auto start, SearchStart(r, c));
   return Make(o, std::move(start));
+}
+// mcmc, with its learned proposal when mcmc.proposal names one.
+Made Mcmc(OptionReader& r, const Catalog& c) {
+  McmcOptions o;
+  ReadOptions(r, &o);
+  DPLACE_ASSIGN_OR_RETURN(auto start, SearchStart(r, c));
+  LearnedProposalFactory learned;
+  if (!o.proposal.empty()) {
+#ifdef DPLACE_HAVE_TORCH
+    DPLACE_ASSIGN_OR_RETURN(learned, learn::PolicyProposal(o.proposal));
+#else
+    return InvalidInput("mcmc.proposal: this dplace was built without LibTorch");
+#endif
+  }
+  return MakeMcmcPlacer(o, std::move(start), std::move(learned));
 }
 Made Chains(OptionReader& r, const Catalog& c) {
   ChainsOptions o;
@@ -221,7 +240,7 @@ constexpr PlacerEntry kPlacers[] = {
       .two_starts = true},
      Chains},
     {"mcmc", "Metropolis search over unit and run moves from the best heuristic (FlexFlow-style)",
-     Search(4, 2), FromBestStart<McmcOptions, MakeMcmcPlacer>},
+     Search(4, 2), Mcmc},
 #ifdef DPLACE_HAVE_TORCH
     LearnedRow<0>(),
     LearnedRow<1>(),

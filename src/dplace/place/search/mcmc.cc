@@ -1,9 +1,11 @@
 #include "dplace/place/search/mcmc.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <sstream>
 #include <thread>
 
 #include "dplace/base/rng.h"
@@ -45,8 +47,14 @@ Moves MakeMoves(const sim::Problem& p) {
 // starts over, so the chain spends its evaluations on the boundaries between devices.
 class McmcProposer {
  public:
-  McmcProposer(const sim::Problem& p, const Moves& moves, const McmcOptions& options, Rng& rng)
-      : p_(p), m_(moves), o_(options), rng_(rng), is_critical_(moves.units.size()) {}
+  McmcProposer(const sim::Problem& p, const Moves& moves, const McmcOptions& options, Rng& rng,
+               LearnedProposal* learned)
+      : p_(p),
+        m_(moves),
+        o_(options),
+        rng_(rng),
+        is_critical_(moves.units.size()),
+        learned_(learned) {}
 
   // The next `proposals` calls of Next propose (an epoch); then Next says it is done.
   void StartEpoch(int64_t proposals) { left_ = proposals; }
@@ -54,9 +62,17 @@ class McmcProposer {
   bool Next(UnitMoves& state, Proposal* p) {
     if (left_ <= 0 || stuck_) return false;
     --left_;
-    Propose(state, p);
+    p->log_correction = 0;
+    if (learned_ == nullptr || !(rng_.Uniform() < o_.proposal_share) || !ProposeLearned(state, p))
+      Propose(state, p);
     return true;
   }
+
+  // What the learned proposal did: proposals drawn from it, refreshes, seconds they took.
+  int64_t learned_proposals() const { return learned_proposals_; }
+  int64_t refreshes() const { return refreshes_; }
+  double refresh_s() const { return refresh_s_; }
+  Status learned_status() const { return learned_status_; }
 
   // The units on the critical path of the current placement (StepSimulator::CriticalPath): only
   // they can shorten the step at once. Called at every re-base.
@@ -75,6 +91,78 @@ class McmcProposer {
   bool stuck() const { return stuck_; }
 
  private:
+  // One unit from the learned mixture (McmcOptions::proposal); false when it has no
+  // distributions (the policy failed: learned_status() says why, and it is not asked again).
+  bool ProposeLearned(const UnitMoves& state, Proposal* p) {
+    const Units& units = m_.units;
+    const size_t n = units.size();
+    const auto devices = static_cast<size_t>(p_.num_devices());
+    if (probabilities_.empty() || state.accepted() - refreshed_at_ >= o_.proposal_refresh) {
+      const auto began = std::chrono::steady_clock::now();
+      learned_status_ = learned_->Score(state.current(), &probabilities_);
+      refresh_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      refreshed_at_ = state.accepted();
+      ++refreshes_;
+      if (!learned_status_.ok()) {
+        learned_ = nullptr;
+        return false;
+      }
+    }
+    auto pi = [&](UnitId u, sim::DeviceId d) {
+      return probabilities_[static_cast<size_t>(u.index()) * devices + d.index()];
+    };
+    weights_.resize(n);
+    double total = 0;
+    for (UnitId u : units.ids()) {
+      weights_[u.index()] = std::max(0.0, 1 - pi(u, state.device(u)));
+      total += weights_[u.index()];
+    }
+    const double eps = o_.proposal_uniform;
+    const bool uniform = total <= 0 || rng_.Uniform() < eps;
+    UnitId u = static_cast<UnitId>(rng_.Below(n));
+    if (!uniform) {
+      double r = rng_.Uniform() * total;
+      for (size_t i = 0; i < n; ++i) {
+        r -= weights_[i];
+        if (r < 0 || i + 1 == n) {
+          u = UnitId(static_cast<int32_t>(i));
+          break;
+        }
+      }
+    }
+    const sim::DeviceId from = state.device(u);
+    p->units.assign(1, u);
+    p->targets.clear();
+    double mass = 0;
+    for (sim::DeviceId d : units[u].devices) {
+      if (d == from) continue;
+      p->targets.push_back(d);
+      mass += pi(u, d);
+    }
+    ++learned_proposals_;
+    if (p->targets.empty()) return true;  // u can go nowhere else: a proposal that moves nothing
+    sim::DeviceId to = p->targets[rng_.Below(p->targets.size())];
+    if (!uniform && mass > 0) {
+      double r = rng_.Uniform() * mass;
+      for (sim::DeviceId d : p->targets) {
+        r -= pi(u, d);
+        to = d;
+        if (r < 0) break;
+      }
+    }
+    // The mixture's probability of this move and of the move back (u from `to` to `from`): the
+    // weights change only in u's term.
+    const double k = static_cast<double>(p->targets.size());
+    const double uniform_q = eps / (static_cast<double>(n) * k);
+    const double back_total = total - weights_[u.index()] + std::max(0.0, 1 - pi(u, to));
+    const double there = (1 - eps) * (total > 0 ? pi(u, to) / total : 0) + uniform_q;
+    const double back = (1 - eps) * (back_total > 0 ? pi(u, from) / back_total : 0) + uniform_q;
+    p->targets.assign(1, to);
+    p->log_correction =
+        back > 0 ? std::log(back / there) : -std::numeric_limits<double>::infinity();
+    return true;
+  }
+
   sim::DeviceId DeviceOfOp(const UnitMoves& state, sim::OpId op) const {
     return state.device(m_.unit_of_op[op]);
   }
@@ -150,6 +238,11 @@ class McmcProposer {
   PerUnit<char> is_critical_;
   int64_t left_ = 0, idle_ = 0;
   bool stuck_ = false;
+  LearnedProposal* learned_;
+  std::vector<double> probabilities_, weights_;
+  int64_t refreshed_at_ = 0, refreshes_ = 0, learned_proposals_ = 0;
+  double refresh_s_ = 0;
+  Status learned_status_;
 };
 
 // One Metropolis chain over the units' devices: the shared move loop (search/moves.h) with the
@@ -157,10 +250,11 @@ class McmcProposer {
 class Chain {
  public:
   Chain(const sim::Problem& p, const Moves& moves, const McmcOptions& options,
-        sim::Evaluator* evaluator, uint64_t seed)
+        sim::Evaluator* evaluator, uint64_t seed, std::unique_ptr<LearnedProposal> learned)
       : rng_(seed),
+        learned_(std::move(learned)),
         state_(p, moves.units, *evaluator, options.rebase_every, /*track_best=*/true),
-        proposer_(p, moves, options, rng_) {
+        proposer_(p, moves, options, rng_, learned_.get()) {
     state_.on_rebase = [this] { proposer_.FindCritical(state_); };
   }
   Chain(const Chain&) = delete;
@@ -187,9 +281,11 @@ class Chain {
   int64_t accepted() const { return state_.accepted(); }
   const Score& current_score() const { return state_.score(); }
   bool stuck() const { return proposer_.stuck(); }
+  const McmcProposer& proposer() const { return proposer_; }
 
  private:
   Rng rng_;
+  std::unique_ptr<LearnedProposal> learned_;
   UnitMoves state_;
   McmcProposer proposer_;
   int64_t proposed_ = 0;
@@ -206,8 +302,9 @@ size_t Leader(const std::deque<Chain>& chains) {
 
 class McmcPlacer : public Placer {
  public:
-  McmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start)
-      : options_(options), start_(std::move(start)) {}
+  McmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
+             LearnedProposalFactory learned)
+      : options_(options), start_(std::move(start)), learned_(std::move(learned)) {}
   std::string_view name() const override { return "mcmc"; }
 
  private:
@@ -232,8 +329,13 @@ class McmcPlacer : public Placer {
     for (int i = 0; i < o.chains; ++i) {
       sim::Evaluator* evaluator =
           i == 0 ? req.evaluator : forks.emplace_back(req.evaluator->Fork()).get();
+      std::unique_ptr<LearnedProposal> learned;
+      if (!o.proposal.empty()) {
+        DPLACE_ASSIGN_OR_RETURN(learned, learned_(p, moves.units, *evaluator));
+      }
       chains.emplace_back(p, moves, o, evaluator,
-                          req.seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i));
+                          req.seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i),
+                          std::move(learned));
       chains.back().Restart(start.placement, start.score);
       budgets.emplace_back(Limits{.evaluations = per_chain.evaluations}, *evaluator);
     }
@@ -275,10 +377,15 @@ class McmcPlacer : public Placer {
         }
       }
     }
-    int64_t proposed = 0, accepted = 0;
+    int64_t proposed = 0, accepted = 0, learned = 0, refreshes = 0;
+    double refresh_s = 0;
     for (const Chain& c : chains) {
       proposed += c.proposed();
       accepted += c.accepted();
+      learned += c.proposer().learned_proposals();
+      refreshes += c.proposer().refreshes();
+      refresh_s += c.proposer().refresh_s();
+      DPLACE_RETURN_IF_ERROR(c.proposer().learned_status());
     }
     for (const auto& fork : forks) req.evaluator->CountEvaluations(fork->evaluations());
     const Chain& leader = chains[Leader(chains)];
@@ -286,11 +393,18 @@ class McmcPlacer : public Placer {
                        std::to_string(proposed) + " proposals, " + std::to_string(accepted) +
                        " accepted" +
                        (AtLowerBound(p, leader.best_score()) ? "; at the lower bound" : "");
+    if (!o.proposal.empty()) {
+      std::ostringstream guided;
+      guided << "; " << learned << " from " << o.proposal << ", " << refreshes << " refreshes ("
+             << (refreshes > 0 ? refresh_s / refreshes * 1e3 : 0) << " ms each)";
+      note += guided.str();
+    }
     return PlaceResult{leader.best(), std::move(note)};
   }
 
   McmcOptions options_;
   std::shared_ptr<StartFinder> start_;
+  LearnedProposalFactory learned_;
 };
 
 }  // namespace
@@ -315,10 +429,19 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
   r.Read("evaluations_per_unit", &o->evaluations_per_unit, 1, 1 << 20,
          "proposals per unit without --time-limit or --evaluations");
   r.Read("max_evaluations", &o->max_evaluations, 1, int64_t{1} << 40, "... at most this many");
+  r.Read("proposal", &o->proposal,
+         "a learned proposal: a learned method with a bundled policy (placeto, gdp) or a policy "
+         "file (dplace train); empty: none");
+  r.Read("proposal_share", &o->proposal_share, 0, 1, "share of proposals drawn from it");
+  r.Read("proposal_uniform", &o->proposal_uniform, 0, 1,
+         "weight of the uniform proposal in its mixture (keeps every placement reachable)");
+  r.Read("proposal_refresh", &o->proposal_refresh, 1, int64_t{1} << 40,
+         "accepted moves between recomputing its distributions");
 }
 
-std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start) {
-  return std::make_unique<McmcPlacer>(options, std::move(start));
+std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
+                                       LearnedProposalFactory learned) {
+  return std::make_unique<McmcPlacer>(options, std::move(start), std::move(learned));
 }
 
 }  // namespace dplace::place

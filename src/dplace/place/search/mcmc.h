@@ -14,9 +14,11 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "dplace/place/options.h"
 #include "dplace/place/placer.h"
+#include "dplace/place/search/learned_proposal.h"
 #include "dplace/place/search/score.h"
 
 namespace dplace::place {
@@ -55,10 +57,24 @@ struct McmcOptions {
   // Without --time-limit or --evaluations: proposals per unit, and at most this many.
   int64_t evaluations_per_unit = 200;
   int64_t max_evaluations = 20000;
+  // A learned proposal (`proposal`: a method with a bundled policy, e.g. gdp or placeto, or a
+  // policy file; empty: none). A share `proposal_share` of the proposals then moves one unit drawn
+  // from it: each unit u with weight 1 - π_u(its device) and to d with probability π_u(d) / that
+  // weight, where π_u is the policy's distribution for u with the others where they are, mixed
+  // with the uniform proposal (a unit, then one of its other devices, uniformly) with weight
+  // `proposal_uniform`, so that every placement stays reachable; the acceptance carries the
+  // Metropolis–Hastings ratio of the mixture (exact: the distributions are fixed between
+  // refreshes). The distributions are recomputed for the current placement every
+  // `proposal_refresh` accepted moves (one evaluation each, counted).
+  std::string proposal;
+  double proposal_share = 0.5, proposal_uniform = 0.1;
+  int64_t proposal_refresh = 64;
 };
 void ReadOptions(OptionReader& reader, McmcOptions* options);
 
-// `start` finds where the chains begin (the request's start, else the best heuristic).
-std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start);
+// `start` finds where the chains begin (the request's start, else the best heuristic);
+// `learned` makes options.proposal's distributions (required when it is set).
+std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
+                                       LearnedProposalFactory learned = nullptr);
 
 }  // namespace dplace::place

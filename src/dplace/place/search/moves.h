@@ -28,6 +28,9 @@ namespace dplace::place {
 struct Proposal {
   std::vector<UnitId> units;
   std::vector<sim::DeviceId> targets;
+  // ln(q(back) / q(there)) of an asymmetric proposal whose probabilities are known (a learned
+  // one, mcmc.h): Metropolis–Hastings multiplies the acceptance by their ratio. 0: none.
+  double log_correction = 0;
 };
 
 class UnitMoves {
@@ -107,7 +110,8 @@ class BestImprovement {
 };
 
 // Metropolis at the temperature `temperature()` (a relative worsening accepted with probability
-// 1/e); the target is drawn from the proposal's. An infeasible state accepts any move.
+// 1/e); the target is drawn from the proposal's. An infeasible state accepts any move. With a
+// proposal's log_correction c the acceptance is min(1, exp(-worsening / T + c)) (Hastings).
 template <typename Temperature>
 class Metropolis {
  public:
@@ -120,12 +124,15 @@ class Metropolis {
     const Score& current = m.score();
     const double accept_below =
         current.feasible
-            ? current.value * (1 + temperature_() * -std::log(std::max(rng_.Uniform(), 1e-300)))
+            ? current.value * (1 + temperature_() * (-std::log(std::max(rng_.Uniform(), 1e-300)) +
+                                                     p.log_correction))
             : std::numeric_limits<double>::infinity();
     const Score s = m.Try(p.units, to, accept_below);
     ++proposed_;
-    // An infeasible chain wanders until it is feasible.
-    if (!current.feasible || s < current || (s.feasible && s.value < accept_below)) {
+    // An infeasible chain wanders until it is feasible. An improvement is kept unless the
+    // correction says the move is likelier proposed than its way back.
+    if (!current.feasible || (s < current && p.log_correction >= 0) ||
+        (s.feasible && s.value < accept_below)) {
       m.Keep(p.units, to, s);
       return true;
     }
