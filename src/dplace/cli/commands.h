@@ -100,6 +100,10 @@ struct TrainFlags {
   bool quiet = false;
   std::string algorithm = "reinforce";  // or ppo
   learn::TrainOptions options;          // method, budgets, files, hyper-parameters
+  // Imitation: label each problem with mcmc's best placement at this many evaluations (0: policy
+  // gradients instead), cached in `labels` when given.
+  int64_t imitate = 0;
+  std::string labels;
 };
 Status RunTrain(const TrainFlags& flags);
 #endif

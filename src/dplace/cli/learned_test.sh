@@ -139,6 +139,33 @@ done
 expect_bad_input hdp_algorithm "option hdp.algorithm: 'a2c' is not reinforce or ppo" \
   "${place[@]/placeto/hdp}" --opt hdp.algorithm=a2c
 
+# Imitation of the search: labels computed once (the second run reads the cache), a curve of
+# accuracy and loss; the policy then guides mcmc's proposals (same seed, same plan).
+imitate=(train --graphs "$TMP/g" --cluster k80x4 --method gdp --hidden 8 --updates 3 --episodes 2
+  --imitate 300 --labels "$TMP/labels" --perturb 8 --seed 5)
+if "$DPLACE" "${imitate[@]}" --out "$TMP/imitate.pt" --log "$TMP/imitate.csv" >/dev/null 2>"$TMP/imitate.err"; then
+  [[ $(ls "$TMP/labels" | wc -l) == 3 && $(wc -l <"$TMP/imitate.csv") == 4 ]] && ok ||
+    fail "imitate: labels $(ls "$TMP/labels"), curve $(cat "$TMP/imitate.csv")"
+  "$DPLACE" "${imitate[@]}" --out "$TMP/imitate2.pt" >/dev/null 2>&1 && same_tensors "$TMP/imitate.pt" "$TMP/imitate2.pt" &&
+    ok || fail "imitate: the cached labels train the same policy"
+  guided=(place --graph "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer mcmc --evaluations 400
+    --opt mcmc.proposal="$TMP/imitate.pt" --opt mcmc.proposal_refresh=16)
+  "$DPLACE" "${guided[@]}" --out "$TMP/guided_a.json" >"$TMP/guided.out" 2>&1 && ok || fail "guided mcmc: $(cat "$TMP/guided.out")"
+  "$DPLACE" "${guided[@]}" --out "$TMP/guided_b.json" >/dev/null 2>&1
+  cmp -s "$TMP/guided_a.json" "$TMP/guided_b.json" && ok || fail "guided mcmc: same seed, different plans"
+  grep -q "from $TMP/imitate.pt, [1-9][0-9]* refreshes" "$TMP/guided.out" && ok || fail "guided mcmc: note $(cat "$TMP/guided.out")"
+else
+  fail "imitate: $(cat "$TMP/imitate.err")"
+fi
+"$DPLACE" place --graph "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer mcmc --evaluations 200 \
+  --opt mcmc.proposal=gdp >/dev/null 2>&1 && ok || fail "mcmc guided by the bundled gdp policy"
+expect_bad_input proposal_unbundled "mcmc.proposal: colocrl has no bundled policy" place --graph \
+  "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer mcmc --opt mcmc.proposal=colocrl
+expect_bad_input proposal_missing "none.pt: no such policy file" place --graph \
+  "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer mcmc --opt mcmc.proposal="$TMP/none.pt"
+expect_bad_input train_imitate "--imitate: must be a number in [0, 1e+09], not -1" train --graphs \
+  "$TMP/g" --cluster k80x4 --imitate -1 --out "$TMP/x.pt"
+
 # bench with regimes: a ladder's rungs (chosen by the ladder's name), only the --placers asked for,
 # and bench/curves.py's plots and table from the JSON.
 cat >"$TMP/ladder.json" <<EOF

@@ -335,6 +335,17 @@ int main(int argc, char** argv) {
                         "updates between checkpoints; 0 to 1e9");
   train_cmd->add_option("--resume", t.resume, "continue from this checkpoint");
   train_cmd->add_option("--init", t.init, "start from this policy instead of fresh weights");
+  train_cmd->add_option("--imitate", train.imitate,
+                        "imitate the search instead of policy gradients: label each problem with "
+                        "mcmc's best placement at this many evaluations and train each unit's "
+                        "distribution towards the label's device, from the label perturbed by "
+                        "--perturb random unit moves (0: off); 0 to 1e9");
+  train_cmd->add_option("--perturb", t.perturb,
+                        "imitation: random unit moves from the label an episode starts from; 0 "
+                        "to 1e6");
+  train_cmd->add_option("--labels", train.labels,
+                        "imitation: a folder caching the labels (named by a hash of the graph "
+                        "file, cluster, evaluations and seed)");
   train_cmd->add_option("--log", t.log, "learning curve, .csv or .json");
   train_cmd->add_flag("--quiet", train.quiet, "no progress lines");
 #endif

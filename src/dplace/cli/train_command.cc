@@ -1,7 +1,9 @@
 // `dplace train`: trains a learned placer's policy on a set of graphs and clusters (learn/train.h).
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "dplace/base/file_util.h"
@@ -11,6 +13,7 @@
 #include "dplace/registry/registry.h"
 #include "dplace/run/load.h"
 #include "dplace/run/suite.h"
+#include "dplace/sim/constraints.h"
 
 namespace dplace::cli {
 namespace {
@@ -81,6 +84,7 @@ Status CheckNumbers(const learn::TrainOptions& o) {
       {"--seconds", o.seconds, 0, 1e6, false},
       {"--episodes", static_cast<double>(o.episodes), 1, 4096, false},
       {"--samples", static_cast<double>(o.samples), 0, 4096, false},
+      {"--perturb", static_cast<double>(o.perturb), 0, 1e6, false},
       {"--hidden", static_cast<double>(o.hidden), 1, 4096, false},
       {"--groups", static_cast<double>(o.groups), 0, 65536, false},
       {"--max-units", static_cast<double>(o.max_units), 1, 1e6, false},
@@ -101,10 +105,64 @@ Status CheckNumbers(const learn::TrainOptions& o) {
   return OkStatus();
 }
 
+// FNV-1a over `bytes`, continuing from `h`: the same on every platform.
+uint64_t Fnv(std::string_view bytes, uint64_t h = 14695981039346656037ull) {
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// The imitation label of a problem: mcmc's best placement at `evaluations` evaluations from the
+// training seed, read from `dir` when a previous run wrote it there (the file is named by a hash
+// of the graph file's bytes, the cluster, the training flag, the evaluations and the seed; it
+// holds one device index per op), else computed and written.
+StatusOr<sim::Placement> Label(const Source& s, const sim::Problem& problem, int64_t evaluations,
+                               uint64_t seed, const std::string& dir) {
+  std::string file;
+  if (!dir.empty()) {
+    std::ifstream in(s.graph, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    uint64_t h = Fnv(bytes.str());
+    h = Fnv(s.cluster + (s.training ? "|training|" : "|") + std::to_string(evaluations) + "|" +
+                std::to_string(seed),
+            h);
+    std::ostringstream name;
+    name << dir << "/" << std::hex << h << ".label";
+    file = name.str();
+    std::ifstream cached(file);
+    sim::Placement placement;
+    int32_t d = 0;
+    while (cached >> d) placement.push_back(sim::DeviceId(d));
+    if (placement.size() == static_cast<size_t>(problem.num_ops()) &&
+        sim::CheckShape(problem, placement).ok()) {
+      return placement;
+    }
+  }
+  auto shared = std::make_shared<const sim::Problem>(problem);
+  auto evaluator = sim::MakeEvaluator(shared);
+  DPLACE_ASSIGN_OR_RETURN(place::Member mcmc, place::MakePlacer("mcmc"));
+  DPLACE_ASSIGN_OR_RETURN(place::PlaceResult r,
+                          mcmc.placer->Place(*shared, {.evaluator = evaluator.get(),
+                                                       .seed = seed,
+                                                       .limits = {.evaluations = evaluations}}));
+  if (!file.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::ostringstream out;
+    for (sim::DeviceId d : r.placement) out << d.value() << "\n";
+    DPLACE_RETURN_IF_ERROR(WriteFileAtomically(file, out.str()).WithContext("--labels"));
+  }
+  return r.placement;
+}
+
 }  // namespace
 
 Status RunTrain(const TrainFlags& flags) {
   DPLACE_RETURN_IF_ERROR(CheckNumbers(flags.options));
+  if (flags.imitate < 0 || flags.imitate > 1'000'000'000) {
+    return InvalidInput("--imitate: must be a number in [0, 1e+09], not " +
+                        std::to_string(flags.imitate));
+  }
   if (flags.clusters.empty()) return InvalidInput("--cluster: give at least one");
   DPLACE_ASSIGN_OR_RETURN(const learn::AlgorithmOptions algorithm,
                           learn::AlgorithmByName(flags.algorithm, flags.options.algorithm));
@@ -123,6 +181,7 @@ Status RunTrain(const TrainFlags& flags) {
   // Episodes begin where the placer's do under its default budget: the searches' start.
   DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<place::StartFinder> finder, place::SearchStart());
   std::vector<learn::TrainProblem> problems;
+  std::map<const sim::Problem*, sim::Placement> labels;
   for (const Source& s : sources) {
     auto loaded = run::LoadProblem({.graph = {.path = s.graph, .training = s.training},
                                     .cluster = s.cluster,
@@ -130,6 +189,11 @@ Status RunTrain(const TrainFlags& flags) {
     if (!loaded.ok()) return loaded.status();
     problems.push_back(
         {std::filesystem::path(s.graph).stem().string() + "@" + s.cluster, loaded->problem});
+    if (flags.imitate > 0) {
+      DPLACE_ASSIGN_OR_RETURN(
+          labels[loaded->problem.get()],
+          Label(s, *loaded->problem, flags.imitate, flags.options.seed, flags.labels));
+    }
   }
   learn::TrainOptions o = flags.options;
   o.algorithm = algorithm;
@@ -141,6 +205,11 @@ Status RunTrain(const TrainFlags& flags) {
                           .limits = {.evaluations = learn::kPlacetoEvaluations}})
         .placement;
   };
+  if (flags.imitate > 0) {
+    o.label = [&](const std::shared_ptr<const sim::Problem>& problem) {
+      return labels.at(problem.get());
+    };
+  }
   auto trained = learn::Train(problems, o, flags.quiet ? nullptr : &std::cerr);
   if (!trained.ok()) return trained.status();
   if (!flags.quiet && trained->rank == 0) {

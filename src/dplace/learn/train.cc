@@ -339,6 +339,13 @@ class Trainer {
         env->Reset(start);
         ++result_.evaluations;
       }
+      if (o_.label) {
+        sim::Placement label = o_.label(p.problem);
+        if (label.size() != static_cast<size_t>(p.problem->num_ops())) {
+          return InvalidInput(p.name + ": no label placement");
+        }
+        labels_.push_back(std::move(label));
+      }
       starts_.push_back(std::move(start));
       problems_.push_back(p.problem);
       evaluators_.push_back(std::move(evaluator));
@@ -353,6 +360,7 @@ class Trainer {
   // epoch of the algorithm one Adam step on the mean of every slot's gradient, gathered in slot
   // order.
   void Update() {
+    if (o_.label) return Imitate();
     const int slots = o_.episodes;
     const auto num_problems = static_cast<int64_t>(envs_.size());
     const int samples = Samples();
@@ -424,6 +432,93 @@ class Trainer {
     result_.episodes += slots;
     result_.curve.push_back(mean_return);
     log_.push_back({update_, result_.episodes, result_.evaluations, 0, mean_return, mean_cost});
+  }
+
+  // One imitation update (TrainOptions::label): per own slot an episode from the label perturbed,
+  // every unit kept where it is; the mean over slots of the cross-entropy's gradient.
+  void Imitate() {
+    const int slots = o_.episodes;
+    const auto num_problems = static_cast<int64_t>(envs_.size());
+    std::vector<std::pair<int, torch::Tensor>> gradients;
+    std::vector<double> mine;  // per own slot: slot, evaluations, loss, accuracy
+    for (int s = world_.rank(); s < slots; s += world_.size()) {
+      const auto problem = static_cast<size_t>((update_ * slots + s) % num_problems);
+      PlacementEnv& env = *envs_[problem];
+      sim::Evaluator& evaluator = *evaluators_[problem];
+      const int64_t before = evaluator.evaluations();
+      Rng rng(EpisodeSeed(o_.seed, update_, s));
+      const sim::Placement& label = labels_[problem];
+      sim::Placement x = label;
+      const place::Units& units = env.units();
+      const auto moves = static_cast<int>(rng.Below(static_cast<uint64_t>(o_.perturb) + 1));
+      for (int k = 0; k < moves; ++k) {
+        const place::UnitId u(static_cast<int32_t>(rng.Below(units.size())));
+        const auto& allowed = units[u].devices;
+        place::Assign(units[u], allowed[rng.Below(allowed.size())], &x);
+      }
+      // The episode, every unit kept (no evaluation but its start's), and each unit's label.
+      Episode e;
+      std::vector<int64_t> target;
+      {
+        torch::NoGradGuard no_grad;
+        env.Reset(x);
+        Observation obs;
+        while (!env.Done()) {
+          env.Observe(&obs, policy_->whole_episode() && !e.actions.empty()
+                                ? PlacementEnv::View::kDevices
+                                : PlacementEnv::View::kAll);
+          const place::UnitId u = env.Current();
+          const sim::DeviceId here = env.placement()[units[u].ops.front()];
+          e.actions.push_back(here.value());
+          target.push_back(label[units[u].ops.front()].value());
+          e.observations.push_back(std::move(obs));
+          env.Step(here);
+        }
+      }
+      policy_->zero_grad();
+      std::vector<int32_t> hidden;
+      torch::Tensor hidden_log_prob;
+      const torch::Tensor logp = torch::log_softmax(
+          policy_->EpisodeLogits(e.observations, e.actions, env.dag(), &hidden, &hidden_log_prob),
+          1);
+      const torch::Tensor labels = torch::tensor(target, torch::kInt64);
+      // Half the loss on the units the perturbation moved (few, and the ones that teach where a
+      // unit belongs rather than to stay), half on all.
+      const torch::Tensor moved = torch::tensor(e.actions, torch::kInt64).ne(labels);
+      const torch::Tensor each = torch::nll_loss(logp, labels, {}, torch::Reduction::None);
+      torch::Tensor loss = each.mean();
+      if (moved.any().item<bool>()) {
+        loss = 0.5 * loss + 0.5 * each.masked_select(moved).mean();
+      }
+      loss.backward();
+      gradients.emplace_back(s, FlatGradients(*policy_));
+      policy_->zero_grad();
+      const double accuracy = logp.argmax(1).eq(labels).to(torch::kDouble).mean().item<double>();
+      mine.insert(mine.end(),
+                  {static_cast<double>(s), static_cast<double>(evaluator.evaluations() - before),
+                   loss.item<double>(), accuracy});
+    }
+    double mean_loss = 0, mean_accuracy = 0;
+    for (const std::vector<double>& from : world_.AllGather(mine)) {
+      for (size_t i = 0; i + 3 < from.size(); i += 4) {
+        result_.evaluations += static_cast<int64_t>(from[i + 1]);
+        mean_loss += from[i + 2] / slots;
+        mean_accuracy += from[i + 3] / slots;
+      }
+    }
+    if (o_.updates > 0) {
+      const double f = static_cast<double>(update_) / static_cast<double>(o_.updates);
+      learner_.SetLearningRate(o_.lr + (o_.lr_end - o_.lr) * f);
+    }
+    SetGradients(*policy_, GatheredMean(gradients, slots));
+    if (o_.max_grad_norm > 0)
+      torch::nn::utils::clip_grad_norm_(policy_->parameters(), o_.max_grad_norm);
+    learner_.adam().step();
+    ++update_;
+    result_.updates = update_;
+    result_.episodes += slots;
+    result_.curve.push_back(mean_accuracy);
+    log_.push_back({update_, result_.episodes, result_.evaluations, 0, mean_accuracy, mean_loss});
   }
 
   // The mean of every slot's gradient (`mine`: this rank's), gathered in slot order so that any
@@ -554,6 +649,7 @@ class Trainer {
   std::vector<std::unique_ptr<sim::Evaluator>> evaluators_;
   std::vector<std::unique_ptr<PlacementEnv>> envs_;
   std::vector<sim::Placement> starts_;
+  std::vector<sim::Placement> labels_;  // imitation: per problem
   int64_t update_ = 0;
   TrainResult result_;
   std::vector<LogRow> log_;

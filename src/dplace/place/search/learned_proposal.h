@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "dplace/base/rng.h"
 #include "dplace/base/status.h"
 #include "dplace/place/units.h"
 #include "dplace/sim/evaluator.h"
@@ -21,6 +22,38 @@ class LearnedProposal {
   // when every other unit stays where `placement` puts it (0 where u may not run). May evaluate
   // `placement` through the evaluator it was made with (counted against the search's budget).
   virtual Status Score(const sim::Placement& placement, std::vector<double>* probabilities) = 0;
+};
+
+class UnitMoves;
+struct Proposal;
+
+// Single-unit moves drawn from a LearnedProposal's distributions π mixed with the uniform
+// proposal: with weight 1 - `uniform`, a unit u with probability ∝ 1 - π_u(its device) and a
+// device d ≠ its own with probability π_u(d) / (1 - π_u(its device)); with weight `uniform`, a unit
+// uniformly and one of its other allowed devices uniformly. Each proposal carries the
+// Metropolis–Hastings log-ratio ln(q(back) / q(there)) of that mixture, exact because π stays fixed
+// between refreshes (every `refresh` accepted moves of the state, and at the first proposal).
+class LearnedMoves {
+ public:
+  LearnedMoves(const Units& units, LearnedProposal* model, double uniform, int64_t refresh);
+  // A move of one unit (targets of one device, or none when it can go nowhere else); false when
+  // the model gave no distributions (status() says why; it is not asked again).
+  bool Propose(const UnitMoves& state, Rng& rng, Proposal* p);
+
+  int64_t proposals() const { return proposals_; }
+  int64_t refreshes() const { return refreshes_; }
+  double refresh_s() const { return refresh_s_; }  // seconds the model took
+  const Status& status() const { return status_; }
+
+ private:
+  const Units& units_;
+  LearnedProposal* model_;
+  double uniform_;
+  int64_t refresh_;
+  std::vector<double> probabilities_, weights_;
+  int64_t refreshed_at_ = 0, refreshes_ = 0, proposals_ = 0;
+  double refresh_s_ = 0;
+  Status status_;
 };
 
 // Makes a search's learned proposal for a problem, the search's units and one chain's evaluator.

@@ -5,12 +5,14 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "dplace/base/rng.h"
 #include "dplace/place/budget.h"
 #include "dplace/place/search/chains.h"
+#include "dplace/place/search/learned_proposal.h"
 #include "dplace/place/search/moves.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
@@ -49,12 +51,11 @@ class McmcProposer {
  public:
   McmcProposer(const sim::Problem& p, const Moves& moves, const McmcOptions& options, Rng& rng,
                LearnedProposal* learned)
-      : p_(p),
-        m_(moves),
-        o_(options),
-        rng_(rng),
-        is_critical_(moves.units.size()),
-        learned_(learned) {}
+      : p_(p), m_(moves), o_(options), rng_(rng), is_critical_(moves.units.size()) {
+    if (learned != nullptr) {
+      learned_.emplace(moves.units, learned, o_.proposal_uniform, o_.proposal_refresh);
+    }
+  }
 
   // The next `proposals` calls of Next propose (an epoch); then Next says it is done.
   void StartEpoch(int64_t proposals) { left_ = proposals; }
@@ -63,16 +64,13 @@ class McmcProposer {
     if (left_ <= 0 || stuck_) return false;
     --left_;
     p->log_correction = 0;
-    if (learned_ == nullptr || !(rng_.Uniform() < o_.proposal_share) || !ProposeLearned(state, p))
+    if (!learned_ || !(rng_.Uniform() < o_.proposal_share) || !learned_->Propose(state, rng_, p))
       Propose(state, p);
     return true;
   }
 
-  // What the learned proposal did: proposals drawn from it, refreshes, seconds they took.
-  int64_t learned_proposals() const { return learned_proposals_; }
-  int64_t refreshes() const { return refreshes_; }
-  double refresh_s() const { return refresh_s_; }
-  Status learned_status() const { return learned_status_; }
+  // The learned proposal's moves (null without one).
+  const LearnedMoves* learned() const { return learned_ ? &*learned_ : nullptr; }
 
   // The units on the critical path of the current placement (StepSimulator::CriticalPath): only
   // they can shorten the step at once. Called at every re-base.
@@ -91,78 +89,6 @@ class McmcProposer {
   bool stuck() const { return stuck_; }
 
  private:
-  // One unit from the learned mixture (McmcOptions::proposal); false when it has no
-  // distributions (the policy failed: learned_status() says why, and it is not asked again).
-  bool ProposeLearned(const UnitMoves& state, Proposal* p) {
-    const Units& units = m_.units;
-    const size_t n = units.size();
-    const auto devices = static_cast<size_t>(p_.num_devices());
-    if (probabilities_.empty() || state.accepted() - refreshed_at_ >= o_.proposal_refresh) {
-      const auto began = std::chrono::steady_clock::now();
-      learned_status_ = learned_->Score(state.current(), &probabilities_);
-      refresh_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      refreshed_at_ = state.accepted();
-      ++refreshes_;
-      if (!learned_status_.ok()) {
-        learned_ = nullptr;
-        return false;
-      }
-    }
-    auto pi = [&](UnitId u, sim::DeviceId d) {
-      return probabilities_[static_cast<size_t>(u.index()) * devices + d.index()];
-    };
-    weights_.resize(n);
-    double total = 0;
-    for (UnitId u : units.ids()) {
-      weights_[u.index()] = std::max(0.0, 1 - pi(u, state.device(u)));
-      total += weights_[u.index()];
-    }
-    const double eps = o_.proposal_uniform;
-    const bool uniform = total <= 0 || rng_.Uniform() < eps;
-    UnitId u = static_cast<UnitId>(rng_.Below(n));
-    if (!uniform) {
-      double r = rng_.Uniform() * total;
-      for (size_t i = 0; i < n; ++i) {
-        r -= weights_[i];
-        if (r < 0 || i + 1 == n) {
-          u = UnitId(static_cast<int32_t>(i));
-          break;
-        }
-      }
-    }
-    const sim::DeviceId from = state.device(u);
-    p->units.assign(1, u);
-    p->targets.clear();
-    double mass = 0;
-    for (sim::DeviceId d : units[u].devices) {
-      if (d == from) continue;
-      p->targets.push_back(d);
-      mass += pi(u, d);
-    }
-    ++learned_proposals_;
-    if (p->targets.empty()) return true;  // u can go nowhere else: a proposal that moves nothing
-    sim::DeviceId to = p->targets[rng_.Below(p->targets.size())];
-    if (!uniform && mass > 0) {
-      double r = rng_.Uniform() * mass;
-      for (sim::DeviceId d : p->targets) {
-        r -= pi(u, d);
-        to = d;
-        if (r < 0) break;
-      }
-    }
-    // The mixture's probability of this move and of the move back (u from `to` to `from`): the
-    // weights change only in u's term.
-    const double k = static_cast<double>(p->targets.size());
-    const double uniform_q = eps / (static_cast<double>(n) * k);
-    const double back_total = total - weights_[u.index()] + std::max(0.0, 1 - pi(u, to));
-    const double there = (1 - eps) * (total > 0 ? pi(u, to) / total : 0) + uniform_q;
-    const double back = (1 - eps) * (back_total > 0 ? pi(u, from) / back_total : 0) + uniform_q;
-    p->targets.assign(1, to);
-    p->log_correction =
-        back > 0 ? std::log(back / there) : -std::numeric_limits<double>::infinity();
-    return true;
-  }
-
   sim::DeviceId DeviceOfOp(const UnitMoves& state, sim::OpId op) const {
     return state.device(m_.unit_of_op[op]);
   }
@@ -238,11 +164,7 @@ class McmcProposer {
   PerUnit<char> is_critical_;
   int64_t left_ = 0, idle_ = 0;
   bool stuck_ = false;
-  LearnedProposal* learned_;
-  std::vector<double> probabilities_, weights_;
-  int64_t refreshed_at_ = 0, refreshes_ = 0, learned_proposals_ = 0;
-  double refresh_s_ = 0;
-  Status learned_status_;
+  std::optional<LearnedMoves> learned_;
 };
 
 // One Metropolis chain over the units' devices: the shared move loop (search/moves.h) with the
@@ -382,10 +304,12 @@ class McmcPlacer : public Placer {
     for (const Chain& c : chains) {
       proposed += c.proposed();
       accepted += c.accepted();
-      learned += c.proposer().learned_proposals();
-      refreshes += c.proposer().refreshes();
-      refresh_s += c.proposer().refresh_s();
-      DPLACE_RETURN_IF_ERROR(c.proposer().learned_status());
+      if (const LearnedMoves* l = c.proposer().learned()) {
+        learned += l->proposals();
+        refreshes += l->refreshes();
+        refresh_s += l->refresh_s();
+        DPLACE_RETURN_IF_ERROR(l->status());
+      }
     }
     for (const auto& fork : forks) req.evaluator->CountEvaluations(fork->evaluations());
     const Chain& leader = chains[Leader(chains)];

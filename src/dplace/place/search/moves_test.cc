@@ -75,6 +75,29 @@ TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
   EXPECT_EQ(accept.proposed() + hot.proposed(), 2);
 }
 
+TEST(MovesTest, MetropolisWeighsAMoveByItsHastingsRatio) {
+  const sim::Problem p = TwoOps();
+  const Units units = MakeUnits(p);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  UnitMoves state(p, units, *evaluator);
+  const sim::Placement slow = sim::OnDevices({2, 1});  // a on the CPU: 10 s
+  state.Restart(slow, ScoreOf(evaluator->Evaluate(slow)));
+  Rng rng(1);
+  Metropolis accept(rng, [] { return 0.01; });
+  // An improvement (10 s -> 1 s) whose way back is e^-1000 times as likely as the way there is
+  // refused: exp(0.9 / 0.01 - 1000) is nothing.
+  Proposal unlikely{.units = {UnitId(0)}, .targets = Targets({0}), .log_correction = -1000};
+  EXPECT_FALSE(accept.Decide(state, unlikely));
+  EXPECT_EQ(state.current(), slow);
+  // The same move with its way back as likely is kept.
+  unlikely.log_correction = 0;
+  EXPECT_TRUE(accept.Decide(state, unlikely));
+  // A worsening (1 s -> 10 s on the CPU) the ratio favours by e^1000 is kept at this temperature.
+  Proposal favoured{.units = {UnitId(0)}, .targets = Targets({2}), .log_correction = 1000};
+  EXPECT_TRUE(accept.Decide(state, favoured));
+  EXPECT_EQ(state.current(), slow);
+}
+
 TEST(MovesTest, TheLoopStopsWhenTheProposerIsDoneOrTheBudgetIsOut) {
   const sim::Problem p = TwoOps();
   const Units units = MakeUnits(p);

@@ -1,0 +1,106 @@
+// The learned proposal's moves (learned_proposal.h) against the mixture worked out by hand: how
+// often each move is drawn, its Hastings log-ratio, and when the distributions are refreshed.
+#include "dplace/place/search/learned_proposal.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "dplace/place/search/moves.h"
+#include "dplace/sim/evaluator.h"
+#include "dplace/sim/test_problems.h"
+
+namespace dplace::place {
+namespace {
+
+// Three independent 1-s ops (units 0, 1, 2) on two GPUs and a CPU, each allowed everywhere.
+sim::Problem ThreeOps() {
+  graph::GraphBuilder b("three_ops");
+  for (const char* name : {"a", "b", "c"}) b.AddOp(sim::testing::TimedOp(name, 1, 10));
+  return sim::testing::Make(b, sim::testing::ThreeDevices());
+}
+
+// Fixed distributions, rows by unit; counts its calls.
+class Fixed : public LearnedProposal {
+ public:
+  explicit Fixed(std::vector<double> probabilities) : probabilities_(std::move(probabilities)) {}
+  Status Score(const sim::Placement&, std::vector<double>* out) override {
+    ++calls;
+    *out = probabilities_;
+    return OkStatus();
+  }
+  int calls = 0;
+
+ private:
+  std::vector<double> probabilities_;
+};
+
+TEST(LearnedMovesTest, MovesAreDrawnFromTheMixtureWithItsHastingsRatio) {
+  const sim::Problem p = ThreeOps();
+  const Units units = MakeUnits(p);
+  auto evaluator = sim::testing::EvaluatorOf(p);
+  UnitMoves state(p, units, *evaluator);
+  const sim::Placement x = sim::OnDevices({0, 0, 1});
+  state.Restart(x, ScoreOf(evaluator->Evaluate(x)));
+  const std::vector<double> pi = {0.5, 0.3, 0.2,   // unit 0, on d0: weight 0.5
+                                  0.9, 0.1, 0.0,   // unit 1, on d0: weight 0.1
+                                  0.6, 0.2, 0.2};  // unit 2, on d1: weight 0.8
+  Fixed model(pi);
+  const double eps = 0.25;
+  LearnedMoves moves(units, &model, eps, 1000);
+  Rng rng(7);
+  std::map<std::pair<int, int>, int> drawn;
+  std::map<std::pair<int, int>, double> log_ratio;
+  constexpr int kDraws = 200000;
+  Proposal prop;
+  for (int i = 0; i < kDraws; ++i) {
+    ASSERT_TRUE(moves.Propose(state, rng, &prop));
+    ASSERT_EQ(prop.units.size(), 1u);
+    ASSERT_EQ(prop.targets.size(), 1u);
+    const std::pair<int, int> key{prop.units[0].value(), prop.targets[0].value()};
+    ++drawn[key];
+    log_ratio[key] = prop.log_correction;
+  }
+  EXPECT_EQ(model.calls, 1);  // no move was kept: no refresh
+  const double total = 0.5 + 0.1 + 0.8;
+  auto weight = [&](int u, int d) { return 1 - pi[static_cast<size_t>(3 * u + d)]; };
+  for (int u = 0; u < 3; ++u) {
+    const int from = x[sim::OpId(u)].value();
+    for (int d = 0; d < 3; ++d) {
+      if (d == from) continue;
+      const double there = (1 - eps) * pi[static_cast<size_t>(3 * u + d)] / total + eps / (3 * 2);
+      const double back_total = total - weight(u, from) + weight(u, d);
+      const double back =
+          (1 - eps) * pi[static_cast<size_t>(3 * u + from)] / back_total + eps / (3 * 2);
+      const std::pair<int, int> key{u, d};
+      EXPECT_NEAR(drawn[key] / static_cast<double>(kDraws), there, 0.004) << u << "->" << d;
+      EXPECT_NEAR(log_ratio[key], std::log(back / there), 1e-12) << u << "->" << d;
+    }
+  }
+}
+
+TEST(LearnedMovesTest, TheDistributionsAreRefreshedEveryNKeptMoves) {
+  const sim::Problem p = ThreeOps();
+  const Units units = MakeUnits(p);
+  auto evaluator = sim::testing::EvaluatorOf(p);
+  UnitMoves state(p, units, *evaluator);
+  const sim::Placement x = sim::OnDevices({0, 0, 1});
+  state.Restart(x, ScoreOf(evaluator->Evaluate(x)));
+  Fixed model(std::vector<double>(9, 1.0 / 3));
+  LearnedMoves moves(units, &model, 0.1, 2);
+  Rng rng(3);
+  Proposal prop;
+  for (int kept = 0; kept < 6; ++kept) {
+    ASSERT_TRUE(moves.Propose(state, rng, &prop));
+    const Score s = state.Try(prop.units, prop.targets[0], std::numeric_limits<double>::infinity());
+    state.Keep(prop.units, prop.targets[0], s);
+  }
+  ASSERT_TRUE(moves.Propose(state, rng, &prop));
+  EXPECT_EQ(model.calls, 4);  // at the first proposal, then after 2, 4 and 6 kept moves
+  EXPECT_EQ(moves.refreshes(), 4);
+  EXPECT_EQ(moves.proposals(), 7);
+}
+
+}  // namespace
+}  // namespace dplace::place
