@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
+#include <tuple>
 
 #include "dplace/base/file_util.h"
 #include "dplace/base/zip_check.h"
@@ -313,6 +314,33 @@ Status WriteLog(const std::string& path, const std::vector<LogRow>& rows) {
   return WriteFileAtomically(path, out.str());
 }
 
+// `label` with its devices renamed, within each device kind, to agree with `like` on the most ops
+// (greedily: the pair of devices sharing the most ops first).
+sim::Placement Renamed(const sim::Problem& p, const sim::Placement& label,
+                       const sim::Placement& like) {
+  const auto n = static_cast<size_t>(p.num_devices());
+  std::vector<std::vector<int64_t>> shared(n, std::vector<int64_t>(n, 0));
+  for (sim::OpId op : p.g().op_ids()) ++shared[label[op].index()][like[op].index()];
+  std::vector<std::tuple<int64_t, size_t, size_t>> pairs;
+  for (size_t a = 0; a < n; ++a) {
+    for (size_t b = 0; b < n; ++b) {
+      const sim::DeviceId da(static_cast<int32_t>(a)), db(static_cast<int32_t>(b));
+      if (p.c().KindIndex(da) == p.c().KindIndex(db)) pairs.emplace_back(-shared[a][b], a, b);
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  std::vector<int32_t> to(n, -1);
+  std::vector<char> taken(n, 0);
+  for (const auto& [minus, a, b] : pairs) {
+    if (to[a] >= 0 || taken[b]) continue;
+    to[a] = static_cast<int32_t>(b);
+    taken[b] = 1;
+  }
+  sim::Placement out = label;
+  for (sim::DeviceId& d : out) d = sim::DeviceId(to[d.index()]);
+  return out;
+}
+
 class Trainer {
  public:
   Trainer(const TrainOptions& o, std::shared_ptr<Policy> policy, MpiWorld& world)
@@ -447,8 +475,14 @@ class Trainer {
       sim::Evaluator& evaluator = *evaluators_[problem];
       const int64_t before = evaluator.evaluations();
       Rng rng(EpisodeSeed(o_.seed, update_, s));
-      const sim::Placement& label = labels_[problem];
-      sim::Placement x = label;
+      // Half the episodes begin near the label, half near where the search began (what the
+      // search changed there is what a proposal should find), the label's devices then renamed
+      // among devices of a kind to agree most with that start (identical devices are
+      // interchangeable: a label's names are one of many).
+      const bool near_label = rng.Below(2) == 0;
+      sim::Placement x = near_label ? labels_[problem] : starts_[problem];
+      const sim::Placement label =
+          near_label ? labels_[problem] : Renamed(*problems_[problem], labels_[problem], x);
       const place::Units& units = env.units();
       const auto moves = static_cast<int>(rng.Below(static_cast<uint64_t>(o_.perturb) + 1));
       for (int k = 0; k < moves; ++k) {

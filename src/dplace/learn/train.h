@@ -73,8 +73,9 @@ struct TrainOptions {
   // null or an empty placement: each unit on its fastest device.
   std::function<sim::Placement(const std::shared_ptr<const sim::Problem>&)> start;
   // Imitation of the search instead of policy gradients, when set: per problem the placement a
-  // long search found (its label). An episode starts from the label with 0 to `perturb` (drawn
-  // uniformly) random unit moves; every unit is kept where it is (teacher forcing) and the loss is
+  // long search found (its label). An episode starts from the label or (as often) from where
+  // episodes start (`start`: the searches' start), with 0 to `perturb` (drawn uniformly) random
+  // unit moves; every unit is kept where it is (teacher forcing) and the loss is
   // the cross-entropy between the policy's distribution for each unit and the label's device: half
   // its mean over all units, half over the units the moves displaced. The
   // log's mean_return is then the share of units whose likeliest device is the label's, mean_cost
