@@ -341,8 +341,12 @@ int main(int argc, char** argv) {
                         "distribution towards the label's device, from the label perturbed by "
                         "--perturb random unit moves (0: off); 0 to 1e9");
   train_cmd->add_option("--perturb", t.perturb,
-                        "imitation: random unit moves from the label an episode starts from; 0 "
-                        "to 1e6");
+                        "imitation, --mixed-starts: at most this many random unit moves from the "
+                        "placement an episode starts near; 0 to 1e6");
+  train_cmd->add_flag("--mixed-starts", t.mixed_starts,
+                      "policy gradients from a mix of starts: random, fastest device, and the "
+                      "searches' start moved by up to --perturb random unit moves (so that keeping "
+                      "the start earns nothing)");
   train_cmd->add_option("--labels", train.labels,
                         "imitation: a folder caching the labels (named by a hash of the graph "
                         "file, cluster, evaluations and seed)");

@@ -353,8 +353,10 @@ class Trainer {
     for (const TrainProblem& p : problems) {
       DPLACE_ASSIGN_OR_RETURN(place::Units units, PolicyUnits(*p.problem, o_.max_units));
       auto evaluator = sim::MakeEvaluator(p.problem);
-      auto env = std::make_unique<PlacementEnv>(*p.problem, *evaluator, std::move(units),
-                                                EpisodeOptions(*policy_));
+      EnvOptions env_options = EpisodeOptions(*policy_);
+      env_options.reuse_start = env_options.reuse_start && !o_.mixed_starts;
+      auto env =
+          std::make_unique<PlacementEnv>(*p.problem, *evaluator, std::move(units), env_options);
       sim::Placement start;
       if (o_.start) start = o_.start(p.problem);
       if (start.size() != static_cast<size_t>(p.problem->num_ops())) {
@@ -363,7 +365,7 @@ class Trainer {
       // An environment that keeps its start's judgement judges it now, once, so that an update
       // evaluates the same whether the run began here or resumed from a checkpoint (which
       // restores this count).
-      if (EpisodeOptions(*policy_).reuse_start) {
+      if (env_options.reuse_start) {
         env->Reset(start);
         ++result_.evaluations;
       }
@@ -404,7 +406,9 @@ class Trainer {
       sim::Evaluator& evaluator = *evaluators_[static_cast<size_t>(problem)];
       const int64_t before = evaluator.evaluations();
       Rng rng(EpisodeSeed(o_.seed, update_, s));
-      Episode e = Rollout(env, *policy_, starts_[static_cast<size_t>(problem)], &rng, true);
+      const sim::Placement& fixed = starts_[static_cast<size_t>(problem)];
+      Episode e =
+          Rollout(env, *policy_, o_.mixed_starts ? MixedStart(env, fixed, rng) : fixed, &rng, true);
       e.problem = problem;
       mine.push_back(s);
       mine.push_back(static_cast<double>(evaluator.evaluations() - before));
@@ -460,6 +464,28 @@ class Trainer {
     result_.episodes += slots;
     result_.curve.push_back(mean_return);
     log_.push_back({update_, result_.episodes, result_.evaluations, 0, mean_return, mean_cost});
+  }
+
+  // A start drawn from TrainOptions::mixed_starts's mix.
+  sim::Placement MixedStart(const PlacementEnv& env, const sim::Placement& start, Rng& rng) const {
+    const place::Units& units = env.units();
+    sim::Placement x = start;
+    switch (rng.Below(3)) {
+      case 0:  // random
+        for (const place::Unit& u : units)
+          place::Assign(u, u.devices[rng.Below(u.devices.size())], &x);
+        return x;
+      case 1:
+        return FastestStart(env.problem(), units);
+      default:
+        break;
+    }
+    const auto moves = rng.Below(static_cast<uint64_t>(o_.perturb) + 1);
+    for (uint64_t k = 0; k < moves; ++k) {
+      const place::Unit& u = units[place::UnitId(static_cast<int32_t>(rng.Below(units.size())))];
+      place::Assign(u, u.devices[rng.Below(u.devices.size())], &x);
+    }
+    return x;
   }
 
   // One imitation update (TrainOptions::label): per own slot an episode from the label perturbed,

@@ -82,6 +82,11 @@ struct TrainOptions {
   // the loss.
   std::function<sim::Placement(const std::shared_ptr<const sim::Problem>&)> label;
   int perturb = 8;
+  // Policy gradients from a mix of starts instead of `start` alone: each episode begins, drawn
+  // alike, from a random placement, every unit on its fastest device, or `start` moved by 0 to
+  // `perturb` random unit moves, so that a policy that keeps its start earns nothing. (The
+  // environments then judge every start anew: none is reused.)
+  bool mixed_starts = false;
 };
 
 struct TrainResult {
