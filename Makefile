@@ -13,7 +13,8 @@ build: deps
 
 run: build
 	./build/release/dplace place --graph $(EXAMPLE_GRAPH) --training --cluster $(EXAMPLE_CLUSTER) \
-	  --placer all --time-limit 10 --out build/example_plan.json --trace build/example_trace.json
+	  --placer one-shot,search,exact --time-limit 10 --out build/example_plan.json \
+	  --trace build/example_trace.json
 
 test: build
 	ctest --preset release

@@ -182,6 +182,13 @@ section_all() {
   "$DPLACE" place --graph "$GRAPH" --placer all --plan "$EXPERT" --time-limit 2 --evaluations 100 --json >"$TMP/all.json" \
     || fail "place all"
   [[ $(json_get "$TMP/all.json" "len(d['results'])") == $(($("$DPLACE" placers | wc -l) - 1)) ]] && ok || fail "all"
+  # A family's name stands for its placers that take the objective (the exact ones on the paper's
+  # model), beside placer names.
+  "$DPLACE" place --graph "$GRAPH" --placer exact,single --time-limit 2 --json >"$TMP/family.json" \
+    || fail "place exact,single"
+  [[ $(json_get "$TMP/family.json" "sorted(r['placer'] for r in d['results'])") == \
+    "$(/usr/bin/python3 -c "import json,subprocess; print(sorted([p['name'] for p in json.loads(subprocess.run(['$DPLACE', 'placers', '--json'], capture_output=True).stdout) if p['family'] == 'exact' and 'throughput' in p['objectives']] + ['single']))")" ]] \
+    && ok || fail "--placer exact,single: $(json_get "$TMP/family.json" "[r['placer'] for r in d['results']]")"
 }
 
 # The step objective on preset clusters; dp on a PipeDream profile; METIS.

@@ -174,7 +174,10 @@ int main(int argc, char** argv) {
   dplace::cli::PlaceFlags place;
   CLI::App* place_cmd = app.add_subcommand("place", "place a graph with one or more placers");
   AddProblemFlags(place_cmd, &place.problem);
-  place_cmd->add_option("--placer", place.placers, "placer name(s), comma-separated, or all")
+  place_cmd
+      ->add_option("--placer", place.placers,
+                   "placer name(s) and family names (one-shot, search, exact, learned), "
+                   "comma-separated, or all")
       ->capture_default_str();
   place_cmd->add_option("--plan", place.plan,
                         "a given plan (dplace plan or the paper's human-expert split): `expert` "

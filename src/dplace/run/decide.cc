@@ -27,6 +27,13 @@ StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, sim::Obj
   std::string name;
   while (std::getline(ss, name, ',')) {
     if (name.empty()) continue;
+    bool family = false;  // a family's name: its placers that support the objective
+    for (const place::PlacerEntry& e : place::Placers()) {
+      if (place::FamilyName(e.traits.family) != name) continue;
+      family = true;
+      if (e.traits.Supports(objective)) names.emplace_back(e.name);
+    }
+    if (family) continue;
     DPLACE_RETURN_IF_ERROR(place::FindPlacer(name).status().WithContext(flag));
     names.push_back(name);
   }

@@ -16,8 +16,9 @@
 namespace dplace::run {
 
 // The placers a spec names: "all" is every placer that supports the objective but the meta ones
-// (`portfolio` would run them all again); else a comma-separated list. InvalidInput, prefixed with
-// `flag`, for an unknown name or an empty list.
+// (`portfolio` would run them all again); else a comma-separated list of placer names and family
+// names (one-shot, search, exact, learned, meta: the family's placers that support the
+// objective). InvalidInput, prefixed with `flag`, for an unknown name or an empty list.
 StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, sim::Objective objective,
                                                const std::string& flag = "placer");
 
