@@ -102,6 +102,35 @@ void BM_Synthetic51kLearned(benchmark::State& state) {
   state.counters["step_ms"] = value * 1e3;
   state.counters["bound_ms"] = Synthetic()->lower_bound * 1e3;
 }
+// mcmc at 10 s on the 51k-op graph (coarsened, refined), plain and guided by the bundled gdp
+// policy (mcmc.proposal=gdp): the 10-s learned or guided placement against mcmc at 20 s above.
+constexpr const char* kGuided[] = {"", "gdp"};
+void BM_Synthetic51kGuided(benchmark::State& state) {
+  const std::string proposal = kGuided[state.range(0)];
+  if (!proposal.empty() && !place::FindPlacer("gdp").ok()) {
+    state.SkipWithError("built without LibTorch");
+    return;
+  }
+  place::PlacerOptions options;
+  if (!proposal.empty()) options["mcmc"]["proposal"] = proposal;
+  double value = 0;
+  std::string note;
+  for (auto _ : state) {
+    auto placed = run::Run(Synthetic(), {.placer = "mcmc",
+                                         .options = options,
+                                         .limits = {.seconds = 10},
+                                         .coarsen_ops = 2000,
+                                         .refine = true});
+    if (!placed.ok()) {
+      state.SkipWithError(placed.status().message().c_str());
+      return;
+    }
+    value = placed->evaluation.feasible ? placed->evaluation.value : 0;
+    note = placed->note;
+  }
+  state.SetLabel((proposal.empty() ? "mcmc: " : "mcmc guided by " + proposal + ": ") + note);
+  state.counters["step_ms"] = value * 1e3;
+}
 void BM_GnmtDirect(benchmark::State& state) { Place(state, Gnmt(), 0); }
 void BM_GnmtCoarsened(benchmark::State& state) { Place(state, Gnmt(), 300); }
 
@@ -114,6 +143,12 @@ BENCHMARK(BM_Synthetic51kCoarsened)->Apply(EveryPlacer);
 BENCHMARK(BM_Synthetic51kLearned)
     ->DenseRange(0, static_cast<int>(std::size(kLearned)) - 1)
     ->ArgName("placer")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+BENCHMARK(BM_Synthetic51kGuided)
+    ->DenseRange(0, static_cast<int>(std::size(kGuided)) - 1)
+    ->ArgName("proposal")
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kSecond);

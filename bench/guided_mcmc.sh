@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Guided against plain mcmc (docs/learned.md, "Learning inside the search"): on the held-out
+# generated graphs (seed 3, one of each of the five families) on k80x4 and v100x8-nvlink, three
+# seeds each, mcmc with and without mcmc.proposal=POLICY at each budget (an evaluation count, or
+# Ns for seconds). Prints per budget the geometric mean of guided / plain, its range, and plain
+# mcmc's own run-to-run spread (per row, its worst seed over its best).
+# Usage: bash bench/guided_mcmc.sh POLICY SHARE BUDGET... (e.g. gdp 0.2 1000 10000 2s)
+set -euo pipefail
+dplace=${DPLACE:-build/release/dplace}
+policy=$1 share=$2
+shift 2
+graphs=$(mktemp -d)
+trap 'rm -rf "$graphs"' EXIT
+for family in enas_cnn enas_rnn nmt nasnet layered; do
+  "$dplace" gen "$family" --count 1 --seed 3 --out "$graphs" --quiet
+done
+value() { "$dplace" place "$@" --json 2>/dev/null | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['best']['value'])"; }
+for budget in "$@"; do
+  if [[ $budget == *s ]]; then limit=(--time-limit "${budget%s}"); else limit=(--evaluations "$budget"); fi
+  rows=$(for g in "$graphs"/*.json; do for c in k80x4 v100x8-nvlink; do for seed in 1 2 3; do
+    base=(--graph "$g" --cluster "$c" --placer mcmc "${limit[@]}" --seed "$seed")
+    echo "$(basename "$g" .json)@$c $seed $(value "${base[@]}") $(value "${base[@]}" --opt mcmc.proposal="$policy" --opt mcmc.proposal_share="$share")"
+  done; done; done)
+  /usr/bin/python3 -c "
+import collections, math, sys
+rows = [l.split() for l in sys.stdin.read().strip().splitlines()]
+ratio = [float(r[3]) / float(r[2]) for r in rows]
+by = collections.defaultdict(list)
+for r in rows: by[r[0]].append(float(r[2]))
+spread = [max(v) / min(v) for v in by.values()]
+g = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
+print(f'budget $budget: guided/plain geomean {g(ratio):.4f} (rows {len(ratio)}, {min(ratio):.3f}-{max(ratio):.3f}); plain run-to-run spread geomean {g(spread):.4f}, worst {max(spread):.3f}')
+" <<<"$rows"
+done
