@@ -53,17 +53,14 @@ const std::shared_ptr<const sim::Problem>& Gnmt() {
   return problem;
 }
 
-void Place(benchmark::State& state, const std::shared_ptr<const sim::Problem>& problem,
-           int coarsen_ops) {
-  const std::string name = kPlacers[state.range(0)];
-  const bool search = place::FindPlacer(name).value()->traits.family == place::Family::kSearch;
+// Runs `request` on `problem` once per iteration; labels the result "`label`: its note" and
+// counts its step time (0 when infeasible), the bound and the ops.
+void RunAndReport(benchmark::State& state, const std::shared_ptr<const sim::Problem>& problem,
+                  const run::RunRequest& request, const std::string& label) {
   double value = 0;
   std::string note;
   for (auto _ : state) {
-    auto placed = run::Run(problem, {.placer = name,
-                                     .limits = {.seconds = search ? kTimeLimitS : 0},
-                                     .coarsen_ops = coarsen_ops,
-                                     .refine = search});
+    auto placed = run::Run(problem, request);
     if (!placed.ok()) {
       state.SkipWithError(placed.status().message().c_str());
       return;
@@ -71,10 +68,22 @@ void Place(benchmark::State& state, const std::shared_ptr<const sim::Problem>& p
     value = placed->evaluation.feasible ? placed->evaluation.value : 0;
     note = placed->note;
   }
-  state.SetLabel(name + (note.empty() ? "" : ": " + note));
+  state.SetLabel(label + (note.empty() ? "" : ": " + note));
   state.counters["ops"] = problem->num_ops();
   state.counters["step_ms"] = value * 1e3;
   state.counters["bound_ms"] = problem->lower_bound * 1e3;
+}
+
+void Place(benchmark::State& state, const std::shared_ptr<const sim::Problem>& problem,
+           int coarsen_ops) {
+  const std::string name = kPlacers[state.range(0)];
+  const bool search = place::FindPlacer(name).value()->traits.family == place::Family::kSearch;
+  RunAndReport(state, problem,
+               {.placer = name,
+                .limits = {.seconds = search ? kTimeLimitS : 0},
+                .coarsen_ops = coarsen_ops,
+                .refine = search},
+               name);
 }
 
 void BM_Synthetic51kCoarsened(benchmark::State& state) { Place(state, Synthetic(), 2000); }
@@ -86,21 +95,7 @@ void BM_Synthetic51kLearned(benchmark::State& state) {
     state.SkipWithError("built without LibTorch");
     return;
   }
-  double value = 0;
-  std::string note;
-  for (auto _ : state) {
-    auto placed = run::Run(Synthetic(), {.placer = name, .coarsen_ops = 0});
-    if (!placed.ok()) {
-      state.SkipWithError(placed.status().message().c_str());
-      return;
-    }
-    value = placed->evaluation.feasible ? placed->evaluation.value : 0;
-    note = placed->note;
-  }
-  state.SetLabel(name + ": " + note);
-  state.counters["ops"] = Synthetic()->num_ops();
-  state.counters["step_ms"] = value * 1e3;
-  state.counters["bound_ms"] = Synthetic()->lower_bound * 1e3;
+  RunAndReport(state, Synthetic(), {.placer = name, .coarsen_ops = 0}, name);
 }
 // mcmc at 10 s on the 51k-op graph (coarsened, refined), plain and guided by the bundled gdp
 // policy (mcmc.proposal=gdp): the 10-s learned or guided placement against mcmc at 20 s above.
@@ -113,23 +108,13 @@ void BM_Synthetic51kGuided(benchmark::State& state) {
   }
   place::PlacerOptions options;
   if (!proposal.empty()) options["mcmc"]["proposal"] = proposal;
-  double value = 0;
-  std::string note;
-  for (auto _ : state) {
-    auto placed = run::Run(Synthetic(), {.placer = "mcmc",
-                                         .options = options,
-                                         .limits = {.seconds = 10},
-                                         .coarsen_ops = 2000,
-                                         .refine = true});
-    if (!placed.ok()) {
-      state.SkipWithError(placed.status().message().c_str());
-      return;
-    }
-    value = placed->evaluation.feasible ? placed->evaluation.value : 0;
-    note = placed->note;
-  }
-  state.SetLabel((proposal.empty() ? "mcmc: " : "mcmc guided by " + proposal + ": ") + note);
-  state.counters["step_ms"] = value * 1e3;
+  RunAndReport(state, Synthetic(),
+               {.placer = "mcmc",
+                .options = options,
+                .limits = {.seconds = 10},
+                .coarsen_ops = 2000,
+                .refine = true},
+               proposal.empty() ? "mcmc" : "mcmc guided by " + proposal);
 }
 void BM_GnmtDirect(benchmark::State& state) { Place(state, Gnmt(), 0); }
 void BM_GnmtCoarsened(benchmark::State& state) { Place(state, Gnmt(), 300); }

@@ -178,6 +178,17 @@ TEST(PipelineSimTest, AStageHoldsWhatBackwardKeepsAndWhatCrossesPerMicrobatch) {
   EXPECT_DOUBLE_EQ(one->stages[1].peak_memory_bytes, 80 + 111);
 }
 
+// y0 -> y1 -> y2, 1 s each, 4-byte tensors.
+Problem ThreeInAChain(Objective objective = Objective::kStep) {
+  graph::GraphBuilder c("back_and_forth");
+  const auto y0 = c.AddOp(testing::TimedOp("y0", 1), {{4}});
+  const auto y1 = c.AddOp(testing::TimedOp("y1", 1), {{4}});
+  const auto y2 = c.AddOp(testing::TimedOp("y2", 1), {{4}});
+  c.AddEdge(y0, 0, y1);
+  c.AddEdge(y1, 0, y2);
+  return testing::Make(c, testing::ThreeDevices(), objective);
+}
+
 TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
   // k (a constant: no input, no weights) sits on d1 and feeds x0 on d0 and x1 on d1; x0 feeds
   // x1. k's stage comes first in program order, but d0 -> d1 is the only order data allows.
@@ -193,14 +204,8 @@ TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->stages[0].device, 0);
   EXPECT_DOUBLE_EQ(r->makespan_s, 1 + 4 + 1 + 1);  // F0 on d0, x0's 4 bytes at 1 B/s, F0 F1 on d1
-  // Stages that feed each other (x0 on d0 -> x1 on d1 -> x2 on d0) are not a pipeline: one line.
-  graph::GraphBuilder c("back_and_forth");
-  const auto y0 = c.AddOp(testing::TimedOp("y0", 1), {{4}});
-  const auto y1 = c.AddOp(testing::TimedOp("y1", 1), {{4}});
-  const auto y2 = c.AddOp(testing::TimedOp("y2", 1), {{4}});
-  c.AddEdge(y0, 0, y1);
-  c.AddEdge(y1, 0, y2);
-  Problem q = testing::Make(c, testing::ThreeDevices());
+  // Stages that feed each other (y0 on d0 -> y1 on d1 -> y2 on d0) are not a pipeline: one line.
+  Problem q = ThreeInAChain();
   auto bad = SimulatePipeline(q, sim::OnDevices({0, 1, 0}), PipelineSchedule::k1F1B, 2);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("not a pipeline"), std::string::npos);
@@ -228,13 +233,7 @@ TEST(PipelineObjectiveTest, TheValueIsTheSchedulesTimePerMicrobatch) {
 }
 
 TEST(PipelineObjectiveTest, StagesThatAreNoPipelineAreInfeasibleWithTheReason) {
-  graph::GraphBuilder c("back_and_forth");
-  const auto y0 = c.AddOp(testing::TimedOp("y0", 1), {{4}});
-  const auto y1 = c.AddOp(testing::TimedOp("y1", 1), {{4}});
-  const auto y2 = c.AddOp(testing::TimedOp("y2", 1), {{4}});
-  c.AddEdge(y0, 0, y1);
-  c.AddEdge(y1, 0, y2);
-  const Problem q = testing::Make(c, testing::ThreeDevices(), Objective::kPipeline);
+  const Problem q = ThreeInAChain(Objective::kPipeline);
   const Evaluation e = testing::EvaluatorOf(q)->Evaluate(sim::OnDevices({0, 1, 0}));
   EXPECT_FALSE(e.feasible);
   EXPECT_NE(e.reason.find("not a pipeline"), std::string::npos) << e.reason;

@@ -21,6 +21,16 @@ sim::Problem ThreeOps() {
   return sim::testing::Make(b, sim::testing::ThreeDevices());
 }
 
+// The three ops' units and a search state at a, b on d0 and c on d1.
+struct Searched {
+  const sim::Problem p = ThreeOps();
+  const Units units = MakeUnits(p);
+  std::unique_ptr<sim::Evaluator> evaluator = sim::testing::EvaluatorOf(p);
+  UnitMoves state{p, units, *evaluator};
+  const sim::Placement x = sim::OnDevices({0, 0, 1});
+  Searched() { state.Restart(x, ScoreOf(evaluator->Evaluate(x))); }
+};
+
 // Fixed distributions, rows by unit; counts its calls.
 class Fixed : public LearnedProposal {
  public:
@@ -37,18 +47,15 @@ class Fixed : public LearnedProposal {
 };
 
 TEST(LearnedMovesTest, MovesAreDrawnFromTheMixtureWithItsHastingsRatio) {
-  const sim::Problem p = ThreeOps();
-  const Units units = MakeUnits(p);
-  auto evaluator = sim::testing::EvaluatorOf(p);
-  UnitMoves state(p, units, *evaluator);
-  const sim::Placement x = sim::OnDevices({0, 0, 1});
-  state.Restart(x, ScoreOf(evaluator->Evaluate(x)));
+  Searched at;
+  UnitMoves& state = at.state;
+  const sim::Placement& x = at.x;
   const std::vector<double> pi = {0.5, 0.3, 0.2,   // unit 0, on d0: weight 0.5
                                   0.9, 0.1, 0.0,   // unit 1, on d0: weight 0.1
                                   0.6, 0.2, 0.2};  // unit 2, on d1: weight 0.8
   Fixed model(pi);
   const double eps = 0.25;
-  LearnedMoves moves(units, &model, eps, 1000);
+  LearnedMoves moves(at.units, &model, eps, 1000);
   Rng rng(7);
   std::map<std::pair<int, int>, int> drawn;
   std::map<std::pair<int, int>, double> log_ratio;
@@ -81,14 +88,10 @@ TEST(LearnedMovesTest, MovesAreDrawnFromTheMixtureWithItsHastingsRatio) {
 }
 
 TEST(LearnedMovesTest, TheDistributionsAreRefreshedEveryNKeptMoves) {
-  const sim::Problem p = ThreeOps();
-  const Units units = MakeUnits(p);
-  auto evaluator = sim::testing::EvaluatorOf(p);
-  UnitMoves state(p, units, *evaluator);
-  const sim::Placement x = sim::OnDevices({0, 0, 1});
-  state.Restart(x, ScoreOf(evaluator->Evaluate(x)));
+  Searched at;
+  UnitMoves& state = at.state;
   Fixed model(std::vector<double>(9, 1.0 / 3));
-  LearnedMoves moves(units, &model, 0.1, 2);
+  LearnedMoves moves(at.units, &model, 0.1, 2);
   Rng rng(3);
   Proposal prop;
   for (int kept = 0; kept < 6; ++kept) {
