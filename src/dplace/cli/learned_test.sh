@@ -159,7 +159,15 @@ else
 fi
 "$DPLACE" place --graph "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer mcmc --evaluations 200 \
   --opt mcmc.proposal=gdp >/dev/null 2>&1 && ok || fail "mcmc guided by the bundled gdp policy"
-expect_bad_input proposal_unbundled "mcmc.proposal: colocrl has no bundled policy" place --graph \
+for run in a b; do
+  "$DPLACE" place --graph "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer local_search \
+    --evaluations 300 --opt local_search.proposal=gdp --out "$TMP/guided_ls_$run.json" >/dev/null 2>&1 ||
+    fail "local_search guided by the bundled gdp policy"
+done
+cmp -s "$TMP/guided_ls_a.json" "$TMP/guided_ls_b.json" && ok || fail "guided local_search: same seed, different plans"
+expect_bad_input proposal_unbundled "local_search.proposal: colocrl has no bundled policy" place --graph \
+  "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer local_search --opt local_search.proposal=colocrl
+expect_bad_input proposal_unbundled_mcmc "mcmc.proposal: colocrl has no bundled policy" place --graph \
   "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer mcmc --opt mcmc.proposal=colocrl
 expect_bad_input proposal_missing "none.pt: no such policy file" place --graph \
   "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer mcmc --opt mcmc.proposal="$TMP/none.pt"

@@ -156,9 +156,8 @@ StatusOr<place::LearnedProposalFactory> PolicyProposal(const std::string& name) 
   const Method* method = FindMethod(name);
   const std::string path = method != nullptr && method->bundled ? DefaultPolicyPath(name) : name;
   if (method != nullptr && !method->bundled) {
-    return InvalidInput("mcmc.proposal: " + name +
-                        " has no bundled policy: give a policy file (dplace train --method " +
-                        name + ")");
+    return InvalidInput(
+        name + " has no bundled policy: give a policy file (dplace train --method " + name + ")");
   }
   std::shared_ptr<Policy> shared;
   {

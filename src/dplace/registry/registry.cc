@@ -63,21 +63,31 @@ Made FromBestStart(OptionReader& r, const Catalog& c) {
   DPLACE_ASSIGN_OR_RETURN(auto start, SearchStart(r, c));
   return Make(o, std::move(start));
 }
-// mcmc, with its learned proposal when mcmc.proposal names one.
-Made Mcmc(OptionReader& r, const Catalog& c) {
-  McmcOptions o;
+// The learned proposal a search's `proposal` option names (none when it is empty).
+StatusOr<LearnedProposalFactory> Proposal(const std::string& search, const std::string& name) {
+  if (name.empty()) return LearnedProposalFactory();
+#ifdef DPLACE_HAVE_TORCH
+  auto made = learn::PolicyProposal(name);
+  if (!made.ok()) return made.status().WithContext(search + ".proposal");
+  return made;
+#else
+  return InvalidInput(search + ".proposal: this dplace was built without LibTorch");
+#endif
+}
+// A search with a learned proposal: mcmc, local_search.
+template <typename Options,
+          std::unique_ptr<Placer> (*Make)(Options, std::shared_ptr<StartFinder>,
+                                          LearnedProposalFactory),
+          const char* kName>
+Made Proposed(OptionReader& r, const Catalog& c) {
+  Options o;
   ReadOptions(r, &o);
   DPLACE_ASSIGN_OR_RETURN(auto start, SearchStart(r, c));
-  LearnedProposalFactory learned;
-  if (!o.proposal.empty()) {
-#ifdef DPLACE_HAVE_TORCH
-    DPLACE_ASSIGN_OR_RETURN(learned, learn::PolicyProposal(o.proposal));
-#else
-    return InvalidInput("mcmc.proposal: this dplace was built without LibTorch");
-#endif
-  }
-  return MakeMcmcPlacer(o, std::move(start), std::move(learned));
+  DPLACE_ASSIGN_OR_RETURN(LearnedProposalFactory learned, Proposal(kName, o.proposal));
+  return Make(o, std::move(start), std::move(learned));
 }
+constexpr char kMcmc[] = "mcmc";
+constexpr char kLocalSearch[] = "local_search";
 Made Chains(OptionReader& r, const Catalog& c) {
   ChainsOptions o;
   ReadOptions(r, &o);
@@ -170,7 +180,7 @@ constexpr PlacerEntry kPlacers[] = {
     {"pipedream", "optimal split of one linear order of the layers (PipeDream's DP)", kExact,
      Plain<MakePipeDreamPlacer>},
     {"local_search", "random restarts of best-improvement unit moves on the evaluator",
-     Search(1, 3), FromBestStart<LocalSearchOptions, MakeLocalSearchPlacer>},
+     Search(1, 3), Proposed<LocalSearchOptions, MakeLocalSearchPlacer, kLocalSearch>},
 #ifdef DPLACE_HAVE_CBC
     {"ilp",
      "non-contiguous max-load or single-sample latency integer program (CBC), with its bound",
@@ -240,7 +250,7 @@ constexpr PlacerEntry kPlacers[] = {
       .two_starts = true},
      Chains},
     {"mcmc", "Metropolis search over unit and run moves from the best heuristic (FlexFlow-style)",
-     Search(4, 2), Mcmc},
+     Search(4, 2), Proposed<McmcOptions, MakeMcmcPlacer, kMcmc>},
 #ifdef DPLACE_HAVE_TORCH
     LearnedRow<0>(),
     LearnedRow<1>(),

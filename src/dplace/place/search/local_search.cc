@@ -11,11 +11,13 @@
 namespace dplace::place {
 namespace {
 
-// Best-improvement passes: each co-location unit in turn (a new random order each pass) to the
-// allowed device that improves the evaluation most; done after a pass without a move.
+// Best-improvement passes: each co-location unit in turn (a new random order each pass, or with a
+// learned proposal the order of its wish to move them) to the allowed device that improves the
+// evaluation most; done after a pass without a move.
 class UnitPasses {
  public:
-  explicit UnitPasses(Rng& rng) : rng_(rng) {}
+  UnitPasses(Rng& rng, LearnedProposal* learned) : rng_(rng), learned_(learned) {}
+  const Status& status() const { return status_; }
 
   bool Next(UnitMoves& state, Proposal* p) {
     const Units& units = state.units();
@@ -26,6 +28,17 @@ class UnitPasses {
       for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.Below(i)]);
       at_ = 0;
       if (order_.empty()) return false;
+      if (learned_ != nullptr) {
+        status_ = learned_->Score(state.current(), &probabilities_);
+        if (!status_.ok()) return false;
+        const auto devices = static_cast<size_t>(state.problem().num_devices());
+        auto wish = [&](UnitId u) {
+          return 1 -
+                 probabilities_[static_cast<size_t>(u.index()) * devices + state.device(u).index()];
+        };
+        std::stable_sort(order_.begin(), order_.end(),
+                         [&](UnitId a, UnitId b) { return wish(a) > wish(b); });
+      }
     }
     const UnitId u = order_[at_++];
     p->units.assign(1, u);
@@ -38,6 +51,9 @@ class UnitPasses {
 
  private:
   Rng& rng_;
+  LearnedProposal* learned_;
+  std::vector<double> probabilities_;
+  Status status_;
   std::vector<UnitId> order_;
   size_t at_ = 0;
   int64_t accepted_ = 0;
@@ -45,8 +61,9 @@ class UnitPasses {
 
 class LocalSearchPlacer : public Placer {
  public:
-  LocalSearchPlacer(LocalSearchOptions options, std::shared_ptr<StartFinder> start)
-      : options_(options), start_(std::move(start)) {}
+  LocalSearchPlacer(LocalSearchOptions options, std::shared_ptr<StartFinder> start,
+                    LearnedProposalFactory learned)
+      : options_(options), start_(std::move(start)), learned_(std::move(learned)) {}
   std::string_view name() const override { return "local_search"; }
 
  private:
@@ -55,6 +72,10 @@ class LocalSearchPlacer : public Placer {
     sim::Evaluator& evaluator = *req.evaluator;
     Rng rng(req.seed);
     const Units units = MakeUnits(p);
+    std::unique_ptr<LearnedProposal> learned;
+    if (!options_.proposal.empty()) {
+      DPLACE_ASSIGN_OR_RETURN(learned, learned_(p, units, evaluator));
+    }
     sim::Placement best_placement;
     Score best;
     for (int restart = 0; restart < options_.restarts && !budget.Out() && !AtLowerBound(p, best);
@@ -75,9 +96,10 @@ class LocalSearchPlacer : public Placer {
       for (UnitId u : units.ids()) Assign(units[u], unit_device[u], &placement);
       UnitMoves state(p, units, evaluator);
       state.Restart(placement, ScoreOf(evaluator.Evaluate(placement)));
-      UnitPasses passes(rng);
+      UnitPasses passes(rng, learned.get());
       BestImprovement accept;
       RunMoves(state, passes, accept, [&] { return budget.Out(); });
+      DPLACE_RETURN_IF_ERROR(passes.status());
       if (best_placement.empty() || state.score() < best) {
         best = state.score();
         best_placement = state.current();
@@ -93,6 +115,7 @@ class LocalSearchPlacer : public Placer {
 
   LocalSearchOptions options_;
   std::shared_ptr<StartFinder> start_;
+  LearnedProposalFactory learned_;
 };
 
 }  // namespace
@@ -100,11 +123,14 @@ class LocalSearchPlacer : public Placer {
 void ReadOptions(OptionReader& r, LocalSearchOptions* o) {
   r.Read("restarts", &o->restarts, 1, 1 << 20,
          "restarts (the first from the start, the others at random)");
+  r.Read("proposal", &o->proposal,
+         "a learned proposal ordering each pass's units (as mcmc.proposal); empty: none");
 }
 
 std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options,
-                                              std::shared_ptr<StartFinder> start) {
-  return std::make_unique<LocalSearchPlacer>(options, std::move(start));
+                                              std::shared_ptr<StartFinder> start,
+                                              LearnedProposalFactory learned) {
+  return std::make_unique<LocalSearchPlacer>(options, std::move(start), std::move(learned));
 }
 
 }  // namespace dplace::place

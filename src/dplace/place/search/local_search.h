@@ -8,21 +8,29 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "dplace/place/options.h"
 #include "dplace/place/placer.h"
+#include "dplace/place/search/learned_proposal.h"
 #include "dplace/place/search/score.h"
 
 namespace dplace::place {
 
 struct LocalSearchOptions {
   int restarts = 10;  // the paper's setting
+  // A learned proposal (as McmcOptions::proposal): each pass then tries the units in the order of
+  // the policy's wish to move them, 1 - π_u(its device) for the placement the pass begins from
+  // (one evaluation per pass, counted), largest first, instead of a random order. Empty: none.
+  std::string proposal;
 };
 void ReadOptions(OptionReader& reader, LocalSearchOptions* options);
 
 // `start` finds the first restart's start when the request has none; null: the first restart
 // starts at random like the others.
+// `learned` makes options.proposal's distributions (required when it is set).
 std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options,
-                                              std::shared_ptr<StartFinder> start);
+                                              std::shared_ptr<StartFinder> start,
+                                              LearnedProposalFactory learned = nullptr);
 
 }  // namespace dplace::place

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Guided against plain mcmc (docs/learned.md, "Learning inside the search"): on the held-out
+# Guided against plain search (docs/learned.md, "Learning inside the search"): on the held-out
 # generated graphs (seed 3, one of each of the five families) on k80x4 and v100x8-nvlink, three
-# seeds each, mcmc with and without mcmc.proposal=POLICY at each budget (an evaluation count, or
-# Ns for seconds). Prints per budget the geometric mean of guided / plain, its range, and plain
-# mcmc's own run-to-run spread (per row, its worst seed over its best).
-# Usage: bash bench/guided_mcmc.sh POLICY SHARE BUDGET... (e.g. gdp 0.2 1000 10000 2s)
+# seeds each, SEARCH (mcmc or local_search) with and without SEARCH.proposal=POLICY (and, for mcmc,
+# mcmc.proposal_share=SHARE; give - for local_search) at each budget (an evaluation count, or Ns
+# for seconds). Prints per budget the geometric mean of guided / plain, its range, and the plain
+# search's own run-to-run spread (per row, its worst seed over its best).
+# Usage: bash bench/guided_search.sh SEARCH POLICY SHARE BUDGET... (e.g. mcmc gdp 0.2 1000 2s)
 set -euo pipefail
 dplace=${DPLACE:-build/release/dplace}
-policy=$1 share=$2
-shift 2
+search=$1 policy=$2 share=$3
+shift 3
+guide=(--opt "$search.proposal=$policy")
+[[ $share == - ]] || guide+=(--opt "$search.proposal_share=$share")
 graphs=$(mktemp -d)
 trap 'rm -rf "$graphs"' EXIT
 for family in enas_cnn enas_rnn nmt nasnet layered; do
@@ -18,8 +21,8 @@ value() { "$dplace" place "$@" --json 2>/dev/null | /usr/bin/python3 -c "import 
 for budget in "$@"; do
   if [[ $budget == *s ]]; then limit=(--time-limit "${budget%s}"); else limit=(--evaluations "$budget"); fi
   rows=$(for g in "$graphs"/*.json; do for c in k80x4 v100x8-nvlink; do for seed in 1 2 3; do
-    base=(--graph "$g" --cluster "$c" --placer mcmc "${limit[@]}" --seed "$seed")
-    echo "$(basename "$g" .json)@$c $seed $(value "${base[@]}") $(value "${base[@]}" --opt mcmc.proposal="$policy" --opt mcmc.proposal_share="$share")"
+    base=(--graph "$g" --cluster "$c" --placer "$search" "${limit[@]}" --seed "$seed")
+    echo "$(basename "$g" .json)@$c $seed $(value "${base[@]}") $(value "${base[@]}" "${guide[@]}")"
   done; done; done)
   /usr/bin/python3 -c "
 import collections, math, sys
