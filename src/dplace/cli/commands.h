@@ -104,6 +104,7 @@ struct TrainFlags {
   // gradients instead), cached in `labels` when given.
   int64_t imitate = 0;
   std::string labels;
+  bool relabel = false;  // expert iteration: the labels' search starts from --init's placement
 };
 Status RunTrain(const TrainFlags& flags);
 #endif

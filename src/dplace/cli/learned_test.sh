@@ -154,6 +154,10 @@ if "$DPLACE" "${imitate[@]}" --out "$TMP/imitate.pt" --log "$TMP/imitate.csv" >/
   "$DPLACE" "${guided[@]}" --out "$TMP/guided_b.json" >/dev/null 2>&1
   cmp -s "$TMP/guided_a.json" "$TMP/guided_b.json" && ok || fail "guided mcmc: same seed, different plans"
   grep -q "from $TMP/imitate.pt, [1-9][0-9]* refreshes" "$TMP/guided.out" && ok || fail "guided mcmc: note $(cat "$TMP/guided.out")"
+  # Expert iteration: the next round's labels come from mcmc started from this policy's placement
+  # too (three more label files, named by the policy's bytes as well).
+  "$DPLACE" "${imitate[@]}" --init "$TMP/imitate.pt" --relabel --out "$TMP/round2.pt" >/dev/null 2>"$TMP/round2.err" &&
+    [[ $(ls "$TMP/labels" | wc -l) == 6 ]] && ok || fail "imitate --relabel: $(cat "$TMP/round2.err") $(ls "$TMP/labels")"
 else
   fail "imitate: $(cat "$TMP/imitate.err")"
 fi
@@ -171,6 +175,8 @@ expect_bad_input proposal_unbundled_mcmc "mcmc.proposal: colocrl has no bundled 
   "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer mcmc --opt mcmc.proposal=colocrl
 expect_bad_input proposal_missing "none.pt: no such policy file" place --graph \
   "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer mcmc --opt mcmc.proposal="$TMP/none.pt"
+expect_bad_input train_relabel "--relabel: needs --imitate and --init" train --graphs "$TMP/g" \
+  --cluster k80x4 --relabel --out "$TMP/x.pt"
 expect_bad_input train_imitate "--imitate: must be a number in [0, 1e+09], not -1" train --graphs \
   "$TMP/g" --cluster k80x4 --imitate -1 --out "$TMP/x.pt"
 

@@ -346,6 +346,10 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--perturb", t.perturb,
                         "imitation, --mixed-starts: at most this many random unit moves from the "
                         "placement an episode starts near; 0 to 1e6");
+  train_cmd->add_flag("--relabel", train.relabel,
+                      "imitation, expert iteration: the labels' mcmc also starts from the "
+                      "placement of the --init policy (mcmc.start=METHOD), so each round imitates "
+                      "the search improved from the last round's policy");
   train_cmd->add_flag("--mixed-starts", t.mixed_starts,
                       "policy gradients from a mix of starts: random, fastest device, and the "
                       "searches' start moved by up to --perturb random unit moves (so that keeping "

@@ -111,21 +111,30 @@ uint64_t Fnv(std::string_view bytes, uint64_t h = 14695981039346656037ull) {
   return h;
 }
 
+// The bytes of a file ("" when it cannot be read).
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
 // The imitation label of a problem: mcmc's best placement at `evaluations` evaluations from the
-// training seed, read from `dir` when a previous run wrote it there (the file is named by a hash
-// of the graph file's bytes, the cluster, the training flag, the evaluations and the seed; it
-// holds one device index per op), else computed and written.
+// training seed — started, with `policy` (expert iteration), from the best of the searches' start
+// and that policy's placement (mcmc.start=METHOD) — read from `dir` when a previous run wrote it
+// there (the file is named by a hash of the graph file's bytes, the cluster, the training flag,
+// the evaluations, the seed and the policy file's bytes; it holds one device index per op), else
+// computed and written.
 StatusOr<sim::Placement> Label(const Source& s, const sim::Problem& problem, int64_t evaluations,
-                               uint64_t seed, const std::string& dir) {
+                               uint64_t seed, const std::string& dir, const std::string& method,
+                               const std::string& policy) {
   std::string file;
   if (!dir.empty()) {
-    std::ifstream in(s.graph, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    uint64_t h = Fnv(bytes.str());
+    uint64_t h = Fnv(FileBytes(s.graph));
     h = Fnv(s.cluster + (s.training ? "|training|" : "|") + std::to_string(evaluations) + "|" +
                 std::to_string(seed),
             h);
+    if (!policy.empty()) h = Fnv(FileBytes(policy), Fnv(method, h));
     std::ostringstream name;
     name << dir << "/" << std::hex << h << ".label";
     file = name.str();
@@ -140,7 +149,12 @@ StatusOr<sim::Placement> Label(const Source& s, const sim::Problem& problem, int
   }
   auto shared = std::make_shared<const sim::Problem>(problem);
   auto evaluator = sim::MakeEvaluator(shared);
-  DPLACE_ASSIGN_OR_RETURN(place::Member mcmc, place::MakePlacer("mcmc"));
+  place::PlacerOptions options;
+  if (!policy.empty()) {
+    options["mcmc"]["start"] = method;
+    options[method]["policy"] = policy;
+  }
+  DPLACE_ASSIGN_OR_RETURN(place::Member mcmc, place::MakePlacer("mcmc", options));
   DPLACE_ASSIGN_OR_RETURN(place::PlaceResult r,
                           mcmc.placer->Place(*shared, {.evaluator = evaluator.get(),
                                                        .seed = seed,
@@ -159,6 +173,10 @@ StatusOr<sim::Placement> Label(const Source& s, const sim::Problem& problem, int
 
 Status RunTrain(const TrainFlags& flags) {
   DPLACE_RETURN_IF_ERROR(CheckNumbers(flags.options));
+  if (flags.relabel && (flags.imitate == 0 || flags.options.init.empty())) {
+    return InvalidInput("--relabel: needs --imitate and --init (the policy whose placement the "
+                        "labels' search starts from)");
+  }
   if (flags.imitate < 0 || flags.imitate > 1'000'000'000) {
     return InvalidInput("--imitate: must be a number in [0, 1e+09], not " +
                         std::to_string(flags.imitate));
@@ -192,7 +210,8 @@ Status RunTrain(const TrainFlags& flags) {
     if (flags.imitate > 0) {
       DPLACE_ASSIGN_OR_RETURN(
           labels[loaded->problem.get()],
-          Label(s, *loaded->problem, flags.imitate, flags.options.seed, flags.labels));
+          Label(s, *loaded->problem, flags.imitate, flags.options.seed, flags.labels,
+                flags.options.method, flags.relabel ? flags.options.init : ""));
     }
   }
   learn::TrainOptions o = flags.options;
