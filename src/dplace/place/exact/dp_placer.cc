@@ -20,7 +20,7 @@ constexpr int64_t kMaxIdeals = 2'000'000;  // for time; MaxIdealsInMemory bounds
 // The DP's best split of `model` by its max-load: the linear pass, then the exact pass bounded by
 // it. `note` says what was proven.
 ContiguousSolution BestSplit(const ContiguousModel& model, Deadline deadline, std::string* note) {
-  const ContiguousSolution linear = SolveLinear(model, deadline);
+  ContiguousSolution linear = SolveLinear(model, deadline);
   if (!linear.complete && !linear.found) {
     *note =
         "time limit reached before any split over one topological order was found: "
@@ -76,7 +76,8 @@ class DpPlacer : public Placer {
       return BestForSchedule(p, req, model, best, note, deadline);
     }
     if (best.found) return PlaceResult{ToPlacement(model, best, p.num_ops()), note};
-    if (note.empty()) note = "no contiguous split fits the devices";
+    // Nothing found: the time ran out first (the note says so), or no split fits.
+    if (best.complete) note = "no contiguous split fits the devices";
     return PlaceResult{NoSplitFits(model, p.num_ops()), note};
   }
 

@@ -72,12 +72,16 @@ bool LearnedMoves::Propose(const UnitMoves& state, Rng& rng, Proposal* p) {
     }
   }
   // The mixture's probability of this move and of the move back (u from `to` to `from`): the
-  // weights change only in u's term.
+  // weights change only in u's term. Where no unit has weight the mixture is the uniform
+  // proposal alone.
   const double k = static_cast<double>(p->targets.size());
-  const double uniform_q = eps / (static_cast<double>(n) * k);
+  const double one_of = 1 / (static_cast<double>(n) * k);  // the uniform proposal's
+  auto mixture = [&](double weights, double pi_target) {
+    return weights > 0 ? (1 - eps) * pi_target / weights + eps * one_of : one_of;
+  };
   const double back_total = total - weights_[u.index()] + std::max(0.0, 1 - pi(u, to));
-  const double there = (1 - eps) * (total > 0 ? pi(u, to) / total : 0) + uniform_q;
-  const double back = (1 - eps) * (back_total > 0 ? pi(u, from) / back_total : 0) + uniform_q;
+  const double there = mixture(total, pi(u, to));
+  const double back = mixture(back_total, pi(u, from));
   p->targets.assign(1, to);
   p->log_correction = back > 0 ? std::log(back / there) : -std::numeric_limits<double>::infinity();
   return true;

@@ -71,20 +71,36 @@ TEST(LearnedMovesTest, MovesAreDrawnFromTheMixtureWithItsHastingsRatio) {
   }
   EXPECT_EQ(model.calls, 1);  // no move was kept: no refresh
   const double total = 0.5 + 0.1 + 0.8;
-  auto weight = [&](int u, int d) { return 1 - pi[static_cast<size_t>(3 * u + d)]; };
+  auto prob = [&](int u, int d) { return pi[static_cast<size_t>(u) * 3 + static_cast<size_t>(d)]; };
+  auto weight = [&](int u, int d) { return 1 - prob(u, d); };
   for (int u = 0; u < 3; ++u) {
     const int from = x[sim::OpId(u)].value();
     for (int d = 0; d < 3; ++d) {
       if (d == from) continue;
-      const double there = (1 - eps) * pi[static_cast<size_t>(3 * u + d)] / total + eps / (3 * 2);
+      const double there = (1 - eps) * prob(u, d) / total + eps / (3 * 2);
       const double back_total = total - weight(u, from) + weight(u, d);
-      const double back =
-          (1 - eps) * pi[static_cast<size_t>(3 * u + from)] / back_total + eps / (3 * 2);
+      const double back = (1 - eps) * prob(u, from) / back_total + eps / (3 * 2);
       const std::pair<int, int> key{u, d};
       EXPECT_NEAR(drawn[key] / static_cast<double>(kDraws), there, 0.004) << u << "->" << d;
       EXPECT_NEAR(log_ratio[key], std::log(back / there), 1e-12) << u << "->" << d;
     }
   }
+}
+
+TEST(LearnedMovesTest, WhereNoUnitWantsToMoveTheMoveIsUniformAndItsWayBackLearned) {
+  Searched at;
+  // Every unit certain of its device (a, b on d0, c on d1): no unit has weight.
+  Fixed model({1, 0, 0, 1, 0, 0, 0, 1, 0});
+  const double eps = 0.25;
+  LearnedMoves moves(at.units, &model, eps, 1000);
+  Rng rng(5);
+  Proposal prop;
+  ASSERT_TRUE(moves.Propose(at.state, rng, &prop));
+  ASSERT_EQ(prop.targets.size(), 1u);
+  // There: the uniform proposal alone, 1 / (3 units × 2 devices). Back: the unit's weight after
+  // the move is 1 - π(to) = 1, the only weight, and π(from) = 1.
+  const double there = 1.0 / 6, back = (1 - eps) * 1 / 1 + eps / 6;
+  EXPECT_NEAR(prop.log_correction, std::log(back / there), 1e-12);
 }
 
 TEST(LearnedMovesTest, TheDistributionsAreRefreshedEveryNKeptMoves) {

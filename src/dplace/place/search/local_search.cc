@@ -63,7 +63,7 @@ class LocalSearchPlacer : public Placer {
  public:
   LocalSearchPlacer(LocalSearchOptions options, std::shared_ptr<StartFinder> start,
                     LearnedProposalFactory learned)
-      : options_(options), start_(std::move(start)), learned_(std::move(learned)) {}
+      : options_(std::move(options)), start_(std::move(start)), learned_(std::move(learned)) {}
   std::string_view name() const override { return "local_search"; }
 
  private:
@@ -130,7 +130,8 @@ void ReadOptions(OptionReader& r, LocalSearchOptions* o) {
 std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options,
                                               std::shared_ptr<StartFinder> start,
                                               LearnedProposalFactory learned) {
-  return std::make_unique<LocalSearchPlacer>(options, std::move(start), std::move(learned));
+  return std::make_unique<LocalSearchPlacer>(std::move(options), std::move(start),
+                                             std::move(learned));
 }
 
 }  // namespace dplace::place

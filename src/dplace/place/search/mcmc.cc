@@ -226,7 +226,7 @@ class McmcPlacer : public Placer {
  public:
   McmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
              LearnedProposalFactory learned)
-      : options_(options), start_(std::move(start)), learned_(std::move(learned)) {}
+      : options_(std::move(options)), start_(std::move(start)), learned_(std::move(learned)) {}
   std::string_view name() const override { return "mcmc"; }
 
  private:
@@ -365,7 +365,7 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
 
 std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
                                        LearnedProposalFactory learned) {
-  return std::make_unique<McmcPlacer>(options, std::move(start), std::move(learned));
+  return std::make_unique<McmcPlacer>(std::move(options), std::move(start), std::move(learned));
 }
 
 }  // namespace dplace::place
