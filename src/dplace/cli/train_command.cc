@@ -174,8 +174,9 @@ StatusOr<sim::Placement> Label(const Source& s, const sim::Problem& problem, int
 Status RunTrain(const TrainFlags& flags) {
   DPLACE_RETURN_IF_ERROR(CheckNumbers(flags.options));
   if (flags.relabel && (flags.imitate == 0 || flags.options.init.empty())) {
-    return InvalidInput("--relabel: needs --imitate and --init (the policy whose placement the "
-                        "labels' search starts from)");
+    return InvalidInput(
+        "--relabel: needs --imitate and --init (the policy whose placement the "
+        "labels' search starts from)");
   }
   if (flags.imitate < 0 || flags.imitate > 1'000'000'000) {
     return InvalidInput("--imitate: must be a number in [0, 1e+09], not " +
