@@ -121,30 +121,40 @@ std::string FileBytes(const std::string& path) {
 
 // The imitation label of a problem: mcmc's best placement at `evaluations` evaluations from the
 // training seed — started, with `policy` (expert iteration), from the best of the searches' start
-// and that policy's placement (mcmc.start=METHOD) — read from `dir` when a previous run wrote it
-// there (the file is named by a hash of the graph file's bytes, the cluster, the training flag,
-// the evaluations, the seed and the policy file's bytes; it holds one device index per op), else
-// computed and written.
-StatusOr<sim::Placement> Label(const Source& s, const sim::Problem& problem, int64_t evaluations,
-                               uint64_t seed, const std::string& dir, const std::string& method,
-                               const std::string& policy) {
+// and that policy's placement (mcmc.start=METHOD). With `legs` ≥ 2, the path of bests of mcmc run
+// in that many legs of evaluations / legs each, every leg after the first from the last one's
+// best (seed + leg): the search's improving moves (TrainOptions::label). Read from `dir` when a
+// previous run wrote it there (the file is named by a hash of the graph file's bytes, the cluster,
+// the training flag, the evaluations, the seed, the legs and the policy file's bytes; it holds one
+// device index per op, placement after placement), else computed and written.
+StatusOr<std::vector<sim::Placement>> Label(const Source& s, const sim::Problem& problem,
+                                            int64_t evaluations, int legs, uint64_t seed,
+                                            const std::string& dir, const std::string& method,
+                                            const std::string& policy) {
+  legs = std::max(legs, 1);
+  const auto ops = static_cast<size_t>(problem.num_ops());
   std::string file;
   if (!dir.empty()) {
     uint64_t h = Fnv(FileBytes(s.graph));
     h = Fnv(s.cluster + (s.training ? "|training|" : "|") + std::to_string(evaluations) + "|" +
-                std::to_string(seed),
+                std::to_string(seed) + (legs > 1 ? "|legs " + std::to_string(legs) : ""),
             h);
     if (!policy.empty()) h = Fnv(FileBytes(policy), Fnv(method, h));
     std::ostringstream name;
     name << dir << "/" << std::hex << h << ".label";
     file = name.str();
     std::ifstream cached(file);
-    sim::Placement placement;
+    std::vector<sim::Placement> path;
     int32_t d = 0;
-    while (cached >> d) placement.push_back(sim::DeviceId(d));
-    if (placement.size() == static_cast<size_t>(problem.num_ops()) &&
-        sim::CheckShape(problem, placement).ok()) {
-      return placement;
+    while (cached >> d) {
+      if (path.empty() || path.back().size() == ops) path.emplace_back();
+      path.back().push_back(sim::DeviceId(d));
+    }
+    if (path.size() == static_cast<size_t>(legs) &&
+        std::all_of(path.begin(), path.end(), [&](const sim::Placement& x) {
+          return x.size() == ops && sim::CheckShape(problem, x).ok();
+        })) {
+      return path;
     }
   }
   auto shared = std::make_shared<const sim::Problem>(problem);
@@ -155,18 +165,27 @@ StatusOr<sim::Placement> Label(const Source& s, const sim::Problem& problem, int
     options[method]["policy"] = policy;
   }
   DPLACE_ASSIGN_OR_RETURN(place::Member mcmc, place::MakePlacer("mcmc", options));
-  DPLACE_ASSIGN_OR_RETURN(place::PlaceResult r,
-                          mcmc.placer->Place(*shared, {.evaluator = evaluator.get(),
-                                                       .seed = seed,
-                                                       .limits = {.evaluations = evaluations}}));
+  std::vector<sim::Placement> path;
+  for (int leg = 0; leg < legs; ++leg) {
+    DPLACE_ASSIGN_OR_RETURN(
+        place::PlaceResult r,
+        mcmc.placer->Place(*shared,
+                           {.evaluator = evaluator.get(),
+                            .seed = seed + static_cast<uint64_t>(leg),
+                            .limits = {.evaluations = std::max<int64_t>(1, evaluations / legs)},
+                            .start = path.empty() ? nullptr : &path.back()}));
+    path.push_back(std::move(r.placement));
+  }
   if (!file.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     std::ostringstream out;
-    for (sim::DeviceId d : r.placement) out << d.value() << "\n";
+    for (const sim::Placement& x : path) {
+      for (sim::DeviceId d : x) out << d.value() << "\n";
+    }
     DPLACE_RETURN_IF_ERROR(WriteFileAtomically(file, out.str()).WithContext("--labels"));
   }
-  return r.placement;
+  return path;
 }
 
 }  // namespace
@@ -177,6 +196,12 @@ Status RunTrain(const TrainFlags& flags) {
     return InvalidInput(
         "--relabel: needs --imitate and --init (the policy whose placement the "
         "labels' search starts from)");
+  }
+  if (flags.legs < 0 || flags.legs > 1000) {
+    return InvalidInput("--legs: must be a number in [0, 1000], not " + std::to_string(flags.legs));
+  }
+  if (flags.legs > 1 && flags.imitate == 0) {
+    return InvalidInput("--legs: needs --imitate (the evaluations the legs share)");
   }
   if (flags.imitate < 0 || flags.imitate > 1'000'000'000) {
     return InvalidInput("--imitate: must be a number in [0, 1e+09], not " +
@@ -200,7 +225,7 @@ Status RunTrain(const TrainFlags& flags) {
   // Episodes begin where the placer's do under its default budget: the searches' start.
   DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<place::StartFinder> finder, place::SearchStart());
   std::vector<learn::TrainProblem> problems;
-  std::map<const sim::Problem*, sim::Placement> labels;
+  std::map<const sim::Problem*, std::vector<sim::Placement>> labels;
   for (const Source& s : sources) {
     auto loaded = run::LoadProblem({.graph = {.path = s.graph, .training = s.training},
                                     .cluster = s.cluster,
@@ -211,7 +236,7 @@ Status RunTrain(const TrainFlags& flags) {
     if (flags.imitate > 0) {
       DPLACE_ASSIGN_OR_RETURN(
           labels[loaded->problem.get()],
-          Label(s, *loaded->problem, flags.imitate, flags.options.seed, flags.labels,
+          Label(s, *loaded->problem, flags.imitate, flags.legs, flags.options.seed, flags.labels,
                 flags.options.method, flags.relabel ? flags.options.init : ""));
     }
   }

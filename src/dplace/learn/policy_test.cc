@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <thread>
 
 #include "dplace/io/test_files.h"
@@ -340,6 +341,58 @@ TEST(TrainTest, ACheckpointResumesExactly) {
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.status().message().find("seed 5"), std::string::npos);
   }
+}
+
+// The loss column (the last) of a training log in CSV, per update.
+std::vector<double> LossCurve(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> out;
+  while (std::getline(in, line)) out.push_back(std::stod(line.substr(line.rfind(',') + 1)));
+  return out;
+}
+
+TEST(TrainTest, ImitatingASearchsPathMakesItsStepsLikelyUnderTheProposal) {
+  const auto problem = Generated("enas_cnn", "k80x4");
+  const place::Units units = PolicyUnits(*problem, 256).value();
+  ASSERT_GE(units.size(), 16u);
+  // The search's path: from the start, four units moved, then four more.
+  const sim::Placement start = FastestStart(*problem, units);
+  std::vector<sim::Placement> path(2, start);
+  auto move = [&](int unit, sim::Placement* x) {
+    const place::Unit& u = units[place::UnitId(unit)];
+    const sim::DeviceId here = (*x)[u.ops.front()];
+    for (sim::DeviceId d : u.devices) {
+      if (d != here) return place::Assign(u, d, x);
+    }
+  };
+  for (int u = 0; u < 4; ++u) move(3 * u + 1, &path[0]);
+  path[1] = path[0];
+  for (int u = 4; u < 8; ++u) move(3 * u + 1, &path[1]);
+  dplace::testing::TempDir dir;
+  TrainOptions o{.method = "gdp",
+                 .updates = 150,
+                 .episodes = 2,
+                 .seed = 3,
+                 .hidden = 16,
+                 .lr = 1e-2,
+                 .lr_end = 1e-2,
+                 .log = dir.Path("log.csv")};
+  o.start = [&](const auto&) { return start; };
+  o.label = [&](const auto&) { return path; };
+  o.perturb = 0;
+  auto trained = Train({{"a", problem}}, o, nullptr);
+  ASSERT_TRUE(trained.ok()) << trained.status().message();
+  // The proposal's negative log-likelihood of the steps falls, from above ln(units) (a unit drawn
+  // about uniformly).
+  const std::vector<double> loss = LossCurve(o.log);
+  ASSERT_EQ(loss.size(), 150u);
+  auto mean = [](const std::vector<double>& v, size_t from, size_t to) {
+    return std::accumulate(v.begin() + from, v.begin() + to, 0.0) / (to - from);
+  };
+  EXPECT_GT(loss.front(), std::log(static_cast<double>(units.size())));
+  EXPECT_LT(mean(loss, 120, 150), 0.7 * mean(loss, 0, 30));
 }
 
 TEST(PlacetoPlacerTest, SameSeedSamePlacementWithinTheBudget) {

@@ -370,8 +370,10 @@ class Trainer {
         ++result_.evaluations;
       }
       if (o_.label) {
-        sim::Placement label = o_.label(p.problem);
-        if (label.size() != static_cast<size_t>(p.problem->num_ops())) {
+        std::vector<sim::Placement> label = o_.label(p.problem);
+        if (label.empty() || std::any_of(label.begin(), label.end(), [&](const auto& x) {
+              return x.size() != static_cast<size_t>(p.problem->num_ops());
+            })) {
           return InvalidInput(p.name + ": no label placement");
         }
         labels_.push_back(std::move(label));
@@ -501,15 +503,23 @@ class Trainer {
       sim::Evaluator& evaluator = *evaluators_[problem];
       const int64_t before = evaluator.evaluations();
       Rng rng(EpisodeSeed(o_.seed, update_, s));
-      // Half the episodes begin near the label, half near where the search began (what the
-      // search changed there is what a proposal should find), the label's devices then renamed
-      // among devices of a kind to agree most with that start (identical devices are
-      // interchangeable: a label's names are one of many).
-      const bool near_label = rng.Below(2) == 0;
-      sim::Placement x = near_label ? labels_[problem] : starts_[problem];
-      const sim::Placement label =
-          near_label ? labels_[problem] : Renamed(*problems_[problem], labels_[problem], x);
+      const std::vector<sim::Placement>& path = labels_[problem];
       const place::Units& units = env.units();
+      sim::Placement x, label;
+      if (path.size() == 1) {
+        // Half the episodes begin near the label, half near where the search began (what the
+        // search changed there is what a proposal should find), the label's devices then renamed
+        // among devices of a kind to agree most with that start (identical devices are
+        // interchangeable: a label's names are one of many).
+        const bool near_label = rng.Below(2) == 0;
+        x = near_label ? path[0] : starts_[problem];
+        label = near_label ? path[0] : Renamed(*problems_[problem], path[0], x);
+      } else {
+        // A step of the path: from P_i to P_{i+1} (P_0 the start).
+        const auto i = static_cast<size_t>(rng.Below(path.size()));
+        x = i == 0 ? starts_[problem] : path[i - 1];
+        label = i == 0 ? Renamed(*problems_[problem], path[0], x) : path[i];
+      }
       const auto moves = static_cast<int>(rng.Below(static_cast<uint64_t>(o_.perturb) + 1));
       for (int k = 0; k < moves; ++k) {
         const place::UnitId u(static_cast<int32_t>(rng.Below(units.size())));
@@ -542,18 +552,32 @@ class Trainer {
           policy_->EpisodeLogits(e.observations, e.actions, env.dag(), &hidden, &hidden_log_prob),
           1);
       const torch::Tensor labels = torch::tensor(target, torch::kInt64);
-      // Half the loss on the units the perturbation moved (few, and the ones that teach where a
-      // unit belongs rather than to stay), half on all.
-      const torch::Tensor moved = torch::tensor(e.actions, torch::kInt64).ne(labels);
+      const torch::Tensor here = torch::tensor(e.actions, torch::kInt64);
+      const torch::Tensor moved = here.ne(labels);
       const torch::Tensor each = torch::nll_loss(logp, labels, {}, torch::Reduction::None);
       torch::Tensor loss = each.mean();
-      if (moved.any().item<bool>()) {
+      torch::Tensor scored = torch::ones_like(moved);  // the units the accuracy counts
+      if (path.size() > 1) {
+        if (moved.any().item<bool>()) {
+          // ln Σ_v (1 − π_v(where v is)): the log-sum of every probability but the stays'.
+          const torch::Tensor away =
+              logp.masked_fill(torch::one_hot(here, logp.size(1)).to(torch::kBool),
+                               -std::numeric_limits<double>::infinity())
+                  .flatten()
+                  .logsumexp(0);
+          loss = each.masked_select(moved).mean() + away;
+          scored = moved;
+        }
+      } else if (moved.any().item<bool>()) {
+        // Half the loss on the units the perturbation moved (few, and the ones that teach where a
+        // unit belongs rather than to stay), half on all.
         loss = 0.5 * loss + 0.5 * each.masked_select(moved).mean();
       }
       loss.backward();
       gradients.emplace_back(s, FlatGradients(*policy_));
       policy_->zero_grad();
-      const double accuracy = logp.argmax(1).eq(labels).to(torch::kDouble).mean().item<double>();
+      const double accuracy =
+          logp.argmax(1).eq(labels).masked_select(scored).to(torch::kDouble).mean().item<double>();
       mine.insert(mine.end(),
                   {static_cast<double>(s), static_cast<double>(evaluator.evaluations() - before),
                    loss.item<double>(), accuracy});
@@ -709,7 +733,7 @@ class Trainer {
   std::vector<std::unique_ptr<sim::Evaluator>> evaluators_;
   std::vector<std::unique_ptr<PlacementEnv>> envs_;
   std::vector<sim::Placement> starts_;
-  std::vector<sim::Placement> labels_;  // imitation: per problem
+  std::vector<std::vector<sim::Placement>> labels_;  // imitation: per problem
   int64_t update_ = 0;
   TrainResult result_;
   std::vector<LogRow> log_;
