@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "dplace/base/file_util.h"
+#include "dplace/base/hash.h"
 #include "dplace/cli/commands.h"
 #include "dplace/learn/placeto.h"
 #include "dplace/learn/train.h"
@@ -105,12 +106,6 @@ Status CheckNumbers(const learn::TrainOptions& o) {
   return OkStatus();
 }
 
-// FNV-1a over `bytes`, continuing from `h`: the same on every platform.
-uint64_t Fnv(std::string_view bytes, uint64_t h = 14695981039346656037ull) {
-  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 // The bytes of a file ("" when it cannot be read).
 std::string FileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -135,11 +130,11 @@ StatusOr<std::vector<sim::Placement>> Label(const Source& s, const sim::Problem&
   const auto ops = static_cast<size_t>(problem.num_ops());
   std::string file;
   if (!dir.empty()) {
-    uint64_t h = Fnv(FileBytes(s.graph));
-    h = Fnv(s.cluster + (s.training ? "|training|" : "|") + std::to_string(evaluations) + "|" +
-                std::to_string(seed) + (legs > 1 ? "|legs " + std::to_string(legs) : ""),
-            h);
-    if (!policy.empty()) h = Fnv(FileBytes(policy), Fnv(method, h));
+    uint64_t h = Fnv1a64(FileBytes(s.graph));
+    h = Fnv1a64(s.cluster + (s.training ? "|training|" : "|") + std::to_string(evaluations) + "|" +
+                    std::to_string(seed) + (legs > 1 ? "|legs " + std::to_string(legs) : ""),
+                h);
+    if (!policy.empty()) h = Fnv1a64(FileBytes(policy), Fnv1a64(method, h));
     std::ostringstream name;
     name << dir << "/" << std::hex << h << ".label";
     file = name.str();

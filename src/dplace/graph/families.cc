@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 
+#include "dplace/base/hash.h"
 #include "dplace/base/rng.h"
 #include "dplace/graph/graph_builder.h"
 
@@ -560,11 +561,8 @@ StatusOr<Graph> GenerateGraph(std::string_view family, uint64_t seed, int index,
                         ")");
   }
   // One stream per (seed, index), the family's parameters drawn first, then its structure.
-  uint64_t family_hash = 14695981039346656037ull;  // FNV-1a: the same on every platform
-  for (char ch : family)
-    family_hash = (family_hash ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
   Rng rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(index) * 0xBF58476D1CE4E5B9ull +
-          family_hash);
+          Fnv1a64(family));
   Params params(rng, overrides);
   const std::string name =
       std::string(family) + "_" + std::to_string(seed) + "_" + std::to_string(index);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dplace/base/hash.h"
+
 namespace dplace::learn {
 
 using place::UnitId;
@@ -34,11 +36,7 @@ UnitDag MakeUnitDag(const sim::Problem& problem, const place::Units& units) {
     for (OpId op : units[u].ops) {
       if (g.op(op).flops > g.op(heaviest).flops) heaviest = op;
     }
-    uint32_t hash = 2166136261u;
-    for (const char ch : g.op(heaviest).type) {
-      hash = (hash ^ static_cast<unsigned char>(ch)) * 16777619u;
-    }
-    dag.type.push_back(static_cast<int32_t>(hash % kOpTypes));
+    dag.type.push_back(static_cast<int32_t>(Fnv1a32(g.op(heaviest).type) % kOpTypes));
   }
   std::vector<std::vector<int32_t>> out(units.size());
   dag.pred_offsets.push_back(0);
