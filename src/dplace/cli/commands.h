@@ -105,9 +105,9 @@ struct TrainFlags {
   int64_t imitate = 0;
   std::string labels;
   bool relabel = false;  // expert iteration: the labels' search starts from --init's placement
-  // Label with the path of bests of mcmc run in this many legs (≥ 2; 0 or 1: its best alone), so
-  // that the policy imitates the search's improving moves (learn::TrainOptions::label).
-  int legs = 0;
+  // Label with the moves mcmc kept that improved its placement too, and imitate those
+  // (learn::TrainOptions::Label::steps).
+  bool improving = false;
 };
 Status RunTrain(const TrainFlags& flags);
 #endif

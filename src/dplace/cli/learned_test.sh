@@ -158,9 +158,24 @@ if "$DPLACE" "${imitate[@]}" --out "$TMP/imitate.pt" --log "$TMP/imitate.csv" >/
   # too (three more label files, named by the policy's bytes as well).
   "$DPLACE" "${imitate[@]}" --init "$TMP/imitate.pt" --relabel --out "$TMP/round2.pt" >/dev/null 2>"$TMP/round2.err" &&
     [[ $(ls "$TMP/labels" | wc -l) == 6 ]] && ok || fail "imitate --relabel: $(cat "$TMP/round2.err") $(ls "$TMP/labels")"
+  # Improving moves: a label holds the best placement and each kept improving move's before and
+  # after (an odd number of placements), read back from the cache by a second run.
+  improving=("${imitate[@]/$TMP\/labels/$TMP/improving}" --improving)
+  "$DPLACE" "${improving[@]}" --out "$TMP/improving.pt" --log "$TMP/improving.csv" >/dev/null 2>"$TMP/improving.err" &&
+    [[ $(ls "$TMP/improving" | wc -l) == 3 && $(wc -l <"$TMP/improving.csv") == 4 ]] && ok ||
+    fail "imitate --improving: $(cat "$TMP/improving.err") $(ls "$TMP/improving")"
+  for f in "$TMP"/improving/*.label; do
+    lines=$(wc -l <"$f")
+    ((lines >= 3 && lines % 2 == 1)) || fail "imitate --improving: $f holds $lines placements"
+  done
+  "$DPLACE" "${improving[@]}" --out "$TMP/improving2.pt" >/dev/null 2>&1 &&
+    same_tensors "$TMP/improving.pt" "$TMP/improving2.pt" && ok ||
+    fail "imitate --improving: the cached moves train the same policy"
 else
   fail "imitate: $(cat "$TMP/imitate.err")"
 fi
+expect_bad_input improving_without_imitate "--improving: needs --imitate" "${train[@]}" --improving \
+  --out "$TMP/x.pt"
 "$DPLACE" place --graph "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer mcmc --evaluations 200 \
   --opt mcmc.proposal=gdp >/dev/null 2>&1 && ok || fail "mcmc guided by the bundled gdp policy"
 for run in a b; do

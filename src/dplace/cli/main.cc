@@ -350,11 +350,10 @@ int main(int argc, char** argv) {
                       "imitation, expert iteration: the labels' mcmc also starts from the "
                       "placement of the --init policy (mcmc.start=METHOD), so each round imitates "
                       "the search improved from the last round's policy");
-  train_cmd->add_option("--legs", train.legs,
-                        "imitation of improving moves: label with the path of bests of mcmc run "
-                        "in this many legs (each from the last one's best) and train the "
-                        "proposal mcmc.proposal draws to make each step of it; 0 to 1000 (0 or "
-                        "1: the best alone)");
+  train_cmd->add_flag("--improving", train.improving,
+                      "imitation of improving moves: label with the moves the --imitate search "
+                      "kept that improved its placement (at most 64 per problem) and train the "
+                      "proposal mcmc.proposal draws to make them");
   train_cmd->add_flag("--mixed-starts", t.mixed_starts,
                       "policy gradients from a mix of starts: random, fastest device, and the "
                       "searches' start moved by up to --perturb random unit moves (so that keeping "

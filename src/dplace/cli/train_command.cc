@@ -11,6 +11,7 @@
 #include "dplace/cli/commands.h"
 #include "dplace/learn/placeto.h"
 #include "dplace/learn/train.h"
+#include "dplace/place/search/mcmc.h"
 #include "dplace/registry/registry.h"
 #include "dplace/run/load.h"
 #include "dplace/run/suite.h"
@@ -114,73 +115,94 @@ std::string FileBytes(const std::string& path) {
   return bytes.str();
 }
 
+// Improving moves a label keeps at most (evenly spaced over the run).
+constexpr size_t kMaxSteps = 64;
+
 // The imitation label of a problem: mcmc's best placement at `evaluations` evaluations from the
 // training seed — started, with `policy` (expert iteration), from the best of the searches' start
-// and that policy's placement (mcmc.start=METHOD). With `legs` ≥ 2, the path of bests of mcmc run
-// in that many legs of evaluations / legs each, every leg after the first from the last one's
-// best (seed + leg): the search's improving moves (TrainOptions::label). Read from `dir` when a
-// previous run wrote it there (the file is named by a hash of the graph file's bytes, the cluster,
-// the training flag, the evaluations, the seed, the legs and the policy file's bytes; it holds one
-// device index per op, placement after placement), else computed and written.
-StatusOr<std::vector<sim::Placement>> Label(const Source& s, const sim::Problem& problem,
-                                            int64_t evaluations, int legs, uint64_t seed,
-                                            const std::string& dir, const std::string& method,
-                                            const std::string& policy) {
-  legs = std::max(legs, 1);
+// and that policy's placement (mcmc.start=METHOD) — and, with `improving`, the moves it kept that
+// improved a chain's placement (learn::TrainOptions::Label; at most kMaxSteps). Read from `dir`
+// when a previous run wrote it there (the file is named by a hash of the graph file's bytes, the
+// cluster, the training flag, the evaluations, the seed, `improving` and the policy file's bytes;
+// it holds the best placement, then each step's before and after, one placement per line of
+// device indices), else computed and written.
+StatusOr<learn::TrainOptions::Label> Label(const Source& s, const sim::Problem& problem,
+                                           int64_t evaluations, bool improving, uint64_t seed,
+                                           const std::string& dir, const std::string& method,
+                                           const std::string& policy) {
   const auto ops = static_cast<size_t>(problem.num_ops());
+  auto fits = [&](const sim::Placement& x) {
+    return x.size() == ops && sim::CheckShape(problem, x).ok();
+  };
   std::string file;
   if (!dir.empty()) {
     uint64_t h = Fnv1a64(FileBytes(s.graph));
     h = Fnv1a64(s.cluster + (s.training ? "|training|" : "|") + std::to_string(evaluations) + "|" +
-                    std::to_string(seed) + (legs > 1 ? "|legs " + std::to_string(legs) : ""),
+                    std::to_string(seed) + (improving ? "|improving" : ""),
                 h);
     if (!policy.empty()) h = Fnv1a64(FileBytes(policy), Fnv1a64(method, h));
     std::ostringstream name;
     name << dir << "/" << std::hex << h << ".label";
     file = name.str();
     std::ifstream cached(file);
-    std::vector<sim::Placement> path;
+    std::vector<sim::Placement> read;
     int32_t d = 0;
     while (cached >> d) {
-      if (path.empty() || path.back().size() == ops) path.emplace_back();
-      path.back().push_back(sim::DeviceId(d));
+      if (read.empty() || read.back().size() == ops) read.emplace_back();
+      read.back().push_back(sim::DeviceId(d));
     }
-    if (path.size() == static_cast<size_t>(legs) &&
-        std::all_of(path.begin(), path.end(), [&](const sim::Placement& x) {
-          return x.size() == ops && sim::CheckShape(problem, x).ok();
-        })) {
-      return path;
+    if (!read.empty() && read.size() % 2 == 1 && (read.size() > 1) == improving &&
+        std::all_of(read.begin(), read.end(), fits)) {
+      learn::TrainOptions::Label label{.best = std::move(read.front())};
+      for (size_t i = 1; i + 1 < read.size(); i += 2) {
+        label.steps.emplace_back(std::move(read[i]), std::move(read[i + 1]));
+      }
+      return label;
     }
   }
   auto shared = std::make_shared<const sim::Problem>(problem);
   auto evaluator = sim::MakeEvaluator(shared);
   place::PlacerOptions options;
+  std::vector<std::string> also;
   if (!policy.empty()) {
-    options["mcmc"]["start"] = method;
     options[method]["policy"] = policy;
+    also.push_back(method);
   }
-  DPLACE_ASSIGN_OR_RETURN(place::Member mcmc, place::MakePlacer("mcmc", options));
-  std::vector<sim::Placement> path;
-  for (int leg = 0; leg < legs; ++leg) {
-    DPLACE_ASSIGN_OR_RETURN(
-        place::PlaceResult r,
-        mcmc.placer->Place(*shared,
-                           {.evaluator = evaluator.get(),
-                            .seed = seed + static_cast<uint64_t>(leg),
-                            .limits = {.evaluations = std::max<int64_t>(1, evaluations / legs)},
-                            .start = path.empty() ? nullptr : &path.back()}));
-    path.push_back(std::move(r.placement));
+  DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<place::StartFinder> start,
+                          place::SearchStart(also, options));
+  std::vector<place::ImprovingMove> moves;
+  const auto mcmc =
+      place::MakeMcmcPlacer({}, std::move(start), nullptr, improving ? &moves : nullptr);
+  DPLACE_ASSIGN_OR_RETURN(place::PlaceResult r,
+                          mcmc->Place(*shared, {.evaluator = evaluator.get(),
+                                                .seed = seed,
+                                                .limits = {.evaluations = evaluations}}));
+  learn::TrainOptions::Label label{.best = std::move(r.placement)};
+  const size_t keep = std::min(moves.size(), kMaxSteps);
+  for (size_t i = 0; i < keep; ++i) {
+    place::ImprovingMove& m = moves[i * moves.size() / keep];
+    label.steps.emplace_back(std::move(m.before), std::move(m.after));
   }
+  // A search that kept no improving move (its start was at the lower bound, or nothing better
+  // was found) teaches to keep its best.
+  if (improving && label.steps.empty()) label.steps.emplace_back(label.best, label.best);
   if (!file.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     std::ostringstream out;
-    for (const sim::Placement& x : path) {
-      for (sim::DeviceId d : x) out << d.value() << "\n";
+    auto line = [&](const sim::Placement& x) {
+      for (size_t i = 0; i < x.size(); ++i)
+        out << (i ? " " : "") << x[sim::OpId(static_cast<int32_t>(i))].value();
+      out << "\n";
+    };
+    line(label.best);
+    for (const auto& [before, after] : label.steps) {
+      line(before);
+      line(after);
     }
     DPLACE_RETURN_IF_ERROR(WriteFileAtomically(file, out.str()).WithContext("--labels"));
   }
-  return path;
+  return label;
 }
 
 }  // namespace
@@ -192,11 +214,8 @@ Status RunTrain(const TrainFlags& flags) {
         "--relabel: needs --imitate and --init (the policy whose placement the "
         "labels' search starts from)");
   }
-  if (flags.legs < 0 || flags.legs > 1000) {
-    return InvalidInput("--legs: must be a number in [0, 1000], not " + std::to_string(flags.legs));
-  }
-  if (flags.legs > 1 && flags.imitate == 0) {
-    return InvalidInput("--legs: needs --imitate (the evaluations the legs share)");
+  if (flags.improving && flags.imitate == 0) {
+    return InvalidInput("--improving: needs --imitate (the evaluations of the search imitated)");
   }
   if (flags.imitate < 0 || flags.imitate > 1'000'000'000) {
     return InvalidInput("--imitate: must be a number in [0, 1e+09], not " +
@@ -220,7 +239,7 @@ Status RunTrain(const TrainFlags& flags) {
   // Episodes begin where the placer's do under its default budget: the searches' start.
   DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<place::StartFinder> finder, place::SearchStart());
   std::vector<learn::TrainProblem> problems;
-  std::map<const sim::Problem*, std::vector<sim::Placement>> labels;
+  std::map<const sim::Problem*, learn::TrainOptions::Label> labels;
   for (const Source& s : sources) {
     auto loaded = run::LoadProblem({.graph = {.path = s.graph, .training = s.training},
                                     .cluster = s.cluster,
@@ -231,8 +250,8 @@ Status RunTrain(const TrainFlags& flags) {
     if (flags.imitate > 0) {
       DPLACE_ASSIGN_OR_RETURN(
           labels[loaded->problem.get()],
-          Label(s, *loaded->problem, flags.imitate, flags.legs, flags.options.seed, flags.labels,
-                flags.options.method, flags.relabel ? flags.options.init : ""));
+          Label(s, *loaded->problem, flags.imitate, flags.improving, flags.options.seed,
+                flags.labels, flags.options.method, flags.relabel ? flags.options.init : ""));
     }
   }
   learn::TrainOptions o = flags.options;

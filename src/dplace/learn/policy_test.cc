@@ -353,13 +353,12 @@ std::vector<double> LossCurve(const std::string& path) {
   return out;
 }
 
-TEST(TrainTest, ImitatingASearchsPathMakesItsStepsLikelyUnderTheProposal) {
+TEST(TrainTest, ImitatingImprovingMovesMakesThemLikelyUnderTheProposal) {
   const auto problem = Generated("enas_cnn", "k80x4");
   const place::Units units = PolicyUnits(*problem, 256).value();
   ASSERT_GE(units.size(), 16u);
-  // The search's path: from the start, four units moved, then four more.
+  // Two improving moves of a search: four units moved from the start, then four more.
   const sim::Placement start = FastestStart(*problem, units);
-  std::vector<sim::Placement> path(2, start);
   auto move = [&](int unit, sim::Placement* x) {
     const place::Unit& u = units[place::UnitId(unit)];
     const sim::DeviceId here = (*x)[u.ops.front()];
@@ -367,9 +366,11 @@ TEST(TrainTest, ImitatingASearchsPathMakesItsStepsLikelyUnderTheProposal) {
       if (d != here) return place::Assign(u, d, x);
     }
   };
-  for (int u = 0; u < 4; ++u) move(3 * u + 1, &path[0]);
-  path[1] = path[0];
-  for (int u = 4; u < 8; ++u) move(3 * u + 1, &path[1]);
+  sim::Placement first = start;
+  for (int u = 0; u < 4; ++u) move(3 * u + 1, &first);
+  sim::Placement second = first;
+  for (int u = 4; u < 8; ++u) move(3 * u + 1, &second);
+  const TrainOptions::Label label{.best = second, .steps = {{start, first}, {first, second}}};
   dplace::testing::TempDir dir;
   TrainOptions o{.method = "gdp",
                  .updates = 150,
@@ -380,7 +381,7 @@ TEST(TrainTest, ImitatingASearchsPathMakesItsStepsLikelyUnderTheProposal) {
                  .lr_end = 1e-2,
                  .log = dir.Path("log.csv")};
   o.start = [&](const auto&) { return start; };
-  o.label = [&](const auto&) { return path; };
+  o.label = [&](const auto&) { return label; };
   o.perturb = 0;
   auto trained = Train({{"a", problem}}, o, nullptr);
   ASSERT_TRUE(trained.ok()) << trained.status().message();

@@ -370,10 +370,13 @@ class Trainer {
         ++result_.evaluations;
       }
       if (o_.label) {
-        std::vector<sim::Placement> label = o_.label(p.problem);
-        if (label.empty() || std::any_of(label.begin(), label.end(), [&](const auto& x) {
-              return x.size() != static_cast<size_t>(p.problem->num_ops());
-            })) {
+        TrainOptions::Label label = o_.label(p.problem);
+        auto fits = [&](const sim::Placement& x) {
+          return x.size() == static_cast<size_t>(p.problem->num_ops());
+        };
+        if (!fits(label.best) ||
+            std::any_of(label.steps.begin(), label.steps.end(),
+                        [&](const auto& s) { return !fits(s.first) || !fits(s.second); })) {
           return InvalidInput(p.name + ": no label placement");
         }
         labels_.push_back(std::move(label));
@@ -503,22 +506,22 @@ class Trainer {
       sim::Evaluator& evaluator = *evaluators_[problem];
       const int64_t before = evaluator.evaluations();
       Rng rng(EpisodeSeed(o_.seed, update_, s));
-      const std::vector<sim::Placement>& path = labels_[problem];
+      const TrainOptions::Label& imitated = labels_[problem];
+      const bool steps = !imitated.steps.empty();
       const place::Units& units = env.units();
       sim::Placement x, label;
-      if (path.size() == 1) {
+      if (!steps) {
         // Half the episodes begin near the label, half near where the search began (what the
         // search changed there is what a proposal should find), the label's devices then renamed
         // among devices of a kind to agree most with that start (identical devices are
         // interchangeable: a label's names are one of many).
         const bool near_label = rng.Below(2) == 0;
-        x = near_label ? path[0] : starts_[problem];
-        label = near_label ? path[0] : Renamed(*problems_[problem], path[0], x);
+        x = near_label ? imitated.best : starts_[problem];
+        label = near_label ? imitated.best : Renamed(*problems_[problem], imitated.best, x);
       } else {
-        // A step of the path: from P_i to P_{i+1} (P_0 the start).
-        const auto i = static_cast<size_t>(rng.Below(path.size()));
-        x = i == 0 ? starts_[problem] : path[i - 1];
-        label = i == 0 ? Renamed(*problems_[problem], path[0], x) : path[i];
+        const auto& step = imitated.steps[rng.Below(imitated.steps.size())];
+        x = step.first;
+        label = step.second;
       }
       const auto moves = static_cast<int>(rng.Below(static_cast<uint64_t>(o_.perturb) + 1));
       for (int k = 0; k < moves; ++k) {
@@ -557,7 +560,7 @@ class Trainer {
       const torch::Tensor each = torch::nll_loss(logp, labels, {}, torch::Reduction::None);
       torch::Tensor loss = each.mean();
       torch::Tensor scored = torch::ones_like(moved);  // the units the accuracy counts
-      if (path.size() > 1) {
+      if (steps) {
         if (moved.any().item<bool>()) {
           // ln Σ_v (1 − π_v(where v is)): the log-sum of every probability but the stays'.
           const torch::Tensor away =
@@ -733,7 +736,7 @@ class Trainer {
   std::vector<std::unique_ptr<sim::Evaluator>> evaluators_;
   std::vector<std::unique_ptr<PlacementEnv>> envs_;
   std::vector<sim::Placement> starts_;
-  std::vector<std::vector<sim::Placement>> labels_;  // imitation: per problem
+  std::vector<TrainOptions::Label> labels_;  // imitation: per problem
   int64_t update_ = 0;
   TrainResult result_;
   std::vector<LogRow> log_;

@@ -73,25 +73,28 @@ struct TrainOptions {
   // null or an empty placement: each unit on its fastest device.
   std::function<sim::Placement(const std::shared_ptr<const sim::Problem>&)> start;
   // Imitation of the search instead of policy gradients, when set: per problem what a long search
-  // found (its label), one placement or a path of them.
+  // found (its label).
   //
-  // One placement (the search's best): an episode starts from the label or (as often) from where
-  // episodes start (`start`: the searches' start), with 0 to `perturb` (drawn uniformly) random
-  // unit moves; every unit is kept where it is (teacher forcing) and the loss is the cross-entropy
-  // between the policy's distribution for each unit and the label's device: half its mean over
-  // all units, half over the units the moves displaced. The log's mean_return is then the share
-  // of units whose likeliest device is the label's, mean_cost the loss.
+  // Its best placement alone (`steps` empty): an episode starts from the label or (as often) from
+  // where episodes start (`start`: the searches' start), with 0 to `perturb` (drawn uniformly)
+  // random unit moves; every unit is kept where it is (teacher forcing) and the loss is the
+  // cross-entropy between the policy's distribution for each unit and the label's device: half
+  // its mean over all units, half over the units the moves displaced. The log's mean_return is
+  // then the share of units whose likeliest device is the label's, mean_cost the loss.
   //
-  // A path P_1 … P_n (n ≥ 2: the bests of a search run in legs, each from the last one's best):
-  // the improving moves of the search. An episode starts at P_i (P_0: `start`, the path's devices
-  // renamed to agree with it) for i drawn uniformly in [0, n), moved by 0 to `perturb` random unit
-  // moves; the units where it differs from P_{i+1} are the moves to imitate, and the loss is their
-  // mean negative log-probability under the proposal that mcmc.proposal draws from the policy
-  // (place/search/learned_proposal.h): unit u with probability ∝ 1 − π_u(where it is), then d
-  // with π_u(d) / that, so ln q(u → d) = ln π_u(d) − ln Σ_v (1 − π_v(where v is)). (Where nothing
-  // differs, the cross-entropy of keeping every unit.) The log's mean_return is then the share of
-  // those units whose likeliest device is P_{i+1}'s, mean_cost the loss.
-  std::function<std::vector<sim::Placement>(const std::shared_ptr<const sim::Problem>&)> label;
+  // Its improving moves (`steps`: the placements before and after each move the search kept that
+  // improved its current placement): an episode starts before a step drawn uniformly, moved by 0
+  // to `perturb` random unit moves; the units where it differs from the step's after are the
+  // moves to imitate, and the loss is their mean negative log-probability under the proposal
+  // that mcmc.proposal draws from the policy (place/search/learned_proposal.h): unit u with
+  // probability ∝ 1 − π_u(where it is), then d with π_u(d) / that, so
+  // ln q(u → d) = ln π_u(d) − ln Σ_v (1 − π_v(where v is)). The log's mean_return is then the
+  // share of those units whose likeliest device is the step's, mean_cost the loss.
+  struct Label {
+    sim::Placement best;
+    std::vector<std::pair<sim::Placement, sim::Placement>> steps;
+  };
+  std::function<Label(const std::shared_ptr<const sim::Problem>&)> label;
   int perturb = 8;
   // Policy gradients from a mix of starts instead of `start` alone: each episode begins, drawn
   // alike, from a random placement, every unit on its fastest device, or `start` moved by 0 to

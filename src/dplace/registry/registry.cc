@@ -344,9 +344,9 @@ StatusOr<Member> MakePlacer(std::string_view name, const PlacerOptions& options)
   return TableCatalog(options).Make(name);
 }
 
-StatusOr<std::shared_ptr<StartFinder>> SearchStart(const std::vector<std::string>& also) {
-  const PlacerOptions none;
-  return MakeBestStart(TableCatalog(none), also);
+StatusOr<std::shared_ptr<StartFinder>> SearchStart(const std::vector<std::string>& also,
+                                                   const PlacerOptions& options) {
+  return MakeBestStart(TableCatalog(options), also);
 }
 
 std::vector<OptionDoc> OptionDocs(const PlacerEntry& entry) {

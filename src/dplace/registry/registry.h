@@ -39,8 +39,9 @@ StatusOr<Member> MakePlacer(std::string_view name, const PlacerOptions& options 
 // Where the searches start (place/meta/best_start.h: the best of the start heuristics and of the
 // two-start searches, within a quarter of the request's limits): where the learned placers'
 // episodes begin too, in training and in placement.
-// `also`: placers whose placements join them (as `mcmc.start=placeto` does).
-StatusOr<std::shared_ptr<StartFinder>> SearchStart(const std::vector<std::string>& also = {});
+// `also`: placers whose placements join them (as `mcmc.start=placeto` does), made with `options`.
+StatusOr<std::shared_ptr<StartFinder>> SearchStart(const std::vector<std::string>& also = {},
+                                                   const PlacerOptions& options = {});
 
 // The options of placer `name` with their defaults and meaning (`dplace placers --options`).
 std::vector<OptionDoc> OptionDocs(const PlacerEntry& entry);

@@ -172,12 +172,20 @@ class McmcProposer {
 class Chain {
  public:
   Chain(const sim::Problem& p, const Moves& moves, const McmcOptions& options,
-        sim::Evaluator* evaluator, uint64_t seed, std::unique_ptr<LearnedProposal> learned)
+        sim::Evaluator* evaluator, uint64_t seed, std::unique_ptr<LearnedProposal> learned,
+        bool record_improving)
       : rng_(seed),
         learned_(std::move(learned)),
         state_(p, moves.units, *evaluator, options.rebase_every, /*track_best=*/true),
         proposer_(p, moves, options, rng_, learned_.get()) {
     state_.on_rebase = [this] { proposer_.FindCritical(state_); };
+    if (record_improving) {
+      state_.on_improve = [this](const std::vector<UnitId>& moved, sim::DeviceId) {
+        ImprovingMove& m = improving_.emplace_back();
+        m.after = m.before = state_.current();
+        for (UnitId v : moved) Assign(state_.units()[v], state_.device(v), &m.before);
+      };
+    }
   }
   Chain(const Chain&) = delete;
   Chain& operator=(const Chain&) = delete;
@@ -204,6 +212,7 @@ class Chain {
   const Score& current_score() const { return state_.score(); }
   bool stuck() const { return proposer_.stuck(); }
   const McmcProposer& proposer() const { return proposer_; }
+  std::vector<ImprovingMove>& improving() { return improving_; }
 
  private:
   Rng rng_;
@@ -211,6 +220,7 @@ class Chain {
   UnitMoves state_;
   McmcProposer proposer_;
   int64_t proposed_ = 0;
+  std::vector<ImprovingMove> improving_;  // when recorded
 };
 
 // The chain with the best placement (the first of equals).
@@ -225,8 +235,11 @@ size_t Leader(const std::deque<Chain>& chains) {
 class McmcPlacer : public Placer {
  public:
   McmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
-             LearnedProposalFactory learned)
-      : options_(std::move(options)), start_(std::move(start)), learned_(std::move(learned)) {}
+             LearnedProposalFactory learned, std::vector<ImprovingMove>* improving)
+      : options_(std::move(options)),
+        start_(std::move(start)),
+        learned_(std::move(learned)),
+        improving_(improving) {}
   std::string_view name() const override { return "mcmc"; }
 
  private:
@@ -257,7 +270,7 @@ class McmcPlacer : public Placer {
       }
       chains.emplace_back(p, moves, o, evaluator,
                           req.seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i),
-                          std::move(learned));
+                          std::move(learned), improving_ != nullptr);
       chains.back().Restart(start.placement, start.score);
       budgets.emplace_back(Limits{.evaluations = per_chain.evaluations}, *evaluator);
     }
@@ -312,6 +325,12 @@ class McmcPlacer : public Placer {
       }
     }
     for (const auto& fork : forks) req.evaluator->CountEvaluations(fork->evaluations());
+    if (improving_ != nullptr) {
+      improving_->clear();
+      for (Chain& c : chains) {
+        std::move(c.improving().begin(), c.improving().end(), std::back_inserter(*improving_));
+      }
+    }
     const Chain& leader = chains[Leader(chains)];
     std::string note = "from " + start.placer + "; " + std::to_string(o.chains) + " chains, " +
                        std::to_string(proposed) + " proposals, " + std::to_string(accepted) +
@@ -329,6 +348,7 @@ class McmcPlacer : public Placer {
   McmcOptions options_;
   std::shared_ptr<StartFinder> start_;
   LearnedProposalFactory learned_;
+  std::vector<ImprovingMove>* improving_;
 };
 
 }  // namespace
@@ -364,8 +384,14 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
 }
 
 std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
+                                       LearnedProposalFactory learned,
+                                       std::vector<ImprovingMove>* improving) {
+  return std::make_unique<McmcPlacer>(std::move(options), std::move(start), std::move(learned),
+                                      improving);
+}
+std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
                                        LearnedProposalFactory learned) {
-  return std::make_unique<McmcPlacer>(std::move(options), std::move(start), std::move(learned));
+  return MakeMcmcPlacer(std::move(options), std::move(start), std::move(learned), nullptr);
 }
 
 }  // namespace dplace::place

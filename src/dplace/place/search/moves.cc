@@ -23,6 +23,7 @@ void UnitMoves::Restart(const sim::Placement& placement, const Score& score) {
 }
 
 void UnitMoves::Keep(const std::vector<UnitId>& moved, sim::DeviceId to, const Score& score) {
+  if (on_improve && score < score_) on_improve(moved, to);
   for (UnitId v : moved) {
     unit_device_[v] = to;
     Assign(units_[v], to, &current_);

@@ -70,6 +70,9 @@ class UnitMoves {
 
   // Called after every re-base (mcmc aims its moves at the critical path it finds there).
   std::function<void()> on_rebase;
+  // Called by Keep for a move that improves the current score, before it records the move:
+  // current() has the moved units on `to` already, device() still says where they were.
+  std::function<void(const std::vector<UnitId>& moved, sim::DeviceId to)> on_improve;
 
  private:
   void Rebase();
