@@ -10,18 +10,25 @@
 namespace dplace::place {
 
 LearnedMoves::LearnedMoves(const Units& units, LearnedProposal* model, double uniform,
-                           int64_t refresh)
-    : units_(units), model_(model), uniform_(uniform), refresh_(refresh) {}
+                           int64_t refresh, double time_share)
+    : units_(units), model_(model), uniform_(uniform), refresh_(refresh), time_share_(time_share) {}
 
 bool LearnedMoves::Propose(const UnitMoves& state, Rng& rng, Proposal* p) {
   if (model_ == nullptr) return false;
   const Units& units = units_;
   const size_t n = units.size();
   const auto devices = static_cast<size_t>(state.problem().num_devices());
-  if (probabilities_.empty() || state.accepted() - refreshed_at_ >= refresh_) {
-    const auto began = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  if (probabilities_.empty() ||
+      (state.accepted() - refreshed_at_ >= refresh_ &&
+       (time_share_ <= 0 ||
+        seconds(Clock::now() - refreshed_) >= last_s_ * (1 - time_share_) / time_share_))) {
+    const auto began = Clock::now();
     status_ = model_->Score(state.current(), &probabilities_);
-    refresh_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    refreshed_ = Clock::now();
+    last_s_ = seconds(refreshed_ - began);
+    refresh_s_ += last_s_;
     refreshed_at_ = state.accepted();
     ++refreshes_;
     if (!status_.ok()) {

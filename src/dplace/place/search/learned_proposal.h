@@ -4,6 +4,7 @@
 // here: the search sees only the distributions.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -33,9 +34,13 @@ struct Proposal;
 // uniformly and one of its other allowed devices uniformly. Each proposal carries the
 // Metropolis–Hastings log-ratio ln(q(back) / q(there)) of that mixture, exact because π stays fixed
 // between refreshes (every `refresh` accepted moves of the state, and at the first proposal).
+// With `time_share` > 0 (a search on a time budget) a refresh also waits until the model's time
+// is at most that share of the time since the first refresh: the seconds since the last one ended
+// at least (1 − share) / share times what the last one took.
 class LearnedMoves {
  public:
-  LearnedMoves(const Units& units, LearnedProposal* model, double uniform, int64_t refresh);
+  LearnedMoves(const Units& units, LearnedProposal* model, double uniform, int64_t refresh,
+               double time_share = 0);
   // A move of one unit (targets of one device, or none when it can go nowhere else); false when
   // the model gave no distributions (status() says why; it is not asked again).
   bool Propose(const UnitMoves& state, Rng& rng, Proposal* p);
@@ -50,6 +55,9 @@ class LearnedMoves {
   LearnedProposal* model_;
   double uniform_;
   int64_t refresh_;
+  double time_share_;
+  std::chrono::steady_clock::time_point refreshed_;  // when the last refresh ended
+  double last_s_ = 0;                                // what it took
   std::vector<double> probabilities_, weights_;
   int64_t refreshed_at_ = 0, refreshes_ = 0, proposals_ = 0;
   double refresh_s_ = 0;

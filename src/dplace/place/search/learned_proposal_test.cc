@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <thread>
 
 #include "dplace/place/search/moves.h"
 #include "dplace/sim/evaluator.h"
@@ -119,6 +121,38 @@ TEST(LearnedMovesTest, TheDistributionsAreRefreshedEveryNKeptMoves) {
   EXPECT_EQ(model.calls, 4);  // at the first proposal, then after 2, 4 and 6 kept moves
   EXPECT_EQ(moves.refreshes(), 4);
   EXPECT_EQ(moves.proposals(), 7);
+}
+
+// Fixed distributions that take 10 ms to compute.
+class Slow : public Fixed {
+ public:
+  using Fixed::Fixed;
+  Status Score(const sim::Placement& x, std::vector<double>* out) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return Fixed::Score(x, out);
+  }
+};
+
+TEST(LearnedMovesTest, OnATimeBudgetTheRefreshesTakeAtMostTheirShareOfTheTime) {
+  Searched at;
+  UnitMoves& state = at.state;
+  Slow model(std::vector<double>(9, 1.0 / 3));
+  LearnedMoves moves(at.units, &model, 0.1, 1, /*time_share=*/0.25);
+  Rng rng(3);
+  Proposal prop;
+  const auto began = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  while (elapsed < 0.2) {  // every move kept: each proposal is due a refresh by the count
+    ASSERT_TRUE(moves.Propose(state, rng, &prop));
+    const Score s = state.Try(prop.units, prop.targets[0], std::numeric_limits<double>::infinity());
+    state.Keep(prop.units, prop.targets[0], s);
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  }
+  // A refresh waits three times its own length after the last: the policy's time is at most a
+  // quarter of the whole, and the last refresh.
+  EXPECT_GE(moves.refreshes(), 2);
+  EXPECT_LE(moves.refresh_s(), 0.25 * elapsed + moves.refresh_s() / moves.refreshes() + 0.01);
+  EXPECT_LT(moves.refreshes(), moves.proposals() / 10);
 }
 
 }  // namespace

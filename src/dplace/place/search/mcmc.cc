@@ -53,7 +53,8 @@ class McmcProposer {
                LearnedProposal* learned)
       : p_(p), m_(moves), o_(options), rng_(rng), is_critical_(moves.units.size()) {
     if (learned != nullptr) {
-      learned_.emplace(moves.units, learned, o_.proposal_uniform, o_.proposal_refresh);
+      learned_.emplace(moves.units, learned, o_.proposal_uniform, o_.proposal_refresh,
+                       o_.proposal_time_share);
     }
   }
 
@@ -244,7 +245,9 @@ class McmcPlacer : public Placer {
 
  private:
   StatusOr<PlaceResult> PlaceImpl(const sim::Problem& p, const PlaceRequest& req) override {
-    const McmcOptions& o = options_;
+    McmcOptions o = options_;
+    // The policy's share of the time counts only where time alone ends the run.
+    if (req.limits.evaluations > 0 || req.limits.seconds <= 0) o.proposal_time_share = 0;
     const Moves moves = MakeMoves(p);
     // The chains share what the start left of the limits. Without limits the search stops after
     // `evaluations_per_unit` proposals per unit (at most max_evaluations), the start's aside; with
@@ -381,6 +384,8 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
          "weight of the uniform proposal in its mixture (keeps every placement reachable)");
   r.Read("proposal_refresh", &o->proposal_refresh, 1, int64_t{1} << 40,
          "accepted moves between recomputing its distributions");
+  r.Read("proposal_time_share", &o->proposal_time_share, 0, 1,
+         "on a time budget alone, the most of the time its refreshes may take (0: no limit)");
 }
 
 std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,

@@ -65,10 +65,15 @@ struct McmcOptions {
   // `proposal_uniform`, so that every placement stays reachable; the acceptance carries the
   // Metropolis–Hastings ratio of the mixture (exact: the distributions are fixed between
   // refreshes). The distributions are recomputed for the current placement every
-  // `proposal_refresh` accepted moves (one evaluation each, counted).
+  // `proposal_refresh` accepted moves (one evaluation each, counted). On a time budget alone
+  // (--time-limit without --evaluations) a refresh also waits until the policy has taken at
+  // most `proposal_time_share` of the time (a refresh costs the time of about 1,200 evaluations:
+  // docs/learned.md); a run that stops on evaluations refreshes by the count alone, so it stays
+  // the same for a seed on every machine.
   std::string proposal;
   double proposal_share = 0.5, proposal_uniform = 0.1;
   int64_t proposal_refresh = 64;
+  double proposal_time_share = 0.1;
 };
 void ReadOptions(OptionReader& reader, McmcOptions* options);
 
