@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "dplace/base/file_util.h"
 #include "dplace/base/hash.h"
@@ -191,8 +192,8 @@ StatusOr<learn::TrainOptions::Label> Label(const Source& s, const sim::Problem& 
     std::filesystem::create_directories(dir, ec);
     std::ostringstream out;
     auto line = [&](const sim::Placement& x) {
-      for (size_t i = 0; i < x.size(); ++i)
-        out << (i ? " " : "") << x[sim::OpId(static_cast<int32_t>(i))].value();
+      const char* gap = "";
+      for (sim::DeviceId d : x) out << std::exchange(gap, " ") << d.value();
       out << "\n";
     };
     line(label.best);
