@@ -220,9 +220,9 @@ void BindTypes(py::module_& m) {
       .def_property_readonly(
           "saved_activation_bytes",
           [](const PyGraph& g) { return graph::SavedActivationBytes(*g.loaded.graph); },
-          "Bytes a training step keeps for its backward pass (of a forward graph: load it "
-          "without training=True), each storage once; what saved_tensors_hooks would count, "
-          "less parameters and the model's inputs.")
+          "Bytes a training step keeps for its backward pass (of a forward graph, or of the "
+          "training step loaded with training=True: the same figure), each storage once; what "
+          "saved_tensors_hooks would count, less parameters and the model's inputs.")
       .def("__len__", [](const PyGraph& g) { return g.loaded.graph->num_ops(); })
       .def(
           "op_names",

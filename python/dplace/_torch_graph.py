@@ -227,7 +227,8 @@ class SavedInfo:
     backward keeps that are none of the graph's tensors (indices, masks, a fused module's
     insides), each storage counted once. views: node -> {output index: argument node name and
     its leaf index, or None for a parameter's or a model input's memory} for the outputs that
-    alias memory the node did not allocate (views and in-place results).
+    alias memory the node did not allocate (views and in-place results). backward_factor: node ->
+    its backward's work over its forward's (_backward_factor).
     """
 
     def __init__(self):
@@ -235,6 +236,7 @@ class SavedInfo:
         self.saves_output = set()
         self.inner_bytes = {}
         self.views = {}
+        self.backward_factor = {}
 
 
 class _Recorder(fx.Interpreter):
@@ -339,6 +341,7 @@ def record_saved(gm, example_inputs):
         if views:
             info.views[n.name] = views
         kept_args, inner = set(), 0
+        dropout = "dropout" in type_name(gm, n).lower()
         for t in rec.packed.get(n.name, ()):
             key = _storage_key(t)
             if key in outside:
@@ -349,12 +352,46 @@ def record_saved(gm, example_inputs):
                 kept_args.add(arg_keys[key][0])
             elif key not in made and key not in counted:
                 counted.add(key)
-                inner += _storage_bytes(t)
+                # Dropout's noise, kept as a GPU keeps it: CUDA's fused dropout saves a one-byte
+                # mask per element where the CPU kernel saves the scaled float noise.
+                inner += t.numel() if dropout else _storage_bytes(t)
+        info.backward_factor[n.name] = _backward_factor(gm, n, rec.values)
         if kept_args:
             info.saved_inputs[n.name] = kept_args
         if inner:
             info.inner_bytes[n.name] = inner
     return info
+
+
+# Layers and functions whose backward runs one GEMM per operand that needs a gradient: the data
+# (their first tensor argument) and the weights (the module's parameters, or the other arguments).
+_GEMM_MODULES = (torch.nn.Linear, torch.nn.Bilinear, torch.nn.modules.conv._ConvNd,
+                 torch.nn.RNNBase, torch.nn.MultiheadAttention)
+_GEMM_FUNCTIONS = {"linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                   "conv_transpose2d", "conv_transpose3d", "matmul", "bmm", "mm", "einsum"}
+_GEMM_WITH_BIAS_FIRST = {"addmm", "baddbmm", "addbmm"}  # (bias, a, b)
+
+
+def _backward_factor(gm, n, values):
+    """The backward's work over the forward's, as autograd runs it (the core's
+    Op::backward_factor): for a GEMM or convolution one GEMM per operand that requires a gradient
+    (the data, the weights), for another op 1 when any input requires one, else 0."""
+    args = []
+    fx.node.map_arg((n.args, n.kwargs), args.append)
+    tensors = [[t for t in _tensor_leaves(values.get(a.name))] for a in args]
+    needs = [any(t.requires_grad for t in ts) for ts in tensors if ts]
+    kind = type_name(gm, n)
+    if n.op == "call_module":
+        m = gm.get_submodule(n.target)
+        weights = any(p.requires_grad for p in m.parameters())
+        if isinstance(m, _GEMM_MODULES):
+            return int(bool(needs and needs[0])) + int(weights)
+        return int(weights or any(needs))
+    if kind in _GEMM_WITH_BIAS_FIRST and len(needs) >= 3:
+        return int(needs[1]) + int(needs[2])
+    if kind in _GEMM_FUNCTIONS and needs:
+        return int(needs[0]) + int(any(needs[1:]))
+    return int(any(needs))
 
 
 # --- FLOPs ---------------------------------------------------------------------------------------
@@ -666,6 +703,8 @@ def build_graph(gm, name, training=False, saved=None):
             entry["outputs"] = [_output_entry(b, saved.views.get(n.name, {}).get(k, False), refs)
                                 for k, b in enumerate(out_bytes)]
             entry["saves_output"] = n.name in saved.saves_output
+            if n.name in saved.backward_factor:
+                entry["backward_factor"] = saved.backward_factor[n.name]
             if saved.inner_bytes.get(n.name):
                 entry["saved_bytes"] = saved.inner_bytes[n.name]
         ops.append(entry)

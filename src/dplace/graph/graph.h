@@ -51,6 +51,12 @@ struct Op {
   // (max pooling's indices, dropout's mask, an attention module's scores, a norm's statistics).
   // The training expansion gives the op one more output of these bytes, held until its backward.
   double saved_bytes = 0;
+  // The backward op's work as a multiple of this op's (FLOPs, bytes accessed, measured times), as
+  // PyTorch's autograd runs it: a GEMM or convolution runs one backward GEMM per operand that needs
+  // a gradient (an activation's input gradient, a weight's gradient wherever the weight comes
+  // from), so 2, 1 or 0; another op 1 when an input needs a gradient, else 0. Negative: unknown
+  // (importers that cannot tell), taken as 2 for an op with parameters, else 1.
+  double backward_factor = -1;
   // Names of the parameters the op holds, as the model names them (ONNX initializers exported
   // from PyTorch are state_dict keys: "layer1.0.conv1.weight"); empty when the format has none.
   std::vector<std::string> parameters;

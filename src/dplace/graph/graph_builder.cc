@@ -12,6 +12,9 @@
 namespace dplace::graph {
 namespace {
 
+// A backward pass does at most a few times its forward's work (one GEMM per operand).
+constexpr double kMaxBackwardFactor = 64;
+
 bool BadCost(double v, double max) { return !std::isfinite(v) || v < 0 || v > max; }
 
 std::string DescribeCost(double v, double max) {
@@ -93,6 +96,10 @@ Status GraphBuilder::Verify() const {
     for (const auto& [field, v, max] : costs) {
       if (BadCost(v, max))
         return InvalidInput("op '" + op.name + "': " + field + " is " + DescribeCost(v, max));
+    }
+    if (!(op.backward_factor < 0 || op.backward_factor <= kMaxBackwardFactor)) {
+      return InvalidInput("op '" + op.name + "': backward_factor is " +
+                          DescribeCost(op.backward_factor, kMaxBackwardFactor));
     }
     for (const auto& [kind, t] : op.time_s) {
       if (BadCost(t, kMaxSeconds)) {

@@ -1,5 +1,6 @@
 #include "dplace/graph/training.h"
 
+#include <algorithm>
 #include <map>
 
 #include "dplace/graph/graph_builder.h"
@@ -11,6 +12,11 @@ constexpr double kUpdateFlopsPerParameter = 10;     // Adam: moments, bias corre
 constexpr double kUpdateBytesPerParameterByte = 7;  // read w, g, m, v; write w, m, v
 
 }  // namespace
+
+double BackwardFactor(const Op& forward) {
+  if (forward.backward_factor >= 0) return forward.backward_factor;
+  return forward.param_bytes > 0 ? 2 : 1;
+}
 
 StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
   for (const Op& op : g.ops()) {
@@ -44,7 +50,7 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
   for (OpId f : g.op_ids()) {
     const Op& fwd = g.op(f);
     const bool has_params = fwd.param_bytes > 0;
-    const double factor = has_params ? 2 : 1;
+    const double factor = BackwardFactor(fwd);
     Op op;
     op.name = fwd.name + "/grad";
     op.type = fwd.type.empty() ? "Grad" : fwd.type + "Grad";
@@ -100,6 +106,31 @@ namespace dplace::graph {
 
 double SavedActivationBytes(const Graph& forward) {
   IdVector<TensorId, char> kept(forward.tensors().size(), 0);
+  const bool expanded = std::any_of(forward.ops().begin(), forward.ops().end(),
+                                    [](const Op& op) { return op.kind != OpKind::kForward; });
+  if (expanded) {
+    // A training step: what its forward ops send to backward ops, less a model output sent to
+    // its own backward op only to order it (ExpandTraining).
+    for (const Edge& e : forward.edges()) {
+      const Op& from = forward.op(e.from);
+      const Op& to = forward.op(e.to);
+      if (from.kind != OpKind::kForward || to.kind != OpKind::kBackward) continue;
+      if (e.output == 0 && to.name == from.name + "/grad") {
+        const auto succ = forward.Successors(e.from);
+        const bool output = std::none_of(succ.begin(), succ.end(), [&](OpId s) {
+          return forward.op(s).kind == OpKind::kForward;
+        });
+        if (!from.saves_output || output) continue;
+      }
+      const TensorId t = forward.StorageOf(forward.FirstOutput(e.from) + e.output);
+      if (t >= 0) kept[t] = 1;
+    }
+    double bytes = 0;
+    for (TensorId t : forward.tensor_ids()) {
+      if (kept[t]) bytes += forward.tensor(t).bytes;
+    }
+    return bytes;
+  }
   for (const Edge& e : forward.edges()) {
     if (!e.saved) continue;
     const TensorId t = forward.StorageOf(forward.FirstOutput(e.from) + e.output);

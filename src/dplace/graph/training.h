@@ -1,7 +1,7 @@
 // Training expansion of a forward graph (any importer): forward -> forward + backward + update.
-//   - each forward op f gets a backward op "f/grad" (kind backward): about twice f's FLOPs, bytes
-//     and measured times when f has parameters (gradients for its inputs and its weights), about
-//     once otherwise; it holds f's weight gradient (f's parameter bytes) for the step;
+//   - each forward op f gets a backward op "f/grad" (kind backward): f's FLOPs, bytes and measured
+//     times times BackwardFactor(f) (one backward GEMM per operand of a GEMM that needs a gradient);
+//     it holds f's weight gradient (f's parameter bytes) for the step;
 //   - gradient edges run in reverse: for each forward edge u -> v carrying tensor t, v/grad sends
 //     the gradient of t (t's bytes) to u/grad;
 //   - activations are kept until their backward op, where it keeps them (PyTorch's autograd, as
@@ -24,11 +24,16 @@ struct TrainingOptions {
   double optimizer_state_factor = 2;  // bytes of optimiser state per parameter byte (Adam: 2)
 };
 
+// The backward op's work over the forward op's: Op::backward_factor where the importer knew which
+// inputs need gradients, else 2 for an op with parameters (input and weight gradients), 1 otherwise.
+double BackwardFactor(const Op& forward);
+
 // Bytes of the activations a training step of `forward` keeps for its backward pass (Edge::saved,
 // Op::saves_output, Op::saved_bytes), each storage once: a view counts as its base, a view of a
 // parameter or of a model input as nothing. What torch.autograd.graph.saved_tensors_hooks would
-// see, less the parameters and the model's inputs (which are not ops here).
-double SavedActivationBytes(const Graph& forward);
+// see, less the parameters and the model's inputs (which are not ops here). Of a training step
+// (ExpandTraining's result), the same: the storages its forward ops send to backward ops.
+double SavedActivationBytes(const Graph& graph);
 
 // InvalidInput when the graph already has backward or update ops.
 StatusOr<Graph> ExpandTraining(const Graph& forward, const TrainingOptions& options = {});

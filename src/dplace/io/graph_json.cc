@@ -55,7 +55,7 @@ StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder, c
   graph::Op op;
   DPLACE_RETURN_IF_ERROR(
       node.OnlyKeys({"name", "type", "kind", "time_s", "flops", "bytes_accessed", "param_bytes",
-                     "scratch_bytes", "saved_bytes", "saves_output", "outputs", "transfer_time_s",
+                     "scratch_bytes", "saved_bytes", "saves_output", "backward_factor", "outputs", "transfer_time_s",
                      "colocation", "device_kinds", "source_id", "parameters"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode name, node.Field("name"));
   DPLACE_ASSIGN_OR_RETURN(op.name, name.String());
@@ -83,6 +83,9 @@ StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder, c
   DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "saved_bytes", &op.saved_bytes));
   if (auto saves = node.OptionalField("saves_output")) {
     DPLACE_ASSIGN_OR_RETURN(op.saves_output, saves->Bool());
+  }
+  if (auto factor = node.OptionalField("backward_factor")) {
+    DPLACE_ASSIGN_OR_RETURN(op.backward_factor, factor->NonNegativeNumber());
   }
   if (auto outs = node.OptionalField("outputs")) {
     DPLACE_ASSIGN_OR_RETURN(auto elements, outs->Elements());
@@ -186,6 +189,8 @@ Json WriteDplaceGraph(const graph::Graph& g) {
     if (op.saved_bytes > 0) j["saved_bytes"] = op.saved_bytes;
     // What backward keeps means something for forward ops only.
     if (!op.saves_output && op.kind == graph::OpKind::kForward) j["saves_output"] = false;
+    if (op.backward_factor >= 0 && op.kind == graph::OpKind::kForward)
+      j["backward_factor"] = op.backward_factor;
     Json outs = Json::array();
     for (int32_t k = 0; k < op.num_outputs; ++k) {
       const graph::Tensor& t = g.tensor(op.first_output + k);

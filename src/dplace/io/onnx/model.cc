@@ -8,8 +8,10 @@
 #include <unordered_map>
 
 #include "dplace/graph/graph_builder.h"
+#include "dplace/graph/modules.h"
 #include "dplace/io/onnx/ops.h"
 #include "dplace/io/onnx/shapes.h"
+#include "dplace/io/onnx/strides.h"
 #include "dplace/io/onnx/validate.h"
 
 namespace dplace::io {
@@ -187,7 +189,7 @@ class Importer {
         for (const std::string& out : node.output()) requires_grad_.insert(out);
       }
       const OnnxSaved& saved = info.saved;
-      const bool view = info.view && node.input_size() > 0;
+      const bool view = IsView(node, info.view);
       const auto base = view ? producer.find(node.input(0)) : producer.end();
       graph::Op op;
       op.name = node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name();
@@ -197,14 +199,15 @@ class Importer {
       shapes.outputs.clear();  // filled below, with the fallback for unknown op types
       const Branches branches = SummariseBranches(node);
       double in_bytes = 0;
-      for (const std::string& in : node.input()) {
+      for (int s = 0; s < node.input_size(); ++s) {
+        const std::string& in = node.input(s);
         const TensorInfo* t = Find(in);
         if (t == nullptr) continue;
         in_bytes += Bytes(*t);
         // A parameter read by several nodes (an unrolled RNN's weights) is held by the first.
         if (parameters_.count(in) && held.insert(in).second) {
           op.param_bytes += Bytes(*t);
-          op.parameters.push_back(in);
+          op.parameters.push_back(FoldedWeightName(in, node, s, op.name, *t));
         }
       }
       std::vector<graph::TensorSpec> outputs;
@@ -251,10 +254,20 @@ class Importer {
       op.flops = flops;
       op.bytes_accessed = in_bytes + out_bytes;
       op.saves_output = differentiable && saved.output && !unsaved.count({i, -1});
+      op.backward_factor = BackwardFactor(info, node, differentiable);
       // Max pooling's backward keeps the argmax indices (int64, shaped like the output) besides
       // its input.
       if (differentiable && node.op_type() == "MaxPool" && node.output_size() == 1)
         op.saved_bytes = out_elements * 8;
+      // Training-mode dropout keeps its mask, as a GPU keeps it: one byte per element (CUDA's
+      // native_dropout; on the CPU PyTorch keeps the scaled noise instead, docs/onnx.md).
+      if (differentiable && node.op_type() == "Dropout" && Trains(node) &&
+          !shapes.outputs.empty()) {
+        double elements = 1;
+        for (int64_t d : shapes.outputs[0])
+          elements *= static_cast<double>(std::max<int64_t>(d, 1));
+        op.saved_bytes = elements;
+      }
       const graph::OpId id = b.AddOp(std::move(op), std::move(outputs));
       for (int o = 0; o < node.output_size(); ++o) {
         if (!node.output(o).empty()) producer[node.output(o)] = {id, o};
@@ -292,11 +305,119 @@ class Importer {
                              " nodes) has no FLOPs formula: estimated as one FLOP per output "
                              "element");
     }
+    if (!recovered_.empty()) {
+      out.warnings.push_back(
+          std::to_string(recovered_.size()) +
+          " weights were folded by the exporter (onnx::MatMul_...) and named after their modules "
+          "(e.g. '" +
+          *recovered_.begin() +
+          "'); a tied weight folded this way counts twice: "
+          "export with torch.onnx.export(..., do_constant_folding=False)");
+    }
     if (unknown_dims > 0) {
       out.warnings.push_back(std::to_string(unknown_dims) +
                              " tensor dimensions could not be inferred and were taken as 1");
     }
     return out;
+  }
+
+  // Whether the node's outputs are views of its first input, as PyTorch makes them: a Cast to the
+  // type it has is a view, and a Reshape whose strides no view can have (of an expanded or
+  // transposed tensor) is a copy. Notes the strides of each view output.
+  bool IsView(const onnx::NodeProto& node, OnnxView kind) {
+    if (kind == OnnxView::kNone || node.input_size() == 0) return false;
+    const TensorInfo* in = Find(node.input(0));
+    if (in == nullptr || !in->has_shape) return kind != OnnxView::kSameType;
+    const auto known = strides_.find(node.input(0));
+    const Strides strides = known != strides_.end() ? known->second : ContiguousStrides(in->dims);
+    for (const std::string& name : node.output()) {
+      const TensorInfo* out = Find(name);
+      if (out == nullptr || !out->has_shape) return kind != OnnxView::kSameType;
+      std::optional<Strides> view;
+      switch (kind) {
+        case OnnxView::kNone:
+          return false;
+        case OnnxView::kSame:
+        case OnnxView::kSlice:  // steps other than 1 are rare: strides kept
+          view = strides;
+          break;
+        case OnnxView::kSameType:
+          if (out->elem_type != in->elem_type) return false;
+          view = strides;
+          break;
+        case OnnxView::kReshape:
+          view = ReshapedStrides(in->dims, strides, out->dims);
+          break;
+        case OnnxView::kPermute:
+          view = PermutedStrides(strides, IntsAttribute(node, "perm"));
+          break;
+        case OnnxView::kBroadcast:
+          view = ExpandedStrides(in->dims, strides, out->dims);
+          break;
+      }
+      if (!view) return false;
+      if (view->size() != out->dims.size()) view = ContiguousStrides(out->dims);
+      strides_[name] = *std::move(view);
+    }
+    return true;
+  }
+
+  static std::vector<int64_t> IntsAttribute(const onnx::NodeProto& node, const char* name) {
+    for (const auto& attr : node.attribute()) {
+      if (attr.name() == name) return {attr.ints().begin(), attr.ints().end()};
+    }
+    return {};
+  }
+
+  // A parameter's state_dict name. torch.onnx's constant folding (do_constant_folding=True)
+  // replaces an nn.Linear's transposed weight by a new tensor named "onnx::MatMul_NNN"; read by a
+  // MatMul in module scope M, that is M's weight, "M.weight" (unless a parameter has that name).
+  // Each recovered name is noted for the import's warning. Other names are kept.
+  std::string FoldedWeightName(const std::string& name, const onnx::NodeProto& node, int slot,
+                               const std::string& op_name, const TensorInfo& t) {
+    if (name.rfind("onnx::", 0) != 0 || slot != 1 || node.op_type() != "MatMul" ||
+        t.dims.size() != 2) {
+      return name;
+    }
+    const std::string module = graph::ModulePath(op_name);
+    if (module.empty()) return name;
+    std::string weight = module + ".weight";
+    if (parameters_.count(weight) || !recovered_.insert(weight).second) return name;
+    return weight;
+  }
+
+  // Whether a Dropout runs in training mode: its training_mode input (opset 12 on) is true, a
+  // constant as torch.onnx exports it with TrainingMode.TRAINING, or is not constant.
+  bool Trains(const onnx::NodeProto& node) const {
+    if (node.input_size() < 3 || node.input(2).empty()) return false;
+    const onnx::TensorProto* value = nullptr;
+    for (const auto& init : model_.graph().initializer()) {
+      if (init.name() == node.input(2)) value = &init;
+    }
+    for (const auto& n : model_.graph().node()) {
+      if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != node.input(2))
+        continue;
+      for (const auto& attr : n.attribute()) {
+        if (attr.has_t()) value = &attr.t();
+      }
+    }
+    if (value == nullptr) return true;
+    if (!value->raw_data().empty()) return value->raw_data()[0] != 0;
+    if (value->int32_data_size() > 0) return value->int32_data(0) != 0;
+    return false;
+  }
+
+  // The backward's work over the forward's (graph::Op::backward_factor): a GEMM-like op one GEMM
+  // per operand that needs a gradient, its data (input 0) and its weights (any other input,
+  // wherever it comes from: a parameter read directly or through Transpose or Cast, a tied weight);
+  // another op once when it is differentiable, not at all otherwise.
+  double BackwardFactor(const OnnxOp& info, const onnx::NodeProto& node,
+                        bool differentiable) const {
+    if (!differentiable) return 0;
+    if (!info.gemm) return 1;
+    bool weights = false;
+    for (int s = 1; s < node.input_size(); ++s) weights = weights || RequiresGrad(node.input(s));
+    return (node.input_size() > 0 && RequiresGrad(node.input(0)) ? 1 : 0) + (weights ? 1 : 0);
   }
 
   // A value requires a gradient when it is a parameter or computed from one (RequiresGrad's set
@@ -448,6 +569,8 @@ class Importer {
   std::unordered_map<std::string, TensorInfo> tensors_;
   std::set<std::string> parameters_;
   std::set<std::string> requires_grad_;
+  std::unordered_map<std::string, Strides> strides_;  // of the views made so far
+  std::set<std::string> recovered_;                   // state_dict names given to folded weights
   int64_t batch_ = 0;
   std::unordered_map<std::string, std::vector<std::pair<int, int>>> consumers_;
 };

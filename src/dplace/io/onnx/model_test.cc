@@ -12,32 +12,13 @@
 #include "dplace/graph/training.h"
 #include "dplace/io/load.h"
 #include "dplace/io/onnx/file.h"
+#include "dplace/io/onnx/test_model.h"
 
 namespace dplace::io {
 namespace {
 
 std::string ModelPath(const std::string& name) {
   return std::string(DPLACE_SOURCE_DIR) + "/models/" + name + ".onnx";
-}
-
-void AddValue(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims,
-              const std::string& symbolic = "") {
-  v->set_name(name);
-  auto* type = v->mutable_type()->mutable_tensor_type();
-  type->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims) type->mutable_shape()->add_dim()->set_dim_value(d);
-  if (!symbolic.empty()) type->mutable_shape()->add_dim()->set_dim_param(symbolic);
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& type,
-                         const std::vector<std::string>& inputs,
-                         const std::vector<std::string>& outputs) {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(type);
-  n->set_name(type + "_" + std::to_string(g->node_size()));
-  for (const auto& i : inputs) n->add_input(i);
-  for (const auto& o : outputs) n->add_output(o);
-  return n;
 }
 
 // x [1,3,8,8] -> Conv(w [8,3,3,3] initializer, b [8] initializer) -> Relu -> Flatten [1,288]
@@ -394,40 +375,6 @@ TEST(OnnxTest, ComputedReshapesAreSized) {
   ASSERT_TRUE(slice.has_value());
   // The query third of the fused projection [10, 2, 192] (sequence, batch, 3 x 64), float32.
   EXPECT_DOUBLE_EQ(g.tensor(g.op(*slice).first_output).bytes, 10 * 2 * 64 * 4);
-}
-
-onnx::NodeProto* AddConstant(onnx::GraphProto* g, const std::string& name,
-                             const std::vector<int64_t>& dims, const std::vector<double>& values,
-                             bool real) {
-  onnx::NodeProto* n = AddNode(g, "Constant", {}, {name});
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name("value");
-  a->set_type(onnx::AttributeProto::TENSOR);
-  onnx::TensorProto* t = a->mutable_t();
-  t->set_data_type(real ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64);
-  for (int64_t d : dims) t->add_dims(d);
-  for (double v : values) {
-    if (real) {
-      t->add_float_data(static_cast<float>(v));
-    } else {
-      t->add_int64_data(static_cast<int64_t>(v));
-    }
-  }
-  return n;
-}
-
-void SetInt(onnx::NodeProto* n, const std::string& name, int64_t value) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
-}
-
-void SetInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
 }
 
 // torchvision's detection transform, in small: resize by a floating-point scale, then pad height

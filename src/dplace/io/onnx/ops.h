@@ -61,6 +61,19 @@ enum class OnnxRanks : uint8_t {
   kSequence,           // inputs 0-2 of rank 3: LSTM, GRU, RNN
 };
 
+// How an op's first output aliases its first input (PyTorch's view ops); the importer follows the
+// strides, so that a view PyTorch cannot make (a reshape of an expanded or transposed tensor that
+// merges its strided dimensions) is a copy, as PyTorch's reshape makes it.
+enum class OnnxView : uint8_t {
+  kNone,       // a tensor of its own
+  kSame,       // the same layout (Identity)
+  kSameType,   // a view when the type does not change, else a copy (Cast: PyTorch's .to)
+  kReshape,    // new sizes over the same elements (Reshape, Flatten, Squeeze, Unsqueeze)
+  kPermute,    // permuted dimensions (Transpose)
+  kBroadcast,  // dimensions of size 1 repeated with stride 0 (Expand)
+  kSlice,      // a part of each dimension, strides kept (Slice, Split)
+};
+
 struct OnnxOp {
   std::string_view type;
   FlopsRule flops;  // empty: no formula (the importer estimates one FLOP per output element)
@@ -70,8 +83,11 @@ struct OnnxOp {
   bool indices_output = false;  // its second output is int64 indices shaped like the first (TopK)
   bool branches = false;        // control flow (If): costed by its branches
   // Autograd.
-  bool view = false;           // its first output aliases its first input (allocates nothing)
+  OnnxView view = OnnxView::kNone;  // how its outputs alias its first input (allocate nothing)
   bool differentiable = true;  // false: no gradient (Shape, comparisons, ...)
+  // Its backward runs one GEMM per operand that needs a gradient: the data (input 0) and the
+  // weights (the other inputs), each about the forward's work (MatMul, Gemm, Conv, LSTM, ...).
+  bool gemm = false;
   OnnxSaved saved;             // what its backward pass keeps (unknown types: everything)
   OnnxWeightUse weights = OnnxWeightUse::kData;
   OnnxRanks ranks = OnnxRanks::kAny;

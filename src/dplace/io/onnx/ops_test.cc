@@ -370,8 +370,8 @@ TEST(OnnxOpTableTest, AutogradTraits) {
   auto keeps = [](const char* type, int slot, int num_inputs, bool others_require_grad) {
     return OnnxOpOf(type).saved.Input(slot, num_inputs, [&](int) { return others_require_grad; });
   };
-  EXPECT_TRUE(OnnxOpOf("Reshape").view);
-  EXPECT_FALSE(OnnxOpOf("Add").view);
+  EXPECT_EQ(OnnxOpOf("Reshape").view, OnnxView::kReshape);
+  EXPECT_EQ(OnnxOpOf("Add").view, OnnxView::kNone);
   EXPECT_FALSE(OnnxOpOf("Shape").differentiable);
   EXPECT_TRUE(OnnxOpOf("Relu").saved.output);
   EXPECT_FALSE(keeps("Relu", 0, 1, true));
