@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format clang-tidy python3 python3-torch python3-torchvision
+  clang-format clang-tidy python3 python3-torch python3-torchvision python3-onnx
   python3-dev python3-numpy python3-pytest pybind11-dev
   libscotch-dev libmetis-dev coinor-libcbc-dev libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev
   chromium

@@ -8,6 +8,9 @@ is one edit in this file.
 import dplace as _dp
 
 
+Error = _dp.Error
+
+
 def error(message):
     """The exception dplace.torch raises for bad input: dplace.Error (a ValueError), one line."""
     return _dp.Error(message)

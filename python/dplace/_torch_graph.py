@@ -130,12 +130,19 @@ def trace(model, leaves=()):
         # fx traces a root by its class's forward: trace a shallow copy whose class has ours.
         root = copy.copy(model)
         root.__class__ = type(type(model).__name__, (type(model),), {"forward": own})
+    tracer = Tracer(leaves)
     try:
         with _unpackable_proxies():
-            graph = Tracer(leaves).trace(root)
+            graph = tracer.trace(root)
     except Exception as e:  # fx raises TraceError, NotImplementedError, TypeError, ...
-        raise _dplace_error(f"torch.fx cannot trace {type(model).__name__}: {_first_line(e)} "
-                            "(pass leaves=[...] to keep such modules whole)") from None
+        from ._torch_record import where
+        scope = tracer._scope
+        module = model.get_submodule(scope) if scope else model
+        raise _dplace_error(
+            f"torch.fx cannot trace {type(model).__name__}{where(e, [scope])}: {_first_line(e)} "
+            f"(from_module and graph_dict read such a model by running it; apply and profile "
+            f"need fx: keep the module whole with leaves=[{type(module).__name__}], or wrap the "
+            f"helper that computes on values with torch.fx.wrap)") from None
     name = type(model).__name__
     gm = fx.GraphModule(root, graph, name)
     # The model's own state_dict keys: the GraphModule registers what fx keeps of it (non-persistent

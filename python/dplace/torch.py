@@ -66,10 +66,17 @@ def graph_dict(model, example_inputs, name=None, training=False, leaves=()):
     """
     example_inputs = _check_inputs(model, example_inputs)
     tg = _graph()
-    gm = tg.trace(model, leaves)
-    tg.propagate_shapes(gm, example_inputs)
-    saved = tg.record_saved(gm, example_inputs)
-    doc = tg.build_graph(gm, name or type(model).__name__, training, saved).doc
+    try:
+        gm = tg.trace(model, leaves)
+    except _core().Error:
+        # What fx cannot trace symbolically (arithmetic and control flow on values, factories
+        # sized by a traced length) runs as it is written: the aten ops it runs are the graph.
+        from . import _torch_record
+        doc = _torch_record.graph_dict(model, example_inputs, name or type(model).__name__)
+    else:
+        tg.propagate_shapes(gm, example_inputs)
+        saved = tg.record_saved(gm, example_inputs)
+        doc = tg.build_graph(gm, name or type(model).__name__, training, saved).doc
     # The batch: the first dimension of the first tensor input (the fit report's largest batch
     # and data-parallel lines need it).
     first = next((x for x in example_inputs if hasattr(x, "shape") and len(x.shape) > 0), None)

@@ -287,8 +287,15 @@ def test_bad_input_raises_one_clear_error():
         def forward(self, t):
             return t * 2 if t.sum() > 0 else t
 
-    with pytest.raises(dplace.Error, match="torch.fx cannot trace Branchy"):
-        dt.graph_dict(Branchy(), x)
+    # A branch on a value: the graph is the path these inputs take; apply needs fx and says
+    # where it stopped and what to do.
+    doc = dt.graph_dict(Branchy(), x)
+    taken = ["sum", "gt", "mul"] if float(x[0].sum()) > 0 else ["sum", "gt"]
+    assert [op["type"] for op in doc["ops"]] == taken
+    with pytest.raises(dplace.Error, match=r"torch.fx cannot trace Branchy at test_torch.py:\d+: "
+                       r".*leaves=\[Branchy\]") as e:
+        dt.apply(Branchy(), {}, cluster="k80x4")
+    assert "\n" not in str(e.value)
 
 
 def run_example(name, *args):

@@ -430,9 +430,10 @@ class Importer {
   // torch.onnx decomposes (docs/onnx.md):
   //   GELU   Div(x, c) -> Erf -> Add(., 1) -> Mul(x, .) -> Mul(., 0.5): PyTorch keeps only x, so
   //          Erf keeps nothing and the Mul keeps x, not Erf's branch;
-  //   LayerNorm  d = Sub(x, ReduceMean(x)); Pow(d, 2) -> ... -> Sqrt -> Div(d, std) -> Mul(., w):
-  //          PyTorch keeps x (here d) and two small statistics, so Pow keeps nothing and the
-  //          scale Mul keeps nothing;
+  //   LayerNorm  d = Sub(x, ReduceMean(x)); Pow(d, 2) -> ReduceMean -> ... -> Sqrt -> Div(d, std)
+  //          -> Mul(., w): PyTorch keeps x (here d) and two small statistics, so Pow, both
+  //          ReduceMeans and the scale Mul keep nothing;
+  //   mean   ReduceMean without axes (x.mean()) keeps nothing, as MeanBackward0 keeps sizes only.
   //   SiLU   Mul(x, Sigmoid(x)), and Mish  Mul(x, Tanh(Softplus(x))): PyTorch keeps only x, so the
   //          Sigmoid (Tanh) keeps not its result and the Mul not the Sigmoid's (Tanh's).
   // A pair (node, -1) says that the node's backward does not keep its output.
@@ -452,6 +453,12 @@ class Importer {
     std::set<std::pair<int, int>> out;
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& node = g.node(i);
+      // x.mean() over every dimension keeps nothing (torch 1.13's mean(dim) keeps its input).
+      if (node.op_type() == "ReduceMean" && node.input_size() == 1 &&
+          std::none_of(node.attribute().begin(), node.attribute().end(),
+                       [](const onnx::AttributeProto& a) { return a.name() == "axes"; })) {
+        out.insert({i, 0});
+      }
       if (node.op_type() != "Mul" || node.input_size() != 2) continue;
       for (int s = 0; s < 2; ++s) {
         const onnx::NodeProto* add = maker(node.input(s));
@@ -471,12 +478,18 @@ class Importer {
           out.insert({i, s});
         }
         const onnx::NodeProto* norm = maker(node.input(s));
-        if (is(norm, "Div") && parameters_.count(node.input(1 - s)) &&
-            is(maker(norm->input(0)), "Sub")) {  // LayerNorm's scale
+        const onnx::NodeProto* centred = is(norm, "Div") ? maker(norm->input(0)) : nullptr;
+        if (parameters_.count(node.input(1 - s)) && is(centred, "Sub")) {  // LayerNorm's scale
           out.insert({i, s});
+          if (const onnx::NodeProto* mean = maker(centred->input(1)); is(mean, "ReduceMean"))
+            out.insert({made_by[mean->output(0)], 0});
           for (int j = 0; j < g.node_size(); ++j) {
-            if (g.node(j).op_type() == "Pow" && g.node(j).input(0) == norm->input(0))
-              out.insert({j, 0});
+            if (g.node(j).op_type() != "Pow" || g.node(j).input(0) != norm->input(0)) continue;
+            out.insert({j, 0});
+            for (int k = 0; k < g.node_size(); ++k) {
+              if (g.node(k).op_type() == "ReduceMean" && g.node(k).input(0) == g.node(j).output(0))
+                out.insert({k, 0});
+            }
           }
         }
       }

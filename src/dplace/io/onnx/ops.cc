@@ -324,7 +324,7 @@ std::vector<OnnxOp> MakeTable() {
        .flops = f::PerInput(),
        .kernel = k::Reduce(-HUGE_VAL, [](double r, double x) { return std::max(r, x); }),
        .saved = kResultAndInput},
-      {.type = "ReduceMean", .flops = f::PerInput(), .saved = kNothing},
+      {.type = "ReduceMean", .flops = f::PerInput(), .saved = kInput},  // torch 1.13's mean(dim)
       {.type = "ReduceMin",
        .flops = f::PerInput(),
        .kernel = k::Reduce(HUGE_VAL, [](double r, double x) { return std::min(r, x); }),
