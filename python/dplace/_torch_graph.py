@@ -621,8 +621,12 @@ def build_graph(gm, name, training=False, saved=None):
     external = {}  # fx node name -> its parameter or None, for inputs and attributes
     ops, edges, node_op, params = [], [], {}, {}
 
+    shared = []  # the current op's parameters that an earlier op holds (tied, shared)
+
     def fresh(ps):
         out = [p for p in ps if id(p) not in seen_params]
+        shared.extend(key_of[id(p)] for p in ps
+                      if id(p) in seen_params and id(p) in key_of and key_of[id(p)] not in shared)
         seen_params.update(id(p) for p in out)
         return out
 
@@ -661,6 +665,7 @@ def build_graph(gm, name, training=False, saved=None):
         if not metas:
             continue  # computes no tensor (x.size(0), shape arithmetic): no op
         op = op_name(n)
+        shared.clear()
         in_metas, in_bytes, own, buffers = [], 0, [], []
         inputs_seen = set()
         kept = saved.saved_inputs.get(n.name, ()) if saved is not None else ()
@@ -706,6 +711,8 @@ def build_graph(gm, name, training=False, saved=None):
         named = [key_of[id(p)] for p in own if id(p) in key_of] + buffers
         if named:
             entry["parameters"] = named
+        if shared:
+            entry["shared_parameters"] = list(shared)
         if saved is not None:
             entry["outputs"] = [_output_entry(b, saved.views.get(n.name, {}).get(k, False), refs)
                                 for k, b in enumerate(out_bytes)]

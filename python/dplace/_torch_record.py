@@ -307,11 +307,13 @@ def graph_dict(model, example_inputs, name):
     held = set()
     ops_json, edges = [], []
     for i, op in enumerate(rec.ops):
-        own = []
+        own, shared = [], []
         for t in op.inputs:
             if id(t) in params and id(t) not in held:
                 held.add(id(t))
                 own.append(t)
+            elif id(t) in params and id(t) in key_of and key_of[id(t)] not in shared:
+                shared.append(key_of[id(t)])
         in_bytes = sum(_nbytes(t) for t in op.inputs)
         outs = []
         for k, t in enumerate(op.outputs):
@@ -332,6 +334,8 @@ def graph_dict(model, example_inputs, name):
         named = [key_of[id(t)] for t in own if id(t) in key_of]
         if named:
             entry["parameters"] = named
+        if shared:
+            entry["shared_parameters"] = shared
         ops_json.append(entry)
         seen = set()
         for t in op.inputs:

@@ -204,7 +204,8 @@ def device_map(model, plan, problem=None):
     """accelerate's device map of a plan ({module path: GPU index or "cpu"}), from the core's
     dplace.device_map, with every key checked to be model.get_submodule or get_parameter path
     and every state_dict key covered (the key itself or a module key before it), as accelerate's
-    dispatch requires.
+    dispatch requires: another name of a tied tensor is mapped where the tensor is, a parameter
+    the traced path never reads (a branch not taken) to the map's first device.
 
     problem: the dplace.Problem the plan places (None: the Result's own, when it has one)."""
     _check_inputs(model, ())
@@ -224,6 +225,7 @@ def device_map(model, plan, problem=None):
             except AttributeError:
                 raise _core().error(f"device map key '{key}' is no module or parameter of "
                                     f"{type(model).__name__} (a plan of another model?)") from None
+    _complete(model, out, problem)
     missing = [k for k in model.state_dict() if not _covered(k, out)]
     if missing:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
@@ -249,6 +251,91 @@ def dispatch(model, device_map):
     if not isinstance(device_map, dict):
         raise TypeError("dispatch: device_map must be a dict {module path: device}")
     return _torch_dispatch.dispatch(model, device_map)
+
+
+def _complete(model, device_map, problem):
+    """Covers, as accelerate needs every state_dict key covered, the keys a plan cannot name:
+    another name of a tied tensor (T5's encoder.embed_tokens.weight is shared.weight) goes where
+    that tensor is mapped, and a parameter the traced path never reads (a branch not taken) with
+    the map's first device. A key the graph names but the map leaves out stays uncovered."""
+    if not device_map:
+        return
+    _split_around_shared_modules(model, device_map)
+    state = model.state_dict(keep_vars=True)
+    named = set()
+    for op in problem.graph.to_json()["ops"]:
+        named.update(op.get("parameters", ()))
+        named.update(op.get("shared_parameters", ()))
+    placed = {}  # tensor id -> device of a covered name
+    for k, t in state.items():
+        if _covered(k, device_map):
+            placed.setdefault(id(t), _device_of_key(k, device_map))
+    first = next(iter(device_map.values()))
+    for k, t in state.items():
+        if _covered(k, device_map):
+            continue
+        if id(t) in placed:
+            device_map[k] = placed[id(t)]
+        elif k not in named:
+            device_map[k] = first
+
+
+def _split_around_shared_modules(model, device_map):
+    """A module registered under several names (T5's shared embedding is "shared",
+    "encoder.embed_tokens" and "decoder.embed_tokens") is one module on one device: each key
+    whose subtree holds it under another name on another device is replaced by its children
+    (and its own tensors), down to that name, which gets the module's device."""
+    names = {}
+    for name, m in model.named_modules(remove_duplicate=False):
+        names.setdefault(id(m), []).append(name)
+    for aliases in names.values():
+        if len(aliases) < 2:
+            continue
+        keyed = [(_covering_key(a, device_map), a) for a in aliases]
+        deepest = max((k for k in keyed if k[0] is not None),
+                      key=lambda k: k[0].count(".") + (k[0] != ""), default=None)
+        if deepest is None:
+            continue
+        device = device_map[deepest[0]]
+        for key, alias in keyed:
+            while key is not None and key != alias and device_map[key] != device:
+                _expand(model, device_map, key)
+                key = _covering_key(alias, device_map)
+            if key is None or (key != alias and device_map[key] != device):
+                device_map[alias] = device
+            elif key == alias:
+                device_map[alias] = device
+
+
+def _covering_key(name, device_map):
+    """The deepest key of the map that is `name` or a module above it, or None."""
+    parts = name.split(".") if name else []
+    for i in range(len(parts), -1, -1):
+        key = ".".join(parts[:i])
+        if key in device_map:
+            return key
+    return None
+
+
+def _expand(model, device_map, key):
+    """Replaces module key `key` by its children and its own parameters and buffers."""
+    device = device_map.pop(key)
+    module = model.get_submodule(key) if key else model
+    prefix = f"{key}." if key else ""
+    for child, _ in module.named_children():
+        device_map[prefix + child] = device
+    for own in list(module._parameters) + list(module._buffers):
+        if getattr(module, own, None) is not None:
+            device_map[prefix + own] = device
+
+
+def _device_of_key(key, device_map):
+    """The device the deepest map key covering `key` gives it."""
+    parts = key.split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in device_map:
+            return device_map[".".join(parts[:i])]
+    return device_map[""]
 
 
 def _covered(key, device_map):

@@ -129,3 +129,57 @@ def test_an_error_names_the_module_and_the_line():
 
     with pytest.raises(dplace.Error, match=r"module 'inner' at test_held_out_models.py:\d+"):
         dt.from_module(Broken(), torch.ones(2, 4))
+
+
+def graph_of(name, recipe, exports, **kwargs):
+    """The training graph of a model read one way: "onnx" (folding off) or "torch"."""
+    if recipe == "onnx":
+        return dplace.load_graph(exports[name, False], training=True, **kwargs)
+    return dt.from_module(*hm.build(name)[:2], training=True, **kwargs)
+
+
+@pytest.mark.parametrize("recipe", ["onnx", "torch"])
+def test_every_multi_gpu_device_map_runs_with_the_batch_on_the_first_device(recipe, exports):
+    """Every feasible plan of every placer on two GPUs, each with room for 85% of the step (so
+    that a plan must split), as a device map: its keys resolve, it covers the state_dict (tied
+    names, parameters of a branch not taken), and each model runs under the emulated dispatch
+    with its inputs on the first mapped device, as accelerate is fed."""
+    ran = {}
+    for name in hm.NAMES:
+        g = graph_of(name, recipe, exports, unit="module:64")
+        one = dplace.place(dplace.Problem(g, "a100x8", "step", runtime="eager"), "single")
+        need = max(d["peak_memory_bytes"] for d in one.devices)
+        cluster = {"format": "dplace-cluster/1", "name": "two-small-gpus",
+                   "devices": [{"name": "gpu", "count": 2, "kind": "gpu",
+                                "memory": int(need * 0.85), "peak_flops": 1e13,
+                                "memory_bandwidth": "900GB/s"}],
+                   "default_link": {"bandwidth": "10GB/s", "latency": "5us"}}
+        problem = dplace.Problem(g, cluster, "step", runtime="eager")
+        for result in dplace.place_all(problem, None, time_limit=0.2):
+            if not result.feasible or len(set(result.placement.values())) < 2:
+                continue
+            model, inputs, _ = hm.build(name)
+            device_map = dt.device_map(model, result, problem)
+            # Fed where dplace's eager model feeds it: the device of the first op it maps.
+            first = result.placement[problem.graph.op_names()[0]]
+            fed = "cpu" if first.startswith("cpu") else int(first[len("gpu"):])
+            for x in inputs:
+                setattr(x, "_dplace_device", fed)
+            with torch.no_grad():
+                dt.dispatch(model, device_map)(*inputs)
+            ran[name] = ran.get(name, 0) + 1
+    # The frameworks' splits and the contiguous placers split four of the five every time.
+    assert len(ran) >= 4, ran
+
+
+@pytest.mark.parametrize("recipe", ["onnx", "torch"])
+def test_a_map_that_splits_a_tied_weight_is_infeasible_with_the_reason(recipe, exports):
+    """Mistral's head reads the token embedding: under the eager runtime they are one unit."""
+    g = graph_of("mistral", recipe, exports, unit="module:64")
+    problem = dplace.Problem(g, "a100x8", "step", runtime="eager")
+    names = problem.graph.op_names()
+    head = [n for n in names if "lm_head" in n and "/grad" not in n and "/update" not in n]
+    plan = {n: ("gpu1" if n in head else "gpu0") for n in names}
+    result = dplace.simulate(problem, plan)
+    assert not result.feasible
+    assert "tied:model.embed_tokens.weight" in result.reason

@@ -60,6 +60,10 @@ struct Op {
   // Names of the parameters the op holds, as the model names them (ONNX initializers exported
   // from PyTorch are state_dict keys: "layer1.0.conv1.weight"); empty when the format has none.
   std::vector<std::string> parameters;
+  // Names of parameters the op reads that another op holds (a tied weight read a second time: a
+  // language model's head reading its token embedding; a shared module called twice). A device
+  // map keeps a parameter's readers on its holder's device (TieSharedParameters).
+  std::vector<std::string> shared_parameters;
 
   // Measured time on `device_kind`, or nullopt.
   std::optional<double> MeasuredTime(std::string_view device_kind) const;

@@ -6,6 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "dplace/graph/graph_builder.h"
+
 namespace dplace::graph {
 
 std::string ModulePath(const std::string& op_name) {
@@ -53,7 +55,60 @@ std::string OpModule(const Op& op) {
   for (const std::string& param : op.parameters) {
     if (auto owner = ParameterModule(param)) return *owner;
   }
-  return ModulePath(op.name);
+  std::string scope = ModulePath(op.name);
+  for (const std::string& param : op.shared_parameters) {
+    auto owner = ParameterModule(param);
+    if (owner && !owner->empty() && (scope == *owner || scope.ends_with("." + *owner)))
+      return *owner;
+  }
+  return scope;
+}
+
+Graph TieSharedParameters(const Graph& g) {
+  std::map<std::string, OpId> holder;
+  bool shared = false;
+  for (OpId op : g.op_ids()) {
+    for (const std::string& p : g.op(op).parameters) holder.emplace(p, op);
+    shared = shared || !g.op(op).shared_parameters.empty();
+  }
+  if (!shared) return g;
+  // Union-find over ops: an op's co-location group stands for its members.
+  std::vector<int> parent(static_cast<size_t>(g.num_ops()));
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<int>(i);
+  auto find = [&](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto join = [&](int a, int b) { parent[find(a)] = find(b); };
+  for (GroupId group : g.group_ids()) {
+    const auto members = g.GroupMembers(group);
+    for (OpId op : members) join(op.index(), members.front().index());
+  }
+  std::map<int, std::string> tied_by;  // root -> the parameter that tied it
+  for (OpId op : g.op_ids()) {
+    for (const std::string& p : g.op(op).shared_parameters) {
+      auto it = holder.find(p);
+      if (it == holder.end()) continue;
+      join(op.index(), it->second.index());
+      tied_by.emplace(find(it->second.index()), p);
+    }
+  }
+  GraphBuilder b(g.name());
+  for (const std::string& group : g.groups()) b.Group(group);
+  for (OpId id : g.op_ids()) {
+    Op op = g.op(id);
+    const int root = find(id.index());
+    auto it = std::find_if(tied_by.begin(), tied_by.end(),
+                           [&](const auto& entry) { return find(entry.first) == root; });
+    if (it != tied_by.end()) op.colocation = b.Group("tied:" + it->second);
+    std::vector<TensorSpec> outputs;
+    for (TensorId t = g.FirstOutput(id); t < g.FirstOutput(id + 1); ++t)
+      outputs.push_back(SpecOf(g, t));
+    b.AddOp(std::move(op), std::move(outputs));
+  }
+  for (const Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);
+  auto built = b.Build();
+  return built.ok() ? *std::move(built) : g;  // the same ops and edges: it builds
 }
 
 std::vector<std::string> OpModules(const Graph& g) {
@@ -64,6 +119,18 @@ std::vector<std::string> OpModules(const Graph& g) {
     const Op& o = g.op(op);
     module.push_back(OpModule(o));
     if (o.kind == OpKind::kForward) forward_op[o.name] = op;
+  }
+  // A scope that names a module registered under several names by another (T5's shared embedding
+  // scoped "/encoder/shared/" is the module "shared"): every op of that scope is that module.
+  std::map<std::string, std::string> alias;
+  for (OpId op : g.op_ids()) {
+    const std::string& m = module[static_cast<size_t>(op.index())];
+    const std::string scope = ModulePath(g.op(op).name);
+    if (!m.empty() && scope != m && scope.ends_with("." + m)) alias.emplace(scope, m);
+  }
+  for (std::string& m : module) {
+    auto it = alias.find(m);
+    if (it != alias.end()) m = it->second;
   }
   const std::set<std::string> seen(module.begin(), module.end());
   for (std::string& m : module) {

@@ -53,10 +53,10 @@ StatusOr<graph::TensorSpec> ReadOutput(const JsonNode& e, const OpIds& ids) {
 StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder, const OpIds& ids,
                            std::vector<graph::TensorSpec>* outputs) {
   graph::Op op;
-  DPLACE_RETURN_IF_ERROR(
-      node.OnlyKeys({"name", "type", "kind", "time_s", "flops", "bytes_accessed", "param_bytes",
-                     "scratch_bytes", "saved_bytes", "saves_output", "backward_factor", "outputs", "transfer_time_s",
-                     "colocation", "device_kinds", "source_id", "parameters"}));
+  DPLACE_RETURN_IF_ERROR(node.OnlyKeys(
+      {"name", "type", "kind", "time_s", "flops", "bytes_accessed", "param_bytes", "scratch_bytes",
+       "saved_bytes", "saves_output", "backward_factor", "outputs", "transfer_time_s", "colocation",
+       "device_kinds", "source_id", "parameters", "shared_parameters"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode name, node.Field("name"));
   DPLACE_ASSIGN_OR_RETURN(op.name, name.String());
   if (op.name.empty()) return name.Error("must not be empty");
@@ -111,12 +111,15 @@ StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder, c
       op.device_kinds.push_back(k);
     }
   }
-  if (auto names = node.OptionalField("parameters")) {
+  for (auto [key, list] : {std::pair{"parameters", &op.parameters},
+                           std::pair{"shared_parameters", &op.shared_parameters}}) {
+    auto names = node.OptionalField(key);
+    if (!names) continue;
     DPLACE_ASSIGN_OR_RETURN(auto elements, names->Elements());
     for (const JsonNode& e : elements) {
       DPLACE_ASSIGN_OR_RETURN(std::string parameter, e.String());
       if (parameter.empty()) return e.Error("must not be empty");
-      op.parameters.push_back(std::move(parameter));
+      list->push_back(std::move(parameter));
     }
   }
   if (auto id = node.OptionalField("source_id")) {
@@ -214,6 +217,7 @@ Json WriteDplaceGraph(const graph::Graph& g) {
     if (!op.device_kinds.empty()) j["device_kinds"] = op.device_kinds;
     if (op.source_id >= 0) j["source_id"] = op.source_id;
     if (!op.parameters.empty()) j["parameters"] = op.parameters;
+    if (!op.shared_parameters.empty()) j["shared_parameters"] = op.shared_parameters;
     ops.push_back(std::move(j));
   }
   Json edges = Json::array();

@@ -60,6 +60,45 @@ TEST(PlanExportTest, ModuleUnitsNeverFuseAParentsOwnOpsWithItsChildren) {
             whole->op(*whole->FindOp("/vision/blocks.1/fc/MatMul")).colocation);
 }
 
+// A T5: the shared embedding "shared" is called by the encoder and by the decoder (torch.onnx
+// scopes it "/encoder/shared/", "/decoder/shared/"), and the LM head reads it transposed.
+graph::Graph TiedModel() {
+  graph::GraphBuilder b("tied");
+  const auto enc = b.AddOp({.name = "/encoder/shared/Gather", .parameters = {"shared.weight"}});
+  const auto konst = b.AddOp({.name = "/encoder/shared/Constant"});
+  const auto block = b.AddOp({.name = "/encoder/block.0/MatMul", .flops = 10});
+  const auto dec =
+      b.AddOp({.name = "/decoder/shared/Gather", .shared_parameters = {"shared.weight"}});
+  const auto t = b.AddOp({.name = "/lm_head/Transpose", .shared_parameters = {"shared.weight"}});
+  const auto head = b.AddOp({.name = "/lm_head/MatMul", .flops = 10});
+  b.AddEdge(enc, 0, block);
+  b.AddEdge(konst, 0, block);
+  b.AddEdge(block, 0, head);
+  b.AddEdge(dec, 0, head);
+  b.AddEdge(t, 0, head);
+  return std::move(b.Build()).value();
+}
+
+TEST(PlanExportTest, AModuleScopedUnderAnotherNameIsTheModuleItsParameterNames) {
+  const graph::Graph g = TiedModel();
+  const std::vector<std::string> modules = graph::OpModules(g);
+  EXPECT_EQ(modules[0], "shared");
+  EXPECT_EQ(modules[1], "shared");   // the Constant of the scope "encoder.shared"
+  EXPECT_EQ(modules[3], "shared");   // reads the weight another op holds, scoped as "shared"
+  EXPECT_EQ(modules[4], "lm_head");  // reads it too, but in a scope of its own
+}
+
+TEST(PlanExportTest, ATiedWeightsReadersShareItsHoldersGroup) {
+  const graph::Graph tied = graph::TieSharedParameters(TiedModel());
+  auto group = [&](const char* name) { return tied.op(*tied.FindOp(name)).colocation; };
+  EXPECT_NE(group("/encoder/shared/Gather"), graph::kNoGroup);
+  EXPECT_EQ(tied.groups()[group("/encoder/shared/Gather")], "tied:shared.weight");
+  EXPECT_EQ(group("/decoder/shared/Gather"), group("/encoder/shared/Gather"));
+  EXPECT_EQ(group("/lm_head/Transpose"), group("/encoder/shared/Gather"));
+  EXPECT_EQ(group("/lm_head/MatMul"), graph::kNoGroup);  // with the Transpose by the module rule
+  EXPECT_EQ(group("/encoder/block.0/MatMul"), graph::kNoGroup);
+}
+
 // /a/x/MatMul -> /a/y/Relu -> /b/z/MatMul on gpu0, gpu0, gpu1 (of two GPUs and a CPU).
 sim::Problem Chain(sim::Objective objective = sim::Objective::kStep) {
   graph::GraphBuilder b("chain");

@@ -180,9 +180,19 @@ Placement Dispatched(const Problem& problem, const Placement& placement) {
       }
     }
   }
+  // The model's inputs are fed on the device of the first op mapped with a module, as
+  // accelerate is fed (the batch on the first device): an own op reading none of the graph's
+  // tensors (it reads the model's inputs, or makes a tensor) runs there.
+  DeviceId fed = out[OpId(0)];
+  for (OpId op : g.op_ids()) {
+    if (!follows[op] && g.op(op).kind == graph::OpKind::kForward) {
+      fed = out[op];
+      break;
+    }
+  }
   for (OpId op : g.TopologicalOrder()) {
-    if (!follows[op] || g.Inputs(op).empty()) continue;
-    out[op] = out[g.tensor(g.Inputs(op).front()).producer];
+    if (!follows[op]) continue;
+    out[op] = g.Inputs(op).empty() ? fed : out[g.tensor(g.Inputs(op).front()).producer];
   }
   // Backward and update ops go with their forward op.
   for (OpId op : g.op_ids()) {
@@ -194,6 +204,8 @@ Placement Dispatched(const Problem& problem, const Placement& placement) {
 
 void UseEagerRuntime(Problem& problem) {
   problem.step_model.issue = Issue::kProgramOrder;
+  // A tied weight is one tensor on one device: its readers go where it is held.
+  problem.graph = std::make_shared<const graph::Graph>(graph::TieSharedParameters(problem.g()));
   problem.mapped_modules = std::make_shared<const MappedModules>(MapModules(problem.g()));
 }
 

@@ -127,9 +127,10 @@ void UseEagerRuntime(Problem& problem);
 // Where the ops of `placement` run when it is dispatched as a device map (problem.mapped_modules;
 // `placement` itself when null): a module that is no leaf and whose leaves' ops are on one device
 // is mapped whole, and its own ops run there; the own ops of a module that is not, in program
-// order, where their first input is (ops reading none stay); each such op's co-location group
-// (its backward and update ops) goes with it. Placers choose the leaves' devices; the evaluation
-// of an eager problem judges this placement, and the run service returns it.
+// order, where their first input is (ops reading none of the graph's tensors where the model's
+// inputs are fed: the device of the first op mapped with a module); each such op's co-location
+// group (its backward and update ops) goes with it. Placers choose the leaves' devices; the
+// evaluation of an eager problem judges this placement, and the run service returns it.
 Placement Dispatched(const Problem& problem, const Placement& placement);
 
 // What to do when an op may run on no device of the cluster.

@@ -191,6 +191,14 @@ class Importer {
       const OnnxSaved& saved = info.saved;
       const bool view = IsView(node, info.view);
       const auto base = view ? producer.find(node.input(0)) : producer.end();
+      // A Cast to the type a computed tensor has is PyTorch's .to returning the tensor itself: the
+      // exporter then reads every later use of that tensor from the Cast (T5's residual reads
+      // its LayerNorm's `hidden_states.to(torch.float32)`). It is no op: its output is its input.
+      if (view && info.view == OnnxView::kSameType && base != producer.end() &&
+          node.output_size() == 1) {
+        producer[node.output(0)] = base->second;
+        continue;
+      }
       graph::Op op;
       op.name = node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name();
       while (!names.insert(op.name).second) op.name += "#" + std::to_string(i);
@@ -205,9 +213,12 @@ class Importer {
         if (t == nullptr) continue;
         in_bytes += Bytes(*t);
         // A parameter read by several nodes (an unrolled RNN's weights) is held by the first.
-        if (parameters_.count(in) && held.insert(in).second) {
+        if (!parameters_.count(in)) continue;
+        if (held.insert(in).second) {
           op.param_bytes += Bytes(*t);
           op.parameters.push_back(FoldedWeightName(in, node, s, op.name, *t));
+        } else {
+          op.shared_parameters.push_back(in);
         }
       }
       std::vector<graph::TensorSpec> outputs;
