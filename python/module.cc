@@ -429,7 +429,7 @@ void BindFunctions(py::module_& m) {
         return out;
       },
       py::arg("problem"), py::arg("plan"), py::arg("schedule") = "1f1b",
-      py::arg("microbatches") = 4);
+      py::arg("microbatches") = 8);  // the command line's (and the stages file's) default
   m.def(
       "deploy",
       [](const PyProblem& p, const std::vector<PyResult>& results, double tolerance) {
@@ -498,6 +498,13 @@ void BindFunctions(py::module_& m) {
       },
       py::arg("path"), py::arg("problem"), py::arg("plan"));
   m.def(
+      "write_stages",
+      [](const std::string& path, const PyProblem& p, const py::handle& plan) {
+        const Json stages = Unwrap(io::StagesJson(*p.problem, PlacementOf(*p.problem, plan)));
+        Write(path, stages.dump(2) + "\n");
+      },
+      py::arg("path"), py::arg("problem"), py::arg("plan"));
+  m.def(
       "write_report",
       [](const std::string& path, const PyProblem& p, const std::vector<PyResult>& results) {
         const std::vector<run::PlacerResult> plain = Plain(results, *p.problem);
@@ -512,6 +519,7 @@ void BindFunctions(py::module_& m) {
 PYBIND11_MODULE(_dplace, m) {
   namespace dp = dplace::python;
   m.doc() = "dplace's run service (see the dplace package for the documented API).";
+  m.attr("__version__") = DPLACE_VERSION;  // the project's version (CMake), as `dplace --version`
   pybind11::register_exception<dp::Error>(m, "Error", PyExc_ValueError);
   dp::BindTypes(m);
   dp::BindFunctions(m);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `pip install --no-build-isolation .` (offline, Debian's setuptools) into a fresh venv installs
 # dplace for that Python: imported from outside the source tree, from the venv's site-packages,
-# with its extension, it loads a graph and places it. Usage: pip_install_test.sh SOURCE BUILD
+# with its extension, it loads a graph and places it; the `dplace` command runs, of the package's
+# version. Usage: pip_install_test.sh SOURCE BUILD
 set -euo pipefail
 src=$1 build=$2
 TMP=$(mktemp -d)
@@ -22,6 +23,12 @@ problem = dplace.load_problem(os.path.join(src, "models", "resnet50.onnx"), "k80
 result = dplace.place(problem, "single")
 assert result.feasible and result.value > 0, result
 import dplace.torch  # noqa: E402,F401  (the front end installs with the package)
+assert dplace.__version__.count(".") == 2, dplace.__version__
 print("installed at", os.path.dirname(dplace.__file__), "placed", problem.num_ops, "ops")
 PY
+# The command-line program installs as the `dplace` command, of the package's version.
+version=$("$TMP/venv/bin/python" -c 'import dplace; print(dplace.__version__)')
+[[ $("$TMP/venv/bin/dplace" --version) == "dplace $version" ]] ||
+  { echo "dplace --version: '$("$TMP/venv/bin/dplace" --version)', not 'dplace $version'"; exit 1; }
+"$TMP/venv/bin/dplace" info --graph "$src/models/resnet50.onnx" >/dev/null
 "$TMP/venv/bin/pip" uninstall -y -q dplace

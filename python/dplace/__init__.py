@@ -38,15 +38,18 @@ from ._dplace import (  # noqa: F401  (re-exported)
     write_device_map,
     write_plan,
     write_report,
+    write_stages,
     write_trace,
 )
 from . import _dplace
+
+__version__: str = _dplace.__version__  # the project's version, as `dplace --version` prints it
 
 __all__ = [
     "Cluster", "Error", "Graph", "Problem", "Result", "deploy", "device_map", "fit_report",
     "load_cluster", "load_graph",
     "load_problem", "pipeline", "place", "place_all", "placers", "presets", "simulate", "table",
-    "write_device_map", "write_plan", "write_report", "write_trace",
+    "write_device_map", "write_plan", "write_report", "write_stages", "write_trace",
 ]
 
 PathLike = Union[str, "_os.PathLike[str]"]

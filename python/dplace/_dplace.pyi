@@ -10,6 +10,8 @@ PathLike = Union[str, os.PathLike]
 # (ops of a co-location group may be left out), a dplace-plan/1 dict, or a plan file's path.
 Plan = Union["Result", Mapping[str, Any], str]
 
+__version__: str
+
 class Error(ValueError):
     """Bad input: the command line's one-line message ("<file>: <place>: <problem>")."""
 
@@ -127,7 +129,7 @@ def place_all(problem: Problem, placers: Optional[List[str]] = None, *, options:
 def simulate(problem: Problem, plan: Plan) -> Result:
     """Judges a plan by the problem's objective (placer "plan")."""
 def pipeline(problem: Problem, plan: Plan, schedule: str = "1f1b",
-             microbatches: int = 4) -> Dict[str, Any]:
+             microbatches: int = 8) -> Dict[str, Any]:
     """GPipe or 1F1B over the plan's stages: makespan_s, time_per_microbatch_s, bubble_fraction,
     feasible, reason, stages."""
 def deploy(problem: Problem, results: Sequence[Result], tolerance: float = 0.01) -> Tuple[Result, List[str]]:
@@ -143,6 +145,10 @@ def write_plan(path: str, problem: Problem, result: Result, format: str = "plan"
 def write_trace(path: str, problem: Problem, plan: Plan) -> None:
     """Chrome trace (chrome://tracing, Perfetto) of the plan's simulated step."""
 def write_device_map(path: str, problem: Problem, plan: Plan) -> None: ...
+def write_stages(path: str, problem: Problem, plan: Plan) -> None:
+    """The plan's contiguous stages as ``--export stages=PATH`` writes them (dplace-stages/1: the
+    stages in pipeline order, split points, the schedule's run and the frameworks' terms);
+    Error for a plan that is no pipeline of contiguous stages."""
 def write_report(path: str, problem: Problem, results: Sequence[Result]) -> None:
     """The results as `dplace place --json` prints them."""
 

@@ -157,9 +157,15 @@ def _run(model, inputs, meta):
     """(recorder, packs, outside storages, parameter names by tensor id) of one training forward."""
     names = _module_names(model)
     scope = []
+    calls = {}
 
     def pre(module, args):
-        scope.append(names.get(id(module), scope[-1] if scope else ""))
+        # A module's K-th call is "<path>_K", as torch.onnx scopes it: the calls are apart (a
+        # dropout applied at a stack's start and its end), and a device map reads them as one.
+        name = names.get(id(module), scope[-1] if scope else "")
+        calls[id(module)] = calls.get(id(module), 0) + 1
+        scope.append(name if calls[id(module)] == 1 or not name
+                     else f"{name}_{calls[id(module)] - 1}")
 
     def post(module, args, result):
         if scope:

@@ -5,6 +5,7 @@ setting, and dplace.torch on the model as written -- against PyTorch's own count
 step's matmul and convolution FLOPs at the aten level (forward and backward), and the bytes autograd
 saves (dropout as a GPU keeps it)."""
 
+import json
 import os
 import warnings
 
@@ -183,3 +184,89 @@ def test_a_map_that_splits_a_tied_weight_is_infeasible_with_the_reason(recipe, e
     result = dplace.simulate(problem, plan)
     assert not result.feasible
     assert "tied:model.embed_tokens.weight" in result.reason
+
+
+def stage_memory_by_pytorch(model, inputs, split_modules, stages):
+    """Per stage of a split at the beginning of `split_modules` (in order), what PyTorch holds in
+    1F1B: its parameters with their gradients and Adam's two moments (4x), and for each of its
+    (stages - s) micro-batches in flight what autograd saves while the stage runs and what a
+    pipeline stage keeps to run its backward (torch.distributed.pipelining's forward cache: the
+    outputs it sent, the inputs it received), each storage once."""
+    current = [0]
+    names = {id(m): n for n, m in model.named_modules()}
+    order = {name: i + 1 for i, name in enumerate(split_modules)}
+    params, owned = [0] * stages, set()
+    made = {}  # storage -> (stage that made it, bytes): what modules return
+    kept = [{} for _ in range(stages)]  # per stage: storages kept for its backward
+
+    def storages(obj):
+        return [(t._storage().data_ptr(), t._storage().nbytes())
+                for t in torch.utils._pytree.tree_flatten(obj)[0] if isinstance(t, torch.Tensor)]
+
+    def enter(module, args):
+        if names.get(id(module)) in order:
+            current[0] = order[names[id(module)]]
+        for p in module._parameters.values():
+            if p is not None and id(p) not in owned:
+                owned.add(id(p))
+                params[current[0]] += p.numel() * p.element_size()
+        for key, nbytes in storages(args):  # a tensor crossing from an earlier stage
+            if key in made and made[key][0] < current[0]:
+                kept[made[key][0]].setdefault(key, nbytes)
+                kept[current[0]].setdefault(key, nbytes)
+
+    def leave(module, args, out):
+        for key, nbytes in storages(out):
+            made.setdefault(key, (current[0], nbytes))
+
+    hooks = [m.register_forward_pre_hook(enter) for m in model.modules()]
+    hooks += [m.register_forward_hook(leave) for m in model.modules()]
+    outside = {t._storage().data_ptr() for t in list(model.parameters()) + list(model.buffers())}
+    outside.update(t._storage().data_ptr() for t in inputs)
+
+    def pack(t):
+        if t._storage().data_ptr() not in outside:
+            kept[current[0]].setdefault(t._storage().data_ptr(), t._storage().nbytes())
+        return t
+
+    model.train()
+    with hm._cuda_like_dropout(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(*inputs)
+    for h in hooks:
+        h.remove()
+    return [4 * params[s] + (stages - s) * sum(kept[s].values()) for s in range(stages)]
+
+
+@pytest.mark.parametrize("recipe", ["onnx", "torch"])
+@pytest.mark.parametrize("name", hm.NAMES)
+def test_stages_files_name_modules_and_hold_what_pytorch_holds(name, recipe, exports, tmp_path):
+    """The frameworks' default splits of every model in two stages, as stages files: each split
+    point is a module of the model (torch.distributed.pipelining's split_spec, the stages'
+    modules), the frameworks' terms are given or refused with a reason, and each stage's 1F1B
+    peak is what PyTorch holds for it (8 micro-batches) within 15% -- or, for a stage that holds
+    little, within 3% of the model's whole step (the tensors crossing the boundary, which a
+    stage keeps per micro-batch in flight, then weigh)."""
+    problem = dplace.Problem(graph_of(name, recipe, exports, unit="module:3"), "a100x8",
+                             "pipeline", stages=2)
+    checked = 0
+    for result in dplace.place_all(problem, ["uniform", "parameters", "blocks"]):
+        assert result.feasible, (result.placer, result.reason)
+        path = str(tmp_path / f"{result.placer}.json")
+        dplace.write_stages(path, problem, result)
+        stages = json.load(open(path))
+        model, inputs, _ = hm.build(name)
+        frameworks = stages["frameworks"]
+        points = list(frameworks.get("torch_pipelining", {}).get("split_spec", {}))
+        assert points or frameworks.get("reason"), frameworks
+        for key in points + stages["split_modules"]:
+            model.get_submodule(key)  # raises AttributeError for a key that is no module
+        for framework in ("deepspeed", "megatron", "vllm"):
+            assert framework not in frameworks or frameworks[framework], framework
+        run = dplace.pipeline(problem, result, "1f1b", 8)
+        ours = [s["peak_memory_bytes"] for s in run["stages"]]
+        theirs = stage_memory_by_pytorch(model, inputs, stages["split_modules"], len(ours))
+        for a, b in zip(ours, theirs):
+            assert a == pytest.approx(b, rel=0.15, abs=0.03 * sum(theirs)), (result.placer,
+                                                                              ours, theirs)
+        checked += 1
+    assert checked == 3

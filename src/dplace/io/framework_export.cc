@@ -17,9 +17,94 @@ struct Entry {
   std::set<int> stages;
 };
 
-std::string FirstSegment(const std::string& module) { return module.substr(0, module.find('.')); }
-
 Json Unavailable(const std::string& reason) { return {{"reason", reason}}; }
+
+// The name of a module's layer: its block, if it is in one of `lists`; else the module path one
+// segment below the deepest list parent it lies under ("encoder.final_layer_norm" beside
+// "encoder.block", "model.norm" beside "model.layers"), or its first segment; "" for a stack's
+// parent itself, whose own ops make no layer (as the root's).
+std::string LayerName(const std::string& module, const std::vector<std::string>& lists) {
+  std::string block = graph::BlockOf(module);
+  if (!block.empty() &&
+      std::count(lists.begin(), lists.end(), block.substr(0, block.rfind('.'))) > 0)
+    return block;
+  std::string parent;
+  for (const std::string& list : lists) {
+    const std::string p = graph::ParentModule(list);
+    if (module == p) return "";  // the stack's own ops (a mask, rotary tables): no layer
+    if (!p.empty() && module.starts_with(p + ".") && p.size() > parent.size()) parent = p;
+  }
+  const size_t from = parent.empty() ? 0 : parent.size() + 1;
+  const size_t dot = module.find('.', from);
+  return dot == std::string::npos ? module : module.substr(0, dot);
+}
+
+// The terms of a split of a model with several stacks of blocks (an encoder–decoder, a masked
+// autoencoder): torch.distributed.pipelining and torchtitan split at module FQNs at any depth;
+// Megatron-LM splits an encoder–decoder at one rank (pipeline_model_parallel_split_rank), the
+// encoder's blocks before it, the decoder's from it; DeepSpeed's PipelineModule and vLLM take one
+// chain of layers, which several stacks are not.
+template <typename DeviceName>
+Json SeveralStacks(const std::vector<std::string>& stacks, const std::vector<Entry>& entries,
+                   const std::vector<int>& stack_of_entry,
+                   const std::vector<std::vector<size_t>>& of_stage, const Json& spec,
+                   const Json& split_points, DeviceName device) {
+  const int num_stages = static_cast<int>(of_stage.size());
+  std::string names;
+  for (const std::string& st : stacks) names += (names.empty() ? "" : ", ") + st;
+  // Blocks of each stack per stage.
+  std::vector<std::vector<int>> blocks(stacks.size(), std::vector<int>(of_stage.size(), 0));
+  for (int s = 0; s < num_stages; ++s) {
+    for (size_t i : of_stage[static_cast<size_t>(s)]) {
+      if (stack_of_entry[i] >= 0) ++blocks[static_cast<size_t>(stack_of_entry[i])][s];
+    }
+  }
+  Json megatron;
+  if (stacks.size() != 2) {
+    megatron = Unavailable("Megatron-LM splits an encoder–decoder at one rank; this model has " +
+                           std::to_string(stacks.size()) + " stacks of blocks (" + names + ")");
+  } else {
+    // The split rank: the first stage with a decoder block; no encoder block from it on.
+    int rank = num_stages;
+    for (int s = 0; s < num_stages && rank == num_stages; ++s) {
+      if (blocks[1][s] > 0) rank = s;
+    }
+    int mixed = -1;
+    for (int s = rank; s < num_stages && mixed < 0; ++s) {
+      if (blocks[0][s] > 0) mixed = s;
+    }
+    if (rank == 0 || rank == num_stages || mixed >= 0) {
+      megatron =
+          Unavailable("Megatron-LM puts " + stacks[0] + " on the stages before one rank and " +
+                      stacks[1] + " on the rest; this split " +
+                      (mixed >= 0 ? "puts blocks of both on " + device(mixed)
+                                  : "leaves one of them no stage of its own"));
+    } else {
+      Json first = Json::array(), second = Json::array();
+      for (int s = 0; s < rank; ++s) first.push_back(blocks[0][s]);
+      for (int s = rank; s < num_stages; ++s) second.push_back(blocks[1][s]);
+      auto even = [](const Json& counts) {
+        return std::all_of(counts.begin(), counts.end(),
+                           [&](const Json& c) { return c == counts.front(); });
+      };
+      megatron = {{"pipeline_model_parallel_split_rank", rank},
+                  {"encoder_layers_per_stage", first},
+                  {"decoder_layers_per_stage", second},
+                  {"even", even(first) && even(second)}};
+    }
+  }
+  (void)entries;
+  return {{"block_lists", stacks},
+          {"torch_pipelining", {{"split_spec", spec}}},
+          {"torchtitan", {{"pipeline_parallel_split_points", split_points}}},
+          {"megatron", megatron},
+          {"deepspeed", Unavailable("DeepSpeed's PipelineModule calls its layers one after "
+                                    "another, each on the one before's output; the stacks " +
+                                    names + " are not one such chain")},
+          {"vllm", Unavailable("vLLM partitions the layers of one decoder stack "
+                               "(VLLM_PP_LAYER_PARTITION); this model has the stacks " +
+                               names)}};
+}
 
 }  // namespace
 
@@ -28,6 +113,8 @@ Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
   const graph::Graph& g = p.g();
   std::map<sim::DeviceId, int> stage_of;
   for (size_t i = 0; i < stages.size(); ++i) stage_of[stages[i]] = static_cast<int>(i);
+  // Each op's module as the device map reads it (a module called again, "refine_1", is "refine").
+  const std::vector<std::string> modules = graph::OpModules(g);
   std::vector<sim::OpId> forward;
   for (sim::OpId op : g.TopologicalOrder()) {
     if (g.op(op).kind == graph::OpKind::kForward) forward.push_back(op);
@@ -36,33 +123,39 @@ Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
   std::map<std::string, std::set<std::string>> lists;
   std::vector<std::string> seen_order;
   for (sim::OpId op : forward) {
-    const std::string block = graph::BlockOf(graph::OpModule(g.op(op)));
+    const std::string block = graph::BlockOf(modules[static_cast<size_t>(op.index())]);
     if (block.empty()) continue;
     const std::string list = block.substr(0, block.rfind('.'));
     if (!lists.count(list)) seen_order.push_back(list);
     lists[list].insert(block);
   }
   std::string list;
+  std::vector<std::string> stacks;  // the lists of two or more blocks, in program order
   for (const std::string& l : seen_order) {
     if (list.empty() || lists[l].size() > lists[list].size()) list = l;
+    if (lists[l].size() >= 2) stacks.push_back(l);
   }
   if (list.empty() || lists[list].size() < 2) {
     return Unavailable(
         "the model has no list of repeated blocks (modules named like layers.0, "
         "layers.1)");
   }
-  if (list.find('.') != std::string::npos) {
-    return Unavailable("the repeated blocks (" + list +
-                       ") are not at the model's top level, where the frameworks split");
-  }
+  if (stacks.size() > 1) list.clear();  // several stacks (an encoder and a decoder): no one list
   std::vector<Entry> entries;
   std::map<std::string, size_t> entry_of;
+  std::vector<int> stack_of_entry;  // per entry: its stack's index in `stacks`, or -1
   for (sim::OpId op : forward) {
-    const std::string module = graph::OpModule(g.op(op));
+    const std::string& module = modules[static_cast<size_t>(op.index())];
     if (module.empty()) continue;  // the root's own functions make no layer
     const std::string block = graph::BlockOf(module);
-    const bool in_list = !block.empty() && block.substr(0, block.rfind('.')) == list;
-    const std::string name = in_list ? block : FirstSegment(module);
+    const std::string name = LayerName(module, seen_order);
+    if (name.empty()) continue;
+    const auto stack = std::find(stacks.begin(), stacks.end(),
+                                 block.empty() ? "" : block.substr(0, block.rfind('.')));
+    const bool in_list = name == block && stack != stacks.end() && (list.empty() || *stack == list);
+    if (!entry_of.count(name))
+      stack_of_entry.push_back(
+          stack == stacks.end() || name != block ? -1 : static_cast<int>(stack - stacks.begin()));
     auto [it, added] = entry_of.try_emplace(name, entries.size());
     if (added) entries.push_back({.name = name, .block = in_list});
     entries[it->second].stages.insert(stage_of.count(placement[op]) ? stage_of[placement[op]] : -1);
@@ -118,6 +211,8 @@ Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
   parts.push_back(layer);
   Json spec = Json::object();
   for (const Json& fqn : split_points) spec[fqn.get<std::string>()] = "SplitPoint.BEGINNING";
+  if (list.empty())
+    return SeveralStacks(stacks, entries, stack_of_entry, of_stage, spec, split_points, device);
   std::string partition;
   for (int k : blocks) partition += (partition.empty() ? "" : ",") + std::to_string(k);
   bool even_middle = true;

@@ -233,11 +233,20 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
       m = graph::ParentModule(m);
     }
   }
+  // A list of blocks (nn.ModuleList: the next segment is an index) is never called: its block is.
+  auto is_list = [](const std::string& m, size_t dot) {
+    if (dot == std::string::npos) return false;
+    const size_t end = std::min(m.find('.', dot + 1), m.size());
+    return end > dot + 1 && std::all_of(m.begin() + static_cast<std::ptrdiff_t>(dot) + 1,
+                                        m.begin() + static_cast<std::ptrdiff_t>(end),
+                                        [](char c) { return c >= '0' && c <= '9'; });
+  };
   auto stage_module = [&](size_t i) {
     const std::string& m = op_module[static_cast<size_t>(stages[i].first.index())];
     for (size_t dot = m.find('.');; dot = m.find('.', dot + 1)) {
       std::string prefix = m.substr(0, dot);
-      if (first_stage[prefix] == i || dot == std::string::npos) return prefix;
+      if ((first_stage[prefix] == i && !is_list(m, dot)) || dot == std::string::npos)
+        return prefix;
     }
   };
   std::vector<sim::DeviceId> order;

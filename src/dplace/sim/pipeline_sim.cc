@@ -60,11 +60,12 @@ IdVector<DeviceId, double> ForwardOutputsPerDevice(const graph::Graph& g,
 }
 
 // A forward op that reads nothing, holds no weights and computes nothing (an exported Constant):
-// every stage that uses it can make it itself, so it orders no stage before another.
+// every stage that uses it can make it itself, so it orders no stage before another. So is its
+// backward op, which computes nothing and feeds nothing (a constant has no gradient to pass on).
 bool Replicable(const graph::Graph& g, OpId op) {
   const graph::Op& o = g.op(op);
-  if (!IsForward(o) || o.param_bytes > 0 || o.flops > 0 || !g.Predecessors(op).empty())
-    return false;
+  if (o.param_bytes > 0 || o.flops > 0) return false;
+  if (IsForward(o) ? !g.Predecessors(op).empty() : !g.Successors(op).empty()) return false;
   return std::all_of(o.time_s.begin(), o.time_s.end(),
                      [](const auto& kind_time) { return kind_time.second == 0; });
 }
@@ -207,7 +208,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
     for (OpId c : g.Consumers(t)) {
       const DeviceId dst = placement[c];
       const bool phase = !IsForward(g.op(c));
-      if (dst == src ||
+      if (dst == src || Replicable(g, c) ||
           std::find(seen.begin(), seen.end(), std::make_pair(dst, phase)) != seen.end())
         continue;
       seen.emplace_back(dst, phase);

@@ -36,6 +36,7 @@ std::vector<Layer> ModelLayers(const sim::Problem& p, const Units& units) {
   std::map<std::string, size_t> block_layer;
   bool any_block = false;
   std::vector<std::string> module_of(units.size());
+  const std::vector<std::string> modules = graph::OpModules(g);  // "refine_1" is "refine"
   for (UnitId u : units.ids()) {
     // The unit's module: that of its first forward op (backward and update ops follow it).
     const Unit& unit = units[u];
@@ -46,7 +47,7 @@ std::vector<Layer> ModelLayers(const sim::Problem& p, const Units& units) {
         break;
       }
     }
-    module_of[static_cast<size_t>(u.index())] = graph::OpModule(g.op(first));
+    module_of[static_cast<size_t>(u.index())] = modules[static_cast<size_t>(first.index())];
     any_block = any_block || !graph::BlockOf(module_of[static_cast<size_t>(u.index())]).empty();
   }
   for (UnitId u : units.ids()) {
