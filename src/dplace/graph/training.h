@@ -1,7 +1,7 @@
 // Training expansion of a forward graph (any importer): forward -> forward + backward + update.
 //   - each forward op f gets a backward op "f/grad" (kind backward): f's FLOPs, bytes and measured
-//     times times BackwardFactor(f) (one backward GEMM per operand of a GEMM that needs a gradient);
-//     it holds f's weight gradient (f's parameter bytes) for the step;
+//     times times BackwardFactor(f) (one backward GEMM per operand of a GEMM that needs a
+//     gradient); it holds f's weight gradient (f's parameter bytes) for the step;
 //   - gradient edges run in reverse: for each forward edge u -> v carrying tensor t, v/grad sends
 //     the gradient of t (t's bytes) to u/grad;
 //   - activations are kept until their backward op, where it keeps them (PyTorch's autograd, as
@@ -25,7 +25,8 @@ struct TrainingOptions {
 };
 
 // The backward op's work over the forward op's: Op::backward_factor where the importer knew which
-// inputs need gradients, else 2 for an op with parameters (input and weight gradients), 1 otherwise.
+// inputs need gradients, else 2 for an op with parameters (input and weight gradients), 1
+// otherwise.
 double BackwardFactor(const Op& forward);
 
 // Bytes of the activations a training step of `forward` keeps for its backward pass (Edge::saved,

@@ -245,8 +245,7 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     const std::string& m = op_module[static_cast<size_t>(stages[i].first.index())];
     for (size_t dot = m.find('.');; dot = m.find('.', dot + 1)) {
       std::string prefix = m.substr(0, dot);
-      if ((first_stage[prefix] == i && !is_list(m, dot)) || dot == std::string::npos)
-        return prefix;
+      if ((first_stage[prefix] == i && !is_list(m, dot)) || dot == std::string::npos) return prefix;
     }
   };
   std::vector<sim::DeviceId> order;

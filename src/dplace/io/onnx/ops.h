@@ -84,11 +84,11 @@ struct OnnxOp {
   bool branches = false;        // control flow (If): costed by its branches
   // Autograd.
   OnnxView view = OnnxView::kNone;  // how its outputs alias its first input (allocate nothing)
-  bool differentiable = true;  // false: no gradient (Shape, comparisons, ...)
+  bool differentiable = true;       // false: no gradient (Shape, comparisons, ...)
   // Its backward runs one GEMM per operand that needs a gradient: the data (input 0) and the
   // weights (the other inputs), each about the forward's work (MatMul, Gemm, Conv, LSTM, ...).
   bool gemm = false;
-  OnnxSaved saved;             // what its backward pass keeps (unknown types: everything)
+  OnnxSaved saved;  // what its backward pass keeps (unknown types: everything)
   OnnxWeightUse weights = OnnxWeightUse::kData;
   OnnxRanks ranks = OnnxRanks::kAny;
 };
