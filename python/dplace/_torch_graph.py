@@ -21,6 +21,7 @@ from torch.fx.node import map_aggregate
 from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
 
 from ._torch_core import error as _dplace_error
+from ._torch_record import on_meta as _on_meta, training_mode as _training_mode, where
 
 
 # --- tracing -------------------------------------------------------------------------------------
@@ -135,7 +136,6 @@ def trace(model, leaves=()):
         with _unpackable_proxies():
             graph = tracer.trace(root)
     except Exception as e:  # fx raises TraceError, NotImplementedError, TypeError, ...
-        from ._torch_record import where
         scope = tracer._scope
         module = model.get_submodule(scope) if scope else model
         raise _dplace_error(
@@ -268,23 +268,6 @@ class _Recorder(fx.Interpreter):
         self.packed[n.name] = packed
         self.values[n.name] = result
         return result
-
-
-def _on_meta(x):
-    if isinstance(x, torch.Tensor):
-        return torch.empty_like(x, device="meta").requires_grad_(x.requires_grad)
-    return x
-
-
-@contextlib.contextmanager
-def _training_mode(gm):
-    modes = [(m, m.training) for m in gm.modules()]
-    gm.train()
-    try:
-        yield
-    finally:
-        for m, mode in modes:
-            m.training = mode
 
 
 def _run_recorded(gm, example_inputs):

@@ -180,11 +180,11 @@ def _run(model, inputs, meta):
         by_id = {}
         for v in state.values():
             if id(v) not in by_id:
-                by_id[id(v)] = _on_meta(v)
+                by_id[id(v)] = on_meta(v)
                 if id(v) in key_of:
                     key_of[id(by_id[id(v)])] = key_of[id(v)]
         moved = {k: by_id[id(v)] for k, v in state.items()}
-        inputs = tuple(_on_meta(x) for x in inputs)
+        inputs = tuple(on_meta(x) for x in inputs)
         reparam = stateless._reparametrize_module(model, moved)
         tensors = list(by_id.values())
     else:
@@ -200,7 +200,7 @@ def _run(model, inputs, meta):
         return t
 
     try:
-        with _training_mode(model), torch.enable_grad(), reparam, _cuda_dropout(), \
+        with training_mode(model), torch.enable_grad(), reparam, _cuda_dropout(), \
                 torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), rec:
             model(*inputs)
     except Exception as e:
@@ -226,7 +226,8 @@ def _named_tensors(model):
     return out
 
 
-def _on_meta(x):
+def on_meta(x):
+    """A meta tensor standing in for `x` (a Parameter for a Parameter), or `x` itself."""
     if isinstance(x, torch.Tensor):
         t = torch.empty_like(x, device="meta")
         return torch.nn.Parameter(t, x.requires_grad) if isinstance(x, torch.nn.Parameter) \
@@ -235,7 +236,8 @@ def _on_meta(x):
 
 
 @contextlib.contextmanager
-def _training_mode(model):
+def training_mode(model):
+    """`model` and every module in it in training mode; each module's own mode restored after."""
     modes = [(m, m.training) for m in model.modules()]
     model.train()
     try:
