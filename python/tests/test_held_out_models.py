@@ -17,10 +17,14 @@ pytest.importorskip("onnx")
 import dplace  # noqa: E402
 import dplace.torch as dt  # noqa: E402
 import held_out_models as hm  # noqa: E402
+import user_models  # noqa: E402
 
 # Op types of GEMMs and convolutions: ONNX's, and the aten ops dplace.torch records.
-GEMMS = {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum",
-         "mm", "addmm", "bmm", "baddbmm", "convolution", "Linear", "Conv2d", "linear", "matmul"}
+# (and the fx front end's modules and functions, for the models fx traces).
+GEMMS = {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum", "LSTM", "GRU", "RNN",
+         "mm", "addmm", "bmm", "baddbmm", "convolution",
+         "Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose2d", "MultiheadAttention", "linear",
+         "matmul", "bmm", "einsum"}
 
 
 def gemm_flops(graph):
@@ -270,3 +274,26 @@ def test_stages_files_name_modules_and_hold_what_pytorch_holds(name, recipe, exp
                                                                               ours, theirs)
         checked += 1
     assert checked == 3
+
+
+@pytest.mark.parametrize("name", user_models.NAMES)
+def test_the_fx_front_end_counts_pytorchs_gemm_flops(name):
+    """The models fx traces (tests/user_models.py) keep their fx graph: its training step's
+    GEMM and convolution FLOPs against PyTorch's aten count too."""
+    flops = hm.aten_gemm_flops(*user_models.build(name))
+    step = dt.from_module(*user_models.build(name), training=True)
+    assert gemm_flops(step) == pytest.approx(flops["forward"] + flops["backward"], rel=0.05)
+
+
+@pytest.mark.parametrize("name", ["t5", "mistral"])
+def test_a_real_run_finds_the_tied_weights_a_meta_run_finds(name):
+    from dplace import _torch_record
+    model, inputs, _ = hm.build(name)
+    on_meta = _torch_record._run(model, inputs, meta=True)[0]
+    for_real = _torch_record._run(model, inputs, meta=False)[0]
+    params = {id(p) for p in model.parameters()}
+    read = sum(1 for op in for_real.ops for t in op.inputs if id(t) in params)
+    assert read > 0 and len(on_meta.ops) == len(for_real.ops)
+    meta_doc = dt.graph_dict(model, inputs)
+    held = sum(op.get("param_bytes", 0) for op in meta_doc["ops"])
+    assert held == hm.parameter_bytes(model)
