@@ -21,7 +21,9 @@ from torch.fx.node import map_aggregate
 from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
 
 from ._torch_core import error as _dplace_error
-from ._torch_record import on_meta as _on_meta, training_mode as _training_mode, where
+from ._torch_record import first_line as _first_line
+from ._torch_record import on_meta as _on_meta, storage_key as _storage_key
+from ._torch_record import training_mode as _training_mode, where
 
 
 # --- tracing -------------------------------------------------------------------------------------
@@ -209,14 +211,6 @@ def _tensor_leaves(value):
     if isinstance(value, dict):
         return [t for v in value.values() for t in _tensor_leaves(v)]
     return []
-
-
-def _storage_key(t):
-    """What identifies a tensor's memory: its storage (shared by views and in-place results)."""
-    try:
-        return t._storage()._cdata
-    except (RuntimeError, NotImplementedError, AttributeError):
-        return ("tensor", id(t))
 
 
 def _storage_bytes(t):
@@ -518,11 +512,6 @@ def type_name(gm, n):
 
 def _target_name(n):
     return n.target if isinstance(n.target, str) else getattr(n.target, "__name__", str(n.target))
-
-
-def _first_line(e):
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
 
 
 # --- the graph document --------------------------------------------------------------------------

@@ -73,7 +73,8 @@ def _flops(name, args, out):
     return 5 * elements if name in _FIVE_PER_ELEMENT else elements
 
 
-def _storage_key(t):
+def storage_key(t):
+    """What identifies a tensor's memory: its storage (shared by views and in-place results)."""
     try:
         return t._storage()._cdata
     except (RuntimeError, NotImplementedError, AttributeError):
@@ -209,8 +210,8 @@ def _run(model, inputs, meta):
     finally:
         for h in hooks:
             h.remove()
-    outside = {_storage_key(t) for t in tensors}
-    outside.update(_storage_key(t) for t in inputs if isinstance(t, torch.Tensor))
+    outside = {storage_key(t) for t in tensors}
+    outside.update(storage_key(t) for t in inputs if isinstance(t, torch.Tensor))
     return rec, packs, outside, key_of, tensors, scope
 
 
@@ -260,7 +261,8 @@ def where(exc, scope=()):
     return text
 
 
-def _first_line(e):
+def first_line(e):
+    """The first line of an exception's message (libraries append lines to what passes)."""
     text = str(e).strip().splitlines()
     return text[0] if text else type(e).__name__
 
@@ -277,7 +279,7 @@ def record(model, example_inputs):
         return _run(twin, example_inputs, meta=False)
     except Exception as e:
         raise _dplace_error(f"{type(model).__name__} does not run on the example inputs"
-                            f"{where(e, getattr(e, '_dplace_scope', ()))}: {_first_line(e)}") \
+                            f"{where(e, getattr(e, '_dplace_scope', ()))}: {first_line(e)}") \
             from None
 
 
@@ -295,10 +297,10 @@ def graph_dict(model, example_inputs, name):
     made = {}      # storage -> (op index, output index) that allocated it
     views = []     # per op, per output: False, None (external memory) or (op, output)
     for i, op in enumerate(rec.ops):
-        ins = {_storage_key(t): t for t in op.inputs}
+        ins = {storage_key(t): t for t in op.inputs}
         mine = []
         for k, t in enumerate(op.outputs):
-            key = _storage_key(t)
+            key = storage_key(t)
             if key in outside:
                 mine.append(None)
             elif key in ins and id(ins[key]) in producer:
@@ -366,17 +368,17 @@ def _attribute_packs(ops, packs, outside, producer, made):
     is an output of op n-1 (its result, for the ops whose backward reads it, or a second output:
     statistics, indices, a mask), else an input of op n, else something op n made inside."""
     for n, t in packs:
-        key = _storage_key(t)
+        key = storage_key(t)
         if key in outside:
             continue
         last = ops[n - 1] if n > 0 else None
-        out_k = next((k for k, o in enumerate(last.outputs) if _storage_key(o) == key), -1) \
+        out_k = next((k for k, o in enumerate(last.outputs) if storage_key(o) == key), -1) \
             if last is not None else -1
         if out_k == 0 and last.type.rstrip("_") in _SAVES_RESULT:
             last.saves_output = True
             continue
         op = ops[n] if n < len(ops) else None
-        match = next((x for x in op.inputs if _storage_key(x) == key), None) if op else None
+        match = next((x for x in op.inputs if storage_key(x) == key), None) if op else None
         if match is not None and id(match) in producer:
             op.saved_inputs.add(id(match))
         elif out_k > 0:

@@ -131,6 +131,13 @@ class Importer {
       }
     }
     ReadBranchShapes(g);
+    for (const auto& init : g.initializer()) constants_[init.name()] = &init;
+    for (const auto& n : g.node()) {
+      if (n.op_type() != "Constant" || n.output_size() != 1) continue;
+      for (const auto& attr : n.attribute()) {
+        if (attr.has_t()) constants_[n.output(0)] = &attr.t();
+      }
+    }
     return Build();
   }
 
@@ -401,20 +408,11 @@ class Importer {
   // constant as torch.onnx exports it with TrainingMode.TRAINING, or is not constant.
   bool Trains(const onnx::NodeProto& node) const {
     if (node.input_size() < 3 || node.input(2).empty()) return false;
-    const onnx::TensorProto* value = nullptr;
-    for (const auto& init : model_.graph().initializer()) {
-      if (init.name() == node.input(2)) value = &init;
-    }
-    for (const auto& n : model_.graph().node()) {
-      if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != node.input(2))
-        continue;
-      for (const auto& attr : n.attribute()) {
-        if (attr.has_t()) value = &attr.t();
-      }
-    }
-    if (value == nullptr) return true;
-    if (!value->raw_data().empty()) return value->raw_data()[0] != 0;
-    if (value->int32_data_size() > 0) return value->int32_data(0) != 0;
+    const auto it = constants_.find(node.input(2));
+    if (it == constants_.end()) return true;
+    const onnx::TensorProto& value = *it->second;
+    if (!value.raw_data().empty()) return value.raw_data()[0] != 0;
+    if (value.int32_data_size() > 0) return value.int32_data(0) != 0;
     return false;
   }
 
@@ -595,6 +593,8 @@ class Importer {
   std::set<std::string> requires_grad_;
   std::unordered_map<std::string, Strides> strides_;  // of the views made so far
   std::set<std::string> recovered_;                   // state_dict names given to folded weights
+  // The value of each initializer and Constant node output, by name (a Dropout's mode).
+  std::unordered_map<std::string, const onnx::TensorProto*> constants_;
   int64_t batch_ = 0;
   std::unordered_map<std::string, std::vector<std::pair<int, int>>> consumers_;
 };
