@@ -21,7 +21,7 @@ from torch.fx.node import map_aggregate
 from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
 
 from ._torch_core import error as _dplace_error
-from ._torch_record import first_line as _first_line
+from ._torch_record import first_line as _first_line, named_tensors as _named_tensors
 from ._torch_record import on_meta as _on_meta, storage_key as _storage_key
 from ._torch_record import training_mode as _training_mode, where
 
@@ -270,8 +270,7 @@ def _run_recorded(gm, example_inputs):
     with the real inputs. Returns (recorder, parameter and buffer tensors it ran with, inputs)."""
     from torch.nn.utils import stateless
     # Tied tensors (one parameter under two names) stay one tensor on the meta device.
-    state = dict(gm.named_parameters())
-    state.update(dict(gm.named_buffers()))
+    state = _named_tensors(gm)
     by_id = {id(v): _on_meta(v) for v in state.values()}
     meta = {k: by_id[id(v)] for k, v in state.items()}
     inputs = tuple(map_aggregate(a, _on_meta) for a in example_inputs)

@@ -175,7 +175,7 @@ def _run(model, inputs, meta):
     key_of = {}
     for key, t in model.state_dict(keep_vars=True).items():
         key_of.setdefault(id(t), key)
-    state = _named_tensors(model)
+    state = named_tensors(model)
     if meta:
         from torch.nn.utils import stateless
         by_id = {}
@@ -215,7 +215,7 @@ def _run(model, inputs, meta):
     return rec, packs, outside, key_of, tensors, scope
 
 
-def _named_tensors(model):
+def named_tensors(model):
     """{full name: tensor} of every parameter and buffer, a tied one under each of its names,
     non-persistent buffers included."""
     out = {}

@@ -1186,8 +1186,9 @@ def saved_bytes(model, inputs, dropout="cuda"):
 
 
 def export_onnx(model, inputs, input_names, path, fold, opset=14,
-                training=torch.onnx.TrainingMode.TRAINING):
-    """torch.onnx.export without parameters (they become graph inputs), in training mode.
+                training=torch.onnx.TrainingMode.TRAINING, export_params=False):
+    """torch.onnx.export in training mode, by default without the parameters' values (they become
+    graph inputs).
 
     Args:
         model: the module.
@@ -1197,12 +1198,13 @@ def export_onnx(model, inputs, input_names, path, fold, opset=14,
         fold: do_constant_folding.
         opset: the ONNX opset (see OPSET).
         training: the TrainingMode.
+        export_params: write the parameters' values (initializers).
 
     Returns:
         path.
     """
     model.train()
-    torch.onnx.export(model, inputs, path, export_params=False, opset_version=opset,
+    torch.onnx.export(model, inputs, path, export_params=export_params, opset_version=opset,
                       input_names=input_names, do_constant_folding=fold, training=training)
     return path
 

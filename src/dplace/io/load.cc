@@ -72,9 +72,10 @@ StatusOr<LoadedGraph> LoadGraphUnprefixed(const std::string& path, const InputSh
   if (held == nullptr && path.starts_with("gen:")) return Generated(path);
   LoadedGraph out;
   if (held == nullptr && path.ends_with(".onnx")) {
-    DPLACE_ASSIGN_OR_RETURN(const std::string text, ReadOnnxFile(path));
-    if (text.empty()) return InvalidInput("file is empty");
-    DPLACE_ASSIGN_OR_RETURN(OnnxGraph onnx, ReadOnnxModel(text, FileStem(path), shapes));
+    DPLACE_ASSIGN_OR_RETURN(const OnnxFile file, ReadOnnxFile(path));
+    if (file.model.empty()) return InvalidInput("file is empty");
+    DPLACE_ASSIGN_OR_RETURN(OnnxGraph onnx,
+                            ReadOnnxModel(file.model, FileStem(path), shapes, &file.ties));
     out.graph = std::make_shared<const graph::Graph>(std::move(onnx.graph));
     out.format = GraphFormat::kOnnx;
     out.warnings = std::move(onnx.warnings);

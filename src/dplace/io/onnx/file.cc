@@ -19,7 +19,7 @@ namespace {
 constexpr uint64_t kModelGraph = 7;
 constexpr uint64_t kGraphInitializer = 5;
 constexpr uint64_t kTensorDims = 1, kTensorDataType = 2, kTensorFloatData = 4, kTensorInt32Data = 5,
-                   kTensorRawData = 9, kTensorDoubleData = 10;
+                   kTensorName = 8, kTensorRawData = 9, kTensorDoubleData = 10;
 // TensorProto.DataType: FLOAT, FLOAT16, DOUBLE, BFLOAT16.
 constexpr uint64_t kFloatTypes[] = {1, 10, 11, 16};
 
@@ -151,7 +151,91 @@ std::optional<std::string> Graph(std::string_view bytes) {
   return out;
 }
 
+// An initializer's name, type, sizes and values (raw_data or packed float_data), as views into
+// the file.
+struct Initializer {
+  std::string_view name, values;
+  uint64_t type = 0;
+  std::vector<uint64_t> dims;
+};
+
+std::optional<Initializer> ReadInitializer(std::string_view bytes) {
+  Initializer t;
+  for (Reader r(bytes); !r.done();) {
+    const auto f = r.Next();
+    if (!f) return std::nullopt;
+    if (f->number == kTensorDataType && f->wire == 0) t.type = f->varint;
+    if (f->number == kTensorName && f->wire == 2) t.name = f->value;
+    if ((f->number == kTensorRawData || f->number == kTensorFloatData) && f->wire == 2) {
+      t.values = f->value;
+    }
+    if (f->number == kTensorDims && f->wire == 0) t.dims.push_back(f->varint);
+    if (f->number == kTensorDims && f->wire == 2) {  // packed
+      for (Reader dims(f->value); !dims.done();) {
+        const auto d = dims.Varint();
+        if (!d) return std::nullopt;
+        t.dims.push_back(*d);
+      }
+    }
+  }
+  return t;
+}
+
+// Whether matrix `a` (rows x cols) holds the transpose of matrix `b` (cols x rows), elements of
+// `width` bytes: a few elements first, then all of them, so that a tensor that is not a transpose
+// is told apart after touching a page or two of each.
+bool IsTranspose(const Initializer& a, const Initializer& b, size_t width) {
+  const size_t rows = a.dims[0], cols = a.dims[1];
+  auto same = [&](size_t r, size_t c) {
+    return a.values.substr((r * cols + c) * width, width) ==
+           b.values.substr((c * rows + r) * width, width);
+  };
+  for (size_t k = 0; k < 16; ++k) {
+    if (!same(k * 7919 % rows, k * 104729 % cols)) return false;
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      if (!same(r, c)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+FoldedTies FindFoldedTies(std::string_view bytes) {
+  std::vector<Initializer> folded, named;
+  for (Reader model(bytes); !model.done();) {
+    const auto g = model.Next();
+    if (!g) return {};
+    if (g->number != kModelGraph || g->wire != 2) continue;
+    for (Reader graph(g->value); !graph.done();) {
+      const auto f = graph.Next();
+      if (!f) return {};
+      if (f->number != kGraphInitializer || f->wire != 2) continue;
+      auto t = ReadInitializer(f->value);
+      if (!t || t->dims.size() != 2 || t->values.empty()) continue;
+      (t->name.starts_with("onnx::") ? folded : named).push_back(*std::move(t));
+    }
+  }
+  FoldedTies ties;
+  for (const Initializer& a : folded) {
+    const double elements = static_cast<double>(a.dims[0]) * static_cast<double>(a.dims[1]);
+    if (elements <= 0 || elements > static_cast<double>(a.values.size()) ||
+        a.values.size() % static_cast<size_t>(elements) != 0) {
+      continue;
+    }
+    const size_t width = a.values.size() / static_cast<size_t>(elements);
+    for (const Initializer& b : named) {
+      if (b.type == a.type && b.dims[0] == a.dims[1] && b.dims[1] == a.dims[0] &&
+          b.values.size() == a.values.size() && IsTranspose(a, b, width)) {
+        ties[std::string(a.name)] = std::string(b.name);
+        break;
+      }
+    }
+  }
+  return ties;
+}
 
 std::string WithoutWeights(std::string_view bytes) {
   std::string out;
@@ -169,20 +253,31 @@ std::string WithoutWeights(std::string_view bytes) {
   return out;
 }
 
-StatusOr<std::string> ReadOnnxFile(const std::string& path) {
+namespace {
+
+// The file read whole.
+StatusOr<OnnxFile> Whole(const std::string& path) {
+  DPLACE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  FoldedTies ties = FindFoldedTies(bytes);
+  return OnnxFile{std::move(bytes), std::move(ties)};
+}
+
+}  // namespace
+
+StatusOr<OnnxFile> ReadOnnxFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
     if (fd >= 0) ::close(fd);
-    return ReadFile(path);  // its errors ("cannot open", "is a directory") and small files
+    return Whole(path);  // its errors ("cannot open", "is a directory") and small files
   }
   const auto size = static_cast<size_t>(st.st_size);
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (map == MAP_FAILED) return ReadFile(path);
+  if (map == MAP_FAILED) return Whole(path);
   const std::string_view bytes(static_cast<const char*>(map), size);
-  std::string out = WithoutWeights(bytes);
-  if (out.empty()) out.assign(bytes);  // not well-formed: the protobuf parser says so
+  OnnxFile out{WithoutWeights(bytes), FindFoldedTies(bytes)};
+  if (out.model.empty()) out.model.assign(bytes);  // not well-formed: the protobuf parser says so
   ::munmap(map, size);
   return out;
 }

@@ -74,7 +74,8 @@ double Bytes(const TensorInfo& t) {
 
 class Importer {
  public:
-  Importer(onnx::ModelProto& model, std::string name) : model_(model), name_(std::move(name)) {}
+  Importer(onnx::ModelProto& model, std::string name, FoldedTies ties)
+      : model_(model), name_(std::move(name)), ties_(std::move(ties)) {}
 
   StatusOr<OnnxGraph> Run() {
     const onnx::GraphProto& g = model_.graph();
@@ -197,6 +198,7 @@ class Importer {
       }
       const OnnxSaved& saved = info.saved;
       const bool view = IsView(node, info.view);
+      if (!view && info.pointwise) NotePointwiseStrides(node);
       const auto base = view ? producer.find(node.input(0)) : producer.end();
       // A Cast to the type a computed tensor has is PyTorch's .to returning the tensor itself: the
       // exporter then reads every later use of that tensor from the Cast (T5's residual reads
@@ -215,12 +217,14 @@ class Importer {
       const Branches branches = SummariseBranches(node);
       double in_bytes = 0;
       for (int s = 0; s < node.input_size(); ++s) {
-        const std::string& in = node.input(s);
-        const TensorInfo* t = Find(in);
+        const TensorInfo* t = Find(node.input(s));
         if (t == nullptr) continue;
         in_bytes += Bytes(*t);
-        // A parameter read by several nodes (an unrolled RNN's weights) is held by the first.
-        if (!parameters_.count(in)) continue;
+        // A parameter read by several nodes (an unrolled RNN's weights, a tied weight, also one
+        // the exporter folded into a transposed copy) is held by the first.
+        if (!parameters_.count(node.input(s))) continue;
+        const auto tie = ties_.find(node.input(s));
+        const std::string& in = tie != ties_.end() ? tie->second : node.input(s);
         if (held.insert(in).second) {
           op.param_bytes += Bytes(*t);
           op.parameters.push_back(FoldedWeightName(in, node, s, op.name, *t));
@@ -328,9 +332,12 @@ class Importer {
           std::to_string(recovered_.size()) +
           " weights were folded by the exporter (onnx::MatMul_...) and named after their modules "
           "(e.g. '" +
-          *recovered_.begin() +
-          "'); a tied weight folded this way counts twice: "
-          "export with torch.onnx.export(..., do_constant_folding=False)");
+          *recovered_.begin() + "')" +
+          (recovered_without_values_ > 0
+               ? std::string("; without their values in the file (export_params=False) a tied "
+                             "weight folded this way counts twice: export with "
+                             "torch.onnx.export(..., do_constant_folding=False)")
+               : std::string()));
     }
     if (unknown_dims > 0) {
       out.warnings.push_back(std::to_string(unknown_dims) +
@@ -380,6 +387,26 @@ class Importer {
     return true;
   }
 
+  // Notes the strides of a pointwise op's output where its operands lay it out otherwise than
+  // row-major (the tanh of a transposed tensor: a reshape merging the heads back is then a view).
+  void NotePointwiseStrides(const onnx::NodeProto& node) {
+    const TensorInfo* out = node.output_size() > 0 ? Find(node.output(0)) : nullptr;
+    if (out == nullptr || !out->has_shape) return;
+    std::vector<StridedOperand> operands;
+    bool strided = false;
+    for (const std::string& input : node.input()) {
+      const TensorInfo* in = Find(input);
+      if (in == nullptr || !in->has_shape) continue;
+      const auto known = strides_.find(input);
+      strided = strided || known != strides_.end();
+      operands.push_back(
+          {in->dims, known != strides_.end() ? known->second : ContiguousStrides(in->dims)});
+    }
+    if (!strided) return;
+    Strides strides = PointwiseStrides(out->dims, operands);
+    if (strides != ContiguousStrides(out->dims)) strides_[node.output(0)] = std::move(strides);
+  }
+
   static std::vector<int64_t> IntsAttribute(const onnx::NodeProto& node, const char* name) {
     for (const auto& attr : node.attribute()) {
       if (attr.name() == name) return {attr.ints().begin(), attr.ints().end()};
@@ -401,6 +428,7 @@ class Importer {
     if (module.empty()) return name;
     std::string weight = module + ".weight";
     if (parameters_.count(weight) || !recovered_.insert(weight).second) return name;
+    if (!constants_.count(name)) ++recovered_without_values_;
     return weight;
   }
 
@@ -592,7 +620,9 @@ class Importer {
   std::set<std::string> parameters_;
   std::set<std::string> requires_grad_;
   std::unordered_map<std::string, Strides> strides_;  // of the views made so far
-  std::set<std::string> recovered_;                   // state_dict names given to folded weights
+  FoldedTies ties_;                                   // folded copies of tied weights (FoldedTies)
+  int recovered_without_values_ = 0;  // of them, folded weights the file holds no values of
+  std::set<std::string> recovered_;   // state_dict names given to folded weights
   // The value of each initializer and Constant node output, by name (a Dropout's mode).
   std::unordered_map<std::string, const onnx::TensorProto*> constants_;
   int64_t batch_ = 0;
@@ -602,7 +632,7 @@ class Importer {
 }  // namespace
 
 StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& name,
-                                  const InputShapes& shapes) {
+                                  const InputShapes& shapes, const FoldedTies* ties) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
     return InvalidInput("not an ONNX model (protobuf parse failed: truncated or another format)");
@@ -610,6 +640,7 @@ StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& n
   if (model.ir_version() <= 0 || !model.has_graph() || model.graph().node_size() == 0) {
     return InvalidInput("not an ONNX model (no IR version or no graph nodes)");
   }
+  FoldedTies tied = ties != nullptr ? *ties : FindFoldedTies(bytes);
   // Weights are never read (only their shapes): dropping their values keeps shape inference, which
   // copies the model, as fast on an export with weights as on its weight-free twin. Integer
   // tensors stay: shape inference reads shapes and indices from them.
@@ -648,7 +679,7 @@ StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& n
     shape->clear_dim();
     for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
   }
-  Importer importer(model, name);
+  Importer importer(model, name, std::move(tied));
   auto graph = importer.Run();
   if (!graph.ok() && !shapes.empty()) {
     return InvalidInput(std::string(graph.status().message()) +

@@ -23,6 +23,7 @@
 #include "dplace/base/status.h"
 #include "dplace/graph/graph.h"
 #include "dplace/graph/precision.h"
+#include "dplace/io/onnx/file.h"
 
 namespace dplace::io {
 
@@ -39,7 +40,9 @@ struct OnnxGraph {
 // symbolic axes (a dynamic batch) included.
 using InputShapes = std::map<std::string, std::vector<int64_t>>;
 
+// `ties`: the folded copies of tied weights (ReadOnnxFile finds them before it leaves the values
+// out); null: found in `bytes`.
 StatusOr<OnnxGraph> ReadOnnxModel(const std::string& bytes, const std::string& name,
-                                  const InputShapes& shapes = {});
+                                  const InputShapes& shapes = {}, const FoldedTies* ties = nullptr);
 
 }  // namespace dplace::io

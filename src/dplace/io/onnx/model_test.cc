@@ -193,6 +193,37 @@ TEST(OnnxTest, WeightValuesAreLeftOutBeforeParsing) {
   EXPECT_TRUE(WithoutWeights(bytes.substr(0, bytes.size() / 2)).empty());
 }
 
+// torch.onnx's folding turns a tied head's Transpose(embed.weight) into "onnx::MatMul_N" holding
+// the transposed values: found by its values (a sampled check, then every element), so the head
+// reads the embedding's parameter again; a same-shaped weight of other values is no tie, nor is
+// one whose sizes claim more than its values hold.
+TEST(OnnxTest, AFoldedTransposeOfANamedWeightIsThatWeight) {
+  onnx::GraphProto g;
+  auto add = [&g](const std::string& name, int64_t rows, int64_t cols, bool transposed) {
+    onnx::TensorProto* t = g.add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(rows);
+    t->add_dims(cols);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        t->add_float_data(static_cast<float>(transposed ? c * rows + r : r * cols + c));
+      }
+    }
+  };
+  add("embed.weight", 10, 9, false);
+  add("onnx::MatMul_7", 9, 10, true);   // embed.weight's transpose
+  add("onnx::MatMul_8", 9, 10, false);  // the same sizes, other values
+  onnx::ModelProto m;
+  *m.mutable_graph() = g;
+  const std::string bytes = m.SerializeAsString();
+  EXPECT_EQ(FindFoldedTies(bytes), (FoldedTies{{"onnx::MatMul_7", "embed.weight"}}));
+  EXPECT_TRUE(FindFoldedTies(WithoutWeights(bytes)).empty());  // no values: nothing to tell
+  EXPECT_TRUE(FindFoldedTies(bytes.substr(0, bytes.size() / 2)).empty());
+  m.mutable_graph()->mutable_initializer(1)->set_dims(0, int64_t{1} << 40);
+  EXPECT_TRUE(FindFoldedTies(m.SerializeAsString()).empty());
+}
+
 TEST(OnnxTest, SymbolicInputShapeIsAnError) {
   onnx::ModelProto m = SmallModel();
   AddValue(m.mutable_graph()->mutable_input(0), "x", {1, 3, 8}, "width");

@@ -91,6 +91,9 @@ struct OnnxOp {
   OnnxSaved saved;  // what its backward pass keeps (unknown types: everything)
   OnnxWeightUse weights = OnnxWeightUse::kData;
   OnnxRanks ranks = OnnxRanks::kAny;
+  // Elementwise (PyTorch's TensorIterator): its output is laid out as its operands are, so the
+  // tanh of a transposed tensor is transposed too (io/onnx/strides.h PointwiseStrides).
+  bool pointwise = false;
 };
 
 // The table, sorted by type.

@@ -76,4 +76,53 @@ std::optional<Strides> PermutedStrides(const Strides& strides, const std::vector
   return out;
 }
 
+Strides PointwiseStrides(const std::vector<int64_t>& dims,
+                         const std::vector<StridedOperand>& operands) {
+  const size_t n = dims.size();
+  // Each operand's strides aligned on the output's last dimension; a dimension it broadcasts
+  // (missing, or of size 1 where the output's is not) has stride 0.
+  std::vector<Strides> aligned;
+  for (const StridedOperand& op : operands) {
+    if (op.dims.size() > n || op.strides.size() != op.dims.size()) continue;
+    Strides s(n, 0);
+    const size_t offset = n - op.dims.size();
+    for (size_t i = 0; i < op.dims.size(); ++i) {
+      s[offset + i] = Size(op.dims[i]) == 1 && Size(dims[offset + i]) != 1 ? 0 : op.strides[i];
+    }
+    aligned.push_back(std::move(s));
+  }
+  // ATen's reorder_dimensions: an insertion sort of the dimensions from the innermost, where a
+  // comparison may be undecided.
+  auto should_swap = [&](size_t dim0, size_t dim1) {
+    for (const Strides& s : aligned) {
+      if (s[dim0] == 0 || s[dim1] == 0) continue;
+      if (s[dim0] < s[dim1]) return -1;
+      if (s[dim0] > s[dim1]) return 1;
+      if (Size(dims[dim0]) > Size(dims[dim1])) return 1;
+    }
+    return 0;
+  };
+  std::vector<size_t> perm(n);
+  for (size_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
+  for (size_t i = 1; i < n; ++i) {
+    size_t dim1 = i;
+    for (size_t dim0 = i; dim0-- > 0;) {
+      const int comparison = should_swap(perm[dim0], perm[dim1]);
+      if (comparison > 0) {
+        std::swap(perm[dim0], perm[dim1]);
+        dim1 = dim0;
+      } else if (comparison < 0) {
+        break;
+      }
+    }
+  }
+  Strides out(n, 1);
+  int64_t stride = 1;
+  for (size_t d : perm) {
+    out[d] = stride;
+    stride *= Size(dims[d]);
+  }
+  return out;
+}
+
 }  // namespace dplace::io

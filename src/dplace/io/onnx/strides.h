@@ -30,4 +30,18 @@ Strides ExpandedStrides(const std::vector<int64_t>& dims, const Strides& strides
 // permutation of the dimensions.
 std::optional<Strides> PermutedStrides(const Strides& strides, const std::vector<int64_t>& perm);
 
+// One operand of a pointwise op: its sizes and strides.
+struct StridedOperand {
+  std::vector<int64_t> dims;
+  Strides strides;
+};
+
+// The strides of a pointwise op's output of `dims` (PyTorch's TensorIterator: an elementwise op
+// lays its output out as its operands are laid out, so the tanh of a transposed tensor is
+// transposed too). The dimensions are ordered as TensorIterator orders them: by the first operand
+// whose strides tell two dimensions apart (a broadcast dimension tells nothing), equal strides by
+// size; the output is dense in that order.
+Strides PointwiseStrides(const std::vector<int64_t>& dims,
+                         const std::vector<StridedOperand>& operands);
+
 }  // namespace dplace::io

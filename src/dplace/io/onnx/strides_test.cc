@@ -48,5 +48,22 @@ TEST(StridesTest, ExpandAddsLeadingDimensionsWithStrideZero) {
   EXPECT_EQ(ExpandedStrides({3, 1}, {1, 1}, {2, 3, 4}), (Strides{0, 1, 0}));
 }
 
+// x = randn(2, 8, 4, 16).transpose(1, 2): x.tanh(), x + bias, x + y keep x's layout (so merging
+// the heads back after them is a view); y + x takes y's; an expanded operand tells nothing.
+TEST(StridesTest, APointwiseResultIsLaidOutAsItsOperands) {
+  const std::vector<int64_t> dims{2, 4, 8, 16};
+  const StridedOperand x{dims, {512, 16, 64, 1}};
+  const StridedOperand y{dims, ContiguousStrides(dims)};
+  const StridedOperand bias{{16}, {1}};
+  EXPECT_EQ(PointwiseStrides(dims, {x}), (Strides{512, 16, 64, 1}));
+  EXPECT_EQ(PointwiseStrides(dims, {x, bias}), (Strides{512, 16, 64, 1}));
+  EXPECT_EQ(PointwiseStrides(dims, {x, y}), (Strides{512, 16, 64, 1}));
+  EXPECT_EQ(PointwiseStrides(dims, {y, x}), (Strides{512, 128, 16, 1}));
+  EXPECT_EQ(PointwiseStrides({2, 3, 8}, {{{2, 3, 8}, {8, 0, 1}}}), (Strides{24, 8, 1}));
+  EXPECT_TRUE(ReshapedStrides({2, 8, 4, 16},
+                              PermutedStrides(PointwiseStrides(dims, {x}), {0, 2, 1, 3}).value(),
+                              {2, 8, 64}));
+}
+
 }  // namespace
 }  // namespace dplace::io
