@@ -23,6 +23,7 @@ from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
 from ._torch_core import error as _dplace_error
 from ._torch_record import first_line as _first_line, named_tensors as _named_tensors
 from ._torch_record import on_meta as _on_meta, storage_key as _storage_key
+from ._torch_record import storage_of as _storage_of
 from ._torch_record import training_mode as _training_mode, where
 
 
@@ -215,7 +216,7 @@ def _tensor_leaves(value):
 
 def _storage_bytes(t):
     try:
-        return t._storage().nbytes()
+        return _storage_of(t).nbytes()
     except (RuntimeError, NotImplementedError, AttributeError):
         return t.numel() * t.element_size()
 

@@ -73,10 +73,15 @@ def _flops(name, args, out):
     return 5 * elements if name in _FIVE_PER_ELEMENT else elements
 
 
+def storage_of(t):
+    """A tensor's storage: untyped_storage() where torch has it (2.0 on; 2.x drops _storage)."""
+    return t.untyped_storage() if hasattr(t, "untyped_storage") else t._storage()
+
+
 def storage_key(t):
     """What identifies a tensor's memory: its storage (shared by views and in-place results)."""
     try:
-        return t._storage()._cdata
+        return storage_of(t)._cdata
     except (RuntimeError, NotImplementedError, AttributeError):
         return ("tensor", id(t))
 

@@ -1148,6 +1148,11 @@ def _cuda_like_dropout():
         F.dropout = original
 
 
+def storage(t):
+    """A tensor's storage, on torch 1.13 and 2.x alike."""
+    return t.untyped_storage() if hasattr(t, "untyped_storage") else t._storage()
+
+
 def saved_bytes(model, inputs, dropout="cuda"):
     """Bytes autograd saves for backward in one training forward.
 
@@ -1167,7 +1172,7 @@ def saved_bytes(model, inputs, dropout="cuda"):
         raise ValueError(f"dropout must be 'cuda' or 'cpu', not {dropout!r}")
 
     def key(t):
-        return t._storage().data_ptr()
+        return storage(t).data_ptr()
 
     outside = {key(t) for t in list(model.parameters()) + list(model.buffers())}
     outside.update(key(t) for t in inputs if isinstance(t, torch.Tensor))
@@ -1175,7 +1180,7 @@ def saved_bytes(model, inputs, dropout="cuda"):
 
     def pack(t):
         if key(t) not in outside:
-            saved.setdefault(key(t), t._storage().nbytes())
+            saved.setdefault(key(t), storage(t).nbytes())
         return t
 
     model.train()
@@ -1222,11 +1227,11 @@ def state_dict_bytes(model, unique=True):
     """Bytes of the state dict; with unique, tensors sharing a storage (tied weights) once."""
     total, seen = 0, set()
     for t in model.state_dict().values():
-        k = (t._storage().data_ptr(), t._storage().nbytes())
+        k = (storage(t).data_ptr(), storage(t).nbytes())
         if unique and k in seen:
             continue
         seen.add(k)
-        total += t._storage().nbytes() if unique else t.numel() * t.element_size()
+        total += storage(t).nbytes() if unique else t.numel() * t.element_size()
     return total
 
 
