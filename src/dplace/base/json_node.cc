@@ -1,12 +1,18 @@
 #include "dplace/base/json_node.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
+#include "dplace/base/file_util.h"
 #include "dplace/base/spelling.h"
 #include "dplace/base/units.h"
 
@@ -123,21 +129,31 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return InvalidInput("no such file");
   if (std::filesystem::is_directory(path, ec)) return InvalidInput("is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidInput("cannot open file for reading");
-  // One read into a buffer of the file's size (model exports with weights run to gigabytes).
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > 0) {
-    std::string bytes(static_cast<size_t>(size), '\0');
-    in.read(bytes.data(), static_cast<std::streamsize>(size));
-    if (in.bad()) return InvalidInput("read error");
-    bytes.resize(static_cast<size_t>(in.gcount()));
-    return bytes;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return InvalidInput(std::string("cannot open file for reading: ") + std::strerror(errno));
+  // One read into a buffer of the file's size (model exports with weights run to gigabytes); a
+  // pipe or a special file, whose size is not known in advance, in pieces.
+  struct stat st {};
+  std::string bytes;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    bytes.reserve(static_cast<size_t>(st.st_size));
   }
-  std::ostringstream ss;  // a pipe or a special file: its size is not known in advance
-  ss << in.rdbuf();
-  if (in.bad()) return InvalidInput("read error");
-  return ss.str();
+  char piece[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, piece, sizeof piece);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string reason = std::strerror(errno);
+      ::close(fd);
+      return InvalidInput("read error: " + reason);
+    }
+    if (n == 0) break;
+    bytes.append(piece, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  NoteInput(path);
+  return bytes;
 }
 
 Status JsonNode::OnlyKeys(const std::vector<std::string>& known) const {

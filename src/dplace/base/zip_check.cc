@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
+
+#include "dplace/base/file_util.h"
+#include "dplace/base/json_node.h"
 
 namespace dplace {
 namespace {
@@ -190,14 +191,18 @@ Status CheckZip(std::string_view bytes) {
   return OkStatus();
 }
 
-Status CheckZipFile(const std::string& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidInput(path + ": cannot be read");
-  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return InvalidInput(path + ": cannot be read");
-  Status s = CheckZip(content);
-  if (s.ok()) return s;
-  return InvalidInput(path + ": damaged " + std::string(what) + " (" + s.message() + ")");
+StatusOr<std::string> ReadZipFile(const std::string& path, std::string_view what,
+                                  std::string_view kind) {
+  auto content = ReadFile(path);
+  if (!content.ok()) {
+    return InvalidInput(path + ": cannot be read: " + std::string(content.status().message()));
+  }
+  NoteInput(path, kind);
+  Status s = CheckZip(*content);
+  if (!s.ok()) {
+    return InvalidInput(path + ": damaged " + std::string(what) + " (" + s.message() + ")");
+  }
+  return content;
 }
 
 }  // namespace dplace

@@ -18,9 +18,11 @@ namespace dplace {
 // CRC-32 mismatch").
 Status CheckZip(std::string_view bytes);
 
-// CheckZip of the file's content; InvalidInput "PATH: damaged <what> (...)" when it fails, or
-// "PATH: cannot be read" when it cannot be read. `what`: "policy file", "checkpoint".
-Status CheckZipFile(const std::string& path, std::string_view what);
+// The file's content, read once (an input of the run, noted with `kind`: file_util.h NoteInput),
+// when CheckZip passes; InvalidInput "PATH: damaged <what> (...)" when it fails, or "PATH: cannot
+// be read: <reason>" (an I/O error too). `what`: "policy file", "checkpoint".
+StatusOr<std::string> ReadZipFile(const std::string& path, std::string_view what,
+                                  std::string_view kind = "");
 
 // The CRC-32 (ISO-HDLC, as ZIP and zlib compute it) of `bytes`.
 uint32_t Crc32(std::string_view bytes);

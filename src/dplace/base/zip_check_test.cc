@@ -107,8 +107,12 @@ TEST(ZipCheckTest, AnIntactArchivePassesAndEveryDamageIsNamed) {
 }
 
 TEST(ZipCheckTest, AFileThatCannotBeReadOrIsDamagedIsOneLine) {
-  const Status missing = CheckZipFile("/nonexistent/policy.pt", "policy file");
-  EXPECT_EQ(missing.message(), "/nonexistent/policy.pt: cannot be read");
+  const auto missing = ReadZipFile("/nonexistent/policy.pt", "policy file");
+  EXPECT_EQ(missing.status().message(), "/nonexistent/policy.pt: cannot be read: no such file");
+  // Reading this process's memory from its start fails with an I/O error: said, never thrown.
+  const auto unreadable = ReadZipFile("/proc/self/mem", "policy file");
+  EXPECT_EQ(unreadable.status().message(),
+            "/proc/self/mem: cannot be read: read error: Input/output error");
 }
 
 TEST(ZipCheckTest, DirectorySizesMustAgreeWithTheLocalHeaders) {

@@ -238,6 +238,12 @@ section_determinism() {
 # Bad input is one line and exit 2.
 section_bad_input() {
   # Bad input: one line naming file, place and problem; exit code 2; no output file.
+  expect_bad_input stages_zero "--stages: must be between 1 and 4096, not 0" \
+    place --graph "$GRAPH" --stages 0 --placer single
+  expect_bad_input devices_comma "--devices: an empty device name" \
+    place --graph "$GRAPH" --devices , --placer single
+  expect_bad_input devices_gap "--devices: an empty device name" \
+    place --graph "$GRAPH" --devices fpga0,,fpga1 --placer single
   head -c 300 "$GRAPH" >"$TMP/truncated.json"
   head -c 4096 /dev/urandom >"$TMP/random.bin"
   echo '{"format": "dplace-plan/1", "placement": {"nosuchop": "fpga0"}}' >"$TMP/badplan.json"
@@ -332,6 +338,41 @@ section_outputs() {
   "$DPLACE" place --graph "$GRAPH" --placer single --out "$TMP/link.json" >/dev/null
   [[ -L $TMP/link.json && $(stat -c %a "$TMP/mode.json") == 600 && -s $TMP/mode.json ]] && ok \
     || fail "mode or link lost on rewrite"
+  # No output replaces an input, under any name; a chain of links is followed to its end; a
+  # special file is written in place, not replaced; a write that fails says so.
+  cp "$DATA/throughput-inputs/LayerGraphs/bert24_training.json" "$TMP/in.json"
+  cp "$TMP/in.json" "$TMP/in.orig"
+  ln -s in.json "$TMP/in_link1"
+  ln -s in_link1 "$TMP/in_link2"
+  ln "$TMP/in.json" "$TMP/in_hard"
+  expect_bad_input out_is_graph "--out: $TMP/in.json: is an input of this run" \
+    place --graph "$TMP/in.json" --placer single --out "$TMP/in.json"
+  expect_bad_input out_through_links "--out: $TMP/in_link2: is the input $TMP/in.json of this run" \
+    place --graph "$TMP/in.json" --placer single --out "$TMP/in_link2"
+  expect_bad_input trace_is_hard_link "--trace: $TMP/in_hard: is the input" \
+    place --graph "$TMP/in.json" --placer single --trace "$TMP/in_hard"
+  expect_bad_input export_is_graph "--export stages: $TMP/./in.json: is the input" \
+    place --graph "$TMP/in.json" --placer uniform --objective pipeline --export "stages=$TMP/./in.json"
+  "$DPLACE" place --graph "$TMP/in.json" --placer single --out "$TMP/plan.json" >/dev/null
+  expect_bad_input trace_is_plan "--trace: $TMP/plan.json: is an input of this run" \
+    simulate --graph "$TMP/in.json" --plan "$TMP/plan.json" --trace "$TMP/plan.json"
+  cmp -s "$TMP/in.json" "$TMP/in.orig" && [[ -L $TMP/in_link2 ]] && ok || fail "an input was replaced"
+  ln -s chained.json "$TMP/chain1"
+  ln -s chain1 "$TMP/chain2"
+  "$DPLACE" place --graph "$GRAPH" --placer single --out "$TMP/chain2" >/dev/null
+  [[ -L $TMP/chain1 && -L $TMP/chain2 && -s $TMP/chained.json ]] && ok || fail "link chain lost"
+  mkfifo "$TMP/fifo"
+  expect_bad_input fifo_without_reader "$TMP/fifo: cannot open for writing: a FIFO with no" \
+    place --graph "$GRAPH" --placer single --out "$TMP/fifo"
+  cat "$TMP/fifo" >"$TMP/from_fifo" &
+  sleep 0.2
+  "$DPLACE" place --graph "$GRAPH" --placer single --out "$TMP/fifo" >/dev/null
+  wait
+  [[ -p $TMP/fifo ]] && grep -q dplace-plan "$TMP/from_fifo" && ok || fail "FIFO not written in place"
+  "$DPLACE" place --graph "$GRAPH" --placer single --out /dev/null >/dev/null && [[ -c /dev/null ]] \
+    && ok || fail "/dev/null not written in place"
+  expect_bad_input full_device "/dev/full: write failed: No space left on device" \
+    place --graph "$GRAPH" --placer single --out /dev/full
   expect_bad_input directory "is a directory" info --graph "$TMP"
   expect_bad_input bad_schedule "--pipeline: 'zigzag'" simulate --graph "$GRAPH" --plan "$EXPERT" --pipeline zigzag
   expect_bad_input cli_flags "--graph is required" place

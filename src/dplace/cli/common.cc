@@ -61,11 +61,14 @@ StatusOr<LoadedProblem> ProblemFromFlags(const ProblemFlags& flags) {
   return loaded;
 }
 
-Status CheckOutputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+Status CheckOutputs(const std::vector<Output>& outputs, const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    if (!input.empty()) NoteInput(input);
+  }
   std::vector<std::pair<std::string, std::string>> seen;  // (canonical path, flag)
-  for (const auto& [flag, path] : outputs) {
+  for (const auto& [flag, path, kind] : outputs) {
     if (path.empty()) continue;
-    DPLACE_RETURN_IF_ERROR(CheckWritable(flag, path));
+    DPLACE_RETURN_IF_ERROR(CheckWritable(flag, path, kind));
     std::error_code ec;
     const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
     for (const auto& [other, other_flag] : seen) {

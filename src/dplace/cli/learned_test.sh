@@ -77,6 +77,15 @@ if command -v mpirun >/dev/null; then
   rc=$?
   [[ $rc -eq 2 ]] && grep -q "rank 1 has --episodes 4, rank 0 3 (every rank must" "$TMP/r.err" && ok ||
     fail "ranks with different --episodes: exit $rc, $(cat "$TMP/r.err")"
+  # ... and every other option that changes what is learned: a learning rate, mixed starts, labels.
+  for differ in "--lr 0.01" "--mixed-starts" "--perturb 3" "--imitate 40"; do
+    # shellcheck disable=SC2086
+    "${mpi[@]}" -n 1 "$DPLACE" "${train[@]}" --out "$TMP/r.pt" : -n 1 "$DPLACE" "${train[@]}" \
+      --out "$TMP/r.pt" $differ >/dev/null 2>"$TMP/r.err"
+    rc=$?
+    [[ $rc -eq 2 ]] && grep -q "rank 1 has ${differ%% *}.*(every rank must" "$TMP/r.err" && ok ||
+      fail "ranks with different $differ: exit $rc, $(cat "$TMP/r.err")"
+  done
   # Each rank's clock ends a --seconds run at its own moment: they stop together.
   "${mpi[@]}" -n 2 "$DPLACE" train --graphs "$TMP/g" --cluster k80x4 --episodes 3 --max-units 48 \
     --seconds 2 --out "$TMP/r.pt" >/dev/null 2>"$TMP/r.err" && ok ||
@@ -120,6 +129,32 @@ expect_bad_input policy_truncated "truncated.pt: damaged policy file" "${place[@
 expect_bad_input policy_foreign "graph.pt: damaged policy file" "${place[@]}" --opt placeto.policy="$TMP/graph.pt"
 expect_bad_input placeto_start "option placeto.start: 'best' is not search or fastest" "${place[@]}" \
   --opt placeto.start=best
+# A policy or checkpoint that cannot be read (an I/O error) is one line on every surface.
+for surface in placeto.policy mcmc.proposal local_search.proposal; do
+  expect_bad_input "unreadable_$surface" "/proc/self/mem: cannot be read: read error" place --graph \
+    "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer "${surface%%.*}" --opt "$surface=/proc/self/mem"
+done
+expect_bad_input unreadable_init "/proc/self/mem: cannot be read: read error" "${train[@]}" \
+  --init /proc/self/mem --out "$TMP/x.pt"
+expect_bad_input unreadable_resume "/proc/self/mem: cannot be read: read error" "${train[@]}" \
+  --resume /proc/self/mem --out "$TMP/x.pt"
+# No output replaces an input before training begins; the checkpoint resumed from may be replaced
+# by the next one.
+cp "$TMP/one.pt" "$TMP/init.pt"
+cp "$TMP/one.ckpt" "$TMP/resume.ckpt"
+expect_bad_input init_as_checkpoint "--checkpoint: $TMP/init.pt: is an input of this run" \
+  "${train[@]}" --init "$TMP/init.pt" --checkpoint "$TMP/init.pt"
+expect_bad_input init_as_log "--log: $TMP/init.pt: is an input of this run" "${train[@]}" \
+  --init "$TMP/init.pt" --out "$TMP/x.pt" --log "$TMP/init.pt"
+expect_bad_input resume_as_policy "--out: $TMP/resume.ckpt: is an input of this run" "${train[@]}" \
+  --resume "$TMP/resume.ckpt" --out "$TMP/resume.ckpt"
+expect_bad_input graph_as_policy "--out: $TMP/g/enas_cnn_3_1.json: is an input of this run" \
+  "${train[@]}" --out "$TMP/g/enas_cnn_3_1.json"
+cmp -s "$TMP/init.pt" "$TMP/one.pt" && cmp -s "$TMP/resume.ckpt" "$TMP/one.ckpt" && ok ||
+  fail "an input policy or checkpoint was replaced"
+"$DPLACE" train --graphs "$TMP/g" --cluster k80x4 --updates 3 --episodes 3 --max-units 48 --seed 7 \
+  --resume "$TMP/resume.ckpt" --checkpoint "$TMP/resume.ckpt" --quiet && ! cmp -s "$TMP/resume.ckpt" \
+  "$TMP/one.ckpt" && ok || fail "train --resume ck --checkpoint ck did not write the next checkpoint"
 
 # The whole-episode placers: a policy trained above, fresh weights, same seed same plan; a policy
 # of another method is one line.
@@ -165,12 +200,27 @@ if "$DPLACE" "${imitate[@]}" --out "$TMP/imitate.pt" --log "$TMP/imitate.csv" >/
     [[ $(ls "$TMP/improving" | wc -l) == 3 && $(wc -l <"$TMP/improving.csv") == 4 ]] && ok ||
     fail "imitate --improving: $(cat "$TMP/improving.err") $(ls "$TMP/improving")"
   for f in "$TMP"/improving/*.label; do
-    lines=$(wc -l <"$f")
-    ((lines >= 3 && lines % 2 == 1)) || fail "imitate --improving: $f holds $lines placements"
+    lines=$(wc -l <"$f")  # its key, then an odd number of placements
+    ((lines >= 4 && lines % 2 == 0)) || fail "imitate --improving: $f holds $lines lines"
   done
   "$DPLACE" "${improving[@]}" --out "$TMP/improving2.pt" >/dev/null 2>&1 &&
     same_tensors "$TMP/improving.pt" "$TMP/improving2.pt" && ok ||
     fail "imitate --improving: the cached moves train the same policy"
+  # Labels are keyed by content: the same cluster under another name shares them, an edited
+  # cluster file under the same name gets its own, and a file whose key line differs is made again.
+  one=(train --graphs "$TMP/g/enas_cnn_3_1.json" --method gdp --hidden 8 --updates 1 --episodes 2
+    --imitate 100 --labels "$TMP/keyed" --quiet)
+  cp clusters/k80x4.json "$TMP/machine.json"
+  "$DPLACE" "${one[@]}" --cluster k80x4 --out "$TMP/k1.pt" &&
+    "$DPLACE" "${one[@]}" --cluster "$TMP/machine.json" --out "$TMP/k2.pt" &&
+    [[ $(ls "$TMP/keyed" | wc -l) == 1 ]] && ok || fail "labels: one cluster, two names, two keys"
+  sed -i 's/"memory": *"12GiB"/"memory": "6GiB"/' "$TMP/machine.json"
+  "$DPLACE" "${one[@]}" --cluster "$TMP/machine.json" --out "$TMP/k3.pt" &&
+    [[ $(ls "$TMP/keyed" | wc -l) == 2 ]] && ok || fail "labels: an edited cluster file reused labels"
+  label=$(ls "$TMP"/keyed/*.label | head -1)
+  sed -i '1s/.*/dplace-label 0/' "$label"
+  "$DPLACE" "${one[@]}" --cluster k80x4 --out "$TMP/k4.pt" && [[ $(head -1 "$label") == \
+    "dplace-label $(basename "$label" .label)" ]] && ok || fail "labels: a stale key was trusted"
 else
   fail "imitate: $(cat "$TMP/imitate.err")"
 fi

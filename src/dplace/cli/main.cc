@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "dplace/base/file_util.h"
 #include "dplace/base/spelling.h"
 #include "dplace/cli/commands.h"
 #ifdef DPLACE_HAVE_TORCH
@@ -65,13 +66,31 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "(1F1B: one per stage from it to the last; GPipe: all) in the throughput "
                   "objective's and the exact placers' memory check, the pipeline objective and "
                   "the stages file's run");
-  cmd->add_option("--devices", flags->devices,
-                  "use only these devices of the cluster, in this order (comma-separated names, "
-                  "e.g. gpu0,gpu1)")
-      ->delimiter(',');
+  // One word, split here: CLI11 drops empty names and, given none, reads the next flag as one.
+  cmd->add_option_function<std::string>(
+      "--devices",
+      [flags](const std::string& text) {
+        flags->devices.clear();
+        for (size_t begin = 0;;) {
+          const size_t comma = std::min(text.find(',', begin), text.size());
+          if (comma == begin) throw CLI::ValidationError("--devices", "an empty device name");
+          flags->devices.push_back(text.substr(begin, comma - begin));
+          if (comma == text.size()) break;
+          begin = comma + 1;
+        }
+      },
+      "use only these devices of the cluster, in this order (comma-separated names, e.g. "
+      "gpu0,gpu1)");
   cmd->add_option("--stages", flags->stages,
                   "use only the first N accelerators (of --devices when given): a pipeline of N "
-                  "stages, as DeepSpeed's num_stages");
+                  "stages, as DeepSpeed's num_stages")
+      ->check(CLI::Validator(
+          [](const std::string& value) {
+            // 0 would read as "not given": say so (other values are checked with the cluster).
+            const bool zero = !value.empty() && value.find_first_not_of("+-0") == std::string::npos;
+            return zero ? std::string("must be between 1 and 4096, not 0") : "";
+          },
+          "", "stages"));
 }
 
 // --robust and its companions; `search`: also --robust-objective (commands that run placers).
@@ -167,6 +186,7 @@ std::string Suggestion(CLI::App& app, int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  const dplace::RunInputs inputs;  // no output replaces a file the command read
   CLI::App app{"dplace: device placement for deep-learning graphs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dplace " DPLACE_VERSION);

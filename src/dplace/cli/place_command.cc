@@ -91,11 +91,11 @@ Status RunPlace(const PlaceFlags& flags) {
     }
     exports.emplace_back(kind, spec.substr(eq + 1));
   }
-  std::vector<std::pair<std::string, std::string>> outputs = {{"--out", flags.out},
-                                                              {"--trace", flags.trace}};
+  std::vector<Output> outputs = {{"--out", flags.out}, {"--trace", flags.trace}};
   if (flags.out_given && flags.out.empty()) return InvalidInput("--out: the file name is empty");
-  for (const auto& [kind, file] : exports) outputs.emplace_back("--export " + kind, file);
-  DPLACE_RETURN_IF_ERROR(CheckOutputs(outputs));
+  for (const auto& [kind, file] : exports) outputs.push_back({"--export " + kind, file});
+  DPLACE_RETURN_IF_ERROR(
+      CheckOutputs(outputs, {flags.problem.graph.path, flags.problem.cluster, flags.plan}));
   // Each export chooses among plans judged as its file runs (run::SpecForExports).
   run::ProblemSpec spec = flags.problem;
   std::vector<std::string> export_kinds;

@@ -59,6 +59,8 @@ Status RunSimulate(const SimulateFlags& flags) {
     return InvalidInput("--microbatches: must be between 1 and 100000");
   }
   DPLACE_ASSIGN_OR_RETURN(const auto robust, RobustFromFlags(flags.robust));
+  DPLACE_RETURN_IF_ERROR(CheckOutputs(
+      {{"--trace", flags.trace}}, {flags.problem.graph.path, flags.problem.cluster, flags.plan}));
   DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, ProblemFromFlags(flags.problem));
   if (!flags.step_model.empty()) {
     if (!flags.pipeline.empty() || lp.problem->objective != sim::Objective::kStep) {

@@ -1,7 +1,6 @@
 // `dplace train`: trains a learned placer's policy on a set of graphs and clusters (learn/train.h).
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -9,7 +8,10 @@
 
 #include "dplace/base/file_util.h"
 #include "dplace/base/hash.h"
+#include "dplace/base/json_node.h"
 #include "dplace/cli/commands.h"
+#include "dplace/io/cluster_json.h"
+#include "dplace/io/graph_json.h"
 #include "dplace/learn/placeto.h"
 #include "dplace/learn/train.h"
 #include "dplace/place/search/mcmc.h"
@@ -108,12 +110,11 @@ Status CheckNumbers(const learn::TrainOptions& o) {
   return OkStatus();
 }
 
-// The bytes of a file ("" when it cannot be read).
-std::string FileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
+// What a cluster name stands for: the file's bytes, or the preset's definition.
+std::string ClusterText(const std::string& cluster) {
+  if (auto bytes = ReadFile(cluster); bytes.ok()) return *bytes;
+  auto preset = io::PresetText(cluster);
+  return preset.ok() ? *preset : cluster;
 }
 
 // Improving moves a label keeps at most (evenly spaced over the run).
@@ -123,10 +124,13 @@ constexpr size_t kMaxSteps = 64;
 // training seed — started, with `policy` (expert iteration), from the best of the searches' start
 // and that policy's placement (mcmc.start=METHOD) — and, with `improving`, the moves it kept that
 // improved a chain's placement (learn::TrainOptions::Label; at most kMaxSteps). Read from `dir`
-// when a previous run wrote it there (the file is named by a hash of the graph file's bytes, the
-// cluster, the training flag, the evaluations, the seed, `improving` and the policy file's bytes;
-// it holds the best placement, then each step's before and after, one placement per line of
-// device indices), else computed and written.
+// when a previous run wrote it there, else computed and written. The file is named by its key, a
+// hash of what the label depends on: the problem's graph as loaded (an edited file, another
+// folder's file of the same name differ), the cluster's content (the file's bytes or the
+// preset's definition, not its name), the evaluations, the seed, `improving`, the method and the
+// policy file's bytes; its first line holds the key (a file whose key differs is computed again),
+// then the best placement, then each step's before and after, one placement per line of device
+// indices.
 StatusOr<learn::TrainOptions::Label> Label(const Source& s, const sim::Problem& problem,
                                            int64_t evaluations, bool improving, uint64_t seed,
                                            const std::string& dir, const std::string& method,
@@ -135,20 +139,29 @@ StatusOr<learn::TrainOptions::Label> Label(const Source& s, const sim::Problem& 
   auto fits = [&](const sim::Placement& x) {
     return x.size() == ops && sim::CheckShape(problem, x).ok();
   };
-  std::string file;
+  std::string file, key;
   if (!dir.empty()) {
-    uint64_t h = Fnv1a64(FileBytes(s.graph));
-    h = Fnv1a64(s.cluster + (s.training ? "|training|" : "|") + std::to_string(evaluations) + "|" +
+    uint64_t h = Fnv1a64(io::WriteDplaceGraph(problem.g()).dump());
+    h = Fnv1a64(ClusterText(s.cluster), h);
+    h = Fnv1a64(std::string(s.training ? "training|" : "|") + std::to_string(evaluations) + "|" +
                     std::to_string(seed) + (improving ? "|improving" : ""),
                 h);
-    if (!policy.empty()) h = Fnv1a64(FileBytes(policy), Fnv1a64(method, h));
-    std::ostringstream name;
-    name << dir << "/" << std::hex << h << ".label";
-    file = name.str();
-    std::ifstream cached(file);
+    if (!policy.empty()) {
+      DPLACE_ASSIGN_OR_RETURN(const std::string bytes, ReadFile(policy));
+      h = Fnv1a64(bytes, Fnv1a64(method, h));
+    }
+    std::ostringstream hex;
+    hex << std::hex << h;
+    key = "dplace-label " + hex.str();
+    file = dir + "/" + hex.str() + ".label";
+    const auto text = ReadFile(file);
+    NoteInput(file, "label");  // a stale label is computed again and written over
+    std::istringstream cached(text.ok() ? *text : "");
+    std::string first;
+    std::getline(cached, first);
     std::vector<sim::Placement> read;
     int32_t d = 0;
-    while (cached >> d) {
+    while (first == key && cached >> d) {
       if (read.empty() || read.back().size() == ops) read.emplace_back();
       read.back().push_back(sim::DeviceId(d));
     }
@@ -191,6 +204,7 @@ StatusOr<learn::TrainOptions::Label> Label(const Source& s, const sim::Problem& 
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     std::ostringstream out;
+    out << key << "\n";
     auto line = [&](const sim::Placement& x) {
       const char* gap = "";
       for (sim::DeviceId d : x) out << std::exchange(gap, " ") << d.value();
@@ -201,7 +215,7 @@ StatusOr<learn::TrainOptions::Label> Label(const Source& s, const sim::Problem& 
       line(before);
       line(after);
     }
-    DPLACE_RETURN_IF_ERROR(WriteFileAtomically(file, out.str()).WithContext("--labels"));
+    DPLACE_RETURN_IF_ERROR(WriteFileAtomically(file, out.str(), "label").WithContext("--labels"));
   }
   return label;
 }
@@ -234,9 +248,18 @@ Status RunTrain(const TrainFlags& flags) {
   if (const size_t at = checkpoint.find("{update}"); at != std::string::npos) {
     checkpoint.replace(at, 8, "0");
   }
-  DPLACE_RETURN_IF_ERROR(CheckOutputs(
-      {{"--out", flags.options.out}, {"--log", flags.options.log}, {"--checkpoint", checkpoint}}));
   DPLACE_ASSIGN_OR_RETURN(const std::vector<Source> sources, Sources(flags));
+  // A checkpoint resumed from may be replaced by the next one (--resume ck --checkpoint ck).
+  NoteInput(flags.options.resume, "checkpoint");
+  std::vector<std::string> inputs = {flags.options.init};
+  for (const Source& s : sources) {
+    inputs.push_back(s.graph);
+    inputs.push_back(s.cluster);
+  }
+  DPLACE_RETURN_IF_ERROR(CheckOutputs({{"--out", flags.options.out},
+                                       {"--log", flags.options.log},
+                                       {"--checkpoint", checkpoint, "checkpoint"}},
+                                      inputs));
   // Episodes begin where the placer's do under its default budget: the searches' start.
   DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<place::StartFinder> finder, place::SearchStart());
   std::vector<learn::TrainProblem> problems;

@@ -312,10 +312,11 @@ StatusOr<std::shared_ptr<Policy>> LoadPolicy(const std::string& path) {
     return InvalidInput(path + ": no such policy file" + (ec ? " (" + ec.message() + ")" : ""));
   }
   // LibTorch trusts the archive's entries: a damaged one is refused before it parses them.
-  DPLACE_RETURN_IF_ERROR(CheckZipFile(path, "policy file"));
+  DPLACE_ASSIGN_OR_RETURN(const std::string bytes, ReadZipFile(path, "policy file"));
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path);
+    std::istringstream in(bytes);
+    archive.load_from(in);
   } catch (const c10::Error& e) {
     return InvalidInput(path + ": not a policy archive (" + TorchErrorLine(e) + ")");
   } catch (const std::exception& e) {  // TorchScript's parser (torch::jit::ErrorReport)
@@ -330,10 +331,12 @@ StatusOr<std::shared_ptr<Policy>> LoadPolicy(const std::string& path) {
 }
 
 std::string PolicyTrainingNote(const std::string& path) {
-  if (!CheckZipFile(path, "policy file").ok()) return "";
+  const auto bytes = ReadZipFile(path, "policy file");
+  if (!bytes.ok()) return "";
   try {
     torch::serialize::InputArchive archive;
-    archive.load_from(path);
+    std::istringstream in(*bytes);
+    archive.load_from(in);
     c10::IValue note;
     if (archive.try_read("training", note) && note.isString()) return note.toStringRef();
   } catch (const std::exception&) {  // c10::Error and TorchScript's parser alike

@@ -653,7 +653,7 @@ class Trainer {
                                    torch::kFloat64));
     std::ostringstream bytes;
     a.save_to(bytes);
-    return WriteFileAtomically(path, bytes.str());
+    return WriteFileAtomically(path, bytes.str(), "checkpoint");  // may replace the one resumed
   }
 
   Status LoadCheckpoint(const std::string& path) {
@@ -661,10 +661,11 @@ class Trainer {
     if (!std::filesystem::is_regular_file(path, ec)) {
       return InvalidInput(path + ": no such checkpoint" + (ec ? " (" + ec.message() + ")" : ""));
     }
-    DPLACE_RETURN_IF_ERROR(CheckZipFile(path, "checkpoint"));
+    DPLACE_ASSIGN_OR_RETURN(const std::string bytes, ReadZipFile(path, "checkpoint", "checkpoint"));
     try {
       torch::serialize::InputArchive a;
-      a.load_from(path);
+      std::istringstream in(bytes);
+      a.load_from(in);
       torch::serialize::InputArchive policy, optimizer;
       a.read("policy", policy);
       DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> loaded, ReadPolicy(policy, path));
@@ -744,12 +745,45 @@ class Trainer {
 
 }  // namespace
 
+// A digest of `bytes` that a double holds exactly (FNV-1a, 53 bits): for comparing across ranks.
+double Digest(std::string_view bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char c : bytes) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  return static_cast<double>(h % (uint64_t{1} << 53));
+}
+
+// A digest of what each problem's episodes learn from: its imitation label (the search's best
+// placement and the improving moves it kept), so that ranks given different --imitate,
+// --improving or --relabel, or label caches of other machines, are told apart. 0 without labels.
+double LabelDigest(const std::vector<TrainProblem>& problems, const TrainOptions& o) {
+  if (!o.label) return 0;
+  std::string bytes;
+  auto add = [&bytes](const sim::Placement& p) {
+    for (const sim::DeviceId d : p) bytes += std::to_string(d.value()) + ",";
+    bytes += ";";
+  };
+  for (const TrainProblem& p : problems) {
+    const TrainOptions::Label label = o.label(p.problem);
+    add(label.best);
+    for (const auto& [before, after] : label.steps) {
+      add(before);
+      add(after);
+    }
+  }
+  return Digest(bytes);
+}
+
 // Whether every rank set up and was given the same training: each rank's own error is its own
-// line; the others say which rank failed or which flag differs. One process: `ready`.
+// line; the others say which rank failed or which flag differs (every option that changes what is
+// learned, and the labels themselves). One process: `ready`.
 Status AgreeToStart(const MpiWorld& world, const Status& ready, const TrainOptions& o,
-                    int64_t problems, int64_t update) {
+                    const std::vector<TrainProblem>& problems, int64_t update) {
   if (world.size() == 1) return ready;
+  const AlgorithmOptions& a = o.algorithm;
   const std::vector<std::pair<const char*, double>> given = {
+      {"--method", Digest(o.method)},
+      {"--groups", o.groups},
+      {"--max-grad-norm", o.max_grad_norm},
       {"--episodes", o.episodes},
       {"--samples", o.samples},
       {"--updates", static_cast<double>(o.updates)},
@@ -757,8 +791,19 @@ Status AgreeToStart(const MpiWorld& world, const Status& ready, const TrainOptio
       {"--seconds", o.seconds},
       {"--seed", static_cast<double>(o.seed % (uint64_t{1} << 53))},
       {"--hidden", o.hidden},
+      {"--lr", o.lr},
+      {"--lr-end", o.lr_end},
+      {"--entropy", a.entropy},
+      {"--discount", a.discount},
+      {"--clip (or --algorithm)", a.clip},
+      {"--epochs (or --algorithm)", a.epochs},
+      {"the baseline's window", a.baseline_window},
+      {"the advantages' scaling", a.problem_scale ? 1.0 : 0.0},
       {"--max-units", o.max_units},
-      {"graphs", static_cast<double>(problems)},
+      {"--perturb", o.perturb},
+      {"--mixed-starts", o.mixed_starts ? 1.0 : 0.0},
+      {"--imitate (its labels' digest)", ready.ok() ? LabelDigest(problems, o) : 0},
+      {"graphs", static_cast<double>(problems.size())},
       {"the update resumed from", static_cast<double>(update)}};
   std::vector<double> mine = {ready.ok() ? 1.0 : 0.0};
   for (const auto& [name, value] : given) mine.push_back(value);
@@ -813,8 +858,7 @@ StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const Tra
     if (!o.resume.empty()) DPLACE_RETURN_IF_ERROR(made->LoadCheckpoint(o.resume));
     return OkStatus();
   }();
-  DPLACE_RETURN_IF_ERROR(AgreeToStart(*world, ready, o, static_cast<int64_t>(problems.size()),
-                                      ready.ok() ? made->update() : 0));
+  DPLACE_RETURN_IF_ERROR(AgreeToStart(*world, ready, o, problems, ready.ok() ? made->update() : 0));
   Trainer& trainer = *made;
   const bool lead = world->rank() == 0;
   const int64_t updates = o.updates == 0 && o.evaluations == 0 && o.seconds == 0 ? 100 : o.updates;

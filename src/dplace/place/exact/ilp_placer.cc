@@ -167,8 +167,11 @@ class IlpPlacer : public Placer {
         return Unsolved(start, NoSplitFits(m, p.num_ops()), note,
                         "; the best split of one topological order returned");
       }
+      // The max-load program's bound is the problem's only under the max-load objective: the
+      // step and pipeline objectives charge transfers and schedules otherwise.
       return Solve(p, req, options_, budget, *NonContiguousMaxLoad(m), sim::Objective::kThroughput,
-                   true, start.empty() ? linear.max_load : start, NoSplitFits(m, p.num_ops()),
+                   p.objective == sim::Objective::kThroughput,
+                   start.empty() ? linear.max_load : start, NoSplitFits(m, p.num_ops()),
                    "non-contiguous split");
     }
     std::vector<sim::Placement> candidates = {linear.latency, linear.max_load};
