@@ -1,6 +1,8 @@
 #include "dplace/io/framework_export.h"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -18,6 +20,14 @@ struct Entry {
 };
 
 Json Unavailable(const std::string& reason) { return {{"reason", reason}}; }
+
+// A block's index in its list ("layers.12": 12; one past any index when it does not fit a long).
+long BlockIndex(const std::string& block) {
+  const std::string digits = block.substr(block.rfind('.') + 1);
+  long index = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  return error == std::errc() ? index : std::numeric_limits<long>::max();
+}
 
 // The name of a module's layer: its block, if it is in one of `lists`; else the module path one
 // segment below the deepest list parent it lies under ("encoder.final_layer_norm" beside
@@ -182,9 +192,23 @@ Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
     last = s;
     of_stage[static_cast<size_t>(s)].push_back(i);
   }
+  // The layers in stage order: the layers before the first block are the embedding (Megatron's
+  // E), those after the last the head (L).
+  size_t first_block = entries.size(), last_block = 0;
+  for (const auto& mine : of_stage) {
+    for (size_t i : mine) {
+      if (!entries[i].block) continue;
+      first_block = std::min(first_block, i);
+      last_block = std::max(last_block, i);
+    }
+  }
   Json split_points = Json::array(), parts = Json::array(), layers = Json::array();
   std::vector<int> blocks(stages.size(), 0);
   std::string layout;
+  // Why Megatron-LM's and vLLM's terms, which count the blocks of each stage in index order with
+  // the embedding first and the head last, cannot say this split ("" when they can).
+  std::string uncountable;
+  long previous_index = -1;
   int layer = 0;
   for (int s = 0; s < num_stages; ++s) {
     const auto& mine = of_stage[static_cast<size_t>(s)];
@@ -197,8 +221,18 @@ Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
       ++layer;
       if (entries[i].block) {
         ++blocks[static_cast<size_t>(s)];
-      } else {
-        (blocks[static_cast<size_t>(s)] == 0 && s == 0 ? embedding : head) = true;
+        const long index = BlockIndex(entries[i].name);
+        if (index < previous_index && uncountable.empty()) {
+          uncountable = "the blocks run out of index order (" + entries[i].name + " after " + list +
+                        "." + std::to_string(previous_index) + ")";
+        }
+        previous_index = std::max(previous_index, index);
+      } else if (i < first_block) {
+        embedding = true;
+      } else if (i > last_block) {
+        head = true;
+      } else if (uncountable.empty()) {
+        uncountable = "module " + entries[i].name + " runs between the blocks of " + list;
       }
     }
     const int k = blocks[static_cast<size_t>(s)];
@@ -219,17 +253,28 @@ Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
   for (int s = 2; s + 1 < num_stages; ++s) {
     even_middle = even_middle && blocks[static_cast<size_t>(s)] == blocks[1];
   }
+  Json megatron = {{"num_layers_in_first_pipeline_stage", blocks.front()},
+                   {"num_layers_in_last_pipeline_stage", blocks.back()},
+                   {"middle_stages_even", even_middle},
+                   {"pipeline_model_parallel_layout", layout}};
+  Json vllm = {{"VLLM_PP_LAYER_PARTITION", partition}};
+  if (!uncountable.empty()) {
+    megatron = Unavailable(
+        "Megatron-LM counts the blocks of each stage, in index order, between "
+        "the embedding and the head; " +
+        uncountable);
+    vllm = Unavailable(
+        "vLLM counts the layers of each stage in index order "
+        "(VLLM_PP_LAYER_PARTITION); " +
+        uncountable);
+  }
   return {{"block_list", list},
           {"num_blocks", lists[list].size()},
           {"torch_pipelining", {{"split_spec", spec}}},
           {"torchtitan", {{"pipeline_parallel_split_points", split_points}}},
           {"deepspeed", {{"layers", layers}, {"parts", parts}}},
-          {"megatron",
-           {{"num_layers_in_first_pipeline_stage", blocks.front()},
-            {"num_layers_in_last_pipeline_stage", blocks.back()},
-            {"middle_stages_even", even_middle},
-            {"pipeline_model_parallel_layout", layout}}},
-          {"vllm", {{"VLLM_PP_LAYER_PARTITION", partition}}}};
+          {"megatron", megatron},
+          {"vllm", vllm}};
 }
 
 }  // namespace dplace::io

@@ -116,7 +116,8 @@ class PolicyProposalModel : public place::LearnedProposal {
                       const place::Units& units, sim::Evaluator& evaluator)
       : policy_(std::move(policy)), env_(problem, evaluator, units) {}
 
-  Status Score(const sim::Placement& placement, std::vector<double>* probabilities) override {
+  Status Score(const sim::Placement& placement, std::vector<double>* probabilities,
+               const std::function<bool()>& stop) override {
     const TorchTurn turn;
     torch::NoGradGuard no_grad;
     const auto devices = static_cast<size_t>(env_.num_devices());
@@ -126,6 +127,10 @@ class PolicyProposalModel : public place::LearnedProposal {
     Observation obs;
     const bool whole = policy_->whole_episode();
     for (bool first = true; !env_.Done(); first = false) {
+      if (stop && stop()) {  // the search's time is spent: cut
+        probabilities->clear();
+        return OkStatus();
+      }
       env_.Observe(&obs, whole && !first ? PlacementEnv::View::kDevices : PlacementEnv::View::kAll);
       if (first) policy_->Begin(obs, env_.dag(), nullptr, &hidden);
       const torch::Tensor p =

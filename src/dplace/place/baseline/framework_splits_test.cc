@@ -11,18 +11,9 @@
 namespace dplace::place {
 namespace {
 
-// embed (100 parameter bytes) -> layers.0..3 (10 each, two ops per block) -> norm (0) -> head
-// (100), on two GPUs and a CPU.
-sim::Problem Decoder() {
+// A chain of ops (name, parameter bytes) on two GPUs and a CPU.
+sim::Problem Chain(const std::vector<std::pair<std::string, double>>& ops) {
   graph::GraphBuilder b("decoder");
-  std::vector<std::pair<std::string, double>> ops = {{"/embed/Gather", 100}};
-  for (int i = 0; i < 4; ++i) {
-    const std::string block = "/layers." + std::to_string(i);
-    ops.emplace_back(block + "/attn/MatMul", 10);
-    ops.emplace_back(block + "/Add", 0);
-  }
-  ops.emplace_back("/norm/Mul", 0);
-  ops.emplace_back("/head/MatMul", 100);
   graph::OpId prev{-1};
   for (const auto& [name, params] : ops) {
     const graph::OpId id = b.AddOp({.name = name, .flops = 1e6, .param_bytes = params}, {{64}});
@@ -38,6 +29,20 @@ sim::Problem Decoder() {
   return std::move(
              sim::MakeProblem(g, cluster, sim::Objective::kThroughput, cost::RooflineCostModel()))
       .value();
+}
+
+// embed (100 parameter bytes) -> layers.0..3 (10 each, two ops per block) -> norm (0) -> head
+// (100).
+sim::Problem Decoder() {
+  std::vector<std::pair<std::string, double>> ops = {{"/embed/Gather", 100}};
+  for (int i = 0; i < 4; ++i) {
+    const std::string block = "/layers." + std::to_string(i);
+    ops.emplace_back(block + "/attn/MatMul", 10);
+    ops.emplace_back(block + "/Add", 0);
+  }
+  ops.emplace_back("/norm/Mul", 0);
+  ops.emplace_back("/head/MatMul", 100);
+  return Chain(ops);
 }
 
 sim::Placement Placed(Placer& placer) {
@@ -100,6 +105,37 @@ TEST(FrameworkSplitsTest, ASplitInsideABlockHasNoFrameworkTerms) {
   ASSERT_TRUE(f.contains("reason"));
   EXPECT_NE(f["reason"].get<std::string>().find("block layers.1 is split"), std::string::npos)
       << f.dump();
+}
+
+// Megatron-LM and vLLM count each stage's blocks in index order between the embedding and the
+// head: a module between the blocks, or blocks run out of index order, get a reason for them
+// (the other frameworks split at module names and keep their terms).
+TEST(FrameworkSplitsTest, CountsThatWouldContradictTheSplitAreAReason) {
+  auto terms = [](const std::vector<std::string>& modules) {
+    std::vector<std::pair<std::string, double>> ops;
+    for (const std::string& m : modules) ops.emplace_back("/" + m + "/MatMul", 10);
+    const sim::Problem p = Chain(ops);
+    sim::Placement split(p.num_ops(), sim::DeviceId(0));
+    for (size_t i = ops.size() / 2; i < ops.size(); ++i) split[sim::OpId(i)] = sim::DeviceId(1);
+    return io::FrameworkSplits(p, split, {sim::DeviceId(0), sim::DeviceId(1)});
+  };
+  const Json between = terms({"embed", "layers.0", "layers.1", "pool", "layers.2", "layers.3"});
+  ASSERT_FALSE(between.contains("reason")) << between.dump();
+  EXPECT_NE(between["megatron"].value("reason", "").find("module pool runs between the blocks"),
+            std::string::npos)
+      << between.dump();
+  EXPECT_TRUE(between["vllm"].contains("reason"));
+  EXPECT_EQ(between["torch_pipelining"]["split_spec"], Json({{"pool", "SplitPoint.BEGINNING"}}));
+  const Json shuffled = terms({"embed", "layers.0", "layers.2", "layers.1", "layers.3", "head"});
+  EXPECT_NE(
+      shuffled["vllm"].value("reason", "").find("out of index order (layers.1 after layers.2)"),
+      std::string::npos)
+      << shuffled.dump();
+  EXPECT_TRUE(shuffled["megatron"].contains("reason"));
+  // In order, the embedding first and the head last: counts.
+  const Json ordered = terms({"embed", "layers.0", "layers.1", "layers.2", "layers.3", "head"});
+  EXPECT_EQ(ordered["vllm"]["VLLM_PP_LAYER_PARTITION"], "2,2");
+  EXPECT_EQ(ordered["megatron"]["pipeline_model_parallel_layout"], "Et*2|t*2L");
 }
 
 }  // namespace

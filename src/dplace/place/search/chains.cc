@@ -149,7 +149,7 @@ class ChainsPlacer : public Placer {
     UnitMoves state(p, units, evaluator);
     state.Restart(current, current_score);
     GroupPasses passes(groups);
-    BestImprovement accept;
+    BestImprovement accept([&] { return budget.Out(); });
     RunMoves(state, passes, accept, [&] { return budget.Out(); });
     current = state.current();
     const int64_t moves = state.accepted();

@@ -10,8 +10,13 @@
 namespace dplace::place {
 
 LearnedMoves::LearnedMoves(const Units& units, LearnedProposal* model, double uniform,
-                           int64_t refresh, double time_share)
-    : units_(units), model_(model), uniform_(uniform), refresh_(refresh), time_share_(time_share) {}
+                           int64_t refresh, double time_share, std::function<bool()> stop)
+    : units_(units),
+      model_(model),
+      stop_(std::move(stop)),
+      uniform_(uniform),
+      refresh_(refresh),
+      time_share_(time_share) {}
 
 bool LearnedMoves::Propose(const UnitMoves& state, Rng& rng, Proposal* p) {
   if (model_ == nullptr) return false;
@@ -25,13 +30,14 @@ bool LearnedMoves::Propose(const UnitMoves& state, Rng& rng, Proposal* p) {
        (time_share_ <= 0 ||
         seconds(Clock::now() - refreshed_) >= last_s_ * (1 - time_share_) / time_share_))) {
     const auto began = Clock::now();
-    status_ = model_->Score(state.current(), &probabilities_);
+    status_ = model_->Score(state.current(), &probabilities_, stop_);
     refreshed_ = Clock::now();
     last_s_ = seconds(refreshed_ - began);
     refresh_s_ += last_s_;
     refreshed_at_ = state.accepted();
     ++refreshes_;
-    if (!status_.ok()) {
+    cut_ = status_.ok() && probabilities_.empty();
+    if (!status_.ok() || cut_) {
       model_ = nullptr;
       return false;
     }

@@ -22,7 +22,10 @@ class LearnedProposal {
   // Per unit u and device d, at u * num_devices + d: the probability the policy gives d for u
   // when every other unit stays where `placement` puts it (0 where u may not run). May evaluate
   // `placement` through the evaluator it was made with (counted against the search's budget).
-  virtual Status Score(const sim::Placement& placement, std::vector<double>* probabilities) = 0;
+  // `stop` (may be empty) says when the search's time is spent: the model then stops, leaves
+  // `probabilities` empty and returns OK (a cut, not an error: the search goes on without it).
+  virtual Status Score(const sim::Placement& placement, std::vector<double>* probabilities,
+                       const std::function<bool()>& stop) = 0;
 };
 
 class UnitMoves;
@@ -39,8 +42,10 @@ struct Proposal;
 // at least (1 − share) / share times what the last one took.
 class LearnedMoves {
  public:
+  // `stop`: when the search's time is spent (a refresh begun then is cut, and the learned moves
+  // end: a refresh never runs past the search's limit).
   LearnedMoves(const Units& units, LearnedProposal* model, double uniform, int64_t refresh,
-               double time_share = 0);
+               double time_share = 0, std::function<bool()> stop = {});
   // A move of one unit (targets of one device, or none when it can go nowhere else); false when
   // the model gave no distributions (status() says why; it is not asked again).
   bool Propose(const UnitMoves& state, Rng& rng, Proposal* p);
@@ -49,10 +54,13 @@ class LearnedMoves {
   int64_t refreshes() const { return refreshes_; }
   double refresh_s() const { return refresh_s_; }  // seconds the model took
   const Status& status() const { return status_; }
+  bool cut() const { return cut_; }  // a refresh was cut at the search's limit
 
  private:
   const Units& units_;
   LearnedProposal* model_;
+  std::function<bool()> stop_;
+  bool cut_ = false;
   double uniform_;
   int64_t refresh_;
   double time_share_;

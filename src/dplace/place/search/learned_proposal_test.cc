@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -37,7 +38,8 @@ struct Searched {
 class Fixed : public LearnedProposal {
  public:
   explicit Fixed(std::vector<double> probabilities) : probabilities_(std::move(probabilities)) {}
-  Status Score(const sim::Placement&, std::vector<double>* out) override {
+  Status Score(const sim::Placement&, std::vector<double>* out,
+               const std::function<bool()>&) override {
     ++calls;
     *out = probabilities_;
     return OkStatus();
@@ -127,10 +129,29 @@ TEST(LearnedMovesTest, TheDistributionsAreRefreshedEveryNKeptMoves) {
 class Slow : public Fixed {
  public:
   using Fixed::Fixed;
-  Status Score(const sim::Placement& x, std::vector<double>* out) override {
+  Status Score(const sim::Placement& x, std::vector<double>* out,
+               const std::function<bool()>& stop) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    return Fixed::Score(x, out);
+    return Fixed::Score(x, out, stop);
   }
+};
+
+// Scores unit by unit, asking `stop` before each, as the policies do; counts the units scored.
+class UnitByUnit : public LearnedProposal {
+ public:
+  Status Score(const sim::Placement&, std::vector<double>* out,
+               const std::function<bool()>& stop) override {
+    out->assign(9, 1.0 / 3);
+    for (int unit = 0; unit < 3; ++unit) {
+      if (stop && stop()) {
+        out->clear();
+        return OkStatus();
+      }
+      ++scored;
+    }
+    return OkStatus();
+  }
+  int scored = 0;
 };
 
 TEST(LearnedMovesTest, OnATimeBudgetTheRefreshesTakeAtMostTheirShareOfTheTime) {
@@ -153,6 +174,28 @@ TEST(LearnedMovesTest, OnATimeBudgetTheRefreshesTakeAtMostTheirShareOfTheTime) {
   EXPECT_GE(moves.refreshes(), 2);
   EXPECT_LE(moves.refresh_s(), 0.25 * elapsed + moves.refresh_s() / moves.refreshes() + 0.01);
   EXPECT_LT(moves.refreshes(), moves.proposals() / 10);
+}
+
+// A refresh begun when the search's time is spent is cut: the learned moves end (plain proposals
+// go on), with no error, and the scoring stopped at its next unit.
+TEST(LearnedMovesTest, ARefreshIsCutWhenTheSearchsTimeIsSpent) {
+  Searched at;
+  UnitByUnit model;
+  bool spent = false;
+  LearnedMoves moves(at.units, &model, 0.1, 1, 0, [&spent] { return spent; });
+  Rng rng(3);
+  Proposal prop;
+  ASSERT_TRUE(moves.Propose(at.state, rng, &prop));
+  EXPECT_EQ(model.scored, 3);
+  const Score s =
+      at.state.Try(prop.units, prop.targets[0], std::numeric_limits<double>::infinity());
+  at.state.Keep(prop.units, prop.targets[0], s);
+  spent = true;
+  EXPECT_FALSE(moves.Propose(at.state, rng, &prop));  // due a refresh, and cut
+  EXPECT_EQ(model.scored, 3);
+  EXPECT_TRUE(moves.cut());
+  EXPECT_TRUE(moves.status().ok());
+  EXPECT_FALSE(moves.Propose(at.state, rng, &prop));  // not asked again
 }
 
 }  // namespace

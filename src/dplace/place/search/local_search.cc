@@ -1,6 +1,7 @@
 #include "dplace/place/search/local_search.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "dplace/base/rng.h"
 #include "dplace/place/budget.h"
@@ -16,7 +17,9 @@ namespace {
 // evaluation most; done after a pass without a move.
 class UnitPasses {
  public:
-  UnitPasses(Rng& rng, LearnedProposal* learned) : rng_(rng), learned_(learned) {}
+  // `stop`: when the search's budget is spent (a learned proposal's scoring begun then is cut).
+  UnitPasses(Rng& rng, LearnedProposal* learned, std::function<bool()> stop)
+      : rng_(rng), learned_(learned), stop_(std::move(stop)) {}
   const Status& status() const { return status_; }
 
   bool Next(UnitMoves& state, Proposal* p) {
@@ -29,8 +32,8 @@ class UnitPasses {
       at_ = 0;
       if (order_.empty()) return false;
       if (learned_ != nullptr) {
-        status_ = learned_->Score(state.current(), &probabilities_);
-        if (!status_.ok()) return false;
+        status_ = learned_->Score(state.current(), &probabilities_, stop_);
+        if (!status_.ok() || probabilities_.empty()) return false;  // an error, or cut
         const auto devices = static_cast<size_t>(state.problem().num_devices());
         auto wish = [&](UnitId u) {
           return 1 -
@@ -52,6 +55,7 @@ class UnitPasses {
  private:
   Rng& rng_;
   LearnedProposal* learned_;
+  std::function<bool()> stop_;
   std::vector<double> probabilities_;
   Status status_;
   std::vector<UnitId> order_;
@@ -96,8 +100,8 @@ class LocalSearchPlacer : public Placer {
       for (UnitId u : units.ids()) Assign(units[u], unit_device[u], &placement);
       UnitMoves state(p, units, evaluator);
       state.Restart(placement, ScoreOf(evaluator.Evaluate(placement)));
-      UnitPasses passes(rng, learned.get());
-      BestImprovement accept;
+      UnitPasses passes(rng, learned.get(), [&] { return budget.Out(); });
+      BestImprovement accept([&] { return budget.Out(); });
       RunMoves(state, passes, accept, [&] { return budget.Out(); });
       DPLACE_RETURN_IF_ERROR(passes.status());
       if (best_placement.empty() || state.score() < best) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -49,12 +50,13 @@ Moves MakeMoves(const sim::Problem& p) {
 // starts over, so the chain spends its evaluations on the boundaries between devices.
 class McmcProposer {
  public:
+  // `stop`: when the search's time is spent (a learned refresh begun then is cut).
   McmcProposer(const sim::Problem& p, const Moves& moves, const McmcOptions& options, Rng& rng,
-               LearnedProposal* learned)
+               LearnedProposal* learned, std::function<bool()> stop)
       : p_(p), m_(moves), o_(options), rng_(rng), is_critical_(moves.units.size()) {
     if (learned != nullptr) {
       learned_.emplace(moves.units, learned, o_.proposal_uniform, o_.proposal_refresh,
-                       o_.proposal_time_share);
+                       o_.proposal_time_share, std::move(stop));
     }
   }
 
@@ -174,11 +176,11 @@ class Chain {
  public:
   Chain(const sim::Problem& p, const Moves& moves, const McmcOptions& options,
         sim::Evaluator* evaluator, uint64_t seed, std::unique_ptr<LearnedProposal> learned,
-        bool record_improving)
+        std::function<bool()> stop, bool record_improving)
       : rng_(seed),
         learned_(std::move(learned)),
         state_(p, moves.units, *evaluator, options.rebase_every, /*track_best=*/true),
-        proposer_(p, moves, options, rng_, learned_.get()) {
+        proposer_(p, moves, options, rng_, learned_.get(), std::move(stop)) {
     state_.on_rebase = [this] { proposer_.FindCritical(state_); };
     if (record_improving) {
       state_.on_improve = [this](const std::vector<UnitId>& moved, sim::DeviceId) {
@@ -271,9 +273,12 @@ class McmcPlacer : public Placer {
       if (!o.proposal.empty()) {
         DPLACE_ASSIGN_OR_RETURN(learned, learned_(p, moves.units, *evaluator));
       }
+      // A refresh of the learned proposal is cut when the time limit is spent.
+      std::function<bool()> stop;
+      if (req.limits.seconds > 0) stop = [&time] { return time.Spent() >= 1; };
       chains.emplace_back(p, moves, o, evaluator,
                           req.seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i),
-                          std::move(learned), improving_ != nullptr);
+                          std::move(learned), std::move(stop), improving_ != nullptr);
       chains.back().Restart(start.placement, start.score);
       budgets.emplace_back(Limits{.evaluations = per_chain.evaluations}, *evaluator);
     }

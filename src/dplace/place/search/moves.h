@@ -92,10 +92,16 @@ class UnitMoves {
 // Tries every target of the proposal; keeps the best when it beats the current score.
 class BestImprovement {
  public:
+  // `out` (may be empty): when the search's budget is spent; the targets left are then not tried
+  // (a proposal of many targets, each a costly evaluation, never runs far past the limit) and
+  // the best of those tried is kept if it improves.
+  explicit BestImprovement(std::function<bool()> out = {}) : out_(std::move(out)) {}
+
   bool Decide(UnitMoves& m, const Proposal& p) {
     sim::DeviceId best_to{-1};
     Score best = m.score();
     for (sim::DeviceId to : p.targets) {
+      if (out_ && out_()) break;
       // Moves must beat `best`: the simulation may give up on one once it is sure not to.
       const Score s = m.Try(p.units, to, ToBeat(best));
       if (s < best) {
@@ -110,6 +116,9 @@ class BestImprovement {
     m.Keep(p.units, best_to, best);
     return true;
   }
+
+ private:
+  std::function<bool()> out_;
 };
 
 // Metropolis at the temperature `temperature()` (a relative worsening accepted with probability

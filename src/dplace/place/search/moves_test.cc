@@ -54,6 +54,25 @@ TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
   EXPECT_EQ(state.accepted(), 1);
 }
 
+// With the budget spent after the first target, the others are not tried (each may be a costly
+// evaluation): the first is kept where it improves, and nothing is left applied where none does.
+TEST(MovesTest, BestImprovementStopsTryingTargetsWhenTheBudgetIsOut) {
+  const sim::Problem p = TwoOps();
+  const Units units = MakeUnits(p);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  UnitMoves state(p, units, *evaluator);
+  const sim::Placement both_on_d0(2, sim::DeviceId(0));
+  state.Restart(both_on_d0, ScoreOf(evaluator->Evaluate(both_on_d0)));
+  int tried = 0;
+  BestImprovement accept([&tried] { return tried++ >= 1; });
+  // Op b to the CPU (worse) first: the budget is out before d1 is tried.
+  EXPECT_FALSE(accept.Decide(state, {.units = {UnitId(1)}, .targets = Targets({2, 1})}));
+  EXPECT_EQ(state.current(), both_on_d0);
+  tried = 0;
+  EXPECT_TRUE(accept.Decide(state, {.units = {UnitId(1)}, .targets = Targets({1, 2})}));
+  EXPECT_EQ(state.current(), (sim::OnDevices({0, 1})));
+}
+
 TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
   const sim::Problem p = TwoOps();
   const Units units = MakeUnits(p);
