@@ -48,6 +48,7 @@ struct PyCluster {
 struct PyProblem {
   std::shared_ptr<const PyGraph> graph;
   std::shared_ptr<const hw::Cluster> cluster;  // the one given (null: the graph file's)
+  std::string cluster_source;                  // the cluster file read ("": none)
   std::shared_ptr<const sim::Problem> problem;
   std::string runtime;   // as given: "", executor or eager
   std::string schedule;  // as given: "", 1f1b[:M] or gpipe[:M]

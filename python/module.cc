@@ -9,6 +9,7 @@
 
 #include "convert.h"
 #include "dplace/base/file_util.h"
+#include "dplace/base/interrupt.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
@@ -159,10 +160,17 @@ std::vector<PyResult> PlaceAll(const PyProblem& p, const py::object& placers,
     request.start = &start_placement;
   }
   StatusOr<std::vector<run::PlacerResult>> results = InvalidInput("not run");
+  // Ctrl-C while the core runs: the searches ask Python's signal flag every 50 ms and end at
+  // once; KeyboardInterrupt is then raised here, no result returned.
+  const InterruptCheck check([] {
+    const py::gil_scoped_acquire gil;
+    return PyErr_CheckSignals() != 0;
+  });
   {
     py::gil_scoped_release release;
     results = run::RunAll(p.problem, request, names, total_time_limit);
   }
+  if (check.fired()) throw py::error_already_set();
   ThrowIfError(results.status());
   std::vector<PyResult> out;
   for (run::PlacerResult& r : *results) out.push_back({p.problem, std::move(r)});
@@ -207,7 +215,20 @@ py::list DeviceReports(const sim::Problem& problem, const sim::Evaluation& e) {
   return out;
 }
 
-void Write(const std::string& path, const std::string& content) {
+// The file a path argument names ("" for a dict, a Result, a preset name that is no file).
+std::string PathOf(const py::handle& arg) {
+  if (!py::isinstance<py::str>(arg) && !py::hasattr(arg, "__fspath__")) return "";
+  return py::str(py::module_::import("os").attr("fspath")(arg));
+}
+
+// Writes an output of problem `p`: never over a file it was read from (its graph, its cluster,
+// the plan file given), under any name, as the CLI refuses (base/file_util.h).
+void Write(const std::string& path, const std::string& content, const PyProblem& p,
+           const py::handle& plan = py::none()) {
+  const RunInputs run;
+  for (const std::string& input : {p.graph->source, p.cluster_source, PathOf(plan)}) {
+    if (!input.empty()) NoteInput(input);
+  }
   ThrowIfError(CheckWritable("path", path));
   ThrowIfError(WriteFileAtomically(path, content));
 }
@@ -285,9 +306,11 @@ void BindTypes(py::module_& m) {
              if (c != nullptr && (!names.empty() || stages != 0)) {
                c = Unwrap(run::RestrictCluster(c, names, stages));
              }
-             return MakePyProblem(std::move(graph),
-                                  cluster.is_none() && names.empty() && !stages ? nullptr : c,
-                                  objective, runtime, schedule);
+             PyProblem made = MakePyProblem(
+                 std::move(graph), cluster.is_none() && names.empty() && !stages ? nullptr : c,
+                 objective, runtime, schedule);
+             made.cluster_source = PathOf(cluster);
+             return made;
            }),
            py::arg("graph"), py::arg("cluster") = py::none(), py::arg("objective") = "",
            py::kw_only(), py::arg("devices") = py::none(), py::arg("stages") = 0,
@@ -482,33 +505,35 @@ void BindFunctions(py::module_& m) {
           throw Error("format: '" + format + "' is not plan or paper-split");
         }
         Plain({r}, *p.problem);
-        Write(path, report::PlanFileContent(format, *p.problem, r.result));
+        Write(path, report::PlanFileContent(format, *p.problem, r.result), p);
       },
       py::arg("path"), py::arg("problem"), py::arg("result"), py::arg("format") = "plan");
   m.def(
       "write_trace",
       [](const std::string& path, const PyProblem& p, const py::handle& plan) {
-        Write(path, report::TraceFileContent(*p.problem, PlacementOf(*p.problem, plan)));
+        Write(path, report::TraceFileContent(*p.problem, PlacementOf(*p.problem, plan)), p, plan);
       },
       py::arg("path"), py::arg("problem"), py::arg("plan"));
   m.def(
       "write_device_map",
       [](const std::string& path, const PyProblem& p, const py::handle& plan) {
-        Write(path, io::DeviceMapJson(*p.problem, PlacementOf(*p.problem, plan)).dump(2) + "\n");
+        Write(path, io::DeviceMapJson(*p.problem, PlacementOf(*p.problem, plan)).dump(2) + "\n", p,
+              plan);
       },
       py::arg("path"), py::arg("problem"), py::arg("plan"));
   m.def(
       "write_stages",
       [](const std::string& path, const PyProblem& p, const py::handle& plan) {
         const Json stages = Unwrap(io::StagesJson(*p.problem, PlacementOf(*p.problem, plan)));
-        Write(path, stages.dump(2) + "\n");
+        Write(path, stages.dump(2) + "\n", p, plan);
       },
       py::arg("path"), py::arg("problem"), py::arg("plan"));
   m.def(
       "write_report",
       [](const std::string& path, const PyProblem& p, const std::vector<PyResult>& results) {
         const std::vector<run::PlacerResult> plain = Plain(results, *p.problem);
-        Write(path, report::ResultsJson(*p.problem, plain, run::BestIndex(plain)).dump(2) + "\n");
+        Write(path, report::ResultsJson(*p.problem, plain, run::BestIndex(plain)).dump(2) + "\n",
+              p);
       },
       py::arg("path"), py::arg("problem"), py::arg("results"));
 }

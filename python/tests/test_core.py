@@ -108,6 +108,25 @@ def test_outputs_are_the_cli_files(tmp_path):
     assert pipe["microbatches"] == 4 and pipe["makespan_s"] > 0
 
 
+def test_no_output_replaces_what_its_problem_was_read_from(tmp_path):
+    """As the CLI: the graph, the cluster file and the plan file a write reads are never
+    replaced, under any name; the error says which."""
+    graph, cluster = tmp_path / "g.json", tmp_path / "c.json"
+    graph.write_text(json.dumps(TOY))
+    cluster.write_bytes(open(os.path.join(ROOT, "clusters", "k80x4.json"), "rb").read())
+    (tmp_path / "link").symlink_to("g.json")
+    p = dplace.Problem(dplace.load_graph(str(graph)), str(cluster))
+    r = dplace.place(p, "m_etf")
+    for target in (graph, cluster, tmp_path / "link", tmp_path / "." / "c.json"):
+        with pytest.raises(dplace.Error, match="is (an|the) input"):
+            dplace.write_plan(str(target), p, r)
+    dplace.write_plan(str(tmp_path / "plan.json"), p, r)
+    with pytest.raises(dplace.Error, match="is an input"):
+        dplace.write_trace(str(tmp_path / "plan.json"), p, str(tmp_path / "plan.json"))
+    assert json.loads(graph.read_text()) == TOY
+    dplace.write_trace(str(tmp_path / "trace.json"), p, str(tmp_path / "plan.json"))
+
+
 def test_other_objectives():
     path = os.path.join(TD, "dnn-partitioning/throughput-inputs/LayerGraphs/gnmt_inference.json")
     p = dplace.load_problem(path)
@@ -173,3 +192,25 @@ def test_robust_judgement_as_the_cli():
     assert dplace.place(p, "m_etf").robust is None
     with pytest.raises(dplace.Error, match="robust"):
         dplace.place(p, "m_etf", robust=65)
+
+
+@pytest.mark.parametrize("placers", ["mcmc", "local_search,portfolio", "placeto"])
+def test_ctrl_c_stops_place_all_at_once(placers):
+    """SIGINT while the core searches on a 20-s limit: KeyboardInterrupt within a second."""
+    script = f"""
+import os, signal, threading, time
+import dplace
+problem = dplace.Problem(dplace.load_graph("gen:layered:1:0"), "a100x8", "step")
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+began = time.time()
+try:
+    dplace.place_all(problem, {placers.split(",")!r}, time_limit=20)
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted", time.time() - began - 1.0)
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=60)
+    words = run.stdout.split()
+    assert words and words[0] == "interrupted", run.stdout + run.stderr
+    assert float(words[1]) < 1.0

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "dplace/base/interrupt.h"
+
 namespace dplace::place {
 
 Budget::Budget(const Limits& limits, const sim::Evaluator& evaluator, int64_t default_evaluations)
@@ -19,6 +21,7 @@ double Budget::Elapsed() const {
 int64_t Budget::Evaluations() const { return evaluator_.evaluations() - first_; }
 
 double Budget::Spent() const {
+  if (Interrupted()) return 1;  // a stop was asked for (base/interrupt.h): every budget is out
   double spent = limits_.seconds > 0 ? Elapsed() / limits_.seconds : 0;
   if (limits_.evaluations > 0) {
     spent = std::max(spent,
@@ -31,6 +34,7 @@ Limits Budget::Remaining() const { return Split(1); }
 
 Limits Budget::Split(double share) const {
   Limits out;
+  if (Interrupted()) return {.evaluations = 1, .seconds = 1e-3};
   if (limits_.seconds > 0) {
     out.seconds = std::max(share * std::max(0.0, limits_.seconds - Elapsed()), 1e-3);
   }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "dplace/base/interrupt.h"
 #include "dplace/place/placer.h"
 
 namespace dplace::place {
@@ -24,7 +25,9 @@ class Budget {
   bool Out() const { return Spent() >= 1; }
   // Whether the time limit (if any) has passed, whatever the evaluations: for work that must stop
   // where the time does (a learned placer's episode, an update's gradients).
-  bool OutOfTime() const { return limits().seconds > 0 && Elapsed() >= limits().seconds; }
+  bool OutOfTime() const {
+    return (limits().seconds > 0 && Elapsed() >= limits().seconds) || Interrupted();
+  }
   // What is left of each limit (0 where there is none; at least 1 evaluation and 1 ms where there
   // is one, so that a member handed it stops at once rather than running unbounded).
   Limits Remaining() const;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "dplace/base/interrupt.h"
 #include "dplace/base/units.h"
 #include "dplace/place/deploy.h"
 #include "dplace/sim/evaluator.h"
@@ -126,6 +127,8 @@ StatusOr<std::vector<PlacerResult>> RunAll(const std::shared_ptr<const sim::Prob
                          ? std::max(kLeastPlacerSeconds, request.limits.seconds - prepared_s / n)
                          : 0;
   for (size_t i = 0; i < placers.size(); ++i) {
+    // A stop asked for (base/interrupt.h) ends the run: the front end that heard it says so.
+    if (Interrupted()) return InvalidInput("interrupted");
     RunRequest share = request;
     share.placer = placers[i];
     share.limits.seconds = own;
@@ -141,6 +144,7 @@ StatusOr<std::vector<PlacerResult>> RunAll(const std::shared_ptr<const sim::Prob
     DPLACE_ASSIGN_OR_RETURN(PlacerResult r, Run(problem, share));
     results.push_back(std::move(r));
   }
+  if (Interrupted()) return InvalidInput("interrupted");
   ShareBestLowerBound(&results);
   return results;
 }
