@@ -14,8 +14,15 @@ function(dplace_add_library name)
     target_compile_definitions(${name}_test PRIVATE
       DPLACE_SOURCE_DIR="${PROJECT_SOURCE_DIR}" DPLACE_BINARY_DIR="${PROJECT_BINARY_DIR}")
     dplace_set_warnings(${name}_test)
+    # One LABELS pair per label: a list value ("unit;torch") reaches set_tests_properties split,
+    # its second label read as a property name (then `ctest -L torch` found none of these tests);
+    # repeated pairs give the test every label.
+    set(labels LABELS unit)
+    foreach(label IN LISTS ARG_TEST_LABELS)
+      list(APPEND labels LABELS ${label})
+    endforeach()
     gtest_discover_tests(${name}_test WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} DISCOVERY_TIMEOUT 60
-                         PROPERTIES LABELS "unit;${ARG_TEST_LABELS}")
+                         PROPERTIES ${labels})
   endif()
 endfunction()
 

@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """The command line attacked on the surfaces added after the importers: `train`'s numbers, damaged
 policy and checkpoint files, `gen` and gen: specs, every placer option, --robust, simulate
---step-model, and learned placers' budgets and determinism. Each run is classified: exit 0, exit
-2 with exactly one stderr line, or a finding (exit 2 with other than one line, exit 1, a signal,
-a run past its time limit + 10% + 1 s, or one without end: past --hang seconds).
+--step-model, and learned placers' budgets and determinism; and where files meet: an output
+naming an input (by name, through ./, a link, a link to a link, a hard link), special files as
+outputs (/dev/null, /dev/full, a FIFO with no reader), inputs that fail to read (an I/O error),
+bad --stages and --devices. Each run is classified: exit 0, exit 2 with exactly one stderr line,
+or a finding (exit 2 with other than one line, exit 1, a signal, a run past its time limit + 10% +
+1 s, one without end: past --hang seconds, or an input or a special file replaced).
 
     /usr/bin/python3 fuzz/cli_attack.py [--runs N] [--seconds S] [--jobs J] [--seed K]
                                         [--hang S] [--dplace BINARY]
@@ -18,6 +21,7 @@ import json
 import os
 import random
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -84,10 +88,110 @@ class Cases:
             f.write(mutated(self.files[kind], self.rng))
         return path
 
+    def collide(self):
+        """An output that names an input, a special file, or an input that cannot be read: the
+        command line and a check, run after it, that the inputs and special files are intact."""
+        r = self.rng
+        self.count += 1
+        d = os.path.join(self.tmp, f"collide_{self.count}")
+        os.makedirs(d)
+        files = {"graph": os.path.join(d, "g.json"), "cluster": os.path.join(d, "c.json"),
+                 "plan": os.path.join(d, "plan.json"), "policy": os.path.join(d, "p.pt"),
+                 "checkpoint": os.path.join(d, "ck.ckpt")}
+        shutil.copy(self.graph, files["graph"])
+        shutil.copy(os.path.join(ROOT, "clusters", "k80x4.json"), files["cluster"])
+        shutil.copy(os.path.join(self.tmp, "plan.json"), files["plan"])
+        with open(files["policy"], "wb") as f:
+            f.write(self.files["placeto"])
+        with open(files["checkpoint"], "wb") as f:
+            f.write(self.files["checkpoint"])
+        command = r.choice(["place", "simulate", "train_init", "train_resume", "train_graph"])
+        if command == "place":
+            inputs = ["graph", "cluster"] + (["plan"] if r.random() < 0.5 else [])
+            args = ["place", "--graph", files["graph"], "--cluster", files["cluster"], "--placer",
+                    r.choice(["heft", "m_etf", "single"])]
+            if "plan" in inputs:
+                args += ["--plan", files["plan"]]
+            flags = ["--out", "--trace", "--export stages=", "--export device_map="]
+        elif command == "simulate":
+            inputs = ["graph", "cluster", "plan"]
+            args = ["simulate", "--graph", files["graph"], "--cluster", files["cluster"], "--plan",
+                    files["plan"]]
+            flags = ["--trace"]
+        else:
+            shutil.copy(self.graph, os.path.join(d, "train_graph.json"))
+            files["graph"] = os.path.join(d, "train_graph.json")
+            inputs = ["graph"] + ({"train_init": ["policy"], "train_resume": ["checkpoint"]}
+                                  .get(command, []))
+            args = ["train", "--graphs", files["graph"], "--cluster", "k80x4", "--max-units", "48",
+                    "--episodes", "2", "--updates", "1", "--quiet"]
+            if command == "train_init":
+                args += ["--init", files["policy"]]
+            if command == "train_resume":
+                args += ["--resume", files["checkpoint"]]
+            flags = ["--out", "--log", "--checkpoint"]
+        flag = r.choice(flags)
+        victim = files[r.choice(inputs)]
+        kind = r.choice(["same", "dot", "link", "chain", "hard", "null", "full", "fifo",
+                         "unreadable", "stages", "devices"])
+        target = os.path.join(d, "out.json")
+        if kind == "same":
+            target = victim
+        elif kind == "dot":
+            target = os.path.join(os.path.dirname(victim), ".", os.path.basename(victim))
+        elif kind in ("link", "chain"):
+            target = os.path.join(d, "link")
+            os.symlink(os.path.basename(victim), target)
+            if kind == "chain":
+                os.symlink("link", os.path.join(d, "link2"))
+                target = os.path.join(d, "link2")
+        elif kind == "hard":
+            target = os.path.join(d, "hard")
+            os.link(victim, target)
+        elif kind in ("null", "full"):
+            target = "/dev/" + kind
+        elif kind == "fifo":
+            target = os.path.join(d, "fifo")
+            os.mkfifo(target)
+        elif kind == "unreadable":  # an input that fails with an I/O error
+            position = args.index(victim) if victim in args else -1
+            if position >= 0:
+                args[position] = "/proc/self/mem"
+        elif kind == "stages" and args[0] != "train":
+            args += ["--stages", r.choice(["0", "00", "-1", "4097", "x", ""])]
+        elif kind == "devices" and args[0] != "train":
+            args += ["--devices", r.choice([",", "gpu0,,gpu1", "", ",gpu0", "gpu0,"])]
+        if flag.startswith("--export"):
+            args += ["--export", flag.split()[1] + target]
+        else:
+            args += [flag, target]
+        if flag == "--checkpoint" and command == "train_resume" and victim == files["checkpoint"]:
+            victim = None  # the next checkpoint may replace the one resumed from
+        # The inputs by path (the victim among them), all unchanged afterwards.
+        watched = {path: open(path, "rb").read() for path in files.values()}
+        if victim is None:
+            watched.pop(files["checkpoint"])
+
+        def check():
+            for path, before in watched.items():
+                if not os.path.isfile(path) or os.path.islink(path) or \
+                        open(path, "rb").read() != before:
+                    return f"input {os.path.basename(path)} replaced"
+            if kind == "fifo" and not stat.S_ISFIFO(os.lstat(target).st_mode):
+                return "the FIFO was replaced"
+            if kind in ("link", "chain") and not os.path.islink(target):
+                return "a link was replaced"
+            if kind in ("null", "full") and not stat.S_ISCHR(os.stat(target).st_mode):
+                return f"/dev/{kind} was replaced"
+            return None
+        return "collide", args, None, check
+
     def draw(self):
         r = self.rng
         surface = r.choice(["train", "policy", "checkpoint", "gen", "spec", "opt", "robust",
-                            "step_model"])
+                            "step_model", "collide", "collide"])
+        if surface == "collide":
+            return self.collide()
         out = os.path.join(self.tmp, f"out_{r.randrange(4)}")
         if surface == "train":
             flag = r.choice(["--lr", "--lr-end", "--max-grad-norm", "--updates", "--evaluations",
@@ -161,7 +265,14 @@ class Cases:
                          "--step-model", spec], None
 
 
-def run(dplace, args, limit, hang):
+def run(dplace, args, limit, hang, check=None):
+    """The outcome of one command line (and of `check`, which says what it broke, if anything)."""
+    outcome = run_only(dplace, args, limit, hang)
+    broken = check() if check is not None else None
+    return (broken, outcome[1], outcome[2]) if broken else outcome
+
+
+def run_only(dplace, args, limit, hang):
     start = time.monotonic()
     timeout = 1.1 * limit + 1 + 5 if limit else hang
     try:
@@ -213,9 +324,9 @@ def main():
             while drawn < a.runs or pending:
                 while (drawn < a.runs and len(pending) < 2 * a.jobs and
                        not (a.seconds and time.monotonic() - started > a.seconds)):
-                    surface, args, limit = cases.draw()
-                    pending.add(pool.submit(lambda s=surface, x=args, lim=limit:
-                                            (s, x, run(a.dplace, x, lim, a.hang))))
+                    surface, args, limit, *check = cases.draw()
+                    pending.add(pool.submit(lambda s=surface, x=args, lim=limit, c=check:
+                                            (s, x, run(a.dplace, x, lim, a.hang, *c))))
                     drawn += 1
                 if a.seconds and time.monotonic() - started > a.seconds:
                     drawn = a.runs

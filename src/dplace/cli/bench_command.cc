@@ -41,17 +41,12 @@ Status RunBench(const BenchFlags& flags) {
   if (flags.coarsen_ops < 0) return InvalidInput("--coarsen: must not be negative");
   if (flags.evaluations < 0) return InvalidInput("--evaluations: must not be negative");
   DPLACE_ASSIGN_OR_RETURN(const auto robust, RobustFromFlags(flags.robust));
-  if (!flags.report.empty()) {  // fail before the run, not after it
-    const std::filesystem::path dir =
-        std::filesystem::absolute(std::filesystem::path(flags.report)).parent_path();
-    if (!std::filesystem::is_directory(dir)) {
-      return InvalidInput("--report: " + flags.report + ": folder " + dir.string() +
-                          " does not exist");
-    }
-  }
   DPLACE_ASSIGN_OR_RETURN(
       const run::Suite suite,
       run::LoadSuite(flags.suite, flags.suites, {.data = flags.data, .models = flags.models}));
+  // Before the run, not after it: the report's folder can be written, and it is not the suite
+  // file just read (nor, when written, any workload the run read).
+  DPLACE_RETURN_IF_ERROR(CheckOutputs({{"--report", flags.report}}, {}));
   if (!suite.regimes.empty()) {
     if (flags.robust.variants > 0) {
       return InvalidInput("--robust: not for suites with regimes ('" + suite.name + "')");

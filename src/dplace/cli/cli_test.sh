@@ -382,6 +382,9 @@ section_outputs() {
     --evaluations -1
   expect_bad_input report_folder "--report: $TMP/nodir/r.html: folder" bench --suite models \
     --report "$TMP/nodir/r.html"
+  cp bench/suites/models.json "$TMP/suite.json"
+  expect_bad_input report_is_suite "--report: $TMP/suite.json: is an input of this run" \
+    bench --suite "$TMP/suite.json" --report "$TMP/suite.json"
 }
 
 # Typos, bounds and terminal escapes.
