@@ -38,12 +38,7 @@ def _maps(out):
         g = dt.from_module(*hm.build(name)[:2], training=True, unit="module:64")
         one = dplace.place(dplace.Problem(g, "a100x8", "step", runtime="eager"), "single")
         need = max(d["peak_memory_bytes"] for d in one.devices)
-        cluster = {"format": "dplace-cluster/1", "name": "two-small-gpus",
-                   "devices": [{"name": "gpu", "count": 2, "kind": "gpu",
-                                "memory": int(need * 0.85), "peak_flops": 1e13,
-                                "memory_bandwidth": "900GB/s"}],
-                   "default_link": {"bandwidth": "10GB/s", "latency": "5us"}}
-        problem = dplace.Problem(g, cluster, "step", runtime="eager")
+        problem = dplace.Problem(g, hm.two_small_gpus(int(need * 0.85)), "step", runtime="eager")
         for result in dplace.place_all(problem, None, time_limit=0.2):
             if not result.feasible or len(set(result.placement.values())) < 2:
                 continue
@@ -89,15 +84,22 @@ def _run_map(torch, model, inputs, device_map, first):
                                        offload={k: False for k in devices})
     fed = where[0 if first == "gpu0" else 1]
     try:
-        out = model(*(x.to(fed) for x in inputs))
+        error = _step(torch, model, tuple(x.to(fed) for x in inputs))
+    finally:
+        remove_hook_from_module(model, recurse=True)
+    return error or "ran (accelerate's hooks)"
+
+
+def _step(torch, model, inputs):
+    """A forward and a backward of the sum of the floating outputs: None, or where it failed."""
+    try:
+        out = model(*inputs)
         loss = sum(t.float().sum() for t in torch.utils._pytree.tree_flatten(out)[0]
                    if isinstance(t, torch.Tensor) and t.is_floating_point())
         loss.backward()
-        return "ran (accelerate's hooks)"
+        return None
     except Exception as e:  # the error is the finding, and where it was raised
         return _where(e)
-    finally:
-        remove_hook_from_module(model, recurse=True)
 
 
 def _where(e):
@@ -136,16 +138,11 @@ def _run_map_hooked(torch, model, inputs, device_map, first, where):
                 lambda m, args, device=device: move(args, device)))
     fed = where[0 if first == "gpu0" else 1]
     try:
-        out = model(*move(inputs, fed))
-        loss = sum(t.float().sum() for t in torch.utils._pytree.tree_flatten(out)[0]
-                   if isinstance(t, torch.Tensor) and t.is_floating_point())
-        loss.backward()
-        return "ran"
-    except Exception as e:  # the error is the finding, and where it was raised
-        return _where(e)
+        error = _step(torch, model, move(inputs, fed))
     finally:
         for h in hooks:
             h.remove()
+    return error or "ran"
 
 
 def _run(maps_path, out):

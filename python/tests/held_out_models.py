@@ -1148,6 +1148,15 @@ def _cuda_like_dropout():
         F.dropout = original
 
 
+def two_small_gpus(memory):
+    """A dplace-cluster/1 dict of two GPUs of `memory` bytes each (a step needing more than one
+    holds must be split)."""
+    return {"format": "dplace-cluster/1", "name": "two-small-gpus",
+            "devices": [{"name": "gpu", "count": 2, "kind": "gpu", "memory": memory,
+                         "peak_flops": 1e13, "memory_bandwidth": "900GB/s"}],
+            "default_link": {"bandwidth": "10GB/s", "latency": "5us"}}
+
+
 def storage(t):
     """A tensor's storage, on torch 1.13 and 2.x alike."""
     return t.untyped_storage() if hasattr(t, "untyped_storage") else t._storage()

@@ -154,12 +154,7 @@ def test_every_multi_gpu_device_map_runs_with_the_batch_on_the_first_device(reci
         g = graph_of(name, recipe, exports, unit="module:64")
         one = dplace.place(dplace.Problem(g, "a100x8", "step", runtime="eager"), "single")
         need = max(d["peak_memory_bytes"] for d in one.devices)
-        cluster = {"format": "dplace-cluster/1", "name": "two-small-gpus",
-                   "devices": [{"name": "gpu", "count": 2, "kind": "gpu",
-                                "memory": int(need * 0.85), "peak_flops": 1e13,
-                                "memory_bandwidth": "900GB/s"}],
-                   "default_link": {"bandwidth": "10GB/s", "latency": "5us"}}
-        problem = dplace.Problem(g, cluster, "step", runtime="eager")
+        problem = dplace.Problem(g, hm.two_small_gpus(int(need * 0.85)), "step", runtime="eager")
         for result in dplace.place_all(problem, None, time_limit=0.2):
             if not result.feasible or len(set(result.placement.values())) < 2:
                 continue
