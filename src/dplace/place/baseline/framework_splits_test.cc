@@ -66,6 +66,25 @@ TEST(FrameworkSplitsTest, UniformDealsTheLayersInEqualCounts) {
   EXPECT_EQ(Split(MakeUniformSplitPlacer()), "00000001111");
 }
 
+// A tied head owns no parameters (it reads the embedding's): DeepSpeed's layer list still has it
+// (TiedLayerSpec), so uniform deals the same 7 layers, 4 and 3.
+TEST(FrameworkSplitsTest, UniformCountsAParameterlessTiedHeadAsALayer) {
+  std::vector<std::pair<std::string, double>> ops = {{"/embed/Gather", 100}};
+  for (int i = 0; i < 4; ++i) {
+    ops.emplace_back("/layers." + std::to_string(i) + "/attn/MatMul", 10);
+    ops.emplace_back("/layers." + std::to_string(i) + "/Add", 0);
+  }
+  ops.emplace_back("/norm/Mul", 0);
+  ops.emplace_back("/head/MatMul", 0);
+  const sim::Problem p = Chain(ops);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  auto r = MakeUniformSplitPlacer()->Place(p, {.evaluator = evaluator.get()});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::string split;
+  for (sim::DeviceId d : r->placement) split += std::to_string(d.value());
+  EXPECT_EQ(split, "00000001111");
+}
+
 TEST(FrameworkSplitsTest, ParametersBalancesParameterBytes) {
   // embed + layers.0-1 = 120 bytes against layers.2-3 + norm + head = 120.
   EXPECT_EQ(Split(MakeParametersSplitPlacer()), "00000111111");
