@@ -292,12 +292,21 @@ void BindTypes(py::module_& m) {
 
   py::class_<PyProblem>(m, "Problem", "A graph on a cluster, judged by an objective.")
       .def(py::init([](std::shared_ptr<PyGraph> graph, const py::object& cluster,
-                       const std::string& objective, const py::object& devices, int stages,
-                       const std::string& runtime, const std::string& schedule) {
+                       const std::string& objective, const py::object& devices,
+                       const py::object& stages_given, const std::string& runtime,
+                       const std::string& schedule) {
              if (graph == nullptr) {
                throw py::type_error(
                    "Problem: graph must be a dplace.Graph (load_graph(...)), "
                    "not None");
+             }
+             // None: not given; 0 would read as that, so it is refused (as the CLI's --stages 0).
+             if (!stages_given.is_none() && !py::isinstance<py::int_>(stages_given)) {
+               throw py::type_error("Problem: stages must be an int (or None: all accelerators)");
+             }
+             const int stages = stages_given.is_none() ? 0 : stages_given.cast<int>();
+             if (!stages_given.is_none() && stages == 0) {
+               throw Error("stages: must be between 1 and 4096, not 0");
              }
              std::shared_ptr<const hw::Cluster> c =
                  cluster.is_none() ? graph->loaded.cluster : LoadCluster(cluster);
@@ -313,7 +322,7 @@ void BindTypes(py::module_& m) {
              return made;
            }),
            py::arg("graph"), py::arg("cluster") = py::none(), py::arg("objective") = "",
-           py::kw_only(), py::arg("devices") = py::none(), py::arg("stages") = 0,
+           py::kw_only(), py::arg("devices") = py::none(), py::arg("stages") = py::none(),
            py::arg("runtime") = "", py::arg("schedule") = "",
            "devices: only these devices of the cluster, in order; stages: only its first N "
            "accelerators (a pipeline of N stages); runtime: 'executor' (default: each device "

@@ -19,7 +19,7 @@ namespace dplace::cli {
 Status WithFlagNames(const Status& status) {
   std::string m = status.message();
   for (const char* field : {"shapes", "unit", "training", "dtype", "cluster", "objective",
-                            "runtime", "schedule", "export"}) {
+                            "runtime", "schedule", "export", "stages", "devices"}) {
     // "fix it with shapes NAME=DIMS": the field named inside a sentence.
     const std::string with = std::string("with ") + field + " ";
     if (const size_t at = m.find(with); at != std::string::npos) m.insert(at + 5, "--");

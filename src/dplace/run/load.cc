@@ -163,7 +163,7 @@ StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
     std::shared_ptr<const hw::Cluster> cluster, const std::vector<std::string>& devices,
     int stages) {
   if (stages < 0 || stages > 4096) {
-    return InvalidInput("--stages: must be between 1 and 4096, not " + std::to_string(stages));
+    return InvalidInput("stages: must be between 1 and 4096, not " + std::to_string(stages));
   }
   if (devices.empty() && stages == 0) return cluster;
   std::vector<hw::DeviceId> keep;
@@ -175,11 +175,11 @@ StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
   for (const std::string& name : devices) {
     auto d = cluster->FindDevice(name);
     if (!d) {
-      return InvalidInput("--devices: cluster " + cluster->name() + " has no device '" + name +
-                          "'" + DidYouMean(name, names));
+      return InvalidInput("devices: cluster " + cluster->name() + " has no device '" + name + "'" +
+                          DidYouMean(name, names));
     }
     if (std::find(keep.begin(), keep.end(), *d) != keep.end()) {
-      return InvalidInput("--devices: '" + name + "' is named twice");
+      return InvalidInput("devices: '" + name + "' is named twice");
     }
     keep.push_back(*d);
   }
@@ -191,10 +191,10 @@ StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
       }
     }
     if (static_cast<int>(accelerators.size()) < stages) {
-      return InvalidInput("--stages: " + std::to_string(stages) + " stages need " +
+      return InvalidInput("stages: " + std::to_string(stages) + " stages need " +
                           std::to_string(stages) + " accelerators; " +
-                          (devices.empty() ? "cluster " + cluster->name() : "--devices") + " has " +
-                          std::to_string(accelerators.size()));
+                          (devices.empty() ? "cluster " + cluster->name() : "the devices given") +
+                          " has " + std::to_string(accelerators.size()));
     }
     keep = accelerators;
   }

@@ -146,8 +146,8 @@ TEST(RunTest, StagesAndDevicesRestrictTheCluster) {
   auto two_of_picked = RestrictCluster(*a100, {"gpu5", "cpu0", "gpu2"}, 2);
   ASSERT_TRUE(two_of_picked.ok());
   EXPECT_EQ(names(**two_of_picked), "gpu5,gpu2");
-  // Bad input names the flag and what is wrong.
-  EXPECT_NE(RestrictCluster(*a100, {}, 9).status().message().find("--stages: 9 stages need 9"),
+  // Bad input names the field (the CLI, its flag) and what is wrong.
+  EXPECT_NE(RestrictCluster(*a100, {}, 9).status().message().find("stages: 9 stages need 9"),
             std::string::npos);
   EXPECT_NE(RestrictCluster(*a100, {"gpu9"}, 0).status().message().find("no device 'gpu9'"),
             std::string::npos);
