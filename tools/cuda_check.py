@@ -30,18 +30,12 @@ GPU = "cuda:0"
 
 
 def _maps(out):
-    import dplace
     import dplace.torch as dt
     import held_out_models as hm
     maps = {}
     for name in hm.NAMES:
         g = dt.from_module(*hm.build(name)[:2], training=True, unit="module:64")
-        one = dplace.place(dplace.Problem(g, "a100x8", "step", runtime="eager"), "single")
-        need = max(d["peak_memory_bytes"] for d in one.devices)
-        problem = dplace.Problem(g, hm.two_small_gpus(int(need * 0.85)), "step", runtime="eager")
-        for result in dplace.place_all(problem, None, time_limit=0.2):
-            if not result.feasible or len(set(result.placement.values())) < 2:
-                continue
+        for problem, result in hm.split_plans(g):
             first = result.placement[problem.graph.op_names()[0]]
             maps.setdefault(name, []).append(
                 {"placer": result.placer, "first": first,

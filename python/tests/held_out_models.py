@@ -1157,6 +1157,19 @@ def two_small_gpus(memory):
             "default_link": {"bandwidth": "10GB/s", "latency": "5us"}}
 
 
+def split_plans(graph):
+    """(problem, result) of every placer's plan that splits `graph` (a training graph of module
+    units) over two GPUs each with room for 85% of its one-device step, under the eager runtime:
+    the device maps a user of two small GPUs would get."""
+    import dplace
+    one = dplace.place(dplace.Problem(graph, "a100x8", "step", runtime="eager"), "single")
+    need = max(d["peak_memory_bytes"] for d in one.devices)
+    problem = dplace.Problem(graph, two_small_gpus(int(need * 0.85)), "step", runtime="eager")
+    for result in dplace.place_all(problem, None, time_limit=0.2):
+        if result.feasible and len(set(result.placement.values())) >= 2:
+            yield problem, result
+
+
 def storage(t):
     """A tensor's storage, on torch 1.13 and 2.x alike."""
     return t.untyped_storage() if hasattr(t, "untyped_storage") else t._storage()

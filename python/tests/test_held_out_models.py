@@ -151,13 +151,7 @@ def test_every_multi_gpu_device_map_runs_with_the_batch_on_the_first_device(reci
     with its inputs on the first mapped device, as accelerate is fed."""
     ran = {}
     for name in hm.NAMES:
-        g = graph_of(name, recipe, exports, unit="module:64")
-        one = dplace.place(dplace.Problem(g, "a100x8", "step", runtime="eager"), "single")
-        need = max(d["peak_memory_bytes"] for d in one.devices)
-        problem = dplace.Problem(g, hm.two_small_gpus(int(need * 0.85)), "step", runtime="eager")
-        for result in dplace.place_all(problem, None, time_limit=0.2):
-            if not result.feasible or len(set(result.placement.values())) < 2:
-                continue
+        for problem, result in hm.split_plans(graph_of(name, recipe, exports, unit="module:64")):
             model, inputs, _ = hm.build(name)
             device_map = dt.device_map(model, result, problem)
             # Fed where dplace's eager model feeds it: the device of the first op it maps.

@@ -3,7 +3,8 @@ reads it (ONNX with constant folding off and on, dplace.torch on the module as w
 the bytes PyTorch's autograd saves for it (saved_tensors_hooks; dropout as a GPU keeps it): a
 same-type cast is no copy, a reshape of an expanded or transposed tensor copies, scatter and
 gather keep their index only, dropout keeps a 1-byte mask, mean over some axes keeps what torch's
-mean keeps, a tied embedding and head hold one weight."""
+mean keeps, a norm written out over the channels is no F.layer_norm, a tied embedding and head hold
+one weight."""
 
 import warnings
 
@@ -103,6 +104,25 @@ class MeanOverAxes(nn.Module):
         return h.mean(dim=1).square().sum() + h.square().mean()
 
 
+class ChannelsFirstNorm(nn.Module):
+    """ConvNeXt's channels-first LayerNorm, written out over dimension 1: ops PyTorch runs and
+    keeps one by one (not F.layer_norm, which an export over the last dimension decomposes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.weight = nn.Parameter(torch.ones(8))
+        self.bias = nn.Parameter(torch.zeros(8))
+
+    def forward(self, x):
+        x = self.conv(x)
+        # (ConvNeXt computes x - u twice; torch.onnx merges the two into one Sub, so an export
+        # cannot show the second copy PyTorch keeps: here it is computed once.)
+        d = x - x.mean(1, keepdim=True)
+        x = d / torch.sqrt(d.pow(2).mean(1, keepdim=True) + 1e-6)
+        return (self.weight[:, None, None] * x + self.bias[:, None, None]).relu().sum()
+
+
 class TiedHead(nn.Module):
     """An embedding read again as the output projection."""
 
@@ -136,6 +156,7 @@ IDIOMS = {
     "dropout": (Dropouts, lambda: ((torch.randn(4, 16, 32),), ["x"])),
     "mean_over_axes": (MeanOverAxes, lambda: ((torch.randn(2, 16, 32),), ["x"])),
     "tied_head": (TiedHead, lambda: ((_tokens(),), ["ids"])),
+    "channels_first_norm": (ChannelsFirstNorm, lambda: ((torch.randn(2, 3, 8, 8),), ["x"])),
 }
 
 

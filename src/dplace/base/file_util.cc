@@ -209,7 +209,7 @@ Status OutputSet::Commit() {
   for (size_t i = 0; i < pending.size(); ++i) {
     const Pending& p = pending[i];
     Status done = p.temporary.empty() ? WriteInPlace(p.target, p.target, p.content)
-                                            : Rename(p.target, p.temporary, p.target);
+                                      : Rename(p.target, p.temporary, p.target);
     if (!done.ok()) {
       for (size_t j = i + 1; j < pending.size(); ++j) {
         if (!pending[j].temporary.empty()) std::remove(pending[j].temporary.c_str());

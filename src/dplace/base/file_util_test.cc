@@ -40,8 +40,7 @@ TEST_F(FileUtilTest, AFileReadDuringARunIsNeverReplacedUnderAnyName) {
     for (const char* name : {"in.json", "link", "hard"}) {
       const Status s = WriteFileAtomically(Path(name), "output");
       EXPECT_FALSE(s.ok()) << name;
-      EXPECT_NE(s.message().find("input"), std::string::npos)
-          << s.message();
+      EXPECT_NE(s.message().find("input"), std::string::npos) << s.message();
     }
     EXPECT_FALSE(CheckWritable("--out", Path("./in.json")).ok());
     EXPECT_EQ(Content(Path("in.json")), "input");

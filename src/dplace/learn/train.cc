@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "dplace/base/file_util.h"
+#include "dplace/base/hash.h"
 #include "dplace/base/zip_check.h"
 #include "dplace/learn/mpi.h"
 #include "dplace/learn/rollout.h"
@@ -743,13 +744,9 @@ class Trainer {
   std::vector<LogRow> log_;
 };
 
-}  // namespace
-
-// A digest of `bytes` that a double holds exactly (FNV-1a, 53 bits): for comparing across ranks.
+// A digest of `bytes` that a double holds exactly (53 bits of FNV-1a): compared across ranks.
 double Digest(std::string_view bytes) {
-  uint64_t h = 1469598103934665603ull;
-  for (const char c : bytes) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
-  return static_cast<double>(h % (uint64_t{1} << 53));
+  return static_cast<double>(Fnv1a64(bytes) % (uint64_t{1} << 53));
 }
 
 // A digest of what each problem's episodes learn from: its imitation label (the search's best
@@ -772,6 +769,8 @@ double LabelDigest(const std::vector<TrainProblem>& problems, const TrainOptions
   }
   return Digest(bytes);
 }
+
+}  // namespace
 
 // Whether every rank set up and was given the same training: each rank's own error is its own
 // line; the others say which rank failed or which flag differs (every option that changes what is

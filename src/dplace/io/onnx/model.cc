@@ -516,10 +516,14 @@ class Importer {
         }
         const onnx::NodeProto* norm = maker(node.input(s));
         const onnx::NodeProto* centred = is(norm, "Div") ? maker(norm->input(0)) : nullptr;
-        if (parameters_.count(node.input(1 - s)) && is(centred, "Sub")) {  // LayerNorm's scale
+        const onnx::NodeProto* mean = is(centred, "Sub") ? maker(centred->input(1)) : nullptr;
+        // LayerNorm's scale: F.layer_norm normalises the trailing dimensions; a norm written out
+        // over others (ConvNeXt's channels-first LayerNorm: mean(1)) is ops PyTorch runs and
+        // keeps one by one.
+        if (parameters_.count(node.input(1 - s)) && is(mean, "ReduceMean") &&
+            OverTrailingAxes(*mean)) {
           out.insert({i, s});
-          if (const onnx::NodeProto* mean = maker(centred->input(1)); is(mean, "ReduceMean"))
-            out.insert({made_by[mean->output(0)], 0});
+          out.insert({made_by[mean->output(0)], 0});
           for (int j = 0; j < g.node_size(); ++j) {
             if (g.node(j).op_type() != "Pow" || g.node(j).input(0) != norm->input(0)) continue;
             out.insert({j, 0});
@@ -532,6 +536,19 @@ class Importer {
       }
     }
     return out;
+  }
+
+  // Whether a ReduceMean reduces the last dimensions of its input, as a LayerNorm does (axes
+  // -1..-k, or rank-k..rank-1).
+  bool OverTrailingAxes(const onnx::NodeProto& mean) const {
+    const std::vector<int64_t> axes = IntsAttribute(mean, "axes");
+    const TensorInfo* in = Find(mean.input(0));
+    if (axes.empty() || in == nullptr || !in->has_shape) return false;
+    const auto rank = static_cast<int64_t>(in->dims.size());
+    std::set<int64_t> normalised;
+    for (int64_t a : axes) normalised.insert(a < 0 ? a + rank : a);
+    return !normalised.empty() && *normalised.rbegin() == rank - 1 &&
+           *normalised.begin() == rank - static_cast<int64_t>(normalised.size());
   }
 
   int Opset(const std::string& domain) const {

@@ -35,13 +35,21 @@ struct Script {
   }
 };
 
-TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
+// TwoOps with its moves begun from `start` (the best tracked, rebasing after every kept move).
+struct TwoOpsFrom {
+  explicit TwoOpsFrom(sim::Placement placement) : start(std::move(placement)) {
+    state.Restart(start, ScoreOf(evaluator->Evaluate(start)));
+  }
   const sim::Problem p = TwoOps();
   const Units units = MakeUnits(p);
-  const auto evaluator = sim::testing::EvaluatorOf(p);
-  UnitMoves state(p, units, *evaluator);
-  const sim::Placement both_on_d0(2, sim::DeviceId(0));
-  state.Restart(both_on_d0, ScoreOf(evaluator->Evaluate(both_on_d0)));
+  const std::unique_ptr<sim::Evaluator> evaluator = sim::testing::EvaluatorOf(p);
+  UnitMoves state{p, units, *evaluator, 1, /*track_best=*/true};
+  const sim::Placement start;
+};
+
+TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
+  TwoOpsFrom from(sim::Placement(2, sim::DeviceId(0)));
+  UnitMoves& state = from.state;
   ASSERT_NEAR(state.score().value, 2, 1e-12);
   BestImprovement accept;
   // Op b to the CPU (10 s) or to d1 (1 s): d1.
@@ -57,29 +65,22 @@ TEST(MovesTest, BestImprovementKeepsTheBestTargetOrNothing) {
 // With the budget spent after the first target, the others are not tried (each may be a costly
 // evaluation): the first is kept where it improves, and nothing is left applied where none does.
 TEST(MovesTest, BestImprovementStopsTryingTargetsWhenTheBudgetIsOut) {
-  const sim::Problem p = TwoOps();
-  const Units units = MakeUnits(p);
-  const auto evaluator = sim::testing::EvaluatorOf(p);
-  UnitMoves state(p, units, *evaluator);
-  const sim::Placement both_on_d0(2, sim::DeviceId(0));
-  state.Restart(both_on_d0, ScoreOf(evaluator->Evaluate(both_on_d0)));
+  TwoOpsFrom from(sim::Placement(2, sim::DeviceId(0)));
+  UnitMoves& state = from.state;
   int tried = 0;
   BestImprovement accept([&tried] { return tried++ >= 1; });
   // Op b to the CPU (worse) first: the budget is out before d1 is tried.
   EXPECT_FALSE(accept.Decide(state, {.units = {UnitId(1)}, .targets = Targets({2, 1})}));
-  EXPECT_EQ(state.current(), both_on_d0);
+  EXPECT_EQ(state.current(), from.start);
   tried = 0;
   EXPECT_TRUE(accept.Decide(state, {.units = {UnitId(1)}, .targets = Targets({1, 2})}));
   EXPECT_EQ(state.current(), (sim::OnDevices({0, 1})));
 }
 
 TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
-  const sim::Problem p = TwoOps();
-  const Units units = MakeUnits(p);
-  const auto evaluator = sim::testing::EvaluatorOf(p);
-  UnitMoves state(p, units, *evaluator, 1, /*track_best=*/true);
-  const sim::Placement split = sim::OnDevices({0, 1});
-  state.Restart(split, ScoreOf(evaluator->Evaluate(split)));
+  TwoOpsFrom from(sim::OnDevices({0, 1}));
+  UnitMoves& state = from.state;
+  const sim::Placement& split = from.start;
   Rng rng(1);
   Metropolis accept(rng, [] { return 0.0; });
   EXPECT_FALSE(
@@ -95,12 +96,9 @@ TEST(MovesTest, MetropolisAtZeroTemperatureTakesNoWorseMove) {
 }
 
 TEST(MovesTest, MetropolisWeighsAMoveByItsHastingsRatio) {
-  const sim::Problem p = TwoOps();
-  const Units units = MakeUnits(p);
-  const auto evaluator = sim::testing::EvaluatorOf(p);
-  UnitMoves state(p, units, *evaluator);
-  const sim::Placement slow = sim::OnDevices({2, 1});  // a on the CPU: 10 s
-  state.Restart(slow, ScoreOf(evaluator->Evaluate(slow)));
+  TwoOpsFrom from(sim::OnDevices({2, 1}));  // a on the CPU: 10 s
+  UnitMoves& state = from.state;
+  const sim::Placement& slow = from.start;
   Rng rng(1);
   Metropolis accept(rng, [] { return 0.01; });
   // An improvement (10 s -> 1 s) whose way back is e^-1000 times as likely as the way there is
@@ -118,12 +116,8 @@ TEST(MovesTest, MetropolisWeighsAMoveByItsHastingsRatio) {
 }
 
 TEST(MovesTest, TheLoopStopsWhenTheProposerIsDoneOrTheBudgetIsOut) {
-  const sim::Problem p = TwoOps();
-  const Units units = MakeUnits(p);
-  const auto evaluator = sim::testing::EvaluatorOf(p);
-  UnitMoves state(p, units, *evaluator);
-  const sim::Placement on_cpu(2, sim::DeviceId(2));
-  state.Restart(on_cpu, ScoreOf(evaluator->Evaluate(on_cpu)));
+  TwoOpsFrom from(sim::Placement(2, sim::DeviceId(2)));  // both on the CPU
+  UnitMoves& state = from.state;
   BestImprovement accept;
   Script script{
       {{.units = {UnitId(0)}, .targets = Targets({0})}, {.units = {UnitId(1)}, .targets = {}}}};
