@@ -1,17 +1,24 @@
 // A seeded fuzzer over the surfaces added after the importers: generated graphs (family parameters
 // given with --set, and gen:FAMILY:SEED:INDEX specs), placer options (--opt PLACER.KEY=VALUE, each
 // placer made with a value and, when it takes it, run on a small problem under a 1-s, 200-
-// evaluation budget), and policy files (the bundled ones with bytes flipped, cut, zeroed or
-// inserted, given to the learned placers; only where LibTorch is built in).
+// evaluation budget), policy files (the bundled ones with bytes flipped, cut, zeroed or
+// inserted, given to the learned placers; only where LibTorch is built in), where files meet
+// (two outputs and the inputs of a run, named by path, ./, a link, a chain of links, a hard link,
+// a FIFO, /dev/null, /dev/full, a folder: checked as the command line checks them, then written;
+// no input, link, FIFO or device may be replaced, a refusal is bad input) and requests (limits,
+// options and robust options through run::Validate, and export formats through
+// run::SpecForExports).
 //
 // An input passes when it ends in a result or a bad-input Status: an internal error, a sanitizer
 // report or a signal is a finding; an input that takes more than --hang-seconds (placements: more
 // than their 1-s limit + 10% + 1 s) is a hang. The regression inputs in testdata/fuzz/surfaces/
-// (one input per line, "gen|opt|policy-mutation <fields>") run first, every time.
+// (one input per line, "gen|opt|policy|files|request <fields>") run first, every time.
 //
-//   surface_fuzz [--inputs N] [--seconds S] [--seed K] [--hang-seconds H] [--only gen|opt|policy]
+//   surface_fuzz [--inputs N] [--seconds S] [--seed K] [--hang-seconds H]
+//                [--only gen|opt|policy|files|request]
 //                [--verbose]
 // Prints per surface the inputs run and how they ended; exits 1 on any finding.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -25,9 +32,13 @@
 #include <string>
 #include <vector>
 
+#include "dplace/base/file_util.h"
+#include "dplace/cli/common.h"
 #include "dplace/graph/families.h"
 #include "dplace/io/load.h"
 #include "dplace/registry/registry.h"
+#include "dplace/run/exports.h"
+#include "dplace/run/run.h"
 #include "dplace/sim/evaluator.h"
 #include "fuzz_flags.h"
 
@@ -86,6 +97,8 @@ class Fuzzer {
   std::string Draw(const std::string& surface) {
     if (surface == "gen") return DrawGen();
     if (surface == "opt") return DrawOpt();
+    if (surface == "files") return DrawFiles();
+    if (surface == "request") return DrawRequest();
     return DrawPolicy();
   }
 
@@ -108,13 +121,15 @@ class Fuzzer {
     if (surface == "spec" && f.size() == 1) return RunSpec(f[0], accepted);
     if (surface == "opt" && f.size() == 3) return RunOpt(f[0], f[1], f[2], accepted);
     if (surface == "policy" && f.size() == 4) return RunPolicy(f, accepted);
+    if (surface == "files" && f.size() == 4) return RunFiles(f, accepted);
+    if (surface == "request" && f.size() == 8) return RunRequest(f, accepted);
     return "malformed input line: " + line;
   }
 
  private:
   uint64_t Below(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
   static std::string Bad(const Status& s) {
-    return s.code() == StatusCode::kInvalidInput ? "" : "internal error: " + s.message();
+    return s.ok() || s.code() == StatusCode::kInvalidInput ? "" : "internal error: " + s.message();
   }
 
   // gen FAMILY|SEED|INDEX|KEY=VALUE|... (values as doubles), or spec gen:...
@@ -252,11 +267,165 @@ class Fuzzer {
     return problem;
   }
 
+  // files OUT1|OUT2|INPUTS|KIND: two outputs and the inputs (a string of scene names, '+'
+  // between them), each a name in a fresh scene: in (a regular file), dot (in, as dir/./in),
+  // link (-> in), chain (-> link), hard (in's hard link), fifo (no reader), folder, missing/x, new,
+  // other, null (/dev/null), full (/dev/full), none (no output, no input); KIND, the outputs'
+  // kind ("" or checkpoint, the inputs noted with it when it is "checkpoint").
+  static constexpr const char* kScene[] = {"in",   "dot",    "link",      "chain", "hard",
+                                           "fifo", "folder", "missing/x", "new",   "other",
+                                           "null", "full",   "none"};
+  std::string DrawFiles() {
+    auto one = [&] { return std::string(kScene[Below(std::size(kScene))]); };
+    std::string inputs = one();
+    for (uint64_t n = Below(3); n > 0; --n) inputs += "+" + one();
+    return "files " + one() + "|" + one() + "|" + inputs + "|" +
+           (Below(4) == 0 ? "checkpoint" : "");
+  }
+
+  std::string RunFiles(const std::vector<std::string>& f, bool* accepted) {
+    const fs::path scene = dir_ / ("scene_" + std::to_string(scenes_++));
+    fs::create_directories(scene / "folder");
+    const std::string original = "the input's bytes\n";
+    std::ofstream(scene / "in") << original;
+    std::ofstream(scene / "other") << original;
+    fs::create_symlink(scene / "in", scene / "link");
+    fs::create_symlink(scene / "link", scene / "chain");
+    fs::create_hard_link(scene / "in", scene / "hard");
+    if (::mkfifo((scene / "fifo").c_str(), 0600) != 0) return "";
+    auto path = [&](const std::string& name) -> std::string {
+      if (name == "none") return "";
+      if (name == "null") return "/dev/null";
+      if (name == "full") return "/dev/full";
+      if (name == "dot") return (scene / "." / "in").string();
+      return (scene / name).string();
+    };
+    const std::string& kind = f[3];
+    std::vector<std::string> inputs;  // only files are read: a FIFO or a device is no input here
+    for (size_t at = 0;;) {
+      const size_t plus = f[2].find('+', at);
+      const std::string p = path(f[2].substr(at, plus - at));
+      if (!p.empty() && fs::is_regular_file(p)) inputs.push_back(p);
+      if (plus == std::string::npos) break;
+      at = plus + 1;
+    }
+    std::string problem;
+    {
+      // As `place` writes: checked before any work, then all written and committed together.
+      const dplace::RunInputs run;
+      for (const std::string& p : inputs) dplace::NoteInput(p, kind);
+      const std::vector<dplace::cli::Output> outputs = {{"--a", path(f[0]), kind},
+                                                        {"--b", path(f[1]), kind}};
+      Status st = dplace::cli::CheckOutputs(outputs, {});
+      dplace::OutputSet files;
+      for (size_t i = 0; i < outputs.size() && st.ok(); ++i) {
+        if (!outputs[i].path.empty())
+          st = files.Add(outputs[i].path, "output " + std::to_string(i));
+      }
+      if (st.ok()) st = files.Commit();
+      *accepted = st.ok();
+      problem = Bad(st);
+    }
+    // Nothing replaced: the links are links to the same file, the FIFO a FIFO, the devices
+    // devices, and `in` holds its bytes or, when it was written (not an input), an output's.
+    std::error_code ec;
+    if (!fs::is_symlink(scene / "link") || fs::read_symlink(scene / "link") != scene / "in" ||
+        !fs::is_symlink(scene / "chain") || fs::read_symlink(scene / "chain") != scene / "link") {
+      problem += " a link was replaced;";
+    }
+    if (!fs::is_fifo(scene / "fifo")) problem += " the FIFO was replaced;";
+    if (!fs::is_character_file("/dev/null") || !fs::is_character_file("/dev/full")) {
+      problem += " a device was replaced;";
+    }
+    auto bytes_of = [](const fs::path& p) {
+      std::ifstream in(p);
+      std::stringstream bytes;
+      bytes << in.rdbuf();
+      return bytes.str();
+    };
+    for (const std::string& p : inputs) {
+      if (kind != "checkpoint" && bytes_of(p) != original) problem += " an input was replaced;";
+    }
+    for (const char* name : {"in", "hard", "other"}) {
+      const std::string b = bytes_of(scene / name);
+      if (b != original && !b.starts_with("output ")) {
+        problem += std::string(" ") + name + " holds neither its bytes nor an output's;";
+      }
+    }
+    for (const auto& entry : fs::directory_iterator(scene)) {
+      if (entry.path().filename().string().find(".tmp") != std::string::npos) {
+        problem += " a temporary file was left;";
+      }
+    }
+    fs::remove_all(scene, ec);
+    return problem;
+  }
+
+  // request SECONDS|EVALUATIONS|COARSEN|ROBUST|QUANTILE|OPTION|TOTAL|EXPORTS: a request through
+  // run::Validate (with mcmc and the option's placer) and export formats ('+' between them)
+  // through run::SpecForExports.
+  std::string DrawRequest() {
+    const char* exports[] = {"",      "device_map",  "stages", "device_map+stages", "stages+stages",
+                             "trace", "device_map+", "=",      "stages+device_map"};
+    const auto& placers = dplace::place::Placers();
+    const auto& entry = placers[Below(placers.size())];
+    // Each field sane three times in four, so that one bad field is what a refusal is about.
+    auto field = [&](const std::string& sane) {
+      if (Below(4) != 0) return sane;
+      std::ostringstream v;
+      v << kNumbers[Below(std::size(kNumbers))];
+      return v.str();
+    };
+    // An option of the placer: one of its own keys at its default, or a value a user may type.
+    const std::vector<dplace::place::OptionDoc> docs = dplace::place::OptionDocs(entry);
+    std::string option = std::string(entry.name) + ".seed=" + kValues[Below(std::size(kValues))];
+    if (!docs.empty()) {
+      const dplace::place::OptionDoc& d = docs[Below(docs.size())];
+      option = std::string(entry.name) + "." + d.key + "=" +
+               (Below(2) ? d.default_value : kValues[Below(std::size(kValues))]);
+    }
+    std::ostringstream line;
+    line << "request " << field("2") << "|" << field("100") << "|" << field("2000") << "|"
+         << field(Below(2) ? "0" : "3") << "|" << field("0.5") << "|" << option << "|" << field("0")
+         << "|" << (Below(2) ? "" : exports[Below(std::size(exports))]);
+    return line.str();
+  }
+
+  std::string RunRequest(const std::vector<std::string>& f, bool* accepted) {
+    auto number = [](const std::string& s) { return std::strtod(s.c_str(), nullptr); };
+    dplace::run::RunRequest request{
+        .limits = {.evaluations = static_cast<int64_t>(number(f[1])), .seconds = number(f[0])},
+        .coarsen_ops = static_cast<int>(number(f[2])),
+        .robust = {.count = static_cast<int>(number(f[3])), .quantile = number(f[4])}};
+    auto options = dplace::place::ParseOptionSpecs({f[5]});
+    std::vector<std::string> placers = {"mcmc"};
+    Status st = options.status();
+    if (options.ok()) {
+      request.options = *options;
+      placers.push_back(f[5].substr(0, f[5].find('.')));
+      st = dplace::run::Validate(request, placers, number(f[6])).status();
+    }
+    std::vector<std::string> formats;
+    for (size_t at = 0;;) {
+      const size_t plus = f[7].find('+', at);
+      formats.push_back(f[7].substr(at, plus - at));
+      if (plus == std::string::npos) break;
+      at = plus + 1;
+    }
+    dplace::run::ProblemSpec spec;
+    const Status exports = formats == std::vector<std::string>{""}
+                               ? Status()
+                               : dplace::run::SpecForExports(formats, &spec);
+    *accepted = st.ok() && exports.ok();
+    return Bad(st) + Bad(exports);
+  }
+
   std::mt19937_64 rng_;
   fs::path root_, dir_;
   std::shared_ptr<const dplace::sim::Problem> problem_;
   std::vector<std::pair<std::string, std::string>> policies_;  // (method, bytes)
   int64_t reads_ = 0;
+  int64_t scenes_ = 0;
 };
 
 }  // namespace
@@ -273,7 +442,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<std::string> surfaces;
-  for (const char* s : {"gen", "opt", "policy"}) {
+  for (const char* s : {"gen", "opt", "policy", "files", "request"}) {
     if ((flags.only.empty() || flags.only == s) &&
         (std::string(s) != "policy" || fuzzer.has_policies())) {
       surfaces.emplace_back(s);

@@ -58,6 +58,7 @@ struct PyProblem {
 struct PyResult {
   std::shared_ptr<const sim::Problem> problem;
   run::PlacerResult result;
+  double lower_bound = 0;  // the bound of the call that made it (run::LowerBound)
 };
 
 // Python's JSON value (dict, list, str, numbers) and nlohmann's, through the json module's text.

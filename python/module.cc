@@ -19,8 +19,10 @@
 #include "dplace/report/result_json.h"
 #include "dplace/report/table.h"
 #include "dplace/run/decide.h"
+#include "dplace/run/exports.h"
 #include "dplace/run/load.h"
 #include "dplace/sim/evaluator.h"
+#include "dplace/sim/objectives.h"
 #include "dplace/sim/pipeline_sim.h"
 
 namespace dplace::python {
@@ -111,13 +113,9 @@ place::PlacerOptions ParseOptions(const py::object& options) {
 }
 
 // The run's budgets and options; `robust` is the CLI's --robust K, --robust-objective, ... .
+// (run::Validate checks them.)
 run::RunRequest MakeRequest(const py::object& options, uint64_t seed, double time_limit,
                             int64_t evaluations, int coarsen, const run::RobustSpec& robust) {
-  if (!(time_limit >= 0 && time_limit <= 1e6)) {
-    throw Error("time_limit: must be between 0 and 1e6 seconds");
-  }
-  if (evaluations < 0) throw Error("evaluations: must not be negative");
-  if (coarsen < 0) throw Error("coarsen: must not be negative");
   const auto [robust_options, optimise] = Unwrap(run::RobustFromSpec(robust));
   return {.options = ParseOptions(options),
           .seed = seed,
@@ -134,9 +132,7 @@ std::vector<std::string> PlacerList(const py::object& placers, sim::Objective ob
   }
   std::vector<std::string> names = StringList(placers, "placers");
   if (names.empty()) throw Error("placers: no placer named");
-  for (const std::string& n : names)
-    ThrowIfError(place::FindPlacer(n).status().WithContext("placer"));
-  return names;
+  return names;  // each checked by run::Validate
 }
 
 std::vector<PyResult> PlaceAll(const PyProblem& p, const py::object& placers,
@@ -151,14 +147,12 @@ std::vector<PyResult> PlaceAll(const PyProblem& p, const py::object& placers,
                                          .objective = robust_objective,
                                          .seed = robust_seed,
                                          .spread = robust_spread});
-  for (const std::string& name : names) {
-    ThrowIfError(place::MakePlacer(name, request.options).status().WithContext("options"));
-  }
   sim::Placement start_placement;
   if (!start.is_none()) {
     start_placement = PlacementOf(*p.problem, start);
     request.start = &start_placement;
   }
+  run::ValidRequest valid = Unwrap(run::Validate(request, names, total_time_limit));
   StatusOr<std::vector<run::PlacerResult>> results = InvalidInput("not run");
   // Ctrl-C while the core runs: the searches ask Python's signal flag every 50 ms and end at
   // once; KeyboardInterrupt is then raised here, no result returned.
@@ -168,19 +162,22 @@ std::vector<PyResult> PlaceAll(const PyProblem& p, const py::object& placers,
   });
   {
     py::gil_scoped_release release;
-    results = run::RunAll(p.problem, request, names, total_time_limit);
+    results = run::RunAll(p.problem, std::move(valid));
   }
   if (check.fired()) throw py::error_already_set();
   ThrowIfError(results.status());
   std::vector<PyResult> out;
-  for (run::PlacerResult& r : *results) out.push_back({p.problem, std::move(r)});
+  const double bound = run::LowerBound(*p.problem, *results);
+  for (run::PlacerResult& r : *results) out.push_back({p.problem, std::move(r), bound});
   return out;
 }
 
 PyResult Simulate(const PyProblem& p, const py::handle& plan) {
   sim::Placement placement = PlacementOf(*p.problem, plan);
   sim::Evaluation e = sim::MakeEvaluator(p.problem)->Evaluate(placement);
-  return {p.problem, {.placer = "plan", .placement = std::move(placement), .evaluation = e}};
+  return {p.problem,
+          {.placer = "plan", .placement = std::move(placement), .evaluation = e},
+          p.problem->LowerBound()};
 }
 
 std::vector<run::PlacerResult> Plain(const std::vector<PyResult>& results,
@@ -231,6 +228,14 @@ void Write(const std::string& path, const std::string& content, const PyProblem&
   }
   ThrowIfError(CheckWritable("path", path));
   ThrowIfError(WriteFileAtomically(path, content));
+}
+
+// The file the export table's `format` writes for `plan` (run/exports.h).
+void WriteExport(std::string_view format, const std::string& path, const PyProblem& p,
+                 const py::handle& plan) {
+  const run::ExportRow* row = Unwrap(run::FindExport(format));
+  const run::ExportFile file = Unwrap(row->write(*p.problem, PlacementOf(*p.problem, plan)));
+  Write(path, file.content.dump(2) + "\n", p, plan);
 }
 
 void BindTypes(py::module_& m) {
@@ -364,10 +369,10 @@ void BindTypes(py::module_& m) {
       .def_property_readonly("feasible",
                              [](const PyResult& r) { return r.result.evaluation.feasible; })
       .def_property_readonly("reason", [](const PyResult& r) { return r.result.evaluation.reason; })
-      .def_property_readonly("lower_bound",
-                             [](const PyResult& r) { return r.result.evaluation.lower_bound; })
-      .def_property_readonly("gap",
-                             [](const PyResult& r) { return report::Gap(r.result.evaluation); })
+      .def_property_readonly("lower_bound", [](const PyResult& r) { return r.lower_bound; })
+      .def_property_readonly(
+          "gap",
+          [](const PyResult& r) { return report::Gap(r.result.evaluation.value, r.lower_bound); })
       .def_property_readonly("note", [](const PyResult& r) { return r.result.note; })
       .def_property_readonly("search_time_s",
                              [](const PyResult& r) { return r.result.search_time_s; })
@@ -384,7 +389,9 @@ void BindTypes(py::module_& m) {
           })
       .def(
           "to_json",
-          [](const PyResult& r) { return FromJson(report::ResultJson(*r.problem, r.result)); },
+          [](const PyResult& r) {
+            return FromJson(report::ResultJson(*r.problem, r.result, r.lower_bound));
+          },
           "The result as --json prints it (dplace-result/1's entry).")
       .def("__repr__", [](const PyResult& r) {
         return "<dplace.Result " + r.result.placer + ": " +
@@ -409,8 +416,8 @@ void BindFunctions(py::module_& m) {
       row["description"] = std::string(e.description);
       row["family"] = std::string(place::FamilyName(e.traits.family));
       py::list objectives;
-      for (sim::Objective o : sim::kObjectives) {
-        if (e.traits.Supports(o)) objectives.append(std::string(sim::ObjectiveName(o)));
+      for (const sim::ObjectiveRow& o : sim::ObjectiveTable()) {
+        if (e.traits.Supports(o.id)) objectives.append(std::string(o.name));
       }
       row["objectives"] = objectives;
       out.append(std::move(row));
@@ -469,7 +476,9 @@ void BindFunctions(py::module_& m) {
         std::vector<run::PlacerResult> plain = Plain(results, *p.problem);
         std::vector<std::string> lines;
         const int chosen = run::DeployIndex(p.problem, tolerance, &plain, &lines);
-        return py::make_tuple(PyResult{p.problem, plain[static_cast<size_t>(chosen)]}, lines);
+        return py::make_tuple(PyResult{p.problem, plain[static_cast<size_t>(chosen)],
+                                       run::LowerBound(*p.problem, plain)},
+                              lines);
       },
       py::arg("problem"), py::arg("results"), py::arg("tolerance") = 0.01,
       "The plan `place` writes: among the feasible results within `tolerance` of the best, the "
@@ -514,7 +523,7 @@ void BindFunctions(py::module_& m) {
           throw Error("format: '" + format + "' is not plan or paper-split");
         }
         Plain({r}, *p.problem);
-        Write(path, report::PlanFileContent(format, *p.problem, r.result), p);
+        Write(path, report::PlanFileContent(format, *p.problem, r.result, r.lower_bound), p);
       },
       py::arg("path"), py::arg("problem"), py::arg("result"), py::arg("format") = "plan");
   m.def(
@@ -526,15 +535,13 @@ void BindFunctions(py::module_& m) {
   m.def(
       "write_device_map",
       [](const std::string& path, const PyProblem& p, const py::handle& plan) {
-        Write(path, io::DeviceMapJson(*p.problem, PlacementOf(*p.problem, plan)).dump(2) + "\n", p,
-              plan);
+        WriteExport("device_map", path, p, plan);
       },
       py::arg("path"), py::arg("problem"), py::arg("plan"));
   m.def(
       "write_stages",
       [](const std::string& path, const PyProblem& p, const py::handle& plan) {
-        const Json stages = Unwrap(io::StagesJson(*p.problem, PlacementOf(*p.problem, plan)));
-        Write(path, stages.dump(2) + "\n", p, plan);
+        WriteExport("stages", path, p, plan);
       },
       py::arg("path"), py::arg("problem"), py::arg("plan"));
   m.def(

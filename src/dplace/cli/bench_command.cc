@@ -38,8 +38,6 @@ bool Better(const run::PlacerResult& a, const run::PlacerResult& b) {
 }  // namespace
 
 Status RunBench(const BenchFlags& flags) {
-  if (flags.coarsen_ops < 0) return InvalidInput("--coarsen: must not be negative");
-  if (flags.evaluations < 0) return InvalidInput("--evaluations: must not be negative");
   DPLACE_ASSIGN_OR_RETURN(const auto robust, RobustFromFlags(flags.robust));
   DPLACE_ASSIGN_OR_RETURN(
       const run::Suite suite,
@@ -58,14 +56,20 @@ Status RunBench(const BenchFlags& flags) {
   specs.insert(specs.end(), flags.options.begin(), flags.options.end());
   DPLACE_ASSIGN_OR_RETURN(const place::PlacerOptions placer_options,
                           place::ParseOptionSpecs(specs));
-  for (const std::string& name : suite.placers) {  // bad options fail before the first workload
-    if (!place::FindPlacer(name).ok()) continue;
-    DPLACE_RETURN_IF_ERROR(place::MakePlacer(name, placer_options).status().WithContext("--opt"));
-  }
   std::vector<std::string> placers;  // those of the suite built into this binary
   for (const std::string& name : suite.placers) {
     if (place::FindPlacer(name).ok()) placers.push_back(name);
   }
+  // Bad limits and options fail before the first workload; each placement takes its placer.
+  DPLACE_ASSIGN_OR_RETURN(run::ValidRequest valid,
+                          ValidateFromFlags({.options = placer_options,
+                                             .seed = flags.seed,
+                                             .limits = {.evaluations = flags.evaluations,
+                                                        .seconds = flags.time_limit_s},
+                                             .coarsen_ops = flags.coarsen_ops,
+                                             .robust = robust.first,
+                                             .optimise_robust = robust.second},
+                                            placers));
   std::vector<std::pair<std::string, report::Comparison>> comparisons;
   std::vector<std::vector<std::string>> rows = {
       {"workload", "placer", std::string(sim::ValueName(*sim::ParseObjective(suite.objective)))}};
@@ -91,19 +95,13 @@ Status RunBench(const BenchFlags& flags) {
       DPLACE_ASSIGN_OR_RETURN(expert_plan, io::LoadPlan(w.expert, problem.g(), problem.c()));
     }
     std::vector<run::PlacerResult> results;
-    for (const std::string& name : placers) {
+    for (size_t i = 0; i < placers.size(); ++i) {
+      const std::string& name = placers[i];
       // The paper suites compare with the paper's own expert splits only; elsewhere the rule.
       if (name == "expert" && w.expert.empty() && !suite.expert_rule) continue;
-      const run::RunRequest request{
-          .placer = name,
-          .options = placer_options,
-          .seed = flags.seed,
-          .limits = {.evaluations = flags.evaluations, .seconds = flags.time_limit_s},
-          .start = name == "expert" && !w.expert.empty() ? &expert_plan : nullptr,
-          .coarsen_ops = flags.coarsen_ops,
-          .robust = robust.first,
-          .optimise_robust = robust.second};
-      auto run = run::Run(lp.problem, request);
+      run::RunRequest request = valid.request();
+      if (name == "expert" && !w.expert.empty()) request.start = &expert_plan;
+      auto run = run::Run(lp.problem, request, valid.Take(i));
       progress.Advance(w.name + " " + name);
       if (!run.ok()) {
         std::vector<std::string> row(rows[0].size(), "-");
@@ -115,12 +113,13 @@ Status RunBench(const BenchFlags& flags) {
       }
       results.push_back(std::move(run).value());
     }
-    run::ShareBestLowerBound(&results);  // e.g. the integer program's bound holds for every placer
+    // e.g. the integer program's bound holds for every placer
+    const double bound = run::LowerBound(problem, results);
     Json results_json = Json::array();
     for (const run::PlacerResult& r : results) {
       char value[32], gap[32];
       std::snprintf(value, sizeof(value), "%.6g", r.evaluation.value);
-      std::snprintf(gap, sizeof(gap), "%.1f%%", 100 * report::Gap(r.evaluation));
+      std::snprintf(gap, sizeof(gap), "%.1f%%", 100 * report::Gap(r.evaluation.value, bound));
       std::vector<std::string> row = {w.name, r.placer, value};
       if (robust.first.count > 0) {  // in the value column's format
         char median[32], worst[32];
@@ -133,12 +132,11 @@ Status RunBench(const BenchFlags& flags) {
                              FormatBytes(report::PeakMemory(r.evaluation)),
                              FormatSeconds(r.search_time_s), r.note});
       rows.push_back(std::move(row));
-      results_json.push_back(report::ResultJson(problem, r));
+      results_json.push_back(report::ResultJson(problem, r, bound));
     }
-    const double bound = results.empty() ? problem.LowerBound() : results[0].evaluation.lower_bound;
     Json workload = {{"workload", w.name}, {"lower_bound", bound}, {"results", results_json}};
     if (suite.compare) {
-      if (auto c = report::Compare(results, IsClassic)) {
+      if (auto c = report::Compare(results, bound, IsClassic)) {
         workload["best_classic"] = {{"placer", c->classic}, {"value", c->classic_s}};
         workload["best"] = {{"placer", c->best}, {"value", c->best_s}};
         workload["ratio"] = c->ratio();

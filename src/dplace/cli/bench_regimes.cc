@@ -85,14 +85,28 @@ Status RunRegimeBench(const BenchFlags& flags, const run::Suite& suite) {
   for (const run::SuiteWorkload& w : suite.workloads) {
     if (w.name.find(flags.filter) != std::string::npos) workloads.push_back(&w);
   }
+  // Each regime's request checked, and its placers made, before the first workload: the
+  // placers of the regime built into this binary, with its options and budget.
   int runs = 0;
+  std::vector<run::ValidRequest> valid;  // per regime
   for (const run::Regime* r : regimes) {
     DPLACE_ASSIGN_OR_RETURN(const place::PlacerOptions o, options_of(*r));
+    std::vector<std::string> names;
     for (const std::string& name : placers_of(r)) {
-      if (!place::FindPlacer(name).ok()) continue;
-      DPLACE_RETURN_IF_ERROR(place::MakePlacer(name, o).status().WithContext(r->name));
-      ++runs;
+      if (place::FindPlacer(name).ok()) names.push_back(name);
     }
+    runs += static_cast<int>(names.size());
+    if (names.empty()) {  // nothing of it runs here
+      valid.emplace_back();
+      continue;
+    }
+    auto v = ValidateFromFlags({.options = o,
+                                .seed = flags.seed,
+                                .limits = {.evaluations = r->evaluations, .seconds = r->seconds},
+                                .coarsen_ops = flags.coarsen_ops},
+                               names);
+    if (!v.ok()) return v.status().WithContext(r->name);
+    valid.push_back(std::move(v).value());
   }
   std::vector<Row> rows;
   Json all = Json::array();
@@ -106,27 +120,22 @@ Status RunRegimeBench(const BenchFlags& flags, const run::Suite& suite) {
     pf.cluster = w.cluster.empty() ? flags.cluster : w.cluster;
     DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, ProblemFromFlags(pf));
     const sim::Problem& problem = *lp.problem;
-    auto run_one = [&](const std::string& placer, const run::Regime& r,
-                       const place::PlacerOptions& o) {
-      return run::Run(lp.problem, {.placer = placer,
-                                   .options = o,
-                                   .seed = flags.seed,
-                                   .limits = {.evaluations = r.evaluations, .seconds = r.seconds},
-                                   .coarsen_ops = flags.coarsen_ops});
-    };
-    DPLACE_ASSIGN_OR_RETURN(const run::PlacerResult single,
-                            run_one("single", run::Regime{}, place::PlacerOptions{}));
+    DPLACE_ASSIGN_OR_RETURN(
+        const run::PlacerResult single,
+        run::Run(lp.problem,
+                 {.placer = "single", .seed = flags.seed, .coarsen_ops = flags.coarsen_ops}));
     progress.Advance(w.name + " single");
     const bool trivial =
         single.evaluation.feasible && single.evaluation.value <= 1.05 * problem.LowerBound();
     double reference = 0;
     Json results = Json::array();
-    for (const run::Regime* r : regimes) {
-      DPLACE_ASSIGN_OR_RETURN(const place::PlacerOptions o, options_of(*r));
-      for (const std::string& name : placers_of(r)) {
+    for (size_t ri = 0; ri < regimes.size(); ++ri) {
+      const run::Regime* r = regimes[ri];
+      run::ValidRequest& v = valid[ri];
+      for (size_t i = 0; i < v.placers().size(); ++i) {
+        const std::string& name = v.placers()[i];
         auto entry = place::FindPlacer(name);
-        if (!entry.ok()) continue;
-        auto result = run_one(name, *r, o);
+        auto result = run::Run(lp.problem, v.request(), v.Take(i));
         progress.Advance(w.name + " " + r->name + " " + name);
         if (!result.ok()) return result.status().WithContext(w.name + " " + r->name + " " + name);
         const sim::Evaluation& e = result->evaluation;
@@ -144,7 +153,7 @@ Status RunRegimeBench(const BenchFlags& flags, const run::Suite& suite) {
                 .learned = (*entry)->traits.family == place::Family::kLearned,
                 .classic = (*entry)->traits.classic};
         // The result as every bench writes it (the HTML report reads it), named by its regime.
-        Json one = report::ResultJson(problem, *result);
+        Json one = report::ResultJson(problem, *result, run::LowerBound(problem, {*result}));
         one["placer"] = r->name + "/" + name;
         one["regime"] = r->name;
         one["ratio"] = row.ratio;

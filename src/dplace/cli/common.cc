@@ -18,20 +18,47 @@ namespace dplace::cli {
 
 Status WithFlagNames(const Status& status) {
   std::string m = status.message();
-  for (const char* field : {"shapes", "unit", "training", "dtype", "cluster", "objective",
-                            "runtime", "schedule", "export", "stages", "devices"}) {
+  // The run service's field, and its flag where that is not "--" and the field.
+  for (const auto& [field, named] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"shapes", ""},
+           {"unit", ""},
+           {"training", ""},
+           {"dtype", ""},
+           {"cluster", ""},
+           {"objective", ""},
+           {"runtime", ""},
+           {"schedule", ""},
+           {"export", ""},
+           {"stages", ""},
+           {"devices", ""},
+           {"time_limit", "--time-limit"},
+           {"total_time_limit", "--total-time-limit"},
+           {"evaluations", ""},
+           {"coarsen", ""},
+           {"options", "--opt"},
+           {"placer", ""}}) {
+    const std::string flag = named.empty() ? "--" + field : named;
     // "fix it with shapes NAME=DIMS": the field named inside a sentence.
-    const std::string with = std::string("with ") + field + " ";
-    if (const size_t at = m.find(with); at != std::string::npos) m.insert(at + 5, "--");
-    const std::string key = std::string(field) + ": ";
+    const std::string with = "with " + field + " ";
+    if (const size_t at = m.find(with); at != std::string::npos)
+      m.replace(at + 5, field.size(), flag);
+    const std::string key = field + ": ";
     for (size_t at = m.find(key); at != std::string::npos; at = m.find(key, at + 1)) {
       if (at == 0 || (at >= 2 && m.compare(at - 2, 2, ": ") == 0)) {
-        m.insert(at, "--");
+        m.replace(at, field.size(), flag);
         break;
       }
     }
   }
   return Status(status.code(), m);
+}
+
+StatusOr<run::ValidRequest> ValidateFromFlags(run::RunRequest request,
+                                              std::vector<std::string> placers,
+                                              double total_time_limit_s) {
+  auto valid = run::Validate(std::move(request), std::move(placers), total_time_limit_s);
+  if (!valid.ok()) return WithFlagNames(valid.status());
+  return valid;
 }
 
 StatusOr<std::pair<sim::RobustOptions, bool>> RobustFromFlags(const RobustFlags& flags) {

@@ -32,6 +32,10 @@ StatusOr<io::LoadedGraph> GraphFromFlags(const GraphFlags& flags);
 StatusOr<LoadedProblem> ProblemFromFlags(const ProblemFlags& flags);
 // The run service's message with its fields named as flags ("unit: ..." -> "--unit: ...").
 Status WithFlagNames(const Status& status);
+// run::Validate, its errors named by the flags.
+StatusOr<run::ValidRequest> ValidateFromFlags(run::RunRequest request,
+                                              std::vector<std::string> placers,
+                                              double total_time_limit_s = 0);
 
 // An output file of a command: its flag, its path (empty: not asked for), and what it holds where
 // it may replace an input of the same kind (file_util.h NoteInput: "checkpoint").

@@ -6,6 +6,7 @@
 #include "dplace/cli/commands.h"
 #include "dplace/graph/training.h"
 #include "dplace/registry/registry.h"
+#include "dplace/sim/objectives.h"
 
 namespace dplace::cli {
 
@@ -81,9 +82,8 @@ Status RunPlacers(const PlacersFlags& flags) {
   for (const place::PlacerEntry& e : place::Placers()) {
     const place::PlacerTraits& t = e.traits;
     std::string objectives;
-    for (sim::Objective o : sim::kObjectives) {
-      if (t.Supports(o))
-        objectives += (objectives.empty() ? "" : ",") + std::string(ObjectiveName(o));
+    for (const sim::ObjectiveRow& o : sim::ObjectiveTable()) {
+      if (t.Supports(o.id)) objectives += (objectives.empty() ? "" : ",") + std::string(o.name);
     }
     Json options = Json::array();
     for (const place::OptionDoc& d : place::OptionDocs(e)) {

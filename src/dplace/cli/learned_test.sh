@@ -5,26 +5,18 @@
 set -u
 source "$(dirname "$0")/test_lib.sh"
 
-# gen: deterministic per seed, one file per graph.
-"$DPLACE" gen enas_cnn --count 3 --seed 3 --out "$TMP/g" --quiet && ok || fail "gen"
-"$DPLACE" gen enas_cnn --count 3 --seed 3 --out "$TMP/g2" --quiet
-[[ $(ls "$TMP/g" | wc -l) == 3 ]] && ok || fail "gen: want 3 files"
-diff -r "$TMP/g" "$TMP/g2" >/dev/null && ok || fail "gen: same seed, different graphs"
-"$DPLACE" gen enas_cnn --count 1 --seed 4 --out "$TMP/g4" --quiet
-cmp -s "$TMP/g/enas_cnn_3_0.json" "$TMP/g4/enas_cnn_4_0.json" && fail "gen: seed ignored" || ok
-expect_bad_input gen_family "unknown graph family 'enas'" gen enas --out "$TMP/x"
-
-# train: policy, learning curve, progress on stderr.
+# What several sections start from: three generated graphs and a policy trained on them (with its
+# checkpoint), made once per run of the script.
 train=(train --graphs "$TMP/g" --cluster k80x4 --updates 2 --episodes 3 --max-units 48)
-if "$DPLACE" "${train[@]}" --seed 7 --out "$TMP/one.pt" --checkpoint "$TMP/one.ckpt" --log "$TMP/curve.csv" \
-    >"$TMP/train.out" 2>"$TMP/train.err"; then
-  ok
-  [[ $(wc -l <"$TMP/curve.csv") == 3 ]] && ok || fail "train: curve rows $(cat "$TMP/curve.csv")"
-  grep -q "^update 2  episodes 6" "$TMP/train.err" && ok || fail "train: progress $(cat "$TMP/train.err")"
-  grep -q "2 updates, 6 episodes" "$TMP/train.out" && ok || fail "train: summary $(cat "$TMP/train.out")"
-else
-  fail "train: $(cat "$TMP/train.err")"
-fi
+place=(place --graph "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer placeto --evaluations 64)
+graphs() {
+  [[ -d $TMP/g ]] || "$DPLACE" gen enas_cnn --count 3 --seed 3 --out "$TMP/g" --quiet
+}
+trained() {
+  graphs
+  [[ -f $TMP/one.pt ]] || "$DPLACE" "${train[@]}" --seed 7 --out "$TMP/one.pt" \
+    --checkpoint "$TMP/one.ckpt" --quiet || fail "train: the policy the section needs"
+}
 # Distributed: two ranks, the same weights, optimiser state and baselines bit for bit: every
 # tensor of the two checkpoints, read with PyTorch (the files' bytes differ: LibTorch names Adam's
 # state by memory address).
@@ -34,6 +26,45 @@ import sys, torch
 a, b = (list(torch.jit.load(p).state_dict().values()) for p in sys.argv[1:3])
 sys.exit(0 if len(a) == len(b) > 20 and all(torch.equal(x, y) for x, y in zip(a, b)) else 1)" "$1" "$2"
 }
+
+# gen: deterministic per seed, one file per graph.
+section_gen() {
+"$DPLACE" gen enas_cnn --count 3 --seed 3 --out "$TMP/gen" --quiet && ok || fail "gen"
+"$DPLACE" gen enas_cnn --count 3 --seed 3 --out "$TMP/g2" --quiet
+[[ $(ls "$TMP/gen" | wc -l) == 3 ]] && ok || fail "gen: want 3 files"
+diff -r "$TMP/gen" "$TMP/g2" >/dev/null && ok || fail "gen: same seed, different graphs"
+"$DPLACE" gen enas_cnn --count 1 --seed 4 --out "$TMP/g4" --quiet
+cmp -s "$TMP/gen/enas_cnn_3_0.json" "$TMP/g4/enas_cnn_4_0.json" && fail "gen: seed ignored" || ok
+expect_bad_input gen_family "unknown graph family 'enas'" gen enas --out "$TMP/x"
+}
+
+# train: policy, learning curve, progress on stderr.
+section_train() {
+graphs
+if "$DPLACE" "${train[@]}" --seed 7 --out "$TMP/one.pt" --checkpoint "$TMP/one.ckpt" --log "$TMP/curve.csv" \
+    >"$TMP/train.out" 2>"$TMP/train.err"; then
+  ok
+  [[ $(wc -l <"$TMP/curve.csv") == 3 ]] && ok || fail "train: curve rows $(cat "$TMP/curve.csv")"
+  grep -q "^update 2  episodes 6" "$TMP/train.err" && ok || fail "train: progress $(cat "$TMP/train.err")"
+  grep -q "2 updates, 6 episodes" "$TMP/train.out" && ok || fail "train: summary $(cat "$TMP/train.out")"
+else
+  fail "train: $(cat "$TMP/train.err")"
+fi
+expect_bad_input train_method "--method: dqn not in {placeto,colocrl,hdp,gdp}" "${train[@]}" \
+  --method dqn --out "$TMP/p.pt"
+expect_bad_input train_no_cluster "--cluster" train --graphs "$TMP/g" --out "$TMP/p.pt"
+expect_bad_input train_algorithm "--algorithm: 'a2c' is not reinforce or ppo" "${train[@]}" \
+  --algorithm a2c --out "$TMP/p.pt"
+expect_bad_input train_no_graphs "--graphs nowhere: neither a file, a folder nor a suite" \
+  train --graphs nowhere --cluster k80x4 --out "$TMP/p.pt"
+expect_bad_input train_resume "c.pt: no such checkpoint" "${train[@]}" --seed 7 --out "$TMP/p.pt" \
+  --resume "$TMP/c.pt"
+}
+
+# mpirun -n 2 trains what one process trains, for every method and algorithm; a rank that fails
+# ends the job.
+section_mpi() {
+trained
 if command -v mpirun >/dev/null; then
   mpirun --allow-run-as-root --oversubscribe -n 2 "$DPLACE" "${train[@]}" --seed 7 --out "$TMP/mpi.pt" \
     --checkpoint "$TMP/mpi.ckpt" \
@@ -103,18 +134,12 @@ if command -v mpirun >/dev/null; then
 else
   fail "mpirun not found (the set-up script installs openmpi-bin)"
 fi
-expect_bad_input train_method "--method: dqn not in {placeto,colocrl,hdp,gdp}" "${train[@]}" \
-  --method dqn --out "$TMP/p.pt"
-expect_bad_input train_no_cluster "--cluster" train --graphs "$TMP/g" --out "$TMP/p.pt"
-expect_bad_input train_algorithm "--algorithm: 'a2c' is not reinforce or ppo" "${train[@]}" \
-  --algorithm a2c --out "$TMP/p.pt"
-expect_bad_input train_no_graphs "--graphs nowhere: neither a file, a folder nor a suite" \
-  train --graphs nowhere --cluster k80x4 --out "$TMP/p.pt"
-expect_bad_input train_resume "c.pt: no such checkpoint" "${train[@]}" --seed 7 --out "$TMP/p.pt" \
-  --resume "$TMP/c.pt"
+}
 
-# place with the trained policy: same seed, same plan.
-place=(place --graph "$TMP/g/enas_cnn_3_1.json" --cluster k80x4 --placer placeto --evaluations 64)
+# place with the trained policy: same seed, same plan; bad and unreadable policy files; no output
+# replaces an input policy or checkpoint.
+section_policies() {
+trained
 "$DPLACE" "${place[@]}" --opt placeto.policy="$TMP/one.pt" --out "$TMP/a.json" >/dev/null 2>&1 && ok || fail "placeto"
 "$DPLACE" "${place[@]}" --opt placeto.policy="$TMP/one.pt" --out "$TMP/b.json" >/dev/null 2>&1
 cmp -s "$TMP/a.json" "$TMP/b.json" && ok || fail "placeto: same seed, different plans"
@@ -155,10 +180,14 @@ cmp -s "$TMP/init.pt" "$TMP/one.pt" && cmp -s "$TMP/resume.ckpt" "$TMP/one.ckpt"
 "$DPLACE" train --graphs "$TMP/g" --cluster k80x4 --updates 3 --episodes 3 --max-units 48 --seed 7 \
   --resume "$TMP/resume.ckpt" --checkpoint "$TMP/resume.ckpt" --quiet && ! cmp -s "$TMP/resume.ckpt" \
   "$TMP/one.ckpt" && ok || fail "train --resume ck --checkpoint ck did not write the next checkpoint"
+}
 
-# The whole-episode placers: a policy trained above, fresh weights, same seed same plan; a policy
-# of another method is one line.
-if [[ -f $TMP/gdp.pt ]]; then
+# The whole-episode placers: a trained policy, fresh weights, same seed same plan; a policy of
+# another method is one line.
+section_whole_episode() {
+trained
+if "$DPLACE" "${train[@]}" --seed 7 --method gdp --hidden 16 --algorithm ppo --out "$TMP/gdp.pt" \
+    --quiet; then
   "$DPLACE" "${place[@]/placeto/gdp}" --opt gdp.policy="$TMP/gdp.pt" --opt gdp.fine_tune=true \
     --out "$TMP/gdp_a.json" >/dev/null 2>&1 && ok || fail "gdp with a trained policy"
   "$DPLACE" "${place[@]/placeto/gdp}" --opt gdp.policy="$TMP/gdp.pt" --opt gdp.fine_tune=true \
@@ -166,6 +195,8 @@ if [[ -f $TMP/gdp.pt ]]; then
   cmp -s "$TMP/gdp_a.json" "$TMP/gdp_b.json" && ok || fail "gdp: same seed, different plans"
   expect_bad_input policy_kind "one.pt: a placeto policy, not gdp" "${place[@]/placeto/gdp}" \
     --opt gdp.policy="$TMP/one.pt"
+else
+  fail "train --method gdp"
 fi
 for m in colocrl hdp; do
   "$DPLACE" "${place[@]/placeto/$m}" --opt $m.hidden=16 --out "$TMP/$m.json" >/dev/null 2>&1 &&
@@ -173,9 +204,12 @@ for m in colocrl hdp; do
 done
 expect_bad_input hdp_algorithm "option hdp.algorithm: 'a2c' is not reinforce or ppo" \
   "${place[@]/placeto/hdp}" --opt hdp.algorithm=a2c
+}
 
 # Imitation of the search: labels computed once (the second run reads the cache), a curve of
 # accuracy and loss; the policy then guides mcmc's proposals (same seed, same plan).
+section_imitation() {
+graphs
 imitate=(train --graphs "$TMP/g" --cluster k80x4 --method gdp --hidden 8 --updates 3 --episodes 2
   --imitate 300 --labels "$TMP/labels" --perturb 8 --seed 5)
 if "$DPLACE" "${imitate[@]}" --out "$TMP/imitate.pt" --log "$TMP/imitate.csv" >/dev/null 2>"$TMP/imitate.err"; then
@@ -244,9 +278,12 @@ expect_bad_input train_relabel "--relabel: needs --imitate and --init" train --g
   --cluster k80x4 --relabel --out "$TMP/x.pt"
 expect_bad_input train_imitate "--imitate: must be a number in [0, 1e+09], not -1" train --graphs \
   "$TMP/g" --cluster k80x4 --imitate -1 --out "$TMP/x.pt"
+}
 
 # bench with regimes: a ladder's rungs (chosen by the ladder's name), only the --placers asked for,
 # and bench/curves.py's plots and table from the JSON.
+section_bench() {
+graphs
 cat >"$TMP/ladder.json" <<EOF
 {"format": "dplace-suite/1", "description": "d", "objective": "step", "placers": [],
  "reference": {"placer": "mcmc", "evaluations": 64},
@@ -271,10 +308,12 @@ else
   fail "bench ladder: $(cat "$TMP/ladder.err")"
 fi
 expect_bad_input bench_regime "has no regime 'curv'" bench --suite "$TMP/ladder.json" --regimes curv
+}
 
 # The bundled policies' training graphs are the ones their hash lists name (regenerated here as
 # models/policies/train_placeto.sh and train_gdp.sh make them), and no test graph of the learned
 # suite is one of them.
+section_bundled() {
 source models/policies/training_graphs.sh
 training_graphs "$DPLACE" "$TMP/train/forward" "$TMP/train/training" 8 4
 training_graphs "$DPLACE" "$TMP/gdp_train/forward" "$TMP/gdp_train/training" 16 8
@@ -300,6 +339,17 @@ for t in "${tests[@]}"; do
   fi
   hash=$(sha256sum "$file" | cut -d' ' -f1)
   grep -q "^$hash " "${LISTS[@]}" && fail "test graph $t is a training graph" || ok
+done
+}
+
+# Runs the sections named as arguments (all of them without), each a CTest test of its own.
+SECTIONS=$(declare -F | sed -n 's/^declare -f section_//p')
+for section in ${@:-$SECTIONS}; do
+  if [[ " $(echo $SECTIONS) " != *" $section "* ]]; then
+    fail "no section '$section' (sections: $(echo $SECTIONS))"
+    continue
+  fi
+  "section_$section"
 done
 
 echo "$passed passed, $failed failed"

@@ -89,8 +89,9 @@ Status RunSimulate(const SimulateFlags& flags) {
   }
   const sim::Evaluation& e = result.evaluation;
   std::cout << sim::ValueName(problem.objective) << ": " << report::FormatValue(problem, e.value)
-            << "\nlower bound: " << report::FormatValue(problem, e.lower_bound) << " (gap "
-            << FormatPercent(report::Gap(e)) << ")\nfeasible: " << (e.feasible ? "yes" : "no")
+            << "\nlower bound: " << report::FormatValue(problem, problem.LowerBound()) << " (gap "
+            << FormatPercent(report::Gap(e.value, problem.LowerBound()))
+            << ")\nfeasible: " << (e.feasible ? "yes" : "no")
             << (e.feasible ? "" : " (" + e.reason + ")") << "\n"
             << report::DeviceTable(problem, e);
   if (result.robust) {

@@ -46,16 +46,15 @@ DeviceMap MakeDeviceMap(const sim::Problem& problem, const sim::Placement& place
 // MakeDeviceMap(...).map.
 Json DeviceMapJson(const sim::Problem& problem, const sim::Placement& placement);
 
-// InvalidInput when the placement is not a pipeline of contiguous stages, or, under the throughput
-// objective (whose max-load model sends a CPU's tensors for free), has a CPU stage that is neither
-// the first nor the last.
 // One stage of a simulated pipeline: its device's name, forward, backward and busy seconds, the
 // micro-batches in flight at its peak, what it holds per micro-batch, its peak and its capacity
 // (null: unlimited).
 Json PipelineStageJson(const sim::Problem& problem, const sim::PipelineStage& stage);
 
 // The pipeline run is the problem's schedule (GPipe when its stage memory is GPipe's, else 1F1B)
-// over its micro-batches (Problem::microbatches).
+// over its micro-batches (Problem::microbatches). InvalidInput when the placement is not a
+// pipeline of contiguous stages, or, under the throughput objective (whose max-load model sends a
+// CPU's tensors for free), has a CPU stage that is neither the first nor the last.
 StatusOr<Json> StagesJson(const sim::Problem& problem, const sim::Placement& placement);
 
 }  // namespace dplace::io

@@ -45,7 +45,7 @@ Json WritePlan(const graph::Graph& g, const hw::Cluster& c, const sim::Placement
             {"objective", sim::ObjectiveName(evaluation.objective)},
             {"value", evaluation.value},
             {"feasible", evaluation.feasible},
-            {"lower_bound", evaluation.lower_bound}};
+            {"lower_bound", info.lower_bound}};
   if (!evaluation.feasible) j["reason"] = evaluation.reason;
   if (!info.placer.empty()) j["placer"] = info.placer;
   if (!info.options.empty()) j["options"] = info.options;

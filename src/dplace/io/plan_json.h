@@ -22,6 +22,7 @@ struct PlanInfo {
   std::string placer;  // who made it; empty if unknown
   double search_time_s = 0;
   std::vector<std::string> options;  // the placer options it ran with, "placer.key=value"
+  double lower_bound = 0;            // the bound its value is judged against (run::LowerBound)
 };
 
 Json WritePlan(const graph::Graph& g, const hw::Cluster& c, const sim::Placement& placement,

@@ -19,7 +19,7 @@ bool Better(const run::PlacerResult& a, const run::PlacerResult& b) {
 
 }  // namespace
 
-std::optional<Comparison> Compare(const std::vector<run::PlacerResult>& results,
+std::optional<Comparison> Compare(const std::vector<run::PlacerResult>& results, double lower_bound,
                                   bool (*is_classic)(const std::string& placer)) {
   const run::PlacerResult *classic = nullptr, *best = nullptr;
   Comparison c;
@@ -27,8 +27,7 @@ std::optional<Comparison> Compare(const std::vector<run::PlacerResult>& results,
     if (is_classic(r.placer) && (classic == nullptr || Better(r, *classic))) classic = &r;
     if (best == nullptr || Better(r, *best)) best = &r;
     if (r.placer == "single") {
-      c.single_within_5pct =
-          r.evaluation.feasible && r.evaluation.value <= 1.05 * r.evaluation.lower_bound;
+      c.single_within_5pct = r.evaluation.feasible && r.evaluation.value <= 1.05 * lower_bound;
     }
   }
   if (classic == nullptr || !classic->evaluation.feasible) return std::nullopt;
@@ -36,7 +35,7 @@ std::optional<Comparison> Compare(const std::vector<run::PlacerResult>& results,
   c.classic_s = classic->evaluation.value;
   c.best = best->placer;
   c.best_s = best->evaluation.value;
-  c.best_gap = Gap(best->evaluation);
+  c.best_gap = Gap(best->evaluation.value, lower_bound);
   return c;
 }
 

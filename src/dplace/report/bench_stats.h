@@ -22,8 +22,9 @@ struct Comparison {
 };
 
 // The comparison of one workload's results; none when no classic baseline placed it feasibly.
-// `is_classic` says which placers are classic baselines.
-std::optional<Comparison> Compare(const std::vector<run::PlacerResult>& results,
+// `lower_bound`: the run's (run::LowerBound); `is_classic` says which placers are classic
+// baselines.
+std::optional<Comparison> Compare(const std::vector<run::PlacerResult>& results, double lower_bound,
                                   bool (*is_classic)(const std::string& placer));
 
 // Geometric means of best / best classic: over all workloads, and over those where one device is

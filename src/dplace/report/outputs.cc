@@ -10,7 +10,7 @@
 namespace dplace::report {
 
 std::string PlanFileContent(const std::string& format, const sim::Problem& problem,
-                            const run::PlacerResult& result) {
+                            const run::PlacerResult& result, double lower_bound) {
   Json j;
   if (format == "paper-split") {
     j = io::WritePaperSplit(problem.g(), problem.c(), result.placement, result.evaluation);
@@ -18,7 +18,8 @@ std::string PlanFileContent(const std::string& format, const sim::Problem& probl
     j = io::WritePlan(problem.g(), problem.c(), result.placement, result.evaluation,
                       {.placer = result.placer,
                        .search_time_s = result.search_time_s,
-                       .options = result.options});
+                       .options = result.options,
+                       .lower_bound = lower_bound});
   }
   return j.dump(2) + "\n";
 }

@@ -13,9 +13,9 @@
 namespace dplace::report {
 
 // The plan file's content (dplace-plan/1, or the paper's split format when `format` is
-// "paper-split").
+// "paper-split"); `lower_bound`, the run's (run::LowerBound).
 std::string PlanFileContent(const std::string& format, const sim::Problem& problem,
-                            const run::PlacerResult& result);
+                            const run::PlacerResult& result, double lower_bound);
 
 // Simulates the step of `placement` with a timeline: the Chrome trace's content.
 std::string TraceFileContent(const sim::Problem& problem, const sim::Placement& placement);

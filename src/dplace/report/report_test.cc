@@ -46,16 +46,20 @@ TEST(ChromeTraceTest, ParsesAndHasEveryTrack) {
 
 TEST(TableTest, MarksTheBestAndExplainsInfeasibility) {
   sim::Problem p = Chain();
-  PlacerResult good{"one", sim::OnDevices({0, 0}),
-                    sim::SimulateStep(p, sim::OnDevices({0, 0})).evaluation, 0.1};
-  PlacerResult bad{"two", sim::OnDevices({0, 1}),
-                   sim::SimulateStep(p, sim::OnDevices({0, 1})).evaluation, 0.2};
+  PlacerResult good{.placer = "one",
+                    .placement = sim::OnDevices({0, 0}),
+                    .evaluation = sim::SimulateStep(p, sim::OnDevices({0, 0})).evaluation,
+                    .search_time_s = 0.1};
+  PlacerResult bad{.placer = "two",
+                   .placement = sim::OnDevices({0, 1}),
+                   .evaluation = sim::SimulateStep(p, sim::OnDevices({0, 1})).evaluation,
+                   .search_time_s = 0.2};
   bad.evaluation.feasible = false;
   bad.evaluation.reason = "device d1: too small";
   const std::string t = ComparisonTable(p, {good, bad}, 0);
   EXPECT_NE(t.find("* one"), std::string::npos) << t;
   EXPECT_NE(t.find("two is infeasible: device d1: too small"), std::string::npos) << t;
-  Json j = ResultJson(p, good);
+  Json j = ResultJson(p, good, p.LowerBound());
   EXPECT_EQ(j["devices"].size(), 3u);
   EXPECT_TRUE(j["devices"][0].contains("busy_s"));
   EXPECT_TRUE(j["devices"][0]["memory_capacity_bytes"].is_null());
@@ -66,9 +70,19 @@ TEST(HtmlReportTest, TableBarsAndTimelineOfTheBest) {
   sim::StepResult one = sim::SimulateStep(p, sim::OnDevices({0, 0}), {.record_timeline = true});
   sim::StepResult two = sim::SimulateStep(p, sim::OnDevices({0, 1}), {.record_timeline = true});
   Json results = Json::array();
-  results.push_back(ResultJson(p, {"single", sim::OnDevices({0, 0}), one.evaluation, 0.001, ""}));
-  results.push_back(
-      ResultJson(p, {"<split>", sim::OnDevices({0, 1}), two.evaluation, 0.002, "a & b"}));
+  results.push_back(ResultJson(p,
+                               {.placer = "single",
+                                .placement = sim::OnDevices({0, 0}),
+                                .evaluation = one.evaluation,
+                                .search_time_s = 0.001},
+                               3.0));
+  results.push_back(ResultJson(p,
+                               {.placer = "<split>",
+                                .placement = sim::OnDevices({0, 1}),
+                                .evaluation = two.evaluation,
+                                .search_time_s = 0.002,
+                                .note = "a & b"},
+                               3.0));
   const Json bench = {{"suite", "tiny"},
                       {"workloads",
                        {{{"workload", "chain"},

@@ -5,9 +5,9 @@
 
 namespace dplace::report {
 
-double Gap(const sim::Evaluation& e) {
-  if (e.value <= 0) return 0;
-  return std::max(0.0, (e.value - e.lower_bound) / e.value);
+double Gap(double value, double lower_bound) {
+  if (value <= 0) return 0;
+  return std::max(0.0, (value - lower_bound) / value);
 }
 
 double PeakMemory(const sim::Evaluation& e) {
@@ -16,7 +16,7 @@ double PeakMemory(const sim::Evaluation& e) {
   return peak;
 }
 
-Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {
+Json ResultJson(const sim::Problem& problem, const PlacerResult& result, double lower_bound) {
   const sim::Evaluation& e = result.evaluation;
   Json devices = Json::array();
   for (sim::DeviceId d{0}; d < problem.num_devices(); ++d) {
@@ -36,8 +36,8 @@ Json ResultJson(const sim::Problem& problem, const PlacerResult& result) {
   Json out = {{"objective", sim::ObjectiveName(e.objective)},
               {"value", e.value},
               {"feasible", e.feasible},
-              {"lower_bound", e.lower_bound},
-              {"gap", Gap(e)},
+              {"lower_bound", lower_bound},
+              {"gap", Gap(e.value, lower_bound)},
               {"placer", result.placer},
               {"search_time_s", result.search_time_s},
               {"devices", devices}};
@@ -63,9 +63,10 @@ Json RobustJson(const sim::RobustJudgement& robust, bool optimised) {
 
 Json ResultsJson(const sim::Problem& problem, const std::vector<PlacerResult>& results, int best) {
   Json all = Json::array();
-  for (const PlacerResult& r : results) all.push_back(ResultJson(problem, r));
+  const double bound = run::LowerBound(problem, results);
+  for (const PlacerResult& r : results) all.push_back(ResultJson(problem, r, bound));
   const PlacerResult& chosen = results[static_cast<size_t>(best)];
-  Json winner = ResultJson(problem, chosen);
+  Json winner = ResultJson(problem, chosen, bound);
   Json placement = Json::object();
   for (sim::OpId op{0}; op < problem.num_ops(); ++op) {
     placement[problem.g().op(op).name] = problem.c().device(chosen.placement[op]).name;

@@ -76,6 +76,7 @@ std::string ComparisonTable(const sim::Problem& problem, const std::vector<Place
   const std::vector<std::string> robust_head = RobustHeader(results);
   rows[0].insert(rows[0].end(), robust_head.begin(), robust_head.end());
   rows[0].insert(rows[0].end(), {"gap to bound", "feasible", "peak memory", "search time"});
+  const double bound = run::LowerBound(problem, results);
   for (size_t i = 0; i < results.size(); ++i) {
     const sim::Evaluation& e = results[i].evaluation;
     const double peak = PeakMemory(e);
@@ -86,13 +87,11 @@ std::string ComparisonTable(const sim::Problem& problem, const std::vector<Place
       const std::vector<std::string> cells = RobustCells(problem, results[i]);
       row.insert(row.end(), cells.begin(), cells.end());
     }
-    row.insert(row.end(), {Number(100 * Gap(e), "%.1f%%"), e.feasible ? "yes" : "no",
+    row.insert(row.end(), {Number(100 * Gap(e.value, bound), "%.1f%%"), e.feasible ? "yes" : "no",
                            FormatBytes(peak), FormatSeconds(results[i].search_time_s)});
     rows.push_back(std::move(row));
   }
   std::string out = RenderTable(rows);
-  double bound = problem.LowerBound();
-  for (const PlacerResult& r : results) bound = std::max(bound, r.evaluation.lower_bound);
   out += "lower bound: " + FormatValue(problem, bound) + "\n";
   for (const PlacerResult& r : results) {
     if (!r.robust) continue;

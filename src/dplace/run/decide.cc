@@ -93,7 +93,6 @@ int DeployIndex(const std::shared_ptr<const sim::Problem>& shared, double tolera
     if (tidy != r.placement) {
       sim::Evaluation e = evaluator->Evaluate(tidy);
       if (e.feasible && e.value <= limit && rank({.placement = tidy, .evaluation = e}) < rank(r)) {
-        e.lower_bound = r.evaluation.lower_bound;
         r.placement = std::move(tidy);
         r.evaluation = std::move(e);
         r.note +=
@@ -113,12 +112,10 @@ int DeployIndex(const std::shared_ptr<const sim::Problem>& shared, double tolera
 }
 
 StatusOr<std::vector<PlacerResult>> RunAll(const std::shared_ptr<const sim::Problem>& problem,
-                                           const RunRequest& request,
-                                           const std::vector<std::string>& placers,
-                                           double total_time_limit_s, double prepared_s) {
-  if (!(total_time_limit_s >= 0 && total_time_limit_s <= 1e6)) {
-    return InvalidInput("total_time_limit: must be between 0 and 1e6 seconds");
-  }
+                                           ValidRequest valid, double prepared_s) {
+  const RunRequest& request = valid.request();
+  const std::vector<std::string>& placers = valid.placers();
+  const double total_time_limit_s = valid.total_time_limit_s();
   std::vector<PlacerResult> results;
   const auto started = std::chrono::steady_clock::now();
   const auto n = static_cast<double>(placers.size());
@@ -141,11 +138,10 @@ StatusOr<std::vector<PlacerResult>> RunAll(const std::shared_ptr<const sim::Prob
                    (total_time_limit_s - spent) / static_cast<double>(placers.size() - i));
       share.limits.seconds = own > 0 ? std::min(own, fair) : fair;
     }
-    DPLACE_ASSIGN_OR_RETURN(PlacerResult r, Run(problem, share));
+    DPLACE_ASSIGN_OR_RETURN(PlacerResult r, Run(problem, share, valid.Take(i)));
     results.push_back(std::move(r));
   }
   if (Interrupted()) return InvalidInput("interrupted");
-  ShareBestLowerBound(&results);
   return results;
 }
 

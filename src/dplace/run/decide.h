@@ -22,16 +22,13 @@ namespace dplace::run {
 StatusOr<std::vector<std::string>> PlacerNames(const std::string& spec, sim::Objective objective,
                                                const std::string& flag = "placer");
 
-// Runs each placer in turn with `request` (its placer field ignored) and shares the best proven
-// bound. total_time_limit_s > 0: each placer gets the time left divided by the placers left (at
-// least 0.05 s), capped by the request's own time limit. `prepared_s`, the seconds the caller
-// spent loading and preparing the problem, counts against the time limits: against the total,
-// and in equal parts against each placer's own limit (each gets at least 0.05 s). InvalidInput
-// for a total outside [0, 1e6]; the first placer's error otherwise.
+// Runs each placer of the valid request in turn, each with the placer Validate made. A total
+// time limit: each placer gets the time left divided by the placers left (at least 0.05 s),
+// capped by the request's own time limit. `prepared_s`, the seconds the caller spent loading and
+// preparing the problem, counts against the time limits: against the total, and in equal parts
+// against each placer's own limit (each gets at least 0.05 s). The first placer's error.
 StatusOr<std::vector<PlacerResult>> RunAll(const std::shared_ptr<const sim::Problem>& problem,
-                                           const RunRequest& request,
-                                           const std::vector<std::string>& placers,
-                                           double total_time_limit_s = 0, double prepared_s = 0);
+                                           ValidRequest valid, double prepared_s = 0);
 // The least time a placer is given when what is left of a time limit is less.
 inline constexpr double kLeastPlacerSeconds = 0.05;
 

@@ -8,6 +8,7 @@
 #include "dplace/graph/precision.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/plan_export.h"
+#include "dplace/sim/objectives.h"
 
 namespace dplace::run {
 namespace {
@@ -109,15 +110,9 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
   if (graph::UsesHalfPeak(loaded.precision)) {
     cluster = std::make_shared<const hw::Cluster>(cluster->AtHalfPrecision());
   }
-  sim::Objective objective = loaded.format == io::GraphFormat::kPaper ? sim::Objective::kThroughput
-                                                                      : sim::Objective::kStep;
+  sim::Objective objective = sim::DefaultObjective(loaded.format == io::GraphFormat::kPaper);
   if (!objective_name.empty()) {
-    auto parsed = sim::ParseObjective(objective_name);
-    if (!parsed) {
-      return InvalidInput("objective: '" + objective_name +
-                          "' is not step, throughput, latency or pipeline");
-    }
-    objective = *parsed;
+    DPLACE_ASSIGN_OR_RETURN(objective, sim::ObjectiveNamed(objective_name));
   }
   auto problem =
       sim::MakeProblem(loaded.graph, cluster, objective, cost::RooflineCostModel(), missing);
@@ -150,7 +145,7 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
   }
   problem->times_in_seconds = loaded.format != io::GraphFormat::kPaper;
   if (runtime == "eager") {
-    if (objective != sim::Objective::kStep) {
+    if (!sim::RowOf(objective).takes_runtime) {
       return InvalidInput("runtime: eager judges a step (objective step), not " +
                           std::string(sim::ObjectiveName(objective)));
     }
@@ -218,30 +213,6 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
                           MakeLoadedProblem(out.loaded, cluster, flags.objective, flags.graph.path,
                                             flags.runtime, flags.schedule));
   return out;
-}
-
-Status SpecForExports(const std::vector<std::string>& kinds, ProblemSpec* spec) {
-  const bool device_map = std::count(kinds.begin(), kinds.end(), "device_map") > 0;
-  const bool stages = std::count(kinds.begin(), kinds.end(), "stages") > 0;
-  if (device_map && stages) {
-    return InvalidInput(
-        "export: a device map and pipeline stages are judged under different runtimes (eager "
-        "PyTorch, a pipeline schedule): write them from two runs");
-  }
-  if (stages && spec->objective.empty()) spec->objective = "pipeline";
-  if (!device_map) return OkStatus();
-  if (!spec->objective.empty() && spec->objective != "step") {
-    return InvalidInput("export: a device map is judged by its step (objective step), not " +
-                        spec->objective);
-  }
-  if (spec->runtime == "executor") {
-    return InvalidInput(
-        "export: a device map runs under eager PyTorch (runtime eager), not a graph executor");
-  }
-  spec->objective = "step";
-  spec->runtime = "eager";
-  if (spec->graph.unit.empty()) spec->graph.unit = "module:64";
-  return OkStatus();
 }
 
 }  // namespace dplace::run

@@ -41,14 +41,6 @@ struct ProblemSpec {
   std::string schedule;
 };
 
-// What writing the exports `kinds` (device_map, stages) asks of the problem, so that `place`
-// chooses among plans judged as the exported file runs: a device map (accelerate) under the eager
-// runtime on whole modules (--unit module:64, every module with no module inside it one unit,
-// unless a unit is given), objective step; stages under the throughput objective unless an
-// objective is given. InvalidInput, naming the flag, when the two are asked for together or the
-// spec says otherwise (another objective or runtime for a device map).
-Status SpecForExports(const std::vector<std::string>& kinds, ProblemSpec* spec);
-
 struct LoadedProblem {
   io::LoadedGraph loaded;
   std::shared_ptr<const sim::Problem> problem;

@@ -2,13 +2,55 @@
 
 #include <algorithm>
 
+#include "dplace/base/units.h"
 #include "dplace/place/coarsen.h"
+#include "dplace/sim/variants.h"
 
 namespace dplace::run {
 
+place::Member ValidRequest::Take(size_t i) {
+  if (made_[i].placer != nullptr) return std::move(made_[i]);
+  // Made once already with these options: it cannot fail now.
+  return std::move(place::MakePlacer(names_[i], request_.options)).value();
+}
+
+StatusOr<ValidRequest> Validate(RunRequest request, std::vector<std::string> placers,
+                                double total_time_limit_s) {
+  if (!(request.limits.seconds >= 0 && request.limits.seconds <= kMaxSeconds)) {
+    return InvalidInput("time_limit: must be between 0 and 1e6 seconds");
+  }
+  if (!(total_time_limit_s >= 0 && total_time_limit_s <= kMaxSeconds)) {
+    return InvalidInput("total_time_limit: must be between 0 and 1e6 seconds");
+  }
+  if (request.limits.evaluations < 0) return InvalidInput("evaluations: must not be negative");
+  if (request.coarsen_ops < 0) return InvalidInput("coarsen: must not be negative");
+  if (request.robust.count > 0 || request.optimise_robust) {
+    DPLACE_RETURN_IF_ERROR(sim::CheckRobustOptions(request.robust));
+  }
+  if (placers.empty()) return InvalidInput("placer: no placer named");
+  ValidRequest valid;
+  for (const std::string& name : placers) {
+    auto member = place::MakePlacer(name, request.options);
+    if (!member.ok()) {
+      // An unknown placer is the placer's error; a bad option, the option's.
+      return member.status().WithContext(place::FindPlacer(name).ok() ? "options" : "placer");
+    }
+    valid.made_.push_back(std::move(member).value());
+  }
+  valid.request_ = std::move(request);
+  valid.total_time_limit_s_ = total_time_limit_s;
+  valid.names_ = std::move(placers);
+  return valid;
+}
+
 StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
                            const RunRequest& request) {
-  DPLACE_ASSIGN_OR_RETURN(place::Member member, place::MakePlacer(request.placer, request.options));
+  DPLACE_ASSIGN_OR_RETURN(ValidRequest valid, Validate(request, {request.placer}));
+  return Run(shared, valid.request(), valid.Take(0));
+}
+
+StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
+                           const RunRequest& request, place::Member member) {
   std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(shared);
   std::unique_ptr<sim::RobustEvaluator> robust;
   // What the placer places: the problem, or, searching by the robust value, a copy whose lower
@@ -34,13 +76,12 @@ StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
           ? place::PlaceCoarsened(*member.placer, problem, place_request,
                                   {.target_ops = request.coarsen_ops, .refine = request.refine})
           : member.placer->Place(problem, place_request);
-  if (!placed.ok()) return placed.status().WithContext("placer " + request.placer);
-  sim::Evaluation e = sim::MakeEvaluator(shared)->Evaluate(placed->placement);
-  e.lower_bound = std::max(e.lower_bound, placed->proven_bound);
+  if (!placed.ok()) return placed.status().WithContext("placer " + member.name);
   // A device map's plan is where its ops run once dispatched (the placement its figures are of).
-  PlacerResult result{.placer = request.placer,
+  PlacerResult result{.placer = member.name,
                       .placement = sim::Dispatched(*shared, placed->placement),
-                      .evaluation = std::move(e),
+                      .evaluation = sim::MakeEvaluator(shared)->Evaluate(placed->placement),
+                      .proven_bound = placed->proven_bound,
                       .search_time_s = placed->stats.seconds,
                       .note = std::move(placed->note),
                       .evaluations = placed->stats.evaluations};
@@ -56,10 +97,10 @@ StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
   return result;
 }
 
-void ShareBestLowerBound(std::vector<PlacerResult>* results) {
-  double best = 0;
-  for (const auto& r : *results) best = std::max(best, r.evaluation.lower_bound);
-  for (auto& r : *results) r.evaluation.lower_bound = best;
+double LowerBound(const sim::Problem& problem, const std::vector<PlacerResult>& results) {
+  double bound = problem.LowerBound();
+  for (const PlacerResult& r : results) bound = std::max(bound, r.proven_bound);
+  return bound;
 }
 
 }  // namespace dplace::run

@@ -1,7 +1,8 @@
 // The run service: what the CLI, the benches, the Python module and training call to place a
-// problem. Run() makes the placer from the table with its options, coarsens a large graph (unless
-// the placer is exact), places, and judges the placement with a fresh evaluator of the problem;
-// the result carries the problem's lower bound raised by any bound the placer proved. With
+// problem. Validate() checks a request before anything runs and makes its placers; Run() places
+// with one of them, coarsening a large graph (unless the placer is exact), and judges the
+// placement with a fresh evaluator of the problem; the result carries any bound the placer proved
+// (LowerBound() gives the run's: the problem's, raised by every proof). With
 // `robust`, the placement is also judged on K variants of the problem (sim/variants.h), and the
 // placer may search by that judgement instead (sim/robust_evaluator.h).
 #pragma once
@@ -40,7 +41,10 @@ struct RunRequest {
 struct PlacerResult {
   std::string placer;
   sim::Placement placement;
-  sim::Evaluation evaluation;  // lower_bound: the problem's, raised by the placer's proof
+  sim::Evaluation evaluation;
+  // A bound the placer proved for every feasible placement of the problem, by its objective
+  // (0: none); a placer claims one only where its proof is of that objective.
+  double proven_bound = 0;
   double search_time_s = 0;
   std::string note;                  // what the placer says of its result (e.g. "optimal")
   int64_t evaluations = 0;           // evaluations the placer made
@@ -51,12 +55,44 @@ struct PlacerResult {
   bool robust_optimised = false;
 };
 
-// InvalidInput for a placer or option the table does not know and for bad robust options
-// (sim::CheckRobustOptions); the placer's own errors with its name.
+// A request checked before anything runs, with its placers made: each placement uses the placer
+// made for it (Take), so no placer is made twice to be checked.
+class ValidRequest {
+ public:
+  const RunRequest& request() const { return request_; }
+  const std::vector<std::string>& placers() const { return names_; }
+  double total_time_limit_s() const { return total_time_limit_s_; }
+  // The i-th placer, made with the request's options: the one Validate made, the first time; a
+  // new one after (a placer places once: a learned one may tune itself as it places).
+  place::Member Take(size_t i);
+
+ private:
+  friend StatusOr<ValidRequest> Validate(RunRequest request, std::vector<std::string> placers,
+                                         double total_time_limit_s);
+  RunRequest request_;
+  double total_time_limit_s_ = 0;
+  std::vector<std::string> names_;
+  std::vector<place::Member> made_;
+};
+
+// Every check a front end needs before it runs `placers` with `request` (the request's placer
+// field is ignored) in `total_time_limit_s` (0: none; RunAll): the limits (times in [0, 1e6] s,
+// evaluations and coarsening not negative), the robust options (sim::CheckRobustOptions) and each
+// placer made with the options (unknown placers, unknown keys and bad values). InvalidInput naming
+// the field: time_limit, total_time_limit, evaluations, coarsen, robust..., placer or options.
+StatusOr<ValidRequest> Validate(RunRequest request, std::vector<std::string> placers,
+                                double total_time_limit_s = 0);
+
+// Places with `member` (made with request.options) and judges the result. The placer's own
+// errors with its name.
+StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& problem,
+                           const RunRequest& request, place::Member member);
+// Validate for request.placer, then Run with it.
 StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& problem,
                            const RunRequest& request);
 
-// A bound a placer proved holds for every placement of the problem: gives each result the best.
-void ShareBestLowerBound(std::vector<PlacerResult>* results);
+// The bound every result of one run is judged against: the problem's (the objective table's
+// bound), raised by the best bound any of the placers proved.
+double LowerBound(const sim::Problem& problem, const std::vector<PlacerResult>& results);
 
 }  // namespace dplace::run

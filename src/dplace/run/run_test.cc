@@ -9,6 +9,7 @@
 #include "dplace/io/load.h"
 #include "dplace/registry/registry.h"
 #include "dplace/run/load.h"
+#include "dplace/sim/objectives.h"
 
 namespace dplace::run {
 namespace {
@@ -45,16 +46,39 @@ TEST(RunTest, PlacesJudgesAndRecordsTheOptions) {
   EXPECT_EQ(again->placement, r->placement);
 }
 
-TEST(RunTest, AProvenBoundRaisesTheProblemsAndIsShared) {
+TEST(RunTest, AProvenBoundRaisesTheRunsBound) {
   const auto problem = Paper("LayerGraphs/bert24_inference.json");
   auto ilp = run::Run(problem, {.placer = "ilp", .options = {{"ilp", {{"max_nodes", "300"}}}}});
   auto single = run::Run(problem, {.placer = "single"});
   ASSERT_TRUE(ilp.ok() && single.ok());
-  EXPECT_GT(ilp->evaluation.lower_bound, problem->LowerBound());
-  EXPECT_EQ(single->evaluation.lower_bound, problem->LowerBound());
-  std::vector<PlacerResult> results = {*single, *ilp};
-  ShareBestLowerBound(&results);
-  EXPECT_EQ(results[0].evaluation.lower_bound, ilp->evaluation.lower_bound);
+  EXPECT_GT(ilp->proven_bound, problem->LowerBound());
+  EXPECT_EQ(single->proven_bound, 0);
+  EXPECT_EQ(LowerBound(*problem, {*single}), problem->LowerBound());
+  EXPECT_EQ(LowerBound(*problem, {*single, *ilp}), ilp->proven_bound);
+}
+
+TEST(RunTest, ValidateMakesEachPlacerOnceAndRefusesBadRequestsByField) {
+  auto valid = Validate({.options = {{"mcmc", {{"start_temperature", "0.5"}}}}}, {"mcmc", "heft"});
+  ASSERT_TRUE(valid.ok()) << valid.status().message();
+  place::Member first = valid->Take(0);
+  ASSERT_NE(first.placer, nullptr);
+  EXPECT_EQ(first.name, "mcmc");
+  EXPECT_NE(valid->Take(0).placer, nullptr);  // taken again: made anew
+  const std::vector<std::pair<RunRequest, std::string>> bad = {
+      {{.limits = {.seconds = -1}}, "time_limit: "},
+      {{.limits = {.evaluations = -1}}, "evaluations: "},
+      {{.coarsen_ops = -1}, "coarsen: "},
+      {{.options = {{"mcmc", {{"nope", "1"}}}}}, "options: "},
+      {{.robust = {.count = 2, .quantile = 2}}, "robust"}};
+  for (const auto& [request, field] : bad) {
+    auto v = Validate(request, {"mcmc"});
+    ASSERT_FALSE(v.ok()) << field;
+    EXPECT_EQ(v.status().code(), StatusCode::kInvalidInput);
+    EXPECT_TRUE(v.status().message().starts_with(field)) << v.status().message();
+  }
+  EXPECT_TRUE(Validate({}, {"nope"}).status().message().starts_with("placer: unknown placer"));
+  EXPECT_TRUE(Validate({}, {"mcmc"}, -1).status().message().starts_with("total_time_limit: "));
+  EXPECT_FALSE(Validate({}, {}).ok());
 }
 
 // A bound is sound: on every objective, what any placer claims (its proof, or the problem's own
@@ -62,14 +86,15 @@ TEST(RunTest, AProvenBoundRaisesTheProblemsAndIsShared) {
 TEST(RunTest, EveryClaimedBoundIsAtMostEveryFeasibleValue) {
   for (const std::string workload :
        {"LayerGraphs/bert24_training.json", "LayerGraphs/resnet50_training.json"}) {
-    for (const sim::Objective objective : sim::kObjectives) {
+    for (const sim::ObjectiveRow& objective : sim::ObjectiveTable()) {
       auto lp = LoadProblem(
           {.graph = {.path = kRoot + "/testdata/dnn-partitioning/throughput-inputs/" + workload},
-           .objective = std::string(sim::ObjectiveName(objective))});
+           .objective = std::string(objective.name)});
       ASSERT_TRUE(lp.ok()) << lp.status().message();
       std::vector<PlacerResult> results;
       for (const place::PlacerEntry& entry : place::Placers()) {
-        if (!entry.traits.Supports(objective) || entry.traits.family == place::Family::kLearned) {
+        if (!entry.traits.Supports(objective.id) ||
+            entry.traits.family == place::Family::kLearned) {
           continue;
         }
         auto r = run::Run(lp->problem, {.placer = std::string(entry.name),
@@ -80,18 +105,17 @@ TEST(RunTest, EveryClaimedBoundIsAtMostEveryFeasibleValue) {
         // program, of latency): under the step and pipeline objectives it claims none beyond the
         // problem's own.
         if (entry.name == "ilp" &&
-            (objective == sim::Objective::kStep || objective == sim::Objective::kPipeline)) {
-          EXPECT_EQ(r->evaluation.lower_bound, lp->problem->LowerBound())
-              << workload << " " << sim::ObjectiveName(objective);
+            (objective.id == sim::Objective::kStep || objective.id == sim::Objective::kPipeline)) {
+          EXPECT_EQ(r->proven_bound, 0) << workload << " " << objective.name;
         }
         results.push_back(*std::move(r));
       }
       ASSERT_GT(results.size(), 3u);
-      double bound = 0, best = std::numeric_limits<double>::infinity();
+      double bound = lp->problem->LowerBound(), best = std::numeric_limits<double>::infinity();
       std::string claimed_by = "the problem", best_by;
       for (const PlacerResult& r : results) {
-        if (r.evaluation.lower_bound > bound) {
-          bound = r.evaluation.lower_bound;
+        if (r.proven_bound > bound) {
+          bound = r.proven_bound;
           claimed_by = r.placer;
         }
         if (r.evaluation.feasible && r.evaluation.value < best) {
@@ -100,8 +124,8 @@ TEST(RunTest, EveryClaimedBoundIsAtMostEveryFeasibleValue) {
         }
       }
       EXPECT_LE(bound, best * (1 + 1e-9))
-          << workload << " " << sim::ObjectiveName(objective) << ": " << claimed_by << " claims "
-          << bound << ", " << best_by << " finds " << best;
+          << workload << " " << objective.name << ": " << claimed_by << " claims " << bound << ", "
+          << best_by << " finds " << best;
     }
   }
 }

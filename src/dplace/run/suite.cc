@@ -6,7 +6,7 @@
 #include "dplace/base/file_util.h"
 #include "dplace/base/json_node.h"
 #include "dplace/base/spelling.h"
-#include "dplace/sim/problem.h"
+#include "dplace/sim/objectives.h"
 
 namespace dplace::run {
 namespace {
@@ -207,10 +207,7 @@ StatusOr<Suite> LoadSuite(const std::string& suite, const std::string& manifests
         bool_field("compare", &out.compare), bool_field("expert_rule", &out.expert_rule)}) {
     if (!st.ok()) return fail(st);
   }
-  if (!sim::ParseObjective(out.objective)) {
-    return InvalidInput(file + ": objective: '" + out.objective +
-                        "' is not step, throughput, latency or pipeline");
-  }
+  if (auto o = sim::ObjectiveNamed(out.objective); !o.ok()) return o.status().WithContext(file);
   auto placers = root.Field("placers");
   if (!placers.ok()) return fail(placers.status());
   auto names = Strings(*placers);

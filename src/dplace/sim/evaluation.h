@@ -54,7 +54,6 @@ struct Evaluation {
   double value = 0;  // step time or max-load, seconds (or the input's time unit)
   bool feasible = true;
   std::string reason;  // why infeasible; empty when feasible
-  double lower_bound = 0;
   PerDevice<DeviceReport> devices;
 };
 

@@ -1,10 +1,11 @@
 // Evaluators judge placements of one problem by the problem's objective: the step simulator for
-// `step`, the max-load model for `throughput`, the call model for `latency` (MakeEvaluator picks
-// it). Every evaluator evaluates, counts its evaluations (so placers keep budgets) and forks (a
-// copy for a search's second thread). Only the step simulator can also evaluate incrementally,
-// give up early and name the critical path (and time a run: EvaluateTimed): the
-// IncrementalEvaluator that Incremental() returns, which the searches and the learning environment
-// ask for explicitly. Evaluators share ownership of their problem.
+// `step`, the max-load model for `throughput`, the call model for `latency`, the schedule for
+// `pipeline` (MakeEvaluator picks it from the objective table, objectives.h). Every evaluator
+// evaluates, counts its evaluations (so placers keep budgets) and forks (a copy for a search's
+// second thread). Only the step simulator can also evaluate incrementally, give up early and name
+// the critical path (and time a run: EvaluateTimed): the IncrementalEvaluator that Incremental()
+// returns, which the searches and the learning environment ask for explicitly. Evaluators share
+// ownership of their problem.
 #pragma once
 
 #include <cstdint>

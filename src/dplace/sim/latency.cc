@@ -13,7 +13,6 @@ LatencyEvaluator::LatencyEvaluator(const Problem& problem) : problem_(problem), 
 Evaluation LatencyEvaluator::Evaluate(const Placement& placement) {
   Evaluation e = max_load_.Evaluate(placement);
   e.objective = Objective::kLatency;
-  e.lower_bound = problem_.lower_bound;
   const graph::Graph& g = problem_.g();
   // Nodes (plain indices): op i when it runs in the pool, n + d for the call of device d.
   const size_t n = g.ops().size();

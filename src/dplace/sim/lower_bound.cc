@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -415,6 +416,14 @@ double CriticalPath(const Problem& p, const PerOp<double>& times, bool charge) {
 }  // namespace
 
 double StepLowerBound(const Problem& p) {
+  // With latency kArrival a pair's tensors can share one latency (the path charges one per
+  // tensor): the bound of the links without latency holds.
+  if (p.step_model.latency == LatencyMode::kArrival) {
+    Problem without = p;
+    without.step_model.latency = LatencyMode::kGap;
+    without.cluster = std::make_shared<const hw::Cluster>(p.c().WithLinksScaled({}, 0));
+    return StepLowerBound(without);
+  }
   const PerOp<double> fastest = FastestTimes(p);
   return std::max(
       {CriticalPath(p, fastest, /*charge=*/true), WorkBound(p, fastest), HeaviestGroup(p)});

@@ -67,7 +67,6 @@ Evaluation MaxLoadEvaluator::Evaluate(const Placement& placement) {
   Evaluation e;
   e.objective = Objective::kThroughput;
   e.value = Value(placement);
-  e.lower_bound = problem_.lower_bound;
   memory_ = StageMemoryBytes(problem_, placement, footprint_, resident_);
   e.devices.resize(compute_.size());
   for (OpId i{0}; i < problem_.num_ops(); ++i) ++e.devices[placement[i]].ops;

@@ -328,7 +328,6 @@ Evaluation EvaluatePipeline(const Problem& problem, const Placement& placement) 
   Evaluation e;
   e.objective = Objective::kPipeline;
   e.value = run->time_per_microbatch_s;
-  e.lower_bound = problem.lower_bound;
   e.devices.resize(problem.c().devices().size());
   for (DeviceId d : problem.c().device_ids()) {
     e.devices[d].memory_capacity_bytes = problem.c().device(d).memory_bytes;

@@ -4,45 +4,9 @@
 #include <map>
 
 #include "dplace/graph/modules.h"
-#include "dplace/sim/lower_bound.h"
+#include "dplace/sim/objectives.h"
 
 namespace dplace::sim {
-
-std::string_view ObjectiveName(Objective objective) {
-  switch (objective) {
-    case Objective::kStep:
-      return "step";
-    case Objective::kThroughput:
-      return "throughput";
-    case Objective::kLatency:
-      return "latency";
-    case Objective::kPipeline:
-      return "pipeline";
-  }
-  return "?";
-}
-
-std::string_view ValueName(Objective objective) {
-  switch (objective) {
-    case Objective::kStep:
-      return "step time";
-    case Objective::kThroughput:
-      return "max-load";
-    case Objective::kLatency:
-      return "latency";
-    case Objective::kPipeline:
-      return "time per micro-batch";
-  }
-  return "value";
-}
-
-std::optional<Objective> ParseObjective(std::string_view name) {
-  if (name == "step") return Objective::kStep;
-  if (name == "throughput") return Objective::kThroughput;
-  if (name == "latency") return Objective::kLatency;
-  if (name == "pipeline") return Objective::kPipeline;
-  return std::nullopt;
-}
 
 StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
                               std::shared_ptr<const hw::Cluster> cluster, Objective objective,
@@ -105,18 +69,7 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
   p.cluster = std::move(cluster);
   // The bound of the problem's objective: the one every result states its gap to (a placer's
   // proof may raise it: run::Run).
-  switch (p.objective) {
-    case Objective::kStep:
-      p.lower_bound = StepLowerBound(p);
-      break;
-    case Objective::kThroughput:
-    case Objective::kPipeline:  // a stage's work bounds its time per micro-batch
-      p.lower_bound = ThroughputLowerBound(p);
-      break;
-    case Objective::kLatency:
-      p.lower_bound = LatencyLowerBound(p);
-      break;
-  }
+  p.lower_bound = RowOf(objective).lower_bound(p);
   return p;
 }
 

@@ -30,9 +30,7 @@ enum class Objective {
   kPipeline,    // time per micro-batch of the problem's pipeline schedule, simulated
                 // (pipeline_sim.h): how a pipeline framework runs the stages
 };
-// Every objective, in the order tables list them.
-inline constexpr Objective kObjectives[] = {Objective::kStep, Objective::kThroughput,
-                                            Objective::kLatency, Objective::kPipeline};
+// Every objective has its row in sim/objectives.h (ObjectiveTable).
 std::string_view ObjectiveName(Objective objective);
 std::optional<Objective> ParseObjective(std::string_view name);
 // What the objective's value is called: "step time", "max-load", "latency", "time per

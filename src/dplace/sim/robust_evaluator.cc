@@ -61,7 +61,6 @@ size_t RobustEvaluator::RankVariant() const {
 Evaluation RobustEvaluator::Combine() const {
   Evaluation e = evaluations_[RankVariant()];
   e.objective = problem().objective;
-  e.lower_bound = lower_bound_;
   e.feasible = true;
   e.reason.clear();
   for (size_t k = 0; k < evaluations_.size(); ++k) {
@@ -109,7 +108,6 @@ Evaluation RobustEvaluator::EvaluateNear(const Placement& placement, double give
     Evaluation e;
     e.objective = problem().objective;
     e.value = least_above;  // at least `enough` variants take longer: so does the quantile
-    e.lower_bound = lower_bound_;
     e.feasible = false;
     e.reason = "the robust value is more than " + std::to_string(give_up_above) + " s";
     return e;

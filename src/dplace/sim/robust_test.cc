@@ -214,7 +214,6 @@ TEST(RobustEvaluatorTest, IncrementalEqualsFullForEveryVariant) {
       ASSERT_EQ(a.value, b.value) << "q " << q << " step " << step;
       ASSERT_EQ(a.feasible, b.feasible);
       ASSERT_EQ(a.reason, b.reason);
-      ASSERT_EQ(a.lower_bound, b.lower_bound);
       for (DeviceId d : a.devices.ids()) ASSERT_EQ(a.devices[d].busy_s, b.devices[d].busy_s);
       const Evaluation c = near.EvaluateNear(moved, cutoff);
       if (c.reason.starts_with("the robust value is more than")) {

@@ -491,7 +491,6 @@ StepResult StepSimulator::RunNear(const Placement& given, double give_up_above) 
   Evaluation& e = result.evaluation;
   e.objective = Objective::kStep;
   e.value = above;
-  e.lower_bound = problem_.lower_bound;
   e.feasible = false;
   e.reason = "the step takes more than " + std::to_string(give_up_above) + " s";
   return result;
@@ -602,7 +601,6 @@ StepResult StepSimulator::Report(const Placement& placement) const {
   Evaluation& e = result.evaluation;
   e.objective = Objective::kStep;
   e.value = s_.makespan;
-  e.lower_bound = problem_.lower_bound;
   e.devices.resize(problem_.c().devices().size());
   for (OpId i : problem_.g().op_ids()) {
     DeviceReport& r = e.devices[placement[i]];

@@ -98,8 +98,6 @@ inline Problem TrainingChain(bool pipelined) {
   return p;
 }
 
-// The evaluator of a copy of `problem` (evaluators share ownership of their problem; a test's
-// problem is a value).
 // n independent chains of four 1-s ops with 0.01-byte tensors on ThreeDevices: two chains run on
 // two GPUs in 4 s (plus nothing to move), on one GPU in 8 s.
 inline Problem IndependentChains(int n) {
@@ -116,6 +114,8 @@ inline Problem IndependentChains(int n) {
   return Make(b, ThreeDevices());
 }
 
+// The evaluator of a copy of `problem` (evaluators share ownership of their problem; a test's
+// problem is a value).
 inline std::unique_ptr<Evaluator> EvaluatorOf(const Problem& problem) {
   return MakeEvaluator(std::make_shared<const Problem>(problem));
 }

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "dplace/base/rng.h"
-#include "dplace/sim/lower_bound.h"
+#include "dplace/sim/objectives.h"
 
 namespace dplace::sim {
 namespace {
@@ -34,24 +34,6 @@ Status CheckSpread(const char* name, double spread) {
   return InvalidInput(m.str());
 }
 
-// The variant's lower bound on its objective. With latency kArrival a pair's tensors can share one
-// latency (the step bound charges one per tensor): the bound of the links without latency holds.
-double VariantLowerBound(const Problem& p) {
-  switch (p.objective) {
-    case Objective::kThroughput:
-    case Objective::kPipeline:
-      return ThroughputLowerBound(p);
-    case Objective::kLatency:
-      return LatencyLowerBound(p);
-    case Objective::kStep:
-      break;
-  }
-  if (p.step_model.latency != LatencyMode::kArrival) return StepLowerBound(p);
-  Problem without = p;
-  without.cluster = std::make_shared<const hw::Cluster>(p.c().WithLinksScaled({}, 0));
-  return StepLowerBound(without);
-}
-
 }  // namespace
 
 StatusOr<Problem> MakeVariant(const Problem& base, const VariantSpec& spec) {
@@ -74,7 +56,7 @@ StatusOr<Problem> MakeVariant(const Problem& base, const VariantSpec& spec) {
   v.costs = base.costs.Scaled(op_factor);
   v.cluster = std::make_shared<const hw::Cluster>(
       base.c().WithLinksScaled(pair_factor, spec.drop_latency ? 0.0 : 1.0));
-  v.lower_bound = VariantLowerBound(v);
+  v.lower_bound = RowOf(v.objective).lower_bound(v);
   return v;
 }
 
