@@ -124,6 +124,11 @@ class StepSimulator {
   // t + tail_[op] or t + (work_[d] - s_.work_started[d]) above it, and returns that bound (else 0).
   double Continue(const Placement& placement, Timeline* timeline, bool record,
                   double give_up_above = std::numeric_limits<double>::infinity());
+  // Continue for the eager runtime or not: the hot loop and what it calls are compiled once for
+  // each, so a run pays no runtime test for the other.
+  template <bool kEager>
+  double ContinueAs(const Placement& placement, Timeline* timeline, bool record,
+                    double give_up_above);
   // Makes the state that of the base run just before `placement` (which differs from the base)
   // can make a difference: a checkpoint, or a fresh start. Returns the checkpoint's index, or -1.
   int RestoreFor(const Placement& placement);
@@ -131,8 +136,10 @@ class StepSimulator {
   // The critical path of the run just simulated (CriticalPath's rule).
   std::vector<OpId> TracePath(const Placement& placement) const;
   void Push(double time, int32_t type, int32_t index);
+  template <bool kEager>
   void MarkReady(DeviceId d, double time, OpId op);
   void StartOp(DeviceId d, double time, OpId op, Timeline* timeline);
+  template <bool kEager>
   void EndOp(OpId op, double time, const Placement& placement, Timeline* timeline);
   // An op on `d` is done with input `slot`: frees the copy or the local tensor when it was the
   // last to need it.
@@ -144,6 +151,7 @@ class StepSimulator {
   size_t Channel(DeviceId src, DeviceId dst) const {
     return per_device_ ? src.index() : src.index() * problem_.c().devices().size() + dst.index();
   }
+  template <bool kEager>
   void SendTensor(graph::TensorId t, DeviceId src, double time, const Placement& placement,
                   Timeline* timeline);
   // Transfer `index` takes its channel at `time` (its start): allocates its copy, and pushes its
@@ -151,6 +159,7 @@ class StepSimulator {
   void StartTransfer(int32_t index, double time, Timeline* timeline);
   // The transfer at the head of `channel` has left it at `time`: the next one queued starts.
   void FreeChannel(size_t channel, double time, Timeline* timeline);
+  template <bool kEager>
   void EndTransfer(int32_t index, double time, const Placement& placement, Timeline* timeline);
   void Allocate(DeviceId d, double bytes, double time, Timeline* timeline);
   void Free(DeviceId d, double bytes, double time, Timeline* timeline);
