@@ -36,6 +36,14 @@ std::string Closest(std::string_view word, const std::vector<std::string>& candi
   return best;
 }
 
+std::string OneOf(const std::vector<std::string_view>& names) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+  }
+  return list;
+}
+
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates) {
   const std::string best = Closest(word, candidates);
   return best.empty() ? "" : " (did you mean '" + best + "'?)";

@@ -11,6 +11,9 @@ namespace dplace {
 // enough to be a typo: at most a third of the word's length, and at least 1; "" otherwise.
 std::string Closest(std::string_view word, const std::vector<std::string>& candidates);
 
+// "a, b or c": the names a value may take, as a refusal lists them.
+std::string OneOf(const std::vector<std::string_view>& names);
+
 // " (did you mean 'x'?)", or "" when no candidate is close.
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
 

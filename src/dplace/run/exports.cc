@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dplace/base/spelling.h"
 #include "dplace/base/units.h"
 #include "dplace/io/plan_export.h"
 #include "dplace/place/search/score.h"
@@ -67,13 +68,9 @@ StatusOr<const ExportRow*> FindExport(std::string_view name) {
   for (const ExportRow& row : kTable) {
     if (row.name == name) return &row;
   }
-  std::string list;
-  for (size_t i = 0; i < std::size(kTable); ++i) {
-    list += std::string(i == 0                       ? ""
-                        : i + 1 == std::size(kTable) ? " or "
-                                                     : ", ") +
-            std::string(kTable[i].name);
-  }
+  std::vector<std::string_view> names;
+  for (const auto& row : kTable) names.push_back(row.name);
+  const std::string list = OneOf(names);
   return InvalidInput("export: '" + std::string(name) + "' is not " + list);
 }
 

@@ -1,5 +1,6 @@
 #include "dplace/sim/objectives.h"
 
+#include "dplace/base/spelling.h"
 #include "dplace/sim/latency.h"
 #include "dplace/sim/lower_bound.h"
 #include "dplace/sim/max_load.h"
@@ -120,13 +121,9 @@ std::optional<Objective> ParseObjective(std::string_view name) {
 
 StatusOr<Objective> ObjectiveNamed(std::string_view name, std::string_view field) {
   if (auto o = ParseObjective(name)) return *o;
-  std::string list;
-  for (size_t i = 0; i < std::size(kTable); ++i) {
-    list += std::string(i == 0                       ? ""
-                        : i + 1 == std::size(kTable) ? " or "
-                                                     : ", ") +
-            std::string(kTable[i].name);
-  }
+  std::vector<std::string_view> names;
+  for (const auto& row : kTable) names.push_back(row.name);
+  const std::string list = OneOf(names);
   return InvalidInput(std::string(field) + ": '" + std::string(name) + "' is not " + list);
 }
 
