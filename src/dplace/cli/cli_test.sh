@@ -500,14 +500,7 @@ section_robust() {
     --plan "$TMP/robust_plan.json" --step-model per_device,fast
 }
 # Runs the sections named as arguments (all of them without), each a CTest test of its own.
-SECTIONS=$(declare -F | sed -n 's/^declare -f section_//p')
-for section in ${@:-$SECTIONS}; do
-  if [[ " $(echo $SECTIONS) " != *" $section "* ]]; then
-    fail "no section '$section' (sections: $(echo $SECTIONS))"
-    continue
-  fi
-  "section_$section"
-done
+run_sections "$@"
 for f in o1 o2 o3 o4; do
   [[ -e $TMP/$f.json ]] && fail "partial output $f.json was written" || ok
 done

@@ -343,14 +343,7 @@ done
 }
 
 # Runs the sections named as arguments (all of them without), each a CTest test of its own.
-SECTIONS=$(declare -F | sed -n 's/^declare -f section_//p')
-for section in ${@:-$SECTIONS}; do
-  if [[ " $(echo $SECTIONS) " != *" $section "* ]]; then
-    fail "no section '$section' (sections: $(echo $SECTIONS))"
-    continue
-  fi
-  "section_$section"
-done
+run_sections "$@"
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -27,3 +27,16 @@ expect_bad_input() {
     ok
   fi
 }
+
+# run_sections [NAME...]: runs the script's section_NAME functions named (all of them without).
+run_sections() {
+  local sections section
+  sections=$(declare -F | sed -n 's/^declare -f section_//p')
+  for section in ${@:-$sections}; do
+    if [[ " $(echo $sections) " != *" $section "* ]]; then
+      fail "no section '$section' (sections: $(echo $sections))"
+      continue
+    fi
+    "section_$section"
+  done
+}
