@@ -1,0 +1,148 @@
+"""A training step run as a pipeline on the CPU, as a pipeline framework runs it: one process per
+stage (torch.distributed over gloo), each holding the blocks of its stage, micro-batches sent
+forward and their gradients sent back in the schedule's order (1F1B or GPipe), and each rank
+measuring what it holds: its parameters, their gradients and Adam's two moments after a real
+optimiser step, and at its fullest moment the storages autograd keeps for the micro-batches in
+flight together with the inputs it received and the outputs it sent (kept until their backward).
+
+    held = run(name, split_modules, microbatches, schedule="1f1b")   # bytes per stage
+
+`name` is a model of user_models whose forward is a chain of blocks (CHAINS says how each block is
+called); `split_modules` are the modules the stages after the first begin at, as a stages file
+names them. The backward of the last stage starts from a gradient of ones on the output: the
+graph dplace places has no loss either.
+"""
+
+import json
+import os
+import socket
+import tempfile
+
+import torch
+import torch.distributed as dist
+
+import user_models
+
+
+def _decoder_chain(model):
+    chain = [("embed", lambda x: model.embed(x))]
+    for i, layer in enumerate(model.layers):
+        chain.append((f"layers.{i}",
+                      lambda x, layer=layer: layer(x, model.cos, model.sin, model.mask)))
+    chain += [("norm", lambda x: model.norm(x)), ("head", lambda x: model.head(x))]
+    return chain
+
+
+# Per model: its forward as a list of (module path, the block called on the running value).
+CHAINS = {"decoder": _decoder_chain}
+
+
+def order(schedule, stage, stages, microbatches):
+    """The stage's actions in the schedule's order: ("F", k) and ("B", k) for micro-batch k."""
+    if schedule == "gpipe":
+        return ([("F", k) for k in range(microbatches)] +
+                [("B", k) for k in range(microbatches)])
+    warmup = min(stages - stage - 1, microbatches)
+    actions = [("F", k) for k in range(warmup)]
+    for k in range(microbatches - warmup):
+        actions += [("F", warmup + k), ("B", k)]
+    return actions + [("B", k) for k in range(microbatches - warmup, microbatches)]
+
+
+def _storage(t):
+    return t._storage().data_ptr(), t._storage().nbytes()
+
+
+def _rank(rank, stages, name, split_modules, microbatches, schedule, port, out_dir):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=stages)
+    model, inputs = user_models.build(name)  # seeded: every rank builds the same model
+    model.train()
+    chain = CHAINS[name](model)
+    names = [n for n, _ in chain]
+    starts = [0] + [names.index(m) for m in split_modules] + [len(chain)]
+    mine = chain[starts[rank]:starts[rank + 1]]
+    params = list({id(p): p for n, _ in mine
+                   for p in model.get_submodule(n).parameters()}.values())
+    torch.manual_seed(1)
+    batches = [tuple(torch.randint_like(x, 0, 512) if not x.is_floating_point()
+                     else torch.randn_like(x) for x in inputs) for _ in range(microbatches)]
+    with torch.no_grad():  # the shape of the value that enters this stage
+        x = batches[0][0]
+        for _, block in chain[:starts[rank]]:
+            x = block(x)
+        entering = (x.shape, x.dtype)
+
+    outside = {_storage(t)[0] for t in list(model.parameters()) + list(model.buffers())}
+    in_flight = {}  # micro-batch -> {storage: bytes}, (input, output)
+    peak, sends = 0, []
+
+    def held():
+        every = {}
+        for kept, _ in in_flight.values():
+            every.update(kept)
+        return sum(every.values())
+
+    for action, k in order(schedule, rank, stages, microbatches):
+        if action == "F":
+            if rank == 0:
+                x = batches[k][0]
+            else:
+                x = torch.empty(entering[0], dtype=entering[1])
+                dist.recv(x, rank - 1)
+                x.requires_grad_(True)
+            kept = {}
+
+            def pack(t, kept=kept):
+                key, nbytes = _storage(t)
+                if key not in outside:
+                    kept[key] = nbytes
+                return t
+
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                y = x
+                for _, block in mine:
+                    y = block(y)
+            for t in (x, y):
+                if t.is_floating_point():
+                    kept.setdefault(*_storage(t))
+            in_flight[k] = kept, (x, y)
+            peak = max(peak, held())
+            if rank + 1 < stages:
+                sends.append(dist.isend(y.detach().contiguous(), rank + 1))
+        else:
+            _, (x, y) = in_flight.pop(k)
+            grad = torch.ones_like(y)
+            if rank + 1 < stages:
+                dist.recv(grad, rank + 1)
+            y.backward(grad)
+            if rank > 0:
+                sends.append(dist.isend(x.grad.contiguous(), rank - 1))
+    for s in sends:
+        s.wait()
+    optimiser = torch.optim.Adam(params)
+    optimiser.step()
+    resident = sum(t.numel() * t.element_size() for p in params
+                   for t in [p, p.grad] + [v for v in optimiser.state[p].values()
+                                          if isinstance(v, torch.Tensor) and v.dim() > 0])
+    with open(os.path.join(out_dir, f"{rank}.json"), "w") as f:
+        json.dump({"resident": resident, "activations": peak}, f)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(name, split_modules, microbatches, schedule="1f1b"):
+    """Per stage, the bytes its process held at its fullest: {"resident", "activations"}."""
+    stages = len(split_modules) + 1
+    with tempfile.TemporaryDirectory() as out_dir:
+        torch.multiprocessing.spawn(
+            _rank, args=(stages, name, list(split_modules), microbatches, schedule,
+                         _free_port(), out_dir), nprocs=stages, join=True)
+        return [json.load(open(os.path.join(out_dir, f"{r}.json"))) for r in range(stages)]
