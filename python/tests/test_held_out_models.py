@@ -286,3 +286,44 @@ def test_a_real_run_finds_the_tied_weights_a_meta_run_finds(name):
     meta_doc = dt.graph_dict(model, inputs)
     held = sum(op.get("param_bytes", 0) for op in meta_doc["ops"])
     assert held == hm.parameter_bytes(model)
+
+
+@pytest.mark.parametrize("name", hm.NAMES)
+def test_the_command_lines_device_map_completed_from_the_model_runs(name, exports, tmp_path):
+    """The command line has the graph, not the model: its map keys what the graph reads (each key
+    a module or a parameter of the model) and says what it cannot key; dplace.torch.device_map of
+    its plan file adds the rest from the model (T5's second name of the shared embedding, MAE's
+    mask token, the adaptive model's branch not taken), and the map runs with the batch on its
+    first device."""
+    import subprocess
+    root = os.environ.get("DPLACE_SOURCE_DIR", os.getcwd())
+    binary = os.environ.get("DPLACE", os.path.join(root, "build", "release", "dplace"))
+    g = dplace.load_graph(exports[name, False], training=True, unit="module:64")
+    one = dplace.place(dplace.Problem(g, "a100x8", "step", runtime="eager"), "single")
+    cluster = hm.two_small_gpus(int(0.85 * max(d["peak_memory_bytes"] for d in one.devices)))
+    cluster_path, plan_path, map_path = (str(tmp_path / f) for f in ("c.json", "p.json", "m.json"))
+    json.dump(cluster, open(cluster_path, "w"))
+    run = subprocess.run([binary, "place", "--graph", exports[name, False], "--training", "--unit",
+                          "module:64", "--cluster", cluster_path, "--runtime", "eager", "--placer",
+                          "mcmc", "--evaluations", "3000", "--out", plan_path, "--export",
+                          f"device_map={map_path}"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "dplace.torch.device_map(model, plan, problem) adds them" in run.stderr
+    model, inputs, _ = hm.build(name)
+    by_graph = json.load(open(map_path))
+    modules, params = dict(model.named_modules()), dict(model.named_parameters())
+    assert all(k in modules or k in params for k in by_graph), by_graph
+    assert len(set(by_graph.values())) == 2
+    problem = dplace.Problem(g, cluster, "step", runtime="eager")
+    full = dt.device_map(model, plan_path, problem)
+    assert all(full[k] == v for k, v in by_graph.items())
+    assert all(dt._covered(k, full) for k in model.state_dict())
+    # Fed where accelerate feeds it: the device of the first op the plan maps.
+    plan = dplace.simulate(problem, plan_path)
+    assert plan.feasible, plan.reason
+    first = plan.placement[problem.graph.op_names()[0]]
+    fed = "cpu" if first.startswith("cpu") else int(first[len("gpu"):])
+    for x in inputs:
+        setattr(x, "_dplace_device", fed)
+    with torch.no_grad():
+        dt.dispatch(model, full)(*inputs)
