@@ -281,6 +281,11 @@ JSON
   expect_bad_input bad_placer "unknown placer 'magic'" place --graph "$GRAPH" --placer magic
   expect_bad_input portfolio_bad_member "--portfolio: unknown placer 'nope'" place --graph "$GRAPH" \
     --placer portfolio --portfolio single,nope
+  # A bad limit is refused before the graph loads (a large one need not be read first).
+  expect_bad_input limit_before_load "--time-limit: must be between 0 and 1e6 seconds" \
+    place --graph "$TMP/none.onnx" --time-limit -1
+  expect_bad_input tolerance_before_load "--tolerance: must be between 0 and 1" \
+    place --graph "$TMP/none.onnx" --tolerance 2
 }
 
 # Placer options and suite manifests.

@@ -57,6 +57,18 @@ Status RunPlace(const PlaceFlags& flags) {
   }
   DPLACE_RETURN_IF_ERROR(
       CheckOutputs(outputs, {flags.problem.graph.path, flags.problem.cluster, flags.plan}));
+  run::RunRequest request{
+      .seed = flags.seed,
+      .limits = {.evaluations = flags.evaluations, .seconds = flags.time_limit_s},
+      .coarsen_ops = flags.coarsen_ops,
+      .robust = robust.first,
+      .optimise_robust = robust.second};
+  // Bad numbers are refused before a large graph loads (Validate checks them again, with the
+  // placers).
+  DPLACE_RETURN_IF_ERROR(WithFlagNames(run::CheckLimits(request, flags.total_time_limit_s)));
+  if (!(flags.tolerance >= 0 && flags.tolerance <= 1)) {
+    return InvalidInput("--tolerance: must be between 0 and 1");
+  }
   // Each export chooses among plans judged as its file runs (run::SpecForExports).
   run::ProblemSpec spec = flags.problem;
   DPLACE_RETURN_IF_ERROR(WithFlagNames(run::SpecForExports(export_names, &spec)));
@@ -78,20 +90,11 @@ Status RunPlace(const PlaceFlags& flags) {
     placer_options["portfolio"]["members"] = list;
   }
   // Everything is checked, and the placers made, before anything runs.
+  request.options = std::move(placer_options);
+  request.start = flags.plan.empty() ? nullptr : &plan;
   DPLACE_ASSIGN_OR_RETURN(run::ValidRequest valid,
-                          ValidateFromFlags({.options = placer_options,
-                                             .seed = flags.seed,
-                                             .limits = {.evaluations = flags.evaluations,
-                                                        .seconds = flags.time_limit_s},
-                                             .start = flags.plan.empty() ? nullptr : &plan,
-                                             .coarsen_ops = flags.coarsen_ops,
-                                             .robust = robust.first,
-                                             .optimise_robust = robust.second},
-                                            names, flags.total_time_limit_s));
-  const run::RunRequest request = valid.request();
-  if (!(flags.tolerance >= 0 && flags.tolerance <= 1)) {
-    return InvalidInput("--tolerance: must be between 0 and 1");
-  }
+                          ValidateFromFlags(std::move(request), names, flags.total_time_limit_s));
+  request = valid.request();  // as validated, for the exports' fallback runs
   const double prepared_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   DPLACE_ASSIGN_OR_RETURN(std::vector<run::PlacerResult> results,

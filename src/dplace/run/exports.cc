@@ -32,7 +32,7 @@ Status PrepareDeviceMap(ProblemSpec* spec) {
 StatusOr<ExportFile> WriteDeviceMap(const sim::Problem& problem, const sim::Placement& placement) {
   io::DeviceMap map = io::MakeDeviceMap(problem, placement);
   // Made from the graph alone: a name the graph does not show cannot be a key.
-  map.split_modules.push_back(
+  map.split_modules.emplace_back(
       "the map's keys are the modules and parameters the graph reads; a parameter it does not "
       "show (a second name of a tied weight, a branch the export did not take, one folded into a "
       "constant) is in no key, and accelerate refuses a map that leaves one out: "

@@ -14,8 +14,7 @@ place::Member ValidRequest::Take(size_t i) {
   return std::move(place::MakePlacer(names_[i], request_.options)).value();
 }
 
-StatusOr<ValidRequest> Validate(RunRequest request, std::vector<std::string> placers,
-                                double total_time_limit_s) {
+Status CheckLimits(const RunRequest& request, double total_time_limit_s) {
   if (!(request.limits.seconds >= 0 && request.limits.seconds <= kMaxSeconds)) {
     return InvalidInput("time_limit: must be between 0 and 1e6 seconds");
   }
@@ -27,6 +26,12 @@ StatusOr<ValidRequest> Validate(RunRequest request, std::vector<std::string> pla
   if (request.robust.count > 0 || request.optimise_robust) {
     DPLACE_RETURN_IF_ERROR(sim::CheckRobustOptions(request.robust));
   }
+  return OkStatus();
+}
+
+StatusOr<ValidRequest> Validate(RunRequest request, std::vector<std::string> placers,
+                                double total_time_limit_s) {
+  DPLACE_RETURN_IF_ERROR(CheckLimits(request, total_time_limit_s));
   if (placers.empty()) return InvalidInput("placer: no placer named");
   ValidRequest valid;
   for (const std::string& name : placers) {

@@ -75,6 +75,10 @@ class ValidRequest {
   std::vector<place::Member> made_;
 };
 
+// The request's numbers and robust options, the part of Validate that needs neither the problem
+// nor the placers: a front end may call it before loading a large graph (Validate calls it too).
+Status CheckLimits(const RunRequest& request, double total_time_limit_s = 0);
+
 // Every check a front end needs before it runs `placers` with `request` (the request's placer
 // field is ignored) in `total_time_limit_s` (0: none; RunAll): the limits (times in [0, 1e6] s,
 // evaluations and coarsening not negative), the robust options (sim::CheckRobustOptions) and each
