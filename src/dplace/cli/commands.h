@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,7 +100,10 @@ struct TrainFlags {
   bool training = false;              // expand ONNX graphs into training steps
   bool quiet = false;
   std::string algorithm = "reinforce";  // or ppo
-  learn::TrainOptions options;          // method, budgets, files, hyper-parameters
+  // Which of --hidden, --lr, --max-grad-norm and --algorithm were given: the others take the
+  // method's defaults (learn::Method::defaults, the learned placer's own).
+  std::set<std::string> given;
+  learn::TrainOptions options;  // method, budgets, files, hyper-parameters
   // Imitation: label each problem with mcmc's best placement at this many evaluations (0: policy
   // gradients instead), cached in `labels` when given.
   int64_t imitate = 0;

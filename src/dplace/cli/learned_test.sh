@@ -59,6 +59,14 @@ expect_bad_input train_no_graphs "--graphs nowhere: neither a file, a folder nor
   train --graphs nowhere --cluster k80x4 --out "$TMP/p.pt"
 expect_bad_input train_resume "c.pt: no such checkpoint" "${train[@]}" --seed 7 --out "$TMP/p.pt" \
   --resume "$TMP/c.pt"
+# Hyper-parameters not given are the method's, as its placer's (learn::kMethods).
+"$DPLACE" "${train[@]}" --method gdp --out "$TMP/defaults.pt" >"$TMP/defaults.out" 2>/dev/null &&
+  grep -q "trained gdp (hidden 64, ppo, lr 0.0001)" "$TMP/defaults.out" && ok ||
+  fail "train --method gdp without --hidden: $(cat "$TMP/defaults.out")"
+"$DPLACE" "${train[@]}" --method gdp --hidden 8 --algorithm reinforce --lr 0.01 \
+  --out "$TMP/defaults.pt" >"$TMP/defaults.out" 2>/dev/null &&
+  grep -q "trained gdp (hidden 8, reinforce, lr 0.01)" "$TMP/defaults.out" && ok ||
+  fail "train --method gdp --hidden 8: $(cat "$TMP/defaults.out")"
 }
 
 # mpirun -n 2 trains what one process trains, for every method and algorithm; a rank that fails

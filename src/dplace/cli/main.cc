@@ -311,7 +311,8 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--groups", t.groups,
                         "hdp: the grouper's most groups (0: 256); 0 to 65536");
   train_cmd->add_option("--max-grad-norm", t.max_grad_norm,
-                        "clip the gradient's norm to this (0: no clipping); 0 to 1e6");
+                        "clip the gradient's norm to this (0: no clipping; default: the "
+                        "method's); 0 to 1e6");
   train_cmd
       ->add_option("--graphs", train.graphs,
                    "graph files, folders of them (every .json/.onnx/.txt) or bench suites")
@@ -332,13 +333,16 @@ int main(int argc, char** argv) {
       "--samples", t.samples,
       "episodes of one problem per update (0: 4 for colocrl, hdp and gdp; else 1); 0 to 4096");
   train_cmd->add_option("--seed", t.seed, "random seed")->capture_default_str();
-  train_cmd->add_option("--hidden", t.hidden, "width of the policy; 1 to 4096")
-      ->capture_default_str();
-  train_cmd->add_option("--lr", t.lr, "Adam's learning rate at the start; above 0, at most 1")
-      ->capture_default_str();
+  train_cmd->add_option("--hidden", t.hidden,
+                        "width of the policy (default: the method's, as its placer: placeto 32, "
+                        "colocrl 256, hdp 512, gdp 64); 1 to 4096");
+  train_cmd->add_option("--lr", t.lr,
+                        "Adam's learning rate at the start (default: the method's); above 0, at "
+                        "most 1");
   train_cmd->add_option("--lr-end", t.lr_end, "... at the last update (with --updates); 0 to 1")
       ->capture_default_str();
-  train_cmd->add_option("--algorithm", train.algorithm, "reinforce or ppo")->capture_default_str();
+  train_cmd->add_option("--algorithm", train.algorithm,
+                        "reinforce or ppo (default: the method's: ppo for gdp, else reinforce)");
   train_cmd->add_option("--clip", t.algorithm.clip,
                         "PPO's clip range of the ratio (0: 0.2); 0 to below 1");
   train_cmd->add_option("--epochs", t.algorithm.epochs,
@@ -410,7 +414,12 @@ int main(int argc, char** argv) {
     if (placers_cmd->parsed()) return Finish(dplace::cli::RunPlacers(placers));
     if (gen_cmd->parsed()) return Finish(dplace::cli::RunGen(gen));
 #ifdef DPLACE_HAVE_TORCH
-    if (train_cmd->parsed()) return Finish(dplace::cli::RunTrain(train));
+    if (train_cmd->parsed()) {
+      for (const char* flag : {"--hidden", "--lr", "--max-grad-norm", "--algorithm"}) {
+        if (train_cmd->get_option(flag)->count() > 0) train.given.insert(flag);
+      }
+      return Finish(dplace::cli::RunTrain(train));
+    }
 #endif
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << std::endl;

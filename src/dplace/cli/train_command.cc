@@ -12,6 +12,7 @@
 #include "dplace/cli/commands.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
+#include "dplace/learn/methods.h"
 #include "dplace/learn/placeto.h"
 #include "dplace/learn/train.h"
 #include "dplace/place/search/mcmc.h"
@@ -222,7 +223,16 @@ StatusOr<learn::TrainOptions::Label> Label(const Source& s, const sim::Problem& 
 
 }  // namespace
 
-Status RunTrain(const TrainFlags& flags) {
+Status RunTrain(const TrainFlags& given_flags) {
+  // The hyper-parameters not given are the method's, as its placer trains (learn::kMethods).
+  TrainFlags flags = given_flags;
+  if (const learn::Method* method = learn::FindMethod(flags.options.method)) {
+    const learn::MethodDefaults& d = method->defaults;
+    if (!flags.given.count("--hidden")) flags.options.hidden = d.hidden;
+    if (!flags.given.count("--lr")) flags.options.lr = d.lr;
+    if (!flags.given.count("--max-grad-norm")) flags.options.max_grad_norm = d.max_grad_norm;
+    if (!flags.given.count("--algorithm")) flags.algorithm = std::string(d.algorithm);
+  }
   DPLACE_RETURN_IF_ERROR(CheckNumbers(flags.options));
   if (flags.relabel && (flags.imitate == 0 || flags.options.init.empty())) {
     return InvalidInput(
@@ -296,7 +306,8 @@ Status RunTrain(const TrainFlags& flags) {
   auto trained = learn::Train(problems, o, flags.quiet ? nullptr : &std::cerr);
   if (!trained.ok()) return trained.status();
   if (!flags.quiet && trained->rank == 0) {
-    std::cout << "trained " << flags.options.method << " on " << problems.size()
+    std::cout << "trained " << flags.options.method << " (hidden " << o.hidden << ", "
+              << flags.algorithm << ", lr " << o.lr << ") on " << problems.size()
               << " problems: " << trained->updates << " updates, " << trained->episodes
               << " episodes, " << trained->evaluations << " evaluations, " << trained->cpu_seconds
               << " CPU s"
