@@ -185,14 +185,14 @@ StatusOr<learn::TrainOptions::Label> Label(const Source& s, const sim::Problem& 
   }
   DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<place::StartFinder> start,
                           place::SearchStart(also, options));
-  std::vector<place::ImprovingMove> moves;
-  const auto mcmc =
-      place::MakeMcmcPlacer({}, std::move(start), nullptr, improving ? &moves : nullptr);
+  const auto mcmc = place::MakeMcmcPlacer({}, std::move(start));
   DPLACE_ASSIGN_OR_RETURN(place::PlaceResult r,
                           mcmc->Place(*shared, {.evaluator = evaluator.get(),
                                                 .seed = seed,
-                                                .limits = {.evaluations = evaluations}}));
+                                                .limits = {.evaluations = evaluations},
+                                                .record_improving = improving}));
   learn::TrainOptions::Label label{.best = std::move(r.placement)};
+  std::vector<place::ImprovingMove>& moves = r.improving;
   const size_t keep = std::min(moves.size(), kMaxSteps);
   for (size_t i = 0; i < keep; ++i) {
     place::ImprovingMove& m = moves[i * moves.size() / keep];

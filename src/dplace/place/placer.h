@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dplace/base/status.h"
 #include "dplace/sim/evaluator.h"
@@ -33,6 +34,9 @@ struct PlaceRequest {
   // policy's placement): the searches start from it instead of their own heuristics, and `expert`
   // returns it. Null: none. Ignored unless it has one device per op.
   const sim::Placement* start = nullptr;
+  // A search that can (mcmc) keeps the moves it kept that improved its current placement, in
+  // PlaceResult::improving: what `dplace train --improving` imitates.
+  bool record_improving = false;
 };
 
 // The start of `request` when it fits `problem` (one device per op), else null.
@@ -43,6 +47,11 @@ struct PlaceStats {
   double seconds = 0;       // wall time of the run
 };
 
+// A move a search kept that improved its current placement: the placement before it and after.
+struct ImprovingMove {
+  sim::Placement before, after;
+};
+
 struct PlaceResult {
   sim::Placement placement;
   // What the placer says of its result for the user: what it proved or why it stopped.
@@ -51,6 +60,9 @@ struct PlaceResult {
   // integer program's bound); 0: none. The run service raises the problem's bound with it.
   double proven_bound = 0;
   PlaceStats stats;  // set by Placer::Place
+  // With PlaceRequest::record_improving, a search's improving moves in the order it kept them
+  // (mcmc: chain after chain): the same for a seed, as the placement is.
+  std::vector<ImprovingMove> improving;
 };
 
 class Placer {

@@ -161,6 +161,43 @@ TEST(McmcTest, ImprovesOnTheGivenStart) {
   EXPECT_NEAR(PlaceBy("mcmc", p, 400, {}, &one_gpu).evaluation.value, 4, 1e-9);
 }
 
+TEST(McmcTest, ItsResultCarriesTheImprovingMovesWhenAsked) {
+  // From one GPU (8 s) to a GPU per chain (4 s): each kept improving move is one unit's change
+  // (the scope and run moves of this graph's units aside, several) from a better-scored before to
+  // after, the first from the start; not asked, none.
+  const sim::Problem p = IndependentChains(2);
+  const sim::Placement one_gpu(8, sim::DeviceId(0));
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  const auto mcmc = Made("mcmc").placer;
+  auto asked = mcmc->Place(p, {.evaluator = evaluator.get(),
+                               .seed = 3,
+                               .limits = {.evaluations = 400},
+                               .start = &one_gpu,
+                               .record_improving = true});
+  ASSERT_TRUE(asked.ok());
+  ASSERT_FALSE(asked->improving.empty());
+  EXPECT_EQ(asked->improving.front().before, one_gpu);
+  for (const ImprovingMove& m : asked->improving) {
+    EXPECT_NE(m.before, m.after);
+    EXPECT_LT(evaluator->Evaluate(m.after).value, evaluator->Evaluate(m.before).value);
+  }
+  auto again = Made("mcmc").placer->Place(p, {.evaluator = evaluator.get(),
+                                              .seed = 3,
+                                              .limits = {.evaluations = 400},
+                                              .start = &one_gpu,
+                                              .record_improving = true});
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->improving.size(), asked->improving.size());
+  for (size_t i = 0; i < asked->improving.size(); ++i) {
+    EXPECT_EQ(again->improving[i].after, asked->improving[i].after);
+  }
+  auto not_asked = Made("mcmc").placer->Place(
+      p,
+      {.evaluator = evaluator.get(), .seed = 3, .limits = {.evaluations = 400}, .start = &one_gpu});
+  ASSERT_TRUE(not_asked.ok());
+  EXPECT_TRUE(not_asked->improving.empty());
+}
+
 TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   // The second chain evaluates on an evaluator of its own; its evaluations count against the
   // caller's budget and come back to the caller's evaluator (about 150 each, not 300 each). Four

@@ -238,11 +238,8 @@ size_t Leader(const std::deque<Chain>& chains) {
 class McmcPlacer : public Placer {
  public:
   McmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
-             LearnedProposalFactory learned, std::vector<ImprovingMove>* improving)
-      : options_(std::move(options)),
-        start_(std::move(start)),
-        learned_(std::move(learned)),
-        improving_(improving) {}
+             LearnedProposalFactory learned)
+      : options_(std::move(options)), start_(std::move(start)), learned_(std::move(learned)) {}
   std::string_view name() const override { return "mcmc"; }
 
  private:
@@ -278,7 +275,7 @@ class McmcPlacer : public Placer {
       if (req.limits.seconds > 0) stop = [&time] { return time.Spent() >= 1; };
       chains.emplace_back(p, moves, o, evaluator,
                           req.seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i),
-                          std::move(learned), std::move(stop), improving_ != nullptr);
+                          std::move(learned), std::move(stop), req.record_improving);
       chains.back().Restart(start.placement, start.score);
       budgets.emplace_back(Limits{.evaluations = per_chain.evaluations}, *evaluator);
     }
@@ -333,12 +330,6 @@ class McmcPlacer : public Placer {
       }
     }
     for (const auto& fork : forks) req.evaluator->CountEvaluations(fork->evaluations());
-    if (improving_ != nullptr) {
-      improving_->clear();
-      for (Chain& c : chains) {
-        std::move(c.improving().begin(), c.improving().end(), std::back_inserter(*improving_));
-      }
-    }
     const Chain& leader = chains[Leader(chains)];
     std::string note = "from " + start.placer + "; " + std::to_string(o.chains) + " chains, " +
                        std::to_string(proposed) + " proposals, " + std::to_string(accepted) +
@@ -350,13 +341,16 @@ class McmcPlacer : public Placer {
              << (refreshes > 0 ? refresh_s / refreshes * 1e3 : 0) << " ms each)";
       note += guided.str();
     }
-    return PlaceResult{leader.best(), std::move(note)};
+    PlaceResult result{leader.best(), std::move(note)};
+    for (Chain& c : chains) {
+      std::move(c.improving().begin(), c.improving().end(), std::back_inserter(result.improving));
+    }
+    return result;
   }
 
   McmcOptions options_;
   std::shared_ptr<StartFinder> start_;
   LearnedProposalFactory learned_;
-  std::vector<ImprovingMove>* improving_;
 };
 
 }  // namespace
@@ -394,14 +388,8 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
 }
 
 std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
-                                       LearnedProposalFactory learned,
-                                       std::vector<ImprovingMove>* improving) {
-  return std::make_unique<McmcPlacer>(std::move(options), std::move(start), std::move(learned),
-                                      improving);
-}
-std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
                                        LearnedProposalFactory learned) {
-  return MakeMcmcPlacer(std::move(options), std::move(start), std::move(learned), nullptr);
+  return std::make_unique<McmcPlacer>(std::move(options), std::move(start), std::move(learned));
 }
 
 }  // namespace dplace::place

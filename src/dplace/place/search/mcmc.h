@@ -77,19 +77,9 @@ struct McmcOptions {
 };
 void ReadOptions(OptionReader& reader, McmcOptions* options);
 
-// A move a chain kept that improved its current placement: the placement before it and after.
-struct ImprovingMove {
-  sim::Placement before, after;
-};
-
 // `start` finds where the chains begin (the request's start, else the best heuristic);
-// `learned` makes options.proposal's distributions (required when it is set). With `improving`,
-// each Place call replaces its contents with the improving moves of the run, chain after chain,
-// each chain's in the order it kept them (the same for a seed, as the placement is): what
-// `dplace train --improving` imitates. One Place call at a time then.
-std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
-                                       LearnedProposalFactory learned,
-                                       std::vector<ImprovingMove>* improving);
+// `learned` makes options.proposal's distributions (required when it is set). With the request's
+// record_improving, the result carries the improving moves of the run (PlaceResult::improving).
 std::unique_ptr<Placer> MakeMcmcPlacer(McmcOptions options, std::shared_ptr<StartFinder> start,
                                        LearnedProposalFactory learned = nullptr);
 
