@@ -198,6 +198,27 @@ TEST(McmcTest, ItsResultCarriesTheImprovingMovesWhenAsked) {
   EXPECT_TRUE(not_asked->improving.empty());
 }
 
+TEST(McmcTest, UnderTheBanditControlItIsDeterministicAndImprovesOnItsStart) {
+  const sim::Problem p = IndependentChains(4);
+  const sim::Placement one_gpu(16, sim::DeviceId(0));
+  auto place = [&](uint64_t seed) {
+    const auto evaluator = sim::testing::EvaluatorOf(p);
+    auto made = MakePlacer("mcmc", {{"mcmc", {{"control", "bandit"}}}});
+    EXPECT_TRUE(made.ok());
+    return made->placer
+        ->Place(p, {.evaluator = evaluator.get(),
+                    .seed = seed,
+                    .limits = {.evaluations = 600},
+                    .start = &one_gpu})
+        .value();
+  };
+  const PlaceResult a = place(3), b = place(3);
+  EXPECT_EQ(a.placement, b.placement);
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  EXPECT_LT(evaluator->Evaluate(a.placement).value, evaluator->Evaluate(one_gpu).value);
+  EXPECT_FALSE(MakePlacer("mcmc", {{"mcmc", {{"control", "greedy"}}}}).ok());
+}
+
 TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   // The second chain evaluates on an evaluator of its own; its evaluations count against the
   // caller's budget and come back to the caller's evaluator (about 150 each, not 300 each). Four

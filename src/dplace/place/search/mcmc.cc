@@ -1,6 +1,7 @@
 #include "dplace/place/search/mcmc.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -12,6 +13,7 @@
 
 #include "dplace/base/rng.h"
 #include "dplace/place/budget.h"
+#include "dplace/place/search/bandit.h"
 #include "dplace/place/search/chains.h"
 #include "dplace/place/search/learned_proposal.h"
 #include "dplace/place/search/moves.h"
@@ -54,6 +56,15 @@ class McmcProposer {
   McmcProposer(const sim::Problem& p, const Moves& moves, const McmcOptions& options, Rng& rng,
                LearnedProposal* learned, std::function<bool()> stop)
       : p_(p), m_(moves), o_(options), rng_(rng), is_critical_(moves.units.size()) {
+    if (o_.control == "bandit") {
+      const double single = std::max(0.0, 1 - o_.scope_move - o_.run_move);
+      std::vector<double> prior;
+      for (double source : {o_.critical_unit, 1 - o_.critical_unit}) {
+        for (double kind : {o_.scope_move, o_.run_move, single}) prior.push_back(source * kind);
+      }
+      bandit_.emplace(std::move(prior), o_.control_floor, o_.control_rate);
+      heat_.emplace(std::vector<double>(kHeat.size(), 1.0), o_.control_floor, o_.control_rate);
+    }
     if (learned != nullptr) {
       learned_.emplace(moves.units, learned, o_.proposal_uniform, o_.proposal_refresh,
                        o_.proposal_time_share, std::move(stop));
@@ -61,11 +72,22 @@ class McmcProposer {
   }
 
   // The next `proposals` calls of Next propose (an epoch); then Next says it is done.
-  void StartEpoch(int64_t proposals) { left_ = proposals; }
+  // (A chain restarted between epochs: the last proposal's outcome is not its own.)
+  void StartEpoch(int64_t proposals) {
+    left_ = proposals;
+    arm_ = -1;
+  }
 
   bool Next(UnitMoves& state, Proposal* p) {
     if (left_ <= 0 || stuck_) return false;
     --left_;
+    if (bandit_ && arm_ >= 0) {
+      const double gain = Gain(before_, state.score());
+      bandit_->Reward(arm_, gain);
+      heat_->Reward(heat_arm_, gain);
+    }
+    arm_ = -1;
+    before_ = state.score();
     p->log_correction = 0;
     if (!learned_ || !(rng_.Uniform() < o_.proposal_share) || !learned_->Propose(state, rng_, p))
       Propose(state, p);
@@ -90,8 +112,23 @@ class McmcProposer {
   }
 
   bool stuck() const { return stuck_; }
+  // The factor of the schedule's temperature for the proposal just made (the control's; 1
+  // without one).
+  double heat() const { return bandit_ ? kHeat[static_cast<size_t>(heat_arm_)] : 1.0; }
+  // The control's shares of the proposal kinds now (empty without one).
+  std::vector<double> control_shares() const {
+    return bandit_ ? bandit_->probabilities() : std::vector<double>{};
+  }
 
  private:
+  // What a proposal gained: the relative fall of the current value (a feasible one after an
+  // infeasible one: 1).
+  static double Gain(const Score& before, const Score& after) {
+    if (!after.feasible) return 0;
+    if (!before.feasible) return 1;
+    return before.value > 0 ? std::max(0.0, (before.value - after.value) / before.value) : 0;
+  }
+
   sim::DeviceId DeviceOfOp(const UnitMoves& state, sim::OpId op) const {
     return state.device(m_.unit_of_op[op]);
   }
@@ -101,12 +138,24 @@ class McmcProposer {
     std::vector<UnitId>& moved = p->units;
     std::vector<sim::DeviceId>& targets = p->targets;
     moved.clear();
-    const UnitId u = !critical_.empty() && rng_.Uniform() < o_.critical_unit
-                         ? critical_[rng_.Below(critical_.size())]
-                         : static_cast<UnitId>(rng_.Below(units.size()));
+    // The kind: drawn by the control's shares (arm = source × 3 + kind: a critical unit or any;
+    // its scope, a run, itself) or by the fixed ones.
+    bool critical = false;
+    double kind = 0;
+    if (bandit_) {
+      arm_ = bandit_->Pick(rng_);
+      heat_arm_ = heat_->Pick(rng_);
+      critical = arm_ < 3;
+      const double at[3] = {0, o_.scope_move, o_.scope_move + o_.run_move};
+      kind = at[arm_ % 3];
+    } else {
+      critical = rng_.Uniform() < o_.critical_unit;
+    }
+    const UnitId u = !critical_.empty() && critical ? critical_[rng_.Below(critical_.size())]
+                                                    : static_cast<UnitId>(rng_.Below(units.size()));
     const sim::DeviceId from = state.device(u);
     const auto& groups_of_u = m_.groups.of_unit[u];
-    const double kind = rng_.Uniform();
+    if (!bandit_) kind = rng_.Uniform();
     if (kind < o_.scope_move && !groups_of_u.empty()) {
       moved = m_.groups.members[groups_of_u[rng_.Below(groups_of_u.size())]];
     } else {
@@ -154,6 +203,7 @@ class McmcProposer {
     });
     if (targets.empty()) {
       stuck_ = ++idle_ > 100 * static_cast<int64_t>(units.size()) + 1000;  // nothing can move
+      arm_ = -1;  // nothing proposed, nothing to learn
       return;
     }
     idle_ = 0;
@@ -168,6 +218,12 @@ class McmcProposer {
   int64_t left_ = 0, idle_ = 0;
   bool stuck_ = false;
   std::optional<LearnedMoves> learned_;
+  // The control's second choice: the proposal's temperature, a factor of the schedule's.
+  static constexpr std::array<double, 3> kHeat = {0.1, 1.0, 10.0};
+  std::optional<Bandit> bandit_, heat_;
+  int arm_ = -1;  // the control's arm of the last proposal (-1: none)
+  int heat_arm_ = 1;
+  Score before_;  // the current score when it was made
 };
 
 // One Metropolis chain over the units' devices: the shared move loop (search/moves.h) with the
@@ -203,7 +259,8 @@ class Chain {
   template <typename Temperature, typename Out>
   void Run(int64_t proposals, const Temperature& temperature, const Out& out) {
     proposer_.StartEpoch(proposals);
-    Metropolis<const Temperature&> acceptor(rng_, temperature);
+    auto heated = [&] { return temperature() * proposer_.heat(); };
+    Metropolis<decltype(heated)&> acceptor(rng_, heated);
     RunMoves(state_, proposer_, acceptor, out);
     proposed_ += acceptor.proposed();
   }
@@ -372,6 +429,15 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
          "share whose target is the device of a neighbouring unit");
   r.Read("critical_unit", &o->critical_unit, 0, 1,
          "share that move a unit on the critical path (step objective)");
+  r.Read("control", &o->control,
+         "fixed: the shares above; bandit: learned on the instance as the chain runs, the shares "
+         "above its prior");
+  if (o->control != "fixed" && o->control != "bandit") {
+    r.Fail("control", "'" + o->control + "' is not fixed or bandit");
+  }
+  r.Read("control_floor", &o->control_floor, 0, 1,
+         "bandit: the share of its draws kept on the prior (every kind stays reachable)");
+  r.Read("control_rate", &o->control_rate, 0, 10, "bandit: its learning rate");
   r.Read("evaluations_per_unit", &o->evaluations_per_unit, 1, 1 << 20,
          "proposals per unit without --time-limit or --evaluations");
   r.Read("max_evaluations", &o->max_evaluations, 1, int64_t{1} << 40, "... at most this many");

@@ -54,6 +54,13 @@ struct McmcOptions {
   // Share of proposals that move a unit on the critical path of the current placement
   // (recomputed at each re-base): only those can shorten the step at once.
   double critical_unit = 0.5;
+  // How the mix above is used: "fixed" draws each proposal's kind (a unit on the critical path or
+  // any unit; its scope, a run from it, or it alone) with the shares above; "bandit" learns the
+  // shares on the instance as the chain runs (bandit.h: Exp3 over the six kinds, the shares above
+  // as its prior and `control_floor` of it kept, rewarded per proposal by the relative
+  // improvement of the chain's current value).
+  std::string control = "fixed";
+  double control_floor = 0.3, control_rate = 0.05;
   // Without --time-limit or --evaluations: proposals per unit, and at most this many.
   int64_t evaluations_per_unit = 200;
   int64_t max_evaluations = 20000;

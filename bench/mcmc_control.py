@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""mcmc with the bandit control (mcmc.control=bandit) against the fixed mix (the default), side by
+side per row, seed and budget: the learned suite's same-family graphs that load without a model
+folder (the five generated families' held-out seed 3 graphs, the bundled inception_v3, nmt, rnnlm
+and wavenet, PipeDream's inception_v3 and nasnetamobile profiles) on k80x4 and v100x8-nvlink.
+
+    PYTHONPATH=build/release/python /usr/bin/python3 bench/mcmc_control.py \
+        [--budgets 1000,10000,1s] [--seeds 1,2,3,4,5,6] [--noise] [--opt mcmc.KEY=VALUE ...]
+
+Prints per budget the geometric mean of bandit / fixed over rows and seeds, and how many pairs are
+more than 3% apart each way. --noise compares fixed with fixed at another seed (seed + 1000)
+instead: the run-to-run spread that a difference must stand out of. --opt sets the bandit's own
+options (its side only).
+"""
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import dplace
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def graphs(tmp):
+    binary = os.environ.get("DPLACE", os.path.join(ROOT, "build", "release", "dplace"))
+    out = []
+    for family in ("enas_cnn", "enas_rnn", "nmt", "nasnet", "layered"):
+        subprocess.run([binary, "gen", family, "--count", "1", "--seed", "3", "--out", tmp],
+                       check=True, capture_output=True)
+        out.append(os.path.join(tmp, f"{family}_3_0.json"))
+    out += [os.path.join(ROOT, "models", f"{m}.onnx")
+            for m in ("inception_v3", "nmt", "rnnlm", "wavenet")]
+    out += [os.path.join(ROOT, "testdata", "pipedream-profiles", f"{m}.graph.txt")
+            for m in ("inception_v3", "nasnetamobile")]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--budgets", default="1000,10000,1s")
+    ap.add_argument("--seeds", default="1,2,3,4,5,6")
+    ap.add_argument("--noise", action="store_true")
+    ap.add_argument("--opt", action="append", default=[])
+    a = ap.parse_args()
+    budgets = [{"time_limit": float(b[:-1])} if b.endswith("s") else {"evaluations": int(b)}
+               for b in a.budgets.split(",")]
+    seeds = [int(s) for s in a.seeds.split(",")]
+    bandit = dict(o.split("=", 1) for o in a.opt)
+    bandit["mcmc.control"] = "bandit"
+    ratios = {str(b): [] for b in budgets}
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in graphs(tmp):
+            graph = dplace.load_graph(path)
+            for cluster in ("k80x4", "v100x8-nvlink"):
+                problem = dplace.Problem(graph, cluster)
+                for b in budgets:
+                    for s in seeds:
+                        fixed = dplace.place(problem, "mcmc", seed=s, **b).value
+                        other = (dplace.place(problem, "mcmc", seed=s + 1000, **b) if a.noise else
+                                 dplace.place(problem, "mcmc", seed=s, options=bandit, **b)).value
+                        ratios[str(b)].append(other / fixed)
+    for b, rs in ratios.items():
+        g = math.exp(sum(map(math.log, rs)) / len(rs))
+        print(f"{b}: {'fixed (other seed)' if a.noise else 'bandit'} / fixed {g:.4f} over "
+              f"{len(rs)} pairs; more than 3% worse {sum(r > 1.03 for r in rs)}, better "
+              f"{sum(r < 0.97 for r in rs)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
