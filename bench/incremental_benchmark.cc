@@ -4,7 +4,10 @@
 //  - Full: StepSimulator::Run of the moved placement;
 //  - Near: StepSimulator::RunNear against the unmoved base (mcmc's proposals, local_search's
 //  moves);
-//  - NearRebase: RunNear, and every 4th move taken as the new base (SetBase), as when accepted.
+//  - NearRebase: RunNear, and every 4th move taken as the new base (SetBase), as when accepted;
+//  - Scored: what mcmc.guide pays per candidate move instead (place/search/move_scorer.h): the
+//    move's features read from the base's simulation and the learned model's prediction (target:
+//    2 us a candidate).
 // Each move puts one co-location unit (an op; in training, a forward op with its backward and
 // update ops) on another allowed device; the moves are drawn once per graph with a fixed seed.
 #include <benchmark/benchmark.h>
@@ -16,6 +19,7 @@
 #include "dplace/base/rng.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/load.h"
+#include "dplace/place/search/move_scorer.h"
 #include "dplace/place/units.h"
 #include "dplace/registry/registry.h"
 #include "dplace/sim/evaluator.h"
@@ -97,6 +101,38 @@ void RunNear(benchmark::State& state, size_t rebase_every) {
   Report(state, f);
 }
 
+// One scored candidate: features of a unit's move (its crossing tensors, its compute, the loads)
+// and the model's prediction, the context refreshed from the base's timed simulation once.
+void BM_Scored(benchmark::State& state) {
+  const Fixture& f = Get(state);
+  const place::Units units = place::MakeUnits(*f.problem);
+  IdVector<sim::OpId, place::UnitId> unit_of_op(f.problem->g().ops().size());
+  for (place::UnitId u : units.ids()) {
+    for (sim::OpId op : units[u].ops) unit_of_op[op] = u;
+  }
+  place::PerUnit<sim::DeviceId> device(units.size());
+  for (place::UnitId u : units.ids()) device[u] = f.base[units[u].ops[0]];
+  place::MoveContext context(*f.problem, units, unit_of_op);
+  const auto evaluator = sim::MakeEvaluator(f.problem);
+  sim::Timing timing;
+  context.Refresh(evaluator->EvaluateTimed(f.base, &timing), timing.critical_path);
+  place::MoveScorer scorer(place::MoveScorer::Kind::kLearned);
+  std::vector<std::pair<place::UnitId, sim::DeviceId>> moves;
+  Rng rng(5);
+  while (moves.size() < 256) {
+    const auto u = static_cast<place::UnitId>(rng.Below(units.size()));
+    if (units[u].devices.size() < 2) continue;
+    moves.emplace_back(u, units[u].devices[rng.Below(units[u].devices.size())]);
+  }
+  const auto device_of = [&device](place::UnitId u) { return device[u]; };
+  size_t i = 0;
+  for (auto _ : state) {
+    const auto& [u, to] = moves[i++ % moves.size()];
+    benchmark::DoNotOptimize(scorer.Predict(context.Features(u, to, device_of)));
+  }
+  Report(state, f);
+}
+
 void BM_Near(benchmark::State& state) { RunNear(state, 0); }
 void BM_NearRebase(benchmark::State& state) { RunNear(state, 4); }
 
@@ -110,6 +146,7 @@ void Models(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Full)->Apply(Models);
 BENCHMARK(BM_Near)->Apply(Models);
 BENCHMARK(BM_NearRebase)->Apply(Models);
+BENCHMARK(BM_Scored)->Apply(Models);
 
 }  // namespace
 }  // namespace dplace

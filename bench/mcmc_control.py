@@ -1,16 +1,16 @@
 #!/usr/bin/python3
-"""mcmc with the bandit control (mcmc.control=bandit) against the fixed mix (the default), side by
-side per row, seed and budget: the learned suite's same-family graphs that load without a model
+"""mcmc with options (default: the bandit control, mcmc.control=bandit) against mcmc as it is by
+default, side by side per row, seed and budget: the learned suite's same-family graphs that load without a model
 folder (the five generated families' held-out seed 3 graphs, the bundled inception_v3, nmt, rnnlm
 and wavenet, PipeDream's inception_v3 and nasnetamobile profiles) on k80x4 and v100x8-nvlink.
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/mcmc_control.py \
         [--budgets 1000,10000,1s] [--seeds 1,2,3,4,5,6] [--noise] [--opt mcmc.KEY=VALUE ...]
 
-Prints per budget the geometric mean of bandit / fixed over rows and seeds, and how many pairs are
-more than 3% apart each way. --noise compares fixed with fixed at another seed (seed + 1000)
-instead: the run-to-run spread that a difference must stand out of. --opt sets the bandit's own
-options (its side only).
+Prints per budget the geometric mean of with-options / default over rows and seeds, and how many
+pairs are more than 3% apart each way. --noise compares the default with itself at another seed
+(seed + 1000) instead: the run-to-run spread that a difference must stand out of. --opt (repeatable)
+sets the options of the compared side (e.g. --opt mcmc.guide=learned); none given: the bandit.
 """
 import argparse
 import math
@@ -48,8 +48,7 @@ def main():
     budgets = [{"time_limit": float(b[:-1])} if b.endswith("s") else {"evaluations": int(b)}
                for b in a.budgets.split(",")]
     seeds = [int(s) for s in a.seeds.split(",")]
-    bandit = dict(o.split("=", 1) for o in a.opt)
-    bandit["mcmc.control"] = "bandit"
+    treated = dict(o.split("=", 1) for o in a.opt) or {"mcmc.control": "bandit"}
     ratios = {str(b): [] for b in budgets}
     with tempfile.TemporaryDirectory() as tmp:
         for path in graphs(tmp):
@@ -60,11 +59,12 @@ def main():
                     for s in seeds:
                         fixed = dplace.place(problem, "mcmc", seed=s, **b).value
                         other = (dplace.place(problem, "mcmc", seed=s + 1000, **b) if a.noise else
-                                 dplace.place(problem, "mcmc", seed=s, options=bandit, **b)).value
+                                 dplace.place(problem, "mcmc", seed=s, options=treated, **b)).value
                         ratios[str(b)].append(other / fixed)
     for b, rs in ratios.items():
         g = math.exp(sum(map(math.log, rs)) / len(rs))
-        print(f"{b}: {'fixed (other seed)' if a.noise else 'bandit'} / fixed {g:.4f} over "
+        name = "default (other seed)" if a.noise else ",".join(f"{k}={v}" for k, v in treated.items())
+        print(f"{b}: {name} / default {g:.4f} over "
               f"{len(rs)} pairs; more than 3% worse {sum(r > 1.03 for r in rs)}, better "
               f"{sum(r < 0.97 for r in rs)}")
 

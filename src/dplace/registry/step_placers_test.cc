@@ -219,6 +219,30 @@ TEST(McmcTest, UnderTheBanditControlItIsDeterministicAndImprovesOnItsStart) {
   EXPECT_FALSE(MakePlacer("mcmc", {{"mcmc", {{"control", "greedy"}}}}).ok());
 }
 
+TEST(McmcTest, GuidedByTheMoveScorerItIsDeterministicAndImprovesOnItsStart) {
+  const sim::Problem p = IndependentChains(4);
+  const sim::Placement one_gpu(16, sim::DeviceId(0));
+  for (const char* guide : {"hand", "learned"}) {
+    auto place = [&] {
+      const auto evaluator = sim::testing::EvaluatorOf(p);
+      auto made = MakePlacer("mcmc", {{"mcmc", {{"guide", guide}, {"guide_share", "0.5"}}}});
+      EXPECT_TRUE(made.ok());
+      return made->placer
+          ->Place(p, {.evaluator = evaluator.get(),
+                      .seed = 3,
+                      .limits = {.evaluations = 600},
+                      .start = &one_gpu})
+          .value();
+    };
+    const PlaceResult a = place(), b = place();
+    EXPECT_EQ(a.placement, b.placement) << guide;
+    EXPECT_NE(a.note.find(" guided (" + std::string(guide)), std::string::npos) << a.note;
+    const auto evaluator = sim::testing::EvaluatorOf(p);
+    EXPECT_LT(evaluator->Evaluate(a.placement).value, evaluator->Evaluate(one_gpu).value);
+  }
+  EXPECT_FALSE(MakePlacer("mcmc", {{"mcmc", {{"guide", "gnn"}}}}).ok());
+}
+
 TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   // The second chain evaluates on an evaluator of its own; its evaluations count against the
   // caller's budget and come back to the caller's evaluator (about 150 each, not 300 each). Four

@@ -16,6 +16,7 @@
 #include "dplace/place/search/bandit.h"
 #include "dplace/place/search/chains.h"
 #include "dplace/place/search/learned_proposal.h"
+#include "dplace/place/search/move_scorer.h"
 #include "dplace/place/search/moves.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
@@ -65,6 +66,10 @@ class McmcProposer {
       bandit_.emplace(std::move(prior), o_.control_floor, o_.control_rate);
       heat_.emplace(std::vector<double>(kHeat.size(), 1.0), o_.control_floor, o_.control_rate);
     }
+    if (o_.guide != "none") {
+      context_.emplace(p, moves.units, moves.unit_of_op);
+      scorer_.emplace(o_.guide == "hand" ? MoveScorer::Kind::kHand : MoveScorer::Kind::kLearned);
+    }
     if (learned != nullptr) {
       learned_.emplace(moves.units, learned, o_.proposal_uniform, o_.proposal_refresh,
                        o_.proposal_time_share, std::move(stop));
@@ -89,10 +94,36 @@ class McmcProposer {
     arm_ = -1;
     before_ = state.score();
     p->log_correction = 0;
+    if (context_ && context_->ready() && rng_.Uniform() < o_.guide_share && Guided(state, p)) {
+      return true;
+    }
     if (!learned_ || !(rng_.Uniform() < o_.proposal_share) || !learned_->Propose(state, rng_, p))
       Propose(state, p);
     return true;
   }
+
+  // A move tried (Metropolis::on_tried): a labelled example for the scorer, a single unit's move
+  // from a feasible placement. Exact when its simulation ran to the end, else censored at the
+  // value it had to stay below.
+  void Tried(const UnitMoves& state, const Proposal& p, sim::DeviceId to, const Score& s,
+             double accept_below) {
+    if (!scorer_ || p.units.size() != 1 || !context_->ready()) return;
+    const Score& current = state.score();
+    if (!current.feasible || current.value <= 0) return;
+    const auto device_of = [&state](UnitId v) { return state.device(v); };
+    const MoveFeatures f = context_->Features(p.units[0], to, device_of);
+    if (s.feasible) {
+      const double change = (s.value - current.value) / current.value;
+
+      scale_ = 0.99 * scale_ + 0.01 * std::abs(change);
+      scorer_->Learn(f, change, /*exact=*/true);
+    } else if (std::isfinite(accept_below)) {
+      scorer_->Learn(f, (accept_below - current.value) / current.value, /*exact=*/false);
+    }
+  }
+  int64_t guided() const { return guided_; }
+
+  const MoveScorer* scorer() const { return scorer_ ? &*scorer_ : nullptr; }
 
   // The learned proposal's moves (null without one).
   const LearnedMoves* learned() const { return learned_ ? &*learned_ : nullptr; }
@@ -104,7 +135,17 @@ class McmcProposer {
     critical_.clear();
     sim::IncrementalEvaluator* incremental = state.evaluator().Incremental();
     if (incremental == nullptr) return;  // no step simulation: no critical path
-    for (sim::OpId op : incremental->CriticalPath(state.current())) {
+    std::vector<sim::OpId> path;
+    if (context_) {
+      // The guide reads the whole simulation (loads, memory), at the price of the critical path.
+      sim::Timing timing;
+      const sim::Evaluation e = state.evaluator().EvaluateTimed(state.current(), &timing);
+      if (e.feasible) context_->Refresh(e, timing.critical_path);
+      path = std::move(timing.critical_path);
+    } else {
+      path = incremental->CriticalPath(state.current());
+    }
+    for (sim::OpId op : path) {
       const UnitId v = m_.unit_of_op[op];
       if (!is_critical_[v]) critical_.push_back(v);
       is_critical_[v] = 1;
@@ -216,8 +257,59 @@ class McmcProposer {
   std::vector<UnitId> critical_;
   PerUnit<char> is_critical_;
   int64_t left_ = 0, idle_ = 0;
+  // A guided proposal: unit u (as Propose draws it) to a device drawn by the scorer, with the
+  // Metropolis–Hastings ratio of that draw. False when u has nowhere else to go.
+  bool Guided(const UnitMoves& state, Proposal* p) {
+    // Only a unit on the critical path can shorten the step at once: the guide moves those.
+    if (critical_.empty()) return false;
+    const UnitId u = critical_[rng_.Below(critical_.size())];
+    const sim::DeviceId from = state.device(u);
+    const std::vector<sim::DeviceId>& allowed = m_.units[u].devices;
+    if (allowed.size() < 2) return false;
+    const double tau = std::max(scale_, 1e-6);
+    // ln of the draw's probabilities of the devices but `at`, for u placed by `device_of`.
+    auto log_probabilities = [&](sim::DeviceId at, const auto& device_of) {
+      std::vector<double> lp;
+      double top = -std::numeric_limits<double>::infinity();
+      for (sim::DeviceId d : allowed) {
+        const double v = d == at ? -std::numeric_limits<double>::infinity()
+                                 : -scorer_->Predict(context_->Features(u, d, device_of)) / tau;
+        lp.push_back(v);
+        top = std::max(top, v);
+      }
+      double sum = 0;
+      for (double v : lp) sum += std::exp(v - top);
+      for (double& v : lp) v -= top + std::log(sum);
+      return lp;
+    };
+    const auto here = [&state](UnitId v) { return state.device(v); };
+    const std::vector<double> there = log_probabilities(from, here);
+    double r = rng_.Uniform();
+    size_t pick = 0;
+    for (size_t i = 0; i < allowed.size(); ++i) {
+      if (allowed[i] == from) continue;
+      pick = i;
+      r -= std::exp(there[i]);
+      if (r < 0) break;
+    }
+    const sim::DeviceId to = allowed[pick];
+    const auto moved = [&state, u, to](UnitId v) { return v == u ? to : state.device(v); };
+    const std::vector<double> back = log_probabilities(to, moved);
+    const size_t from_at =
+        static_cast<size_t>(std::find(allowed.begin(), allowed.end(), from) - allowed.begin());
+    p->units.assign(1, u);
+    p->targets.assign(1, to);
+    p->log_correction = from_at < back.size() ? back[from_at] - there[pick] : 0;
+    ++guided_;
+    return true;
+  }
+
   bool stuck_ = false;
   std::optional<LearnedMoves> learned_;
+  std::optional<MoveContext> context_;
+  std::optional<MoveScorer> scorer_;
+  double scale_ = 0.01;  // the mean size of the relative changes seen (the draw's τ)
+  int64_t guided_ = 0;
   // The control's second choice: the proposal's temperature, a factor of the schedule's.
   static constexpr std::array<double, 3> kHeat = {0.1, 1.0, 10.0};
   std::optional<Bandit> bandit_, heat_;
@@ -261,6 +353,12 @@ class Chain {
     proposer_.StartEpoch(proposals);
     auto heated = [&] { return temperature() * proposer_.heat(); };
     Metropolis<decltype(heated)&> acceptor(rng_, heated);
+    if (proposer_.scorer() != nullptr) {
+      acceptor.on_tried = [this](const Proposal& p, sim::DeviceId to, const Score& s,
+                                 double accept_below) {
+        proposer_.Tried(state_, p, to, s, accept_below);
+      };
+    }
     RunMoves(state_, proposer_, acceptor, out);
     proposed_ += acceptor.proposed();
   }
@@ -392,6 +490,15 @@ class McmcPlacer : public Placer {
                        std::to_string(proposed) + " proposals, " + std::to_string(accepted) +
                        " accepted" +
                        (AtLowerBound(p, leader.best_score()) ? "; at the lower bound" : "");
+    if (o.guide != "none") {
+      int64_t guided = 0, examples = 0;
+      for (const Chain& c : chains) {
+        guided += c.proposer().guided();
+        if (const MoveScorer* scorer = c.proposer().scorer()) examples += scorer->examples();
+      }
+      note += "; " + std::to_string(guided) + " guided (" + o.guide + ", " +
+              std::to_string(examples) + " moves learned from)";
+    }
     if (!o.proposal.empty()) {
       std::ostringstream guided;
       guided << "; " << learned << " from " << o.proposal << ", " << refreshes << " refreshes ("
@@ -438,6 +545,13 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
   r.Read("control_floor", &o->control_floor, 0, 1,
          "bandit: the share of its draws kept on the prior (every kind stays reachable)");
   r.Read("control_rate", &o->control_rate, 0, 10, "bandit: its learning rate");
+  r.Read("guide", &o->guide,
+         "guided proposals by a move scorer: none, hand (hand-set weights) or learned (fit "
+         "online on the chain's exact evaluations)");
+  if (o->guide != "none" && o->guide != "hand" && o->guide != "learned") {
+    r.Fail("guide", "'" + o->guide + "' is not none, hand or learned");
+  }
+  r.Read("guide_share", &o->guide_share, 0, 1, "share of the proposals the guide makes");
   r.Read("evaluations_per_unit", &o->evaluations_per_unit, 1, 1 << 20,
          "proposals per unit without --time-limit or --evaluations");
   r.Read("max_evaluations", &o->max_evaluations, 1, int64_t{1} << 40, "... at most this many");

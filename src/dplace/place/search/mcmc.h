@@ -61,6 +61,13 @@ struct McmcOptions {
   // improvement of the chain's current value).
   std::string control = "fixed";
   double control_floor = 0.3, control_rate = 0.05;
+  // A guided share of the proposals (move_scorer.h): `guide_share` of them move one unit (drawn
+  // as above: critical or any) to a device drawn from the scorer's predicted changes, q(d) ∝
+  // exp(−Δ̂(d) / τ), τ the mean size of the changes seen, with the Metropolis–Hastings ratio of
+  // that choice (the way back scored from the moved placement). "hand": the hand-set weights;
+  // "learned": fit online on the chain's own exact evaluations; "none": no guided proposals.
+  std::string guide = "none";
+  double guide_share = 0.3;
   // Without --time-limit or --evaluations: proposals per unit, and at most this many.
   int64_t evaluations_per_unit = 200;
   int64_t max_evaluations = 20000;

@@ -141,6 +141,7 @@ class Metropolis {
             : std::numeric_limits<double>::infinity();
     const Score s = m.Try(p.units, to, accept_below);
     ++proposed_;
+    if (on_tried) on_tried(p, to, s, accept_below);
     // An infeasible chain wanders until it is feasible. An improvement is kept unless the
     // correction says the move is likelier proposed than its way back.
     if (!current.feasible || (s < current && p.log_correction >= 0) ||
@@ -152,6 +153,12 @@ class Metropolis {
     return false;
   }
   int64_t proposed() const { return proposed_; }
+
+  // Called with each proposal tried, before it is kept or undone (UnitMoves::device still says
+  // where its units were): the target, the score, and the value it had to stay below (a score
+  // infeasible beyond it may be a simulation that gave up there). What a search learns from.
+  std::function<void(const Proposal&, sim::DeviceId to, const Score&, double accept_below)>
+      on_tried;
 
  private:
   Rng& rng_;

@@ -1,0 +1,103 @@
+#include "dplace/place/search/move_scorer.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace dplace::place {
+
+MoveContext::MoveContext(const sim::Problem& p, const Units& units,
+                         const IdVector<sim::OpId, UnitId>& unit_of_op)
+    : p_(p), units_(units), crossings_(units.size()), critical_(units.size()) {
+  const graph::Graph& g = p.g();
+  const auto devices = static_cast<size_t>(p.num_devices());
+  compute_.assign(units.size() * devices, 0);
+  for (UnitId u : units.ids()) {
+    for (sim::OpId op : units[u].ops) {
+      for (hw::DeviceId d{0}; d < p.num_devices(); ++d) {
+        compute_[static_cast<size_t>(u.index()) * devices + static_cast<size_t>(d.index())] +=
+            p.costs.OpTime(op, d);
+      }
+      for (graph::TensorId t : g.Inputs(op)) {
+        const UnitId from = unit_of_op[g.tensor(t).producer];
+        if (from != u) crossings_[u].push_back({&g.tensor(t), from, /*incoming=*/true});
+      }
+      for (graph::TensorId t = g.FirstOutput(op); t < g.FirstOutput(op + 1); ++t) {
+        // A tensor goes once to each other unit that reads it.
+        std::vector<UnitId> readers;
+        for (sim::OpId c : g.Consumers(t)) {
+          const UnitId to = unit_of_op[c];
+          if (to != u && std::find(readers.begin(), readers.end(), to) == readers.end()) {
+            readers.push_back(to);
+            crossings_[u].push_back({&g.tensor(t), to, /*incoming=*/false});
+          }
+        }
+      }
+    }
+  }
+  busy_.assign(devices, 0);
+  headroom_.assign(devices, std::numeric_limits<double>::infinity());
+  capacity_ = headroom_;
+}
+
+void MoveContext::Refresh(const sim::Evaluation& e, const std::vector<sim::OpId>& critical_path) {
+  makespan_ = e.value;
+  for (size_t d = 0; d < busy_.size() && d < e.devices.size(); ++d) {
+    const sim::DeviceReport& r = e.devices[sim::DeviceId(static_cast<int32_t>(d))];
+    busy_[d] = r.busy_s;
+    capacity_[d] = r.memory_capacity_bytes > 0 ? r.memory_capacity_bytes
+                                               : std::numeric_limits<double>::infinity();
+    headroom_[d] = capacity_[d] - r.peak_memory_bytes;
+  }
+  std::fill(critical_.begin(), critical_.end(), 0);
+  for (UnitId u : units_.ids()) {
+    for (sim::OpId op : units_[u].ops) {
+      if (std::find(critical_path.begin(), critical_path.end(), op) != critical_path.end()) {
+        critical_[u] = 1;
+        break;
+      }
+    }
+  }
+}
+
+MoveScorer::MoveScorer(Kind kind) : kind_(kind) {
+  if (kind_ == Kind::kHand) {
+    // The critical path's own change counts whole; off it, a change of transfers or compute
+    // delays the step only where it makes a new critical path: a fifth of it; a busier target a
+    // tenth; going past memory a lot.
+    w_ = {0, 0, 0.2, 0.2, 0.1, 0.8, 10};
+  } else {
+    for (int i = 0; i < kMoveFeatures; ++i) inverse_[i * kMoveFeatures + i] = 1e3;
+  }
+}
+
+double MoveScorer::Predict(const MoveFeatures& f) const {
+  double y = 0;
+  for (int i = 0; i < kMoveFeatures; ++i) y += w_[i] * f[i];
+  return y;
+}
+
+void MoveScorer::Learn(const MoveFeatures& f, double label, bool exact) {
+  if (kind_ == Kind::kHand) return;
+  const double predicted = Predict(f);
+  if (!exact && predicted >= label) return;  // censored: known only to be above `label`
+  // Recursive least squares with forgetting: k = P f / (λ + fᵀ P f), w += k (y − wᵀf),
+  // P = (P − k fᵀ P) / λ.
+  constexpr double kForget = 0.999;
+  std::array<double, kMoveFeatures> pf{};
+  for (int i = 0; i < kMoveFeatures; ++i) {
+    for (int j = 0; j < kMoveFeatures; ++j) pf[i] += inverse_[i * kMoveFeatures + j] * f[j];
+  }
+  double denominator = kForget;
+  for (int i = 0; i < kMoveFeatures; ++i) denominator += f[i] * pf[i];
+  const double error = label - predicted;
+  for (int i = 0; i < kMoveFeatures; ++i) w_[i] += pf[i] / denominator * error;
+  for (int i = 0; i < kMoveFeatures; ++i) {
+    for (int j = 0; j < kMoveFeatures; ++j) {
+      inverse_[i * kMoveFeatures + j] =
+          (inverse_[i * kMoveFeatures + j] - pf[i] * pf[j] / denominator) / kForget;
+    }
+  }
+  ++examples_;
+}
+
+}  // namespace dplace::place

@@ -1,0 +1,76 @@
+#include "dplace/place/search/move_scorer.h"
+
+#include <gtest/gtest.h>
+
+#include "dplace/base/rng.h"
+#include "dplace/sim/test_problems.h"
+
+namespace dplace::place {
+namespace {
+
+using sim::testing::Fork;
+using sim::testing::ThreeDevices;
+
+TEST(MoveScorerTest, FeaturesSayWhatAMoveChangesOnTheForkOfTheTests) {
+  // a (1 s) on d0 sends 1 byte (1 s) to x and to y; x on d0, y on d1: y waits for its transfer, the
+  // step is 3 s on the path a -> y.
+  const sim::Problem p = Fork(ThreeDevices());
+  const Units units = MakeUnits(p);
+  ASSERT_EQ(units.size(), 3u);
+  IdVector<sim::OpId, UnitId> unit_of_op(3);
+  for (UnitId u : units.ids()) unit_of_op[units[u].ops[0]] = u;
+  const sim::Placement placed = {sim::DeviceId(0), sim::DeviceId(0), sim::DeviceId(1)};
+  PerUnit<sim::DeviceId> device(3);
+  for (UnitId u : units.ids()) device[u] = placed[units[u].ops[0]];
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  sim::Timing timing;
+  const sim::Evaluation e = evaluator->EvaluateTimed(placed, &timing);
+  ASSERT_NEAR(e.value, 3, 1e-9);
+  MoveContext context(p, units, unit_of_op);
+  EXPECT_FALSE(context.ready());
+  context.Refresh(e, timing.critical_path);
+  ASSERT_TRUE(context.ready());
+  const auto device_of = [&device](UnitId u) { return device[u]; };
+  const UnitId y = unit_of_op[sim::OpId(2)], x = unit_of_op[sim::OpId(1)];
+  // y back to d0: its input no longer crosses (−1 s of 3), same compute, on the critical path.
+  const MoveFeatures back = context.Features(y, sim::DeviceId(0), device_of);
+  EXPECT_EQ(back[0], 1);
+  EXPECT_EQ(back[1], 1);
+  EXPECT_NEAR(back[2], -1.0 / 3, 1e-9);
+  EXPECT_NEAR(back[3], 0, 1e-9);
+  EXPECT_NEAR(back[5], -1.0 / 3, 1e-9);
+  // x to the CPU: a transfer more and its CPU time (1 s, as on a GPU: the op says so).
+  const MoveFeatures away = context.Features(x, sim::DeviceId(2), device_of);
+  EXPECT_NEAR(away[2], 1.0 / 3, 1e-9);
+  EXPECT_EQ(away[6], 0);  // no memory limit
+}
+
+TEST(MoveScorerTest, LearnedWeightsFitExactLabelsAndCensoredOnesOnlyPushUp) {
+  MoveScorer scorer(MoveScorer::Kind::kLearned);
+  Rng rng(3);
+  const std::array<double, kMoveFeatures> truth = {0.001, 0, 0.5, 0.8, 0.1, 0.3, 2};
+  for (int i = 0; i < 400; ++i) {
+    MoveFeatures f{1};
+    for (int k = 1; k < kMoveFeatures; ++k) f[k] = rng.Uniform() - 0.5;
+    double y = 0;
+    for (int k = 0; k < kMoveFeatures; ++k) y += truth[k] * f[k];
+    scorer.Learn(f, y, /*exact=*/true);
+  }
+  for (int k = 0; k < kMoveFeatures; ++k) EXPECT_NEAR(scorer.weights()[k], truth[k], 1e-3) << k;
+  EXPECT_EQ(scorer.examples(), 400);
+  // A censored label below the prediction says nothing; above it, it moves the prediction up.
+  const MoveFeatures f = {1, 1, 0.1, 0.1, 0, 0.2, 0};
+  const double before = scorer.Predict(f);
+  scorer.Learn(f, before - 1, /*exact=*/false);
+  EXPECT_EQ(scorer.Predict(f), before);
+  scorer.Learn(f, before + 1, /*exact=*/false);
+  EXPECT_GT(scorer.Predict(f), before);
+  // The hand-set scorer learns nothing.
+  MoveScorer hand(MoveScorer::Kind::kHand);
+  const auto w = hand.weights();
+  hand.Learn(f, 5, true);
+  EXPECT_EQ(hand.weights(), w);
+}
+
+}  // namespace
+}  // namespace dplace::place
