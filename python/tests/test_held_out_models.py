@@ -143,6 +143,18 @@ def graph_of(name, recipe, exports, **kwargs):
     return dt.from_module(*hm.build(name)[:2], training=True, **kwargs)
 
 
+def run_fed_as_accelerate_feeds(model, inputs, device_map, plan, problem):
+    """A forward of `model` under the emulated dispatch of `device_map`, its inputs on the device
+    of the plan's first op (where accelerate's users put the batch, and dplace's eager model
+    feeds it)."""
+    first = plan.placement[problem.graph.op_names()[0]]
+    fed = "cpu" if first.startswith("cpu") else int(first[len("gpu"):])
+    for x in inputs:
+        setattr(x, "_dplace_device", fed)
+    with torch.no_grad():
+        dt.dispatch(model, device_map)(*inputs)
+
+
 @pytest.mark.parametrize("recipe", ["onnx", "torch"])
 def test_every_multi_gpu_device_map_runs_with_the_batch_on_the_first_device(recipe, exports):
     """Every feasible plan of every placer on two GPUs, each with room for 85% of the step (so
@@ -153,14 +165,8 @@ def test_every_multi_gpu_device_map_runs_with_the_batch_on_the_first_device(reci
     for name in hm.NAMES:
         for problem, result in hm.split_plans(graph_of(name, recipe, exports, unit="module:64")):
             model, inputs, _ = hm.build(name)
-            device_map = dt.device_map(model, result, problem)
-            # Fed where dplace's eager model feeds it: the device of the first op it maps.
-            first = result.placement[problem.graph.op_names()[0]]
-            fed = "cpu" if first.startswith("cpu") else int(first[len("gpu"):])
-            for x in inputs:
-                setattr(x, "_dplace_device", fed)
-            with torch.no_grad():
-                dt.dispatch(model, device_map)(*inputs)
+            run_fed_as_accelerate_feeds(model, inputs, dt.device_map(model, result, problem),
+                                        result, problem)
             ran[name] = ran.get(name, 0) + 1
     # The frameworks' splits and the contiguous placers split four of the five every time.
     assert len(ran) >= 4, ran
@@ -318,12 +324,6 @@ def test_the_command_lines_device_map_completed_from_the_model_runs(name, export
     full = dt.device_map(model, plan_path, problem)
     assert all(full[k] == v for k, v in by_graph.items())
     assert all(dt._covered(k, full) for k in model.state_dict())
-    # Fed where accelerate feeds it: the device of the first op the plan maps.
     plan = dplace.simulate(problem, plan_path)
     assert plan.feasible, plan.reason
-    first = plan.placement[problem.graph.op_names()[0]]
-    fed = "cpu" if first.startswith("cpu") else int(first[len("gpu"):])
-    for x in inputs:
-        setattr(x, "_dplace_device", fed)
-    with torch.no_grad():
-        dt.dispatch(model, full)(*inputs)
+    run_fed_as_accelerate_feeds(model, inputs, full, plan, problem)

@@ -20,12 +20,9 @@ void ReadOptions(place::OptionReader& r, PlacetoOptions* o) {
   r.Read("refresh", &o->refresh, 0, 100000,
          "steps between evaluations in an episode (0: about 16 evaluations per episode)");
   r.Read("episodes", &o->episodes, 0, 1000000, "at most this many episodes (0: the budget's)");
-  r.Read("start", &o->start,
-         "where episodes begin without a given start: search (where the searches start, within "
-         "a quarter of the budget) or fastest (each unit on its fastest device)");
-  if (o->start != "search" && o->start != "fastest") {
-    r.Fail("start", "'" + o->start + "' is not search or fastest");
-  }
+  r.ReadChoice("start", &o->start, {"search", "fastest"},
+               "where episodes begin without a given start: search (where the searches start, "
+               "within a quarter of the budget) or fastest (each unit on its fastest device)");
 }
 
 std::string DefaultPolicyPath(const std::string& method) {
@@ -50,21 +47,15 @@ void ReadOptions(place::OptionReader& r, EpisodePlacerOptions* o) {
   r.Read("lr", &o->lr, 1e-8, 10, "Adam's learning rate");
   r.Read("max_grad_norm", &o->max_grad_norm, 0, 1e6,
          "clip the gradient's norm to this (0: no clipping)");
-  r.Read("algorithm", &o->algorithm, "reinforce or ppo");
+  r.ReadChoice("algorithm", &o->algorithm, {"reinforce", "ppo"}, "the policy-gradient algorithm");
   r.Read("clip", &o->clip, 0, 0.99, "ppo's clip range of the ratio");
   r.Read("epochs", &o->epochs, 1, 100, "ppo's gradient steps per update");
   r.Read("entropy", &o->entropy, 0, 10, "weight of the entropy bonus");
   r.Read("max_units", &o->max_units, 8, 100000,
          "coarsen problems of more co-location units than this");
-  r.Read("start", &o->start,
-         "where episodes begin without a given start: search (where the searches start, within "
-         "a quarter of the budget) or fastest (each unit on its fastest device)");
-  if (o->start != "search" && o->start != "fastest") {
-    r.Fail("start", "'" + o->start + "' is not search or fastest");
-  }
-  if (o->algorithm != "reinforce" && o->algorithm != "ppo") {
-    r.Fail("algorithm", "'" + o->algorithm + "' is not reinforce or ppo");
-  }
+  r.ReadChoice("start", &o->start, {"search", "fastest"},
+               "where episodes begin without a given start: search (where the searches start, "
+               "within a quarter of the budget) or fastest (each unit on its fastest device)");
 }
 
 namespace {

@@ -1,5 +1,6 @@
 #include "dplace/place/options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -91,6 +92,17 @@ void OptionReader::Read(std::string_view key, std::string* value, std::string_vi
   if (text == nullptr) return;
   if (text->empty()) {
     Fail(key, "is empty");
+    return;
+  }
+  *value = *text;
+}
+
+void OptionReader::ReadChoice(std::string_view key, std::string* value,
+                              const std::vector<std::string_view>& choices, std::string_view doc) {
+  const std::string* text = Take(key, *value, doc, OneOf(choices));
+  if (text == nullptr) return;
+  if (std::find(choices.begin(), choices.end(), *text) == choices.end()) {
+    Fail(key, "'" + *text + "' is not " + OneOf(choices));
     return;
   }
   *value = *text;

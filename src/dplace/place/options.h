@@ -40,6 +40,9 @@ class OptionReader {
   void Read(std::string_view key, bool* value, std::string_view doc);
   // Free text (a file name); empty given text is an error.
   void Read(std::string_view key, std::string* value, std::string_view doc);
+  // One of `choices` (the doc lists them; another value is an error naming them).
+  void ReadChoice(std::string_view key, std::string* value,
+                  const std::vector<std::string_view>& choices, std::string_view doc);
   // A comma-separated list of names.
   void Read(std::string_view key, std::vector<std::string>* value, std::string_view doc);
 

@@ -536,21 +536,15 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
          "share whose target is the device of a neighbouring unit");
   r.Read("critical_unit", &o->critical_unit, 0, 1,
          "share that move a unit on the critical path (step objective)");
-  r.Read("control", &o->control,
-         "fixed: the shares above; bandit: learned on the instance as the chain runs, the shares "
-         "above its prior");
-  if (o->control != "fixed" && o->control != "bandit") {
-    r.Fail("control", "'" + o->control + "' is not fixed or bandit");
-  }
+  r.ReadChoice("control", &o->control, {"fixed", "bandit"},
+               "fixed: the shares above; bandit: learned on the instance as the chain runs, the "
+               "shares above its prior");
   r.Read("control_floor", &o->control_floor, 0, 1,
          "bandit: the share of its draws kept on the prior (every kind stays reachable)");
   r.Read("control_rate", &o->control_rate, 0, 10, "bandit: its learning rate");
-  r.Read("guide", &o->guide,
-         "guided proposals by a move scorer: none, hand (hand-set weights) or learned (fit "
-         "online on the chain's exact evaluations)");
-  if (o->guide != "none" && o->guide != "hand" && o->guide != "learned") {
-    r.Fail("guide", "'" + o->guide + "' is not none, hand or learned");
-  }
+  r.ReadChoice("guide", &o->guide, {"none", "hand", "learned"},
+               "guided proposals by a move scorer: none, hand (hand-set weights) or learned (fit "
+               "online on the chain's exact evaluations)");
   r.Read("guide_share", &o->guide_share, 0, 1, "share of the proposals the guide makes");
   r.Read("evaluations_per_unit", &o->evaluations_per_unit, 1, 1 << 20,
          "proposals per unit without --time-limit or --evaluations");
