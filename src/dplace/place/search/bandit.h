@@ -47,7 +47,8 @@ class Bandit {
     // The scale: the mean positive gain, decaying so that it follows a converging search.
     scale_ = scale_ == 0 ? gain : 0.95 * scale_ + 0.05 * gain;
     const double r = std::min(gain / scale_, 10.0);
-    weight_[a] *= std::exp(rate_ * r / probability_[a]);
+    // Capped: an arm drawn with a tiny probability (a floor of 0) must not overflow.
+    weight_[a] *= std::exp(std::min(rate_ * r / probability_[a], 50.0));
     const double top = *std::max_element(weight_.begin(), weight_.end());
     for (double& w : weight_) w = std::max(w / top, 1e-12);
     const double sum = std::accumulate(weight_.begin(), weight_.end(), 0.0);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace dplace::place {
@@ -46,6 +47,20 @@ TEST(BanditTest, TheSameDrawsGiveTheSameChoices) {
     return arms;
   };
   EXPECT_EQ(run(), run());
+}
+
+TEST(BanditTest, WithoutAFloorItStaysFinite) {
+  Bandit bandit({1, 1}, /*floor=*/0, /*rate=*/10);
+  Rng rng(2);
+  for (int i = 0; i < 1000; ++i) {
+    const int arm = bandit.Pick(rng);
+    bandit.Reward(arm, arm == 0 ? 1.0 : 1e-9);
+  }
+  // (Without a floor it may settle on either arm: nothing makes it look again.)
+  const std::vector<double>& p = bandit.probabilities();
+  EXPECT_TRUE(std::isfinite(p[0]) && std::isfinite(p[1]));
+  EXPECT_NEAR(p[0] + p[1], 1, 1e-9);
+  EXPECT_GE(bandit.Pick(rng), 0);
 }
 
 }  // namespace
