@@ -120,7 +120,6 @@ class McmcProposer {
     const MoveFeatures f = context_->Features(p.units[0], to, device_of);
     if (s.feasible) {
       const double change = (s.value - current.value) / current.value;
-
       scale_ = 0.99 * scale_ + 0.01 * std::abs(change);
       scorer_->Learn(f, change, /*exact=*/true);
     } else if (std::isfinite(accept_below)) {
@@ -162,10 +161,6 @@ class McmcProposer {
   // The factor of the schedule's temperature for the proposal just made (the control's; 1
   // without one).
   double heat() const { return bandit_ ? kHeat[static_cast<size_t>(heat_arm_)] : 1.0; }
-  // The control's shares of the proposal kinds now (empty without one).
-  std::vector<double> control_shares() const {
-    return bandit_ ? bandit_->probabilities() : std::vector<double>{};
-  }
 
  private:
   // What a proposal gained: the relative fall of the current value (a feasible one after an
@@ -256,15 +251,8 @@ class McmcProposer {
     idle_ = 0;
   }
 
-  const sim::Problem& p_;
-  const Moves& m_;
-  const McmcOptions& o_;
-  Rng& rng_;
-  std::vector<UnitId> critical_;
-  PerUnit<char> is_critical_;
-  int64_t left_ = 0, idle_ = 0;
-  // A guided proposal: unit u (as Propose draws it) to a device drawn by the scorer, with the
-  // Metropolis–Hastings ratio of that draw. False when u has nowhere else to go.
+  // A guided proposal: a unit of the critical path to a device drawn by the scorer, with the
+  // Metropolis–Hastings ratio of that draw. False when there is none or it has nowhere to go.
   bool Guided(const UnitMoves& state, Proposal* p) {
     // Only a unit on the critical path can shorten the step at once: the guide moves those.
     if (critical_.empty()) return false;
@@ -310,6 +298,13 @@ class McmcProposer {
     return true;
   }
 
+  const sim::Problem& p_;
+  const Moves& m_;
+  const McmcOptions& o_;
+  Rng& rng_;
+  std::vector<UnitId> critical_;
+  PerUnit<char> is_critical_;
+  int64_t left_ = 0, idle_ = 0;
   bool stuck_ = false;
   std::optional<LearnedMoves> learned_;
   std::optional<MoveContext> context_;
