@@ -314,9 +314,9 @@ class Fuzzer {
       // As `place` writes: checked before any work, then all written and committed together.
       const dplace::RunInputs run;
       for (const std::string& p : inputs) dplace::NoteInput(p, kind);
-      const std::vector<dplace::cli::Output> outputs = {{"--a", path(f[0]), kind},
+      const std::vector<dplace::Output> outputs = {{"--a", path(f[0]), kind},
                                                         {"--b", path(f[1]), kind}};
-      Status st = dplace::cli::CheckOutputs(outputs, {});
+      Status st = dplace::CheckOutputs(outputs, {});
       dplace::OutputSet files;
       for (size_t i = 0; i < outputs.size() && st.ok(); ++i) {
         if (!outputs[i].path.empty())

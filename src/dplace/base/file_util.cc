@@ -220,4 +220,25 @@ Status OutputSet::Commit() {
   return OkStatus();
 }
 
+Status CheckOutputs(const std::vector<Output>& outputs, const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    if (!input.empty()) NoteInput(input);
+  }
+  std::vector<std::pair<std::string, std::string>> seen;  // (canonical path, flag)
+  for (const auto& [flag, path, kind] : outputs) {
+    if (path.empty()) continue;
+    DPLACE_RETURN_IF_ERROR(CheckWritable(flag, path, kind));
+    std::error_code ec;
+    const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+    for (const auto& [other, other_flag] : seen) {
+      if (other == canonical) {
+        return InvalidInput(flag + ": " + path + " is also the file of " + other_flag +
+                            ": one would overwrite the other");
+      }
+    }
+    seen.emplace_back(canonical, flag);
+  }
+  return OkStatus();
+}
+
 }  // namespace dplace

@@ -42,6 +42,18 @@ Status WriteFileAtomically(const std::string& path, std::string_view content,
 // names the option in the message ("--out").
 Status CheckWritable(const std::string& flag, const std::string& path, std::string_view kind = "");
 
+// An output file of a command: its flag (or field), its path (empty: not asked for), and what it
+// holds where it may replace an input of the same kind (NoteInput: "checkpoint").
+struct Output {
+  std::string flag, path;
+  std::string_view kind = "";
+};
+
+// Before any work: every output path can be written, no two are the same file, and none is one of
+// the command's `inputs` (the files it reads, noted as inputs of the run first; a name that is no
+// file, a preset, is skipped) under any name (./name, a link, a hard link).
+Status CheckOutputs(const std::vector<Output>& outputs, const std::vector<std::string>& inputs);
+
 // Several outputs written as one: Add() writes each to its temporary file, Commit() renames them
 // all; outputs not committed (an error, an early return) are removed when the set is destroyed.
 class OutputSet {

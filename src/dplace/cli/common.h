@@ -37,17 +37,7 @@ StatusOr<run::ValidRequest> ValidateFromFlags(run::RunRequest request,
                                               std::vector<std::string> placers,
                                               double total_time_limit_s = 0);
 
-// An output file of a command: its flag, its path (empty: not asked for), and what it holds where
-// it may replace an input of the same kind (file_util.h NoteInput: "checkpoint").
-struct Output {
-  std::string flag, path;
-  std::string_view kind = "";
-};
-
-// Before any work: every output path can be written, no two are the same file, and none is one of
-// the command's `inputs` (the files it reads, noted as inputs of the run first; a name that is no
-// file, a preset, is skipped) under any name (./name, a link, a hard link).
-Status CheckOutputs(const std::vector<Output>& outputs, const std::vector<std::string>& inputs);
+// Output and CheckOutputs: base/file_util.h.
 
 using report::FitLines;  // report/outputs.h
 using report::PlanFileContent;
