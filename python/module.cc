@@ -5,11 +5,15 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <functional>
+#include <iostream>
 #include <limits>
+#include <map>
 
 #include "convert.h"
 #include "dplace/base/file_util.h"
 #include "dplace/base/interrupt.h"
+#include "dplace/base/spelling.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/cluster_json.h"
 #include "dplace/io/graph_json.h"
@@ -21,6 +25,7 @@
 #include "dplace/run/decide.h"
 #include "dplace/run/exports.h"
 #include "dplace/run/load.h"
+#include "dplace/run/train.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/objectives.h"
 #include "dplace/sim/pipeline_sim.h"
@@ -179,6 +184,96 @@ PyResult Simulate(const PyProblem& p, const py::handle& plan) {
           {.placer = "plan", .placement = std::move(placement), .evaluation = e},
           p.problem->LowerBound()};
 }
+
+#ifdef DPLACE_HAVE_TORCH
+// dplace.train: run::Train with the request's fields as keyword arguments (the command line's
+// flags, underscored: lr_end for --lr-end), errors naming them as Python names them.
+py::dict Train(const std::vector<std::string>& graphs, const std::vector<std::string>& clusters,
+               const py::kwargs& kwargs) {
+  run::TrainRequest r{.graphs = graphs, .clusters = clusters};
+  learn::TrainOptions& o = r.options;
+  bool verbose = false;
+  // One row per keyword: what it sets.
+  using Setter = std::function<void(const py::handle&)>;
+  auto text = [](std::string* to) {
+    return Setter([to](const py::handle& v) { *to = py::cast<std::string>(v); });
+  };
+  auto number = [](auto* to) {
+    return Setter(
+        [to](const py::handle& v) { *to = py::cast<std::remove_pointer_t<decltype(to)>>(v); });
+  };
+  const std::map<std::string, Setter> rows = {{"method", text(&o.method)},
+                                              {"out", text(&o.out)},
+                                              {"checkpoint", text(&o.checkpoint)},
+                                              {"resume", text(&o.resume)},
+                                              {"log", text(&o.log)},
+                                              {"init", text(&o.init)},
+                                              {"labels", text(&r.labels)},
+                                              {"algorithm", text(&r.algorithm)},
+                                              {"groups", number(&o.groups)},
+                                              {"updates", number(&o.updates)},
+                                              {"evaluations", number(&o.evaluations)},
+                                              {"episodes", number(&o.episodes)},
+                                              {"samples", number(&o.samples)},
+                                              {"seed", number(&o.seed)},
+                                              {"hidden", number(&o.hidden)},
+                                              {"max_units", number(&o.max_units)},
+                                              {"checkpoint_every", number(&o.checkpoint_every)},
+                                              {"imitate", number(&r.imitate)},
+                                              {"perturb", number(&o.perturb)},
+                                              {"epochs", number(&o.algorithm.epochs)},
+                                              {"max_grad_norm", number(&o.max_grad_norm)},
+                                              {"seconds", number(&o.seconds)},
+                                              {"lr", number(&o.lr)},
+                                              {"lr_end", number(&o.lr_end)},
+                                              {"clip", number(&o.algorithm.clip)},
+                                              {"entropy", number(&o.algorithm.entropy)},
+                                              {"discount", number(&o.algorithm.discount)},
+                                              {"training", number(&r.training)},
+                                              {"relabel", number(&r.relabel)},
+                                              {"improving", number(&r.improving)},
+                                              {"mixed_starts", number(&o.mixed_starts)},
+                                              {"verbose", number(&verbose)}};
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = py::cast<std::string>(key);
+    const auto row = rows.find(name);
+    if (row == rows.end()) {
+      std::vector<std::string> names;
+      for (const auto& [n, setter] : rows) names.push_back(n);
+      throw Error("train: no option '" + name + "'" + DidYouMean(name, names));
+    }
+    try {
+      row->second(value);
+    } catch (const py::cast_error&) {
+      throw Error(name + ": " + std::string(py::str(py::type::of(value).attr("__name__"))) +
+                  " is not a value of it");
+    }
+    r.given.insert(name);
+  }
+  const InterruptCheck check([] {
+    const py::gil_scoped_acquire gil;
+    return PyErr_CheckSignals() != 0;
+  });
+  StatusOr<run::Trained> trained = InvalidInput("not run");
+  {
+    py::gil_scoped_release release;
+    trained = run::Train(std::move(r), verbose ? &std::cerr : nullptr);
+  }
+  if (check.fired()) throw py::error_already_set();
+  ThrowIfError(trained.status());
+  py::dict out;
+  out["updates"] = trained->result.updates;
+  out["episodes"] = trained->result.episodes;
+  out["evaluations"] = trained->result.evaluations;
+  out["seconds"] = trained->result.seconds;
+  out["problems"] = trained->problems;
+  out["hidden"] = trained->hidden;
+  out["lr"] = trained->lr;
+  out["algorithm"] = trained->algorithm;
+  out["curve"] = trained->result.curve;
+  return out;
+}
+#endif
 
 std::vector<run::PlacerResult> Plain(const std::vector<PyResult>& results,
                                      const sim::Problem& problem) {
@@ -544,6 +639,9 @@ void BindFunctions(py::module_& m) {
         WriteExport("stages", path, p, plan);
       },
       py::arg("path"), py::arg("problem"), py::arg("plan"));
+#ifdef DPLACE_HAVE_TORCH
+  m.def("train", &Train, py::arg("graphs"), py::arg("clusters"));
+#endif
   m.def(
       "write_report",
       [](const std::string& path, const PyProblem& p, const std::vector<PyResult>& results) {

@@ -49,6 +49,7 @@ __all__ = [
     "Cluster", "Error", "Graph", "Problem", "Result", "deploy", "device_map", "fit_report",
     "load_cluster", "load_graph",
     "load_problem", "pipeline", "place", "place_all", "placers", "presets", "simulate", "table",
+    "train",
     "write_device_map", "write_plan", "write_report", "write_stages", "write_trace",
 ]
 
@@ -116,3 +117,26 @@ def _options(options: Union[Mapping[str, Any], Sequence[str], None]) -> Any:
     if isinstance(options, str):
         return [options]
     return list(options)
+
+
+def train(graphs: Union[PathLike, Sequence[PathLike]], clusters: Union[str, Sequence[str]],
+          **options: Any) -> dict:
+    """Trains a learned placer's policy, as ``dplace train`` does (docs/learned.md).
+
+    ``graphs``: graph files or folders of them (each graph on each of ``clusters``, presets or
+    cluster files). ``options`` are the command's flags, underscored: ``method`` (placeto,
+    colocrl, hdp, gdp), ``out`` (the policy file), ``checkpoint``, ``resume``, ``init``, ``log``,
+    budgets (``updates``, ``evaluations``, ``seconds``), ``episodes``, ``samples``, ``seed``,
+    ``hidden``, ``lr``, ``lr_end``, ``algorithm``, ``clip``, ``epochs``, ``entropy``,
+    ``discount``, ``max_grad_norm``, ``max_units``, ``groups``, ``training``, imitation
+    (``imitate``, ``labels``, ``relabel``, ``improving``, ``perturb``), ``mixed_starts``, and
+    ``verbose`` (a progress line per update on stderr). ``hidden``, ``lr``, ``max_grad_norm`` and
+    ``algorithm`` not given are the method's. Every output is checked against every input before
+    any work. Returns ``{"updates", "episodes", "evaluations", "seconds", "problems", "hidden",
+    "lr", "algorithm", "curve"}``; raises :class:`Error` naming the option, and
+    ``KeyboardInterrupt`` on Ctrl-C (no more updates, nothing written)."""
+    if not hasattr(_dplace, "train"):
+        raise Error("train: this build of dplace has no LibTorch (the learned placers)")
+    def names(x: Any) -> list:
+        return [_os.fspath(x)] if isinstance(x, (str, _os.PathLike)) else [_os.fspath(v) for v in x]
+    return _dplace.train(names(graphs), names(clusters), **options)

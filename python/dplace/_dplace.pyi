@@ -149,6 +149,8 @@ def write_stages(path: str, problem: Problem, plan: Plan) -> None:
     """The plan's contiguous stages as ``--export stages=PATH`` writes them (dplace-stages/1: the
     stages in pipeline order, split points, the schedule's run and the frameworks' terms);
     Error for a plan that is no pipeline of contiguous stages."""
+def train(graphs: List[str], clusters: List[str], **options: Any) -> Dict[str, Any]:
+    """run::Train (dplace.train documents it); built with LibTorch only."""
 def write_report(path: str, problem: Problem, results: Sequence[Result]) -> None:
     """The results as `dplace place --json` prints them."""
 

@@ -13,6 +13,7 @@
 
 #include "dplace/base/file_util.h"
 #include "dplace/base/hash.h"
+#include "dplace/base/interrupt.h"
 #include "dplace/base/zip_check.h"
 #include "dplace/learn/mpi.h"
 #include "dplace/learn/rollout.h"
@@ -881,6 +882,9 @@ StatusOr<TrainResult> Train(const std::vector<TrainProblem>& problems, const Tra
       return InvalidInput("training stopped: rank 0 could not write its checkpoint");
     }
     if (decided == 1) break;
+    // A stop asked for (Ctrl-C in Python, base/interrupt.h; never installed under mpirun): no
+    // more updates and no output written.
+    if (Interrupted()) return InvalidInput("training stopped: interrupted");
     trainer.Update();
     // Every rank holds the same weights: all stop here alike.
     if (const int64_t bad = NonFiniteWeights(trainer.policy()); bad > 0) {

@@ -227,6 +227,7 @@ StatusOr<learn::TrainOptions::Label> Label(const Source& s, const sim::Problem& 
 }  // namespace
 
 StatusOr<Trained> Train(TrainRequest flags, std::ostream* progress, const Namer& name) {
+  const RunInputs run;  // what it reads, no output of it replaces (also from Python)
   // The hyper-parameters not given are the method's, as its placer trains (learn::kMethods).
   if (const learn::Method* method = learn::FindMethod(flags.options.method)) {
     const learn::MethodDefaults& d = method->defaults;
