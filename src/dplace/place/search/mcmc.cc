@@ -86,19 +86,13 @@ class McmcProposer {
   bool Next(UnitMoves& state, Proposal* p) {
     if (left_ <= 0 || stuck_) return false;
     --left_;
-    const auto now = o_.control_per_second ? std::chrono::steady_clock::now()
-                                           : std::chrono::steady_clock::time_point{};
     if (bandit_ && arm_ >= 0) {
-      double gain = Gain(before_, state.score());
-      if (o_.control_per_second) {
-        gain /= std::max(1e-9, std::chrono::duration<double>(now - proposed_at_).count());
-      }
+      const double gain = Gain(before_, state.score());
       bandit_->Reward(arm_, gain);
       heat_->Reward(heat_arm_, gain);
     }
     arm_ = -1;
     before_ = state.score();
-    proposed_at_ = now;
     p->log_correction = 0;
     if (context_ && context_->ready() && rng_.Uniform() < o_.guide_share && Guided(state, p)) {
       return true;
@@ -316,8 +310,7 @@ class McmcProposer {
   std::optional<Bandit> bandit_, heat_;
   int arm_ = -1;  // the control's arm of the last proposal (-1: none)
   int heat_arm_ = 1;
-  Score before_;                                       // the current score when it was made
-  std::chrono::steady_clock::time_point proposed_at_;  // ... and when (control_per_second)
+  Score before_;  // the current score when it was made
 };
 
 // One Metropolis chain over the units' devices: the shared move loop (search/moves.h) with the
@@ -404,7 +397,6 @@ class McmcPlacer : public Placer {
     McmcOptions o = options_;
     // The policy's share of the time counts only where time alone ends the run.
     if (req.limits.evaluations > 0 || req.limits.seconds <= 0) o.proposal_time_share = 0;
-    o.control_per_second = req.limits.evaluations <= 0 && req.limits.seconds > 0;
     const Moves moves = MakeMoves(p);
     // The chains share what the start left of the limits. Without limits the search stops after
     // `evaluations_per_unit` proposals per unit (at most max_evaluations), the start's aside; with

@@ -58,14 +58,10 @@ struct McmcOptions {
   // any unit; its scope, a run from it, or it alone) with the shares above; "bandit" learns the
   // shares on the instance as the chain runs (bandit.h: Exp3 over the six kinds, the shares above
   // as its prior and `control_floor` of it kept, and over the temperature: 0.1, 1 or 10 times the
-  // schedule's; rewarded by the relative improvement of the chain's current value per proposal,
-  // or per second on a time budget alone).
+  // schedule's; rewarded by the relative improvement of the chain's current value per proposal:
+  // per second measured worse, docs/learned.md).
   std::string control = "fixed";
   double control_floor = 0.3, control_rate = 0.05;
-  // Set by the placer, not an option: on a time budget alone the bandit is rewarded per second of
-  // the proposal (moves of many units cost more simulation), else per proposal (an evaluation
-  // each), so that a run that stops on evaluations stays the same for a seed.
-  bool control_per_second = false;
   // A guided share of the proposals (move_scorer.h): `guide_share` of them move one unit (drawn
   // as above: critical or any) to a device drawn from the scorer's predicted changes, q(d) ∝
   // exp(−Δ̂(d) / τ), τ the mean size of the changes seen, with the Metropolis–Hastings ratio of
