@@ -315,7 +315,7 @@ class Fuzzer {
       const dplace::RunInputs run;
       for (const std::string& p : inputs) dplace::NoteInput(p, kind);
       const std::vector<dplace::Output> outputs = {{"--a", path(f[0]), kind},
-                                                        {"--b", path(f[1]), kind}};
+                                                   {"--b", path(f[1]), kind}};
       Status st = dplace::CheckOutputs(outputs, {});
       dplace::OutputSet files;
       for (size_t i = 0; i < outputs.size() && st.ok(); ++i) {
