@@ -7,7 +7,11 @@ namespace dplace::place {
 
 MoveContext::MoveContext(const sim::Problem& p, const Units& units,
                          const IdVector<sim::OpId, UnitId>& unit_of_op)
-    : p_(p), units_(units), crossings_(units.size()), critical_(units.size()) {
+    : p_(p),
+      units_(units),
+      unit_of_op_(unit_of_op),
+      crossings_(units.size()),
+      critical_(units.size()) {
   const graph::Graph& g = p.g();
   const auto devices = static_cast<size_t>(p.num_devices());
   compute_.assign(units.size() * devices, 0);
@@ -49,14 +53,7 @@ void MoveContext::Refresh(const sim::Evaluation& e, const std::vector<sim::OpId>
     headroom_[d] = capacity_[d] - r.peak_memory_bytes;
   }
   std::fill(critical_.begin(), critical_.end(), 0);
-  for (UnitId u : units_.ids()) {
-    for (sim::OpId op : units_[u].ops) {
-      if (std::find(critical_path.begin(), critical_path.end(), op) != critical_path.end()) {
-        critical_[u] = 1;
-        break;
-      }
-    }
-  }
+  for (sim::OpId op : critical_path) critical_[unit_of_op_[op]] = 1;
 }
 
 MoveScorer::MoveScorer(Kind kind) : kind_(kind) {

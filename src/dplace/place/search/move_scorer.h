@@ -15,12 +15,13 @@
 // Building them costs a pass over u's tensors that cross to other units (tens of nanoseconds
 // per tensor).
 //
-// The model: hand-set weights (`MoveScorer::Hand`: the critical path's own change, a fraction of
-// the rest, memory excluded) or weights fit online on the instance by recursive least squares
-// (forgetting factor 0.999, so older moves of a changed placement weigh less) on every move the
-// search evaluates exactly: each evaluation the search makes is a labelled example. A move whose
-// simulation gave up early (it was worse than the acceptance threshold) is a censored label: it
-// teaches only when the model predicted less than that threshold.
+// The model: hand-set weights (Kind::kHand: the critical path's own change whole, a fifth of the
+// transfers' and compute's, a tenth of the load difference, memory past capacity heavily) or
+// weights fit online on the instance by recursive least squares (forgetting factor 0.999, so older
+// moves of a changed placement weigh less) on every move the search evaluates exactly: each
+// evaluation the search makes is a labelled example. A move whose simulation gave up early (it was
+// worse than the acceptance threshold) is a censored label: it teaches only when the model
+// predicted less than that threshold.
 #pragma once
 
 #include <array>
@@ -57,6 +58,7 @@ class MoveContext {
   };
   const sim::Problem& p_;
   const Units& units_;
+  const IdVector<sim::OpId, UnitId>& unit_of_op_;
   PerUnit<std::vector<Crossing>> crossings_;
   std::vector<double> compute_;  // [unit × devices]: Σ op time of the unit on each device
   PerUnit<char> critical_;
