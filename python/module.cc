@@ -343,7 +343,16 @@ void BindTypes(py::module_& m) {
           [](const PyGraph& g) { return graph::SavedActivationBytes(*g.loaded.graph); },
           "Bytes a training step keeps for its backward pass (of a forward graph, or of the "
           "training step loaded with training=True: the same figure), each storage once; what "
-          "saved_tensors_hooks would count, less parameters and the model's inputs.")
+          "saved_tensors_hooks would count, less parameters and the model's inputs; dropout's mask "
+          "as a GPU keeps it (one byte an element).")
+      .def_property_readonly(
+          "saved_activation_bytes_cpu",
+          [](const PyGraph& g) {
+            return graph::SavedActivationBytes(*g.loaded.graph, /*on_cpu=*/true);
+          },
+          "saved_activation_bytes as a CPU keeps them: dropout keeps its scaled noise (4 bytes an "
+          "fp32 element) where a GPU keeps a one-byte mask; the step simulator counts each device "
+          "by its kind.")
       .def("__len__", [](const PyGraph& g) { return g.loaded.graph->num_ops(); })
       .def(
           "op_names",

@@ -24,6 +24,13 @@ class Graph:
     @property
     def batch(self) -> int:
         """The batch size where the format says it (an ONNX model's first input), else 0."""
+    @property
+    def saved_activation_bytes(self) -> float:
+        """Bytes a training step keeps for its backward pass, each storage once (what
+        saved_tensors_hooks counts, less parameters and inputs); dropout's mask as a GPU keeps it."""
+    @property
+    def saved_activation_bytes_cpu(self) -> float:
+        """saved_activation_bytes as a CPU keeps them (dropout's float noise, not a 1-byte mask)."""
     def __len__(self) -> int: ...
     def op_names(self) -> List[str]:
         """The ops' names in id order (training expansion adds "<op>/grad", "<op>/update")."""

@@ -230,13 +230,15 @@ class SavedInfo:
     insides), each storage counted once. views: node -> {output index: argument node name and
     its leaf index, or None for a parameter's or a model input's memory} for the outputs that
     alias memory the node did not allocate (views and in-place results). backward_factor: node ->
-    its backward's work over its forward's (_backward_factor).
+    its backward's work over its forward's (_backward_factor). inner_bytes_cpu: node -> its inner
+    bytes on a CPU, where they differ (dropout's noise).
     """
 
     def __init__(self):
         self.saved_inputs = {}
         self.saves_output = set()
         self.inner_bytes = {}
+        self.inner_bytes_cpu = {}
         self.views = {}
         self.backward_factor = {}
 
@@ -324,7 +326,7 @@ def record_saved(gm, example_inputs):
                 made.add(key)
         if views:
             info.views[n.name] = views
-        kept_args, inner = set(), 0
+        kept_args, inner, inner_cpu = set(), 0, 0
         dropout = "dropout" in type_name(gm, n).lower()
         for t in rec.packed.get(n.name, ()):
             key = _storage_key(t)
@@ -336,14 +338,17 @@ def record_saved(gm, example_inputs):
                 kept_args.add(arg_keys[key][0])
             elif key not in made and key not in counted:
                 counted.add(key)
-                # Dropout's noise, kept as a GPU keeps it: CUDA's fused dropout saves a one-byte
-                # mask per element where the CPU kernel saves the scaled float noise.
+                # Dropout's noise, kept on a GPU as CUDA's fused dropout keeps it (a one-byte
+                # mask per element), on a CPU as the CPU kernel does (the scaled float noise).
                 inner += t.numel() if dropout else _storage_bytes(t)
+                inner_cpu += _storage_bytes(t)
         info.backward_factor[n.name] = _backward_factor(gm, n, rec.values)
         if kept_args:
             info.saved_inputs[n.name] = kept_args
         if inner:
             info.inner_bytes[n.name] = inner
+        if inner_cpu != inner:
+            info.inner_bytes_cpu[n.name] = inner_cpu
     return info
 
 
@@ -693,6 +698,8 @@ def build_graph(gm, name, training=False, saved=None):
                 entry["backward_factor"] = saved.backward_factor[n.name]
             if saved.inner_bytes.get(n.name):
                 entry["saved_bytes"] = saved.inner_bytes[n.name]
+            if n.name in saved.inner_bytes_cpu:
+                entry["saved_bytes_cpu"] = saved.inner_bytes_cpu[n.name]
         ops.append(entry)
         node_op[n.name], params[op] = op, own
         refs[n.name] = _refs(n.meta["tensor_meta"], op, [0])

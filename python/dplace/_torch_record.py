@@ -346,6 +346,9 @@ def graph_dict(model, example_inputs, name):
                  "saves_output": op.saves_output, "backward_factor": op.factor}
         if op.inner_bytes:
             entry["saved_bytes"] = float(op.inner_bytes)
+            if op.type == "native_dropout":
+                # The mask as CUDA keeps it; on a CPU the scaled noise, typed like the output.
+                entry["saved_bytes_cpu"] = float(_nbytes(op.outputs[0]))
         named = [key_of[id(t)] for t in own if id(t) in key_of]
         if named:
             entry["parameters"] = named

@@ -2,7 +2,7 @@
 reads it (ONNX with constant folding off and on, dplace.torch on the module as written), against
 the bytes PyTorch's autograd saves for it (saved_tensors_hooks; dropout as a GPU keeps it): a
 same-type cast is no copy, a reshape of an expanded or transposed tensor copies, scatter and
-gather keep their index only, dropout keeps a 1-byte mask, mean over some axes keeps what torch's
+gather keep their index only, dropout keeps a 1-byte mask (the float noise on a CPU), mean over some axes keeps what torch's
 mean keeps, a norm written out over the channels is no F.layer_norm, a tied embedding and head hold
 one weight."""
 
@@ -190,6 +190,19 @@ def test_each_idiom_keeps_what_autograd_saves(idiom, way, tmp_path):
     graph = _read(idiom, way, tmp_path)
     assert graph.saved_activation_bytes == pytest.approx(expected, rel=0.02), (
         graph.saved_activation_bytes, expected)
+
+
+@pytest.mark.parametrize("way", ["kept", "folded", "torch"])
+def test_dropout_on_a_cpu_keeps_what_the_cpu_kernel_saves(way, tmp_path):
+    """On a CPU, F.dropout keeps the scaled float noise (4 bytes an fp32 element), not CUDA's
+    one-byte mask: what the step simulator counts on a device of kind "cpu"."""
+    model, inputs, _ = _build("dropout")
+    cpu, gpu = hm.saved_bytes(model, inputs, dropout="cpu"), hm.saved_bytes(model, inputs)
+    assert cpu > gpu
+    graph = _read("dropout", way, tmp_path)
+    assert graph.saved_activation_bytes == pytest.approx(gpu, rel=0.02)
+    assert graph.saved_activation_bytes_cpu == pytest.approx(cpu, rel=0.02), (
+        graph.saved_activation_bytes_cpu, cpu)
 
 
 @pytest.mark.parametrize("way", ["kept", "folded+values", "torch"])

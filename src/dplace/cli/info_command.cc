@@ -15,6 +15,7 @@ Status RunInfo(const InfoFlags& flags) {
   forward_flags.training = false;
   DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, GraphFromFlags(forward_flags));
   const double saved_bytes = graph::SavedActivationBytes(*loaded.graph);
+  const double saved_bytes_cpu = graph::SavedActivationBytes(*loaded.graph, /*on_cpu=*/true);
   if (flags.graph.training) {
     auto expanded = graph::ExpandTraining(*loaded.graph, {.colocate = !flags.graph.free_gradients});
     if (!expanded.ok()) {
@@ -30,7 +31,8 @@ Status RunInfo(const InfoFlags& flags) {
                {"flops", g.TotalFlops()},
                {"param_bytes", g.TotalParamBytes()},
                {"output_bytes", g.TotalOutputBytes()},
-               {"saved_activation_bytes", saved_bytes}});
+               {"saved_activation_bytes", saved_bytes},
+               {"saved_activation_bytes_cpu", saved_bytes_cpu}});
     return OkStatus();
   }
   std::map<std::string, int> by_kind;
@@ -47,7 +49,10 @@ Status RunInfo(const InfoFlags& flags) {
                                      : "\n  parameters: ")
             << FormatBytes(g.TotalParamBytes())
             << "\n  activations (outputs): " << FormatBytes(g.TotalOutputBytes())
-            << "\n  activations kept for backward (training): " << FormatBytes(saved_bytes) << "\n";
+            << "\n  activations kept for backward (training): " << FormatBytes(saved_bytes);
+  if (saved_bytes_cpu != saved_bytes)
+    std::cout << " (on a CPU " << FormatBytes(saved_bytes_cpu) << ": dropout keeps its noise)";
+  std::cout << "\n";
   std::vector<std::pair<double, std::string>> top;
   for (const auto& [type, flops] : flops_by_type) top.emplace_back(flops, type);
   std::sort(top.rbegin(), top.rend());

@@ -51,6 +51,10 @@ struct Op {
   // (max pooling's indices, dropout's mask, an attention module's scores, a norm's statistics).
   // The training expansion gives the op one more output of these bytes, held until its backward.
   double saved_bytes = 0;
+  // saved_bytes on a device of kind "cpu", where it differs: PyTorch's CPU dropout keeps the
+  // scaled float noise (4 bytes an fp32 element) where CUDA's keeps a one-byte mask. Negative: as
+  // saved_bytes. The training expansion gives it to the output it makes (Tensor::cpu_bytes).
+  double saved_bytes_cpu = -1;
   // The backward op's work as a multiple of this op's (FLOPs, bytes accessed, measured times), as
   // PyTorch's autograd runs it: a GEMM or convolution runs one backward GEMM per operand that needs
   // a gradient (an activation's input gradient, a weight's gradient wherever the weight comes
@@ -75,6 +79,9 @@ struct Tensor {
   OpId producer{0};
   int32_t index = 0;  // output index of the producer
   double bytes = 0;
+  // Bytes held on a device of kind "cpu", where they differ (Op::saved_bytes_cpu); negative: as
+  // bytes. Transfers move `bytes` of the producer's kind (BytesOn).
+  double cpu_bytes = -1;
   // Measured time to move this tensor between two devices (seconds), e.g. the paper's edge cost;
   // negative when not given (the cost model then uses the link's latency and bandwidth).
   double transfer_time_s = -1;
@@ -84,6 +91,9 @@ struct Tensor {
   // view lives. A copy sent to another device is a real tensor of `bytes`.
   bool view = false;
   TensorId view_of{-1};
+
+  // What the tensor holds on a device of kind "cpu" (`cpu`) or of another kind.
+  double BytesOn(bool cpu) const { return cpu && cpu_bytes >= 0 ? cpu_bytes : bytes; }
 };
 
 struct Edge {

@@ -49,6 +49,7 @@ TensorSpec SpecOf(const Graph& g, TensorId t) {
   const bool based = tensor.view_of >= 0;
   return {.bytes = tensor.bytes,
           .transfer_time_s = tensor.transfer_time_s,
+          .cpu_bytes = tensor.cpu_bytes,
           .view = tensor.view,
           .view_of_op = based ? g.tensor(tensor.view_of).producer : OpId(-1),
           .view_of_output = based ? g.tensor(tensor.view_of).index : 0};
@@ -63,6 +64,7 @@ OpId GraphBuilder::AddOp(Op op, std::vector<TensorSpec> outputs) {
     tensors_.push_back({.producer = id,
                         .index = static_cast<int32_t>(i),
                         .bytes = outputs[i].bytes,
+                        .cpu_bytes = outputs[i].cpu_bytes,
                         .transfer_time_s = outputs[i].transfer_time_s,
                         .view = outputs[i].view});
     view_bases_.emplace_back(outputs[i].view ? outputs[i].view_of_op : OpId(-1),
@@ -92,7 +94,8 @@ Status GraphBuilder::Verify() const {
         {"bytes_accessed", op.bytes_accessed, kMaxBytes},
         {"param_bytes", op.param_bytes, kMaxBytes},
         {"scratch_bytes", op.scratch_bytes, kMaxBytes},
-        {"saved_bytes", op.saved_bytes, kMaxBytes}};
+        {"saved_bytes", op.saved_bytes, kMaxBytes},
+        {"saved_bytes_cpu", std::max(op.saved_bytes_cpu, 0.0), kMaxBytes}};
     for (const auto& [field, v, max] : costs) {
       if (BadCost(v, max))
         return InvalidInput("op '" + op.name + "': " + field + " is " + DescribeCost(v, max));
@@ -112,6 +115,10 @@ Status GraphBuilder::Verify() const {
       if (BadCost(t.bytes, kMaxBytes)) {
         return InvalidInput("op '" + op.name + "': output " + std::to_string(k) + " size is " +
                             DescribeCost(t.bytes, kMaxBytes));
+      }
+      if (!(t.cpu_bytes < 0) && BadCost(t.cpu_bytes, kMaxBytes)) {
+        return InvalidInput("op '" + op.name + "': output " + std::to_string(k) +
+                            " size on a cpu is " + DescribeCost(t.cpu_bytes, kMaxBytes));
       }
       if (!std::isfinite(t.transfer_time_s) || t.transfer_time_s > kMaxSeconds) {
         return InvalidInput("op '" + op.name + "': output " + std::to_string(k) +

@@ -16,6 +16,7 @@ namespace dplace::graph {
 struct TensorSpec {
   double bytes = 0;
   double transfer_time_s = -1;  // negative: not given
+  double cpu_bytes = -1;        // Tensor::cpu_bytes; negative: as bytes
   // A view (Tensor::view): of output `view_of_output` of op `view_of_op`, which must feed the
   // producer; `view_of_op` < 0 for a view of something outside the graph.
   bool view = false;

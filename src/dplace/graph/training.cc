@@ -11,6 +11,9 @@ namespace {
 constexpr double kUpdateFlopsPerParameter = 10;     // Adam: moments, bias correction, step
 constexpr double kUpdateBytesPerParameterByte = 7;  // read w, g, m, v; write w, m, v
 
+// Whether backward keeps something of the op's insides on some device kind.
+bool KeepsInsides(const Op& op) { return op.saved_bytes > 0 || op.saved_bytes_cpu > 0; }
+
 }  // namespace
 
 double BackwardFactor(const Op& forward) {
@@ -38,8 +41,10 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     for (TensorId t = g.FirstOutput(f); t < g.FirstOutput(f + 1); ++t)
       outputs.push_back(SpecOf(g, t));
     // What backward keeps of the op's insides: one more output, consumed by f/grad only.
-    if (op.saved_bytes > 0) outputs.push_back({op.saved_bytes});
+    if (KeepsInsides(op))
+      outputs.push_back({.bytes = op.saved_bytes, .cpu_bytes = op.saved_bytes_cpu});
     op.saved_bytes = 0;
+    op.saved_bytes_cpu = -1;
     b.AddOp(std::move(op), std::move(outputs));
   }
   for (const Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);
@@ -73,7 +78,7 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     // The op's own output, where its backward keeps it; an op nothing consumes (the loss) gets
     // no gradient from a consumer, and the edge orders its backward op after it.
     if (fwd.saves_output || g.Successors(f).empty()) b.AddEdge(f, 0, grad_of[f]);
-    if (fwd.saved_bytes > 0) b.AddEdge(f, fwd.num_outputs, grad_of[f]);
+    if (KeepsInsides(fwd)) b.AddEdge(f, fwd.num_outputs, grad_of[f]);
   }
   for (const Edge& e : g.edges()) {
     const TensorId t = g.FirstOutput(e.from) + e.output;
@@ -104,7 +109,7 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
 
 namespace dplace::graph {
 
-double SavedActivationBytes(const Graph& forward) {
+double SavedActivationBytes(const Graph& forward, bool on_cpu) {
   IdVector<TensorId, char> kept(forward.tensors().size(), 0);
   const bool expanded = std::any_of(forward.ops().begin(), forward.ops().end(),
                                     [](const Op& op) { return op.kind != OpKind::kForward; });
@@ -127,7 +132,7 @@ double SavedActivationBytes(const Graph& forward) {
     }
     double bytes = 0;
     for (TensorId t : forward.tensor_ids()) {
-      if (kept[t]) bytes += forward.tensor(t).bytes;
+      if (kept[t]) bytes += forward.tensor(t).BytesOn(on_cpu);
     }
     return bytes;
   }
@@ -145,7 +150,8 @@ double SavedActivationBytes(const Graph& forward) {
   for (TensorId t : forward.tensor_ids()) {
     if (kept[t]) bytes += forward.tensor(t).bytes;
   }
-  for (const Op& op : forward.ops()) bytes += op.saved_bytes;
+  for (const Op& op : forward.ops())
+    bytes += on_cpu && op.saved_bytes_cpu >= 0 ? op.saved_bytes_cpu : op.saved_bytes;
   return bytes;
 }
 

@@ -33,8 +33,9 @@ double BackwardFactor(const Op& forward);
 // Op::saves_output, Op::saved_bytes), each storage once: a view counts as its base, a view of a
 // parameter or of a model input as nothing. What torch.autograd.graph.saved_tensors_hooks would
 // see, less the parameters and the model's inputs (which are not ops here). Of a training step
-// (ExpandTraining's result), the same: the storages its forward ops send to backward ops.
-double SavedActivationBytes(const Graph& graph);
+// (ExpandTraining's result), the same: the storages its forward ops send to backward ops. With
+// `on_cpu`, at the sizes a device of kind "cpu" keeps (Op::saved_bytes_cpu: dropout's noise).
+double SavedActivationBytes(const Graph& graph, bool on_cpu = false);
 
 // InvalidInput when the graph already has backward or update ops.
 StatusOr<Graph> ExpandTraining(const Graph& forward, const TrainingOptions& options = {});

@@ -21,17 +21,21 @@ Status ReadOptionalCost(const JsonNode& node, const char* key, double* out) {
 
 using OpIds = std::unordered_map<std::string, graph::OpId>;
 
-// One element of "outputs": its bytes, or {"bytes": B, "view_of": {"op": NAME, "output": K}}
-// ("view_of": null for a view of a parameter or a model input).
+// One element of "outputs": its bytes, or {"bytes": B, "cpu_bytes": C, "view_of": {"op": NAME,
+// "output": K}} (each key but "bytes" optional; "view_of": null for a view of a parameter or a
+// model input).
 StatusOr<graph::TensorSpec> ReadOutput(const JsonNode& e, const OpIds& ids) {
   graph::TensorSpec spec;
   if (!e.json().is_object()) {
     DPLACE_ASSIGN_OR_RETURN(spec.bytes, e.Bytes());
     return spec;
   }
-  DPLACE_RETURN_IF_ERROR(e.OnlyKeys({"bytes", "view_of"}));
+  DPLACE_RETURN_IF_ERROR(e.OnlyKeys({"bytes", "cpu_bytes", "view_of"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode bytes, e.Field("bytes"));
   DPLACE_ASSIGN_OR_RETURN(spec.bytes, bytes.Bytes());
+  if (auto cpu = e.OptionalField("cpu_bytes")) {
+    DPLACE_ASSIGN_OR_RETURN(spec.cpu_bytes, cpu->Bytes());
+  }
   if (!e.json().contains("view_of")) return spec;
   spec.view = true;
   if (auto base = e.OptionalField("view_of")) {  // null: a view of something outside the graph
@@ -53,10 +57,11 @@ StatusOr<graph::TensorSpec> ReadOutput(const JsonNode& e, const OpIds& ids) {
 StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder, const OpIds& ids,
                            std::vector<graph::TensorSpec>* outputs) {
   graph::Op op;
-  DPLACE_RETURN_IF_ERROR(node.OnlyKeys(
-      {"name", "type", "kind", "time_s", "flops", "bytes_accessed", "param_bytes", "scratch_bytes",
-       "saved_bytes", "saves_output", "backward_factor", "outputs", "transfer_time_s", "colocation",
-       "device_kinds", "source_id", "parameters", "shared_parameters"}));
+  DPLACE_RETURN_IF_ERROR(
+      node.OnlyKeys({"name", "type", "kind", "time_s", "flops", "bytes_accessed", "param_bytes",
+                     "scratch_bytes", "saved_bytes", "saved_bytes_cpu", "saves_output",
+                     "backward_factor", "outputs", "transfer_time_s", "colocation", "device_kinds",
+                     "source_id", "parameters", "shared_parameters"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode name, node.Field("name"));
   DPLACE_ASSIGN_OR_RETURN(op.name, name.String());
   if (op.name.empty()) return name.Error("must not be empty");
@@ -81,6 +86,7 @@ StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder, c
   DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "param_bytes", &op.param_bytes));
   DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "scratch_bytes", &op.scratch_bytes));
   DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "saved_bytes", &op.saved_bytes));
+  DPLACE_RETURN_IF_ERROR(ReadOptionalCost(node, "saved_bytes_cpu", &op.saved_bytes_cpu));
   if (auto saves = node.OptionalField("saves_output")) {
     DPLACE_ASSIGN_OR_RETURN(op.saves_output, saves->Bool());
   }
@@ -190,6 +196,7 @@ Json WriteDplaceGraph(const graph::Graph& g) {
     j["param_bytes"] = op.param_bytes;
     j["scratch_bytes"] = op.scratch_bytes;
     if (op.saved_bytes > 0) j["saved_bytes"] = op.saved_bytes;
+    if (op.saved_bytes_cpu >= 0) j["saved_bytes_cpu"] = op.saved_bytes_cpu;
     // What backward keeps means something for forward ops only.
     if (!op.saves_output && op.kind == graph::OpKind::kForward) j["saves_output"] = false;
     if (op.backward_factor >= 0 && op.kind == graph::OpKind::kForward)
@@ -197,16 +204,20 @@ Json WriteDplaceGraph(const graph::Graph& g) {
     Json outs = Json::array();
     for (int32_t k = 0; k < op.num_outputs; ++k) {
       const graph::Tensor& t = g.tensor(op.first_output + k);
-      if (!t.view) {
+      if (!t.view && t.cpu_bytes < 0) {
         outs.push_back(t.bytes);
         continue;
       }
-      Json base = nullptr;
-      if (t.view_of >= 0) {
-        const graph::Tensor& b = g.tensor(t.view_of);
-        base = {{"op", g.op(b.producer).name}, {"output", b.index}};
+      Json out = {{"bytes", t.bytes}};
+      if (t.cpu_bytes >= 0) out["cpu_bytes"] = t.cpu_bytes;
+      if (t.view) {
+        out["view_of"] = nullptr;
+        if (t.view_of >= 0) {
+          const graph::Tensor& b = g.tensor(t.view_of);
+          out["view_of"] = {{"op", g.op(b.producer).name}, {"output", b.index}};
+        }
       }
-      outs.push_back({{"bytes", t.bytes}, {"view_of", base}});
+      outs.push_back(std::move(out));
     }
     j["outputs"] = outs;
     const double transfer = g.tensor(op.first_output).transfer_time_s;

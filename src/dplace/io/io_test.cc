@@ -58,7 +58,8 @@ TEST(GraphJsonTest, ReadsWhatBackwardKeepsAndViews) {
       {"name": "a", "outputs": [100]},
       {"name": "v", "saves_output": false, "outputs": [{"bytes": 100, "view_of": {"op": "a"}}]},
       {"name": "w", "saves_output": false, "outputs": [{"bytes": 8, "view_of": null}]},
-      {"name": "b", "saves_output": false, "saved_bytes": 7, "outputs": [200]},
+      {"name": "b", "saves_output": false, "saved_bytes": 7, "saved_bytes_cpu": 28,
+       "outputs": [200]},
       {"name": "c", "outputs": [4]}],
     "edges": [{"from": "a", "to": "v", "saved": false}, {"from": "v", "to": "b"},
               {"from": "w", "to": "b"}, {"from": "b", "to": "c", "saved": false}]})";
@@ -87,6 +88,14 @@ TEST(GraphJsonTest, ReadsWhatBackwardKeepsAndViews) {
   ASSERT_EQ(consumers.size(), 1u);
   EXPECT_EQ(train->op(consumers[0]).name, "b/grad");
   EXPECT_DOUBLE_EQ(train->op(*train->FindOp("b")).saved_bytes, 0);
+  // ... of 7 bytes, 28 on a CPU; written as an output object and read back the same.
+  EXPECT_DOUBLE_EQ(train->tensor(b.first_output + 1).bytes, 7);
+  EXPECT_DOUBLE_EQ(train->tensor(b.first_output + 1).cpu_bytes, 28);
+  Json expanded = WriteDplaceGraph(*train);
+  auto read = ReadDplaceGraph(JsonNode(expanded, "(top level)"));
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_DOUBLE_EQ(read->tensor(read->op(*read->FindOp("b")).first_output + 1).cpu_bytes, 28);
+  EXPECT_EQ(WriteDplaceGraph(*read), expanded);
 }
 
 TEST(GraphJsonTest, ABadViewOrKeptFlagSaysWhere) {
@@ -104,6 +113,11 @@ TEST(GraphJsonTest, ABadViewOrKeptFlagSaysWhere) {
   EXPECT_NE(error(R"({"name": "v", "saves_output": "yes"})").find("saves_output"),
             std::string::npos);
   EXPECT_NE(error(R"({"name": "v", "saved_bytes": -1})").find("saved_bytes"), std::string::npos);
+  EXPECT_NE(error(R"({"name": "v", "saved_bytes_cpu": -1})").find("saved_bytes_cpu"),
+            std::string::npos);
+  EXPECT_NE(
+      error(R"({"name": "v", "outputs": [{"bytes": 4, "cpu_bytes": "lots"}]})").find("cpu_bytes"),
+      std::string::npos);
   // A view whose base does not feed it.
   EXPECT_NE(
       error(R"({"name": "v", "outputs": [{"bytes": 4, "view_of": {"op": "a"}}]})").find("base"),

@@ -232,7 +232,9 @@ StatusOr<Coarsening> Coarsen(const sim::Problem& p, const CoarsenOptions& option
       for (graph::TensorId t = g.FirstOutput(op); t < g.FirstOutput(op + 1); ++t) {
         if (outside(t, c)) {
           output_index[t] = static_cast<int32_t>(outputs.size());
-          outputs.push_back({g.tensor(t).bytes, g.tensor(t).transfer_time_s});
+          outputs.push_back({.bytes = g.tensor(t).bytes,
+                             .transfer_time_s = g.tensor(t).transfer_time_s,
+                             .cpu_bytes = g.tensor(t).cpu_bytes});
         } else {
           internal += g.tensor(t).bytes;
         }

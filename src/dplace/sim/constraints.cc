@@ -122,7 +122,7 @@ PerDevice<double> StageMemoryBytes(const Problem& p, const Placement& placement,
     for (OpId op{0}; op < p.num_ops(); ++op) memory[placement[op]] += footprint[op];
     return memory;
   }
-  const PerDevice<double> held = HeldPerMicrobatch(p.g(), placement, p.num_devices());
+  const PerDevice<double> held = HeldPerMicrobatch(p, placement);
   PerDevice<int> position(p.c().devices().size(), -1);
   int stages = 0;
   for (OpId op : p.g().TopologicalOrder()) {

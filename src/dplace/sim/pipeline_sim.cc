@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "dplace/base/units.h"
 #include "dplace/sim/constraints.h"
@@ -135,12 +136,14 @@ StatusOr<std::vector<DeviceId>> PipelineStageOrder(const graph::Graph& g,
   return StagesInDataOrder(g, placement, devices);
 }
 
-IdVector<DeviceId, double> HeldPerMicrobatch(const graph::Graph& g, const Placement& placement,
-                                             int num_devices) {
+IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& placement) {
   // Per device, the storages it holds for one micro-batch between its forward and its backward:
   // forward tensors (by their base) that a backward op on the device keeps, those it sends to
   // another device's forward ops, and the copies it receives for its own ops. Each storage once.
-  std::vector<std::pair<DeviceId, graph::TensorId>> held;
+  const graph::Graph& g = p.g();
+  auto cpu = [&](DeviceId d) { return p.c().device(d).kind == "cpu"; };
+  // (holder, tensor, whether sized as a CPU holds it)
+  std::vector<std::tuple<DeviceId, graph::TensorId, bool>> held;
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const OpId producer = g.tensor(t).producer;
     if (!IsForward(g.op(producer))) continue;
@@ -151,17 +154,17 @@ IdVector<DeviceId, double> HeldPerMicrobatch(const graph::Graph& g, const Placem
       if (dst != src) {
         // The receiver holds a copy of the tensor itself (a view travels as its own bytes); the
         // sender keeps what it sent until its backward.
-        held.emplace_back(dst, t);
-        if (IsForward(g.op(c)) && root >= 0) held.emplace_back(src, root);
+        held.emplace_back(dst, t, cpu(src));
+        if (IsForward(g.op(c)) && root >= 0) held.emplace_back(src, root, cpu(src));
       } else if (!IsForward(g.op(c)) && root >= 0) {
-        held.emplace_back(src, root);
+        held.emplace_back(src, root, cpu(src));
       }
     }
   }
   std::sort(held.begin(), held.end());
   held.erase(std::unique(held.begin(), held.end()), held.end());
-  IdVector<DeviceId, double> bytes(static_cast<size_t>(num_devices), 0);
-  for (const auto& [d, t] : held) bytes[d] += g.tensor(t).bytes;
+  IdVector<DeviceId, double> bytes(p.c().devices().size(), 0);
+  for (const auto& [d, t, on_cpu] : held) bytes[d] += g.tensor(t).BytesOn(on_cpu);
   return bytes;
 }
 
@@ -195,7 +198,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
     resident[s] += o.param_bytes + o.scratch_bytes;
   }
   const IdVector<DeviceId, double> per_microbatch =
-      training ? HeldPerMicrobatch(g, placement, p.num_devices())
+      training ? HeldPerMicrobatch(p, placement)
                : ForwardOutputsPerDevice(g, placement, p.num_devices());
   // delay[(from stage, from backward?, to stage, to backward?)] = Σ transfer time of crossing
   // tensors.

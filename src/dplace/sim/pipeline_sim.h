@@ -70,9 +70,9 @@ StatusOr<std::vector<DeviceId>> PipelineStageOrder(const graph::Graph& g,
 // update ops) under `placement`: the storages (a view counts as its base, a view of a parameter
 // or a model input as nothing) of the forward tensors that a backward op on d keeps or that d
 // sends to another device's forward ops, and the copies d receives from other devices' forward
-// ops; each storage once. The same rule as the step's memory: not every forward output.
-IdVector<DeviceId, double> HeldPerMicrobatch(const graph::Graph& g, const Placement& placement,
-                                             int num_devices);
+// ops; each storage once, at the size its holder's kind keeps (a copy: its sender's; Tensor::
+// BytesOn). The same rule as the step's memory: not every forward output.
+IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& placement);
 
 // InvalidInput when microbatches < 1. The placement must pass CheckShape.
 StatusOr<PipelineResult> SimulatePipeline(const Problem& problem, const Placement& placement,

@@ -82,13 +82,13 @@ StepSimulator::StepSimulator(const Problem& problem)
   // Views: no bytes of their own on their producer's device, and the producer's input slot that
   // holds their base is released when the view is.
   const auto num_tensors = g.tensors().size();
-  local_bytes_.resize(num_tensors);
+  for (auto& bytes : local_bytes_) bytes.resize(num_tensors);
   view_slot_.assign(num_tensors, -1);
   deferred_.assign(slots, 0);
   slot_tensor_.assign(inputs_base, inputs_base + slots);
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const graph::Tensor& tensor = g.tensor(t);
-    local_bytes_[t] = tensor.view ? 0 : tensor.bytes;
+    for (int cpu : {0, 1}) local_bytes_[cpu][t] = tensor.view ? 0 : tensor.BytesOn(cpu == 1);
     if (tensor.view_of < 0) continue;
     auto inputs = g.Inputs(tensor.producer);
     const auto k = std::lower_bound(inputs.begin(), inputs.end(), tensor.view_of) - inputs.begin();
@@ -100,15 +100,20 @@ StepSimulator::StepSimulator(const Problem& problem)
   // Flat per-op copies of what the hot loop reads: the Op structs are large and strided.
   param_bytes_.resize(num_ops);
   scratch_bytes_.resize(num_ops);
-  start_bytes_.resize(num_ops);
+  for (auto& bytes : start_bytes_) bytes.resize(num_ops);
   for (OpId i{0}; i < g.num_ops(); ++i) {
     const graph::Op& o = g.op(i);
     param_bytes_[i] = o.param_bytes;
     scratch_bytes_[i] = o.scratch_bytes;
-    double bytes = o.scratch_bytes;
-    for (int32_t k = 0; k < o.num_outputs; ++k) bytes += local_bytes_[o.first_output + k];
-    start_bytes_[i] = bytes;
+    for (int cpu : {0, 1}) {
+      double bytes = o.scratch_bytes;
+      for (int32_t k = 0; k < o.num_outputs; ++k) bytes += local_bytes_[cpu][o.first_output + k];
+      start_bytes_[cpu][i] = bytes;
+    }
   }
+  cpu_.resize(n);
+  for (DeviceId d{0}; d < problem.num_devices(); ++d)
+    cpu_[d] = problem.c().device(d).kind == "cpu" ? 1 : 0;
   auto allowed = [&problem](OpId op, DeviceId d) { return problem.Allowed(op, d); };
   tail_.assign(num_ops, 0.0);
   const auto& order = g.TopologicalOrder();
@@ -167,7 +172,7 @@ void StepSimulator::MarkReady(DeviceId d, double time, OpId op) {
   s_.start[op] = time;
   const double duration = problem_.costs.OpTime(op, d);
   s_.work_started[d] += duration;
-  Allocate(d, start_bytes_[op], time, timeline);
+  Allocate(d, start_bytes_[cpu_[d]][op], time, timeline);
   Push(time + duration, kOpEnd, op.value());
 }
 
@@ -272,21 +277,21 @@ void StepSimulator::ReleaseInput(size_t slot, DeviceId d, double time, Timeline*
   const int32_t copy = s_.input_copy[slot];
   if (copy >= 0) {
     Transfer& tr = s_.transfers[static_cast<size_t>(copy)];
-    if (--tr.remaining == 0) Free(d, problem_.g().tensor(t).bytes, time, timeline);
+    if (--tr.remaining == 0) Free(d, problem_.g().tensor(t).BytesOn(cpu_[tr.src]), time, timeline);
   } else if (--s_.local_remaining[t] == 0 && s_.out_pending[t] == 0) {
     FreeLocal(t, d, time, timeline);
   }
 }
 
 void StepSimulator::FreeLocal(graph::TensorId t, DeviceId d, double time, Timeline* timeline) {
-  Free(d, local_bytes_[t], time, timeline);
+  Free(d, local_bytes_[cpu_[d]][t], time, timeline);
   const int32_t base_slot = view_slot_[t];
   if (base_slot >= 0) ReleaseInput(static_cast<size_t>(base_slot), d, time, timeline);
 }
 
 void StepSimulator::StartTransfer(int32_t index, double time, Timeline* timeline) {
   const Transfer& tr = s_.transfers[static_cast<size_t>(index)];
-  Allocate(tr.dst, problem_.g().tensor(tr.tensor).bytes, time, timeline);
+  Allocate(tr.dst, problem_.g().tensor(tr.tensor).BytesOn(cpu_[tr.src]), time, timeline);
   if (arrival_) Push(tr.free, kChannelFree, index);
   Push(tr.end, kTransferEnd, index);
 }

@@ -20,6 +20,7 @@
 // inputs are, whatever the placement says of them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -186,9 +187,14 @@ class StepSimulator {
   // Scratch for SendTensor: the last tensor sent to each device, and its transfer there.
   IdVector<DeviceId, graph::TensorId> stamp_;
   IdVector<DeviceId, int32_t> transfer_of_device_;
-  IdVector<OpId, double> param_bytes_, scratch_bytes_, start_bytes_;
-  // Per tensor: bytes on its producer's device (views: 0); the input slot of a view's base, or -1.
-  IdVector<graph::TensorId, double> local_bytes_;
+  IdVector<OpId, double> param_bytes_, scratch_bytes_;
+  // Sizes as a device of another kind [0] or of kind "cpu" [1] holds them (Tensor::cpu_bytes:
+  // a CPU dropout's kept noise), chosen per device by cpu_: per op, what it allocates when it
+  // starts (scratch and outputs); per tensor, its bytes on its producer's device (views: 0).
+  std::array<IdVector<OpId, double>, 2> start_bytes_;
+  std::array<IdVector<graph::TensorId, double>, 2> local_bytes_;
+  IdVector<DeviceId, int32_t> cpu_;  // 1 for a device of kind "cpu"
+  // Per tensor: the input slot of a view's base, or -1.
   IdVector<graph::TensorId, int32_t> view_slot_;
   std::vector<char> deferred_;                // per input slot: released with a view, not at op end
   std::vector<graph::TensorId> slot_tensor_;  // per input slot: its tensor

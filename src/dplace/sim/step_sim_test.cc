@@ -6,6 +6,7 @@
 #include "dplace/base/rng.h"
 #include "dplace/graph/synthetic.h"
 #include "dplace/graph/training.h"
+#include "dplace/sim/pipeline_sim.h"
 #include "dplace/sim/test_problems.h"
 
 namespace dplace::sim {
@@ -120,6 +121,33 @@ TEST(StepSimTest, AViewAllocatesNothingAndKeepsItsBase) {
   StepResult sent = SimulateStep(p, sim::OnDevices({0, 0, 1}), {.record_timeline = true});
   EXPECT_DOUBLE_EQ(sent.evaluation.devices[DeviceId(0)].peak_memory_bytes, 100);
   EXPECT_DOUBLE_EQ(sent.evaluation.devices[DeviceId(1)].peak_memory_bytes, 110);
+}
+
+// A training-mode dropout ("drop", the loss here) keeps 8 bytes of mask on a GPU and 32 bytes of
+// noise on a CPU (Op::saved_bytes_cpu), from the op to its backward: the step's peak and the
+// pipeline's per-micro-batch bytes are what the device's kind keeps; a copy sent from the CPU to a
+// GPU's backward holds the CPU's 32.
+TEST(StepSimTest, WhatBackwardKeepsIsSizedByTheDevicesKind) {
+  graph::GraphBuilder f("dropout");
+  graph::Op drop = TimedOp("drop", 1);
+  drop.saves_output = false;
+  drop.saved_bytes = 8;
+  drop.saved_bytes_cpu = 32;
+  f.AddOp(drop, {{0, -1}});
+  auto g = graph::ExpandTraining(std::move(f.Build()).value(), {.colocate = false});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Problem p = std::move(MakeProblem(std::make_shared<const graph::Graph>(*std::move(g)),
+                                    ThreeDevices(), Objective::kStep, cost::RooflineCostModel()))
+                  .value();
+  auto peak = [&](const Placement& placement, int d) {
+    return SimulateStep(p, placement).evaluation.devices[DeviceId(d)].peak_memory_bytes;
+  };
+  EXPECT_DOUBLE_EQ(peak(OnDevices({0, 0}), 0), 8);
+  EXPECT_DOUBLE_EQ(peak(OnDevices({2, 2}), 2), 32);
+  EXPECT_DOUBLE_EQ(peak(OnDevices({2, 0}), 0), 32);
+  EXPECT_DOUBLE_EQ(peak(OnDevices({0, 2}), 2), 8);
+  EXPECT_DOUBLE_EQ(HeldPerMicrobatch(p, sim::OnDevices({0, 0}))[DeviceId(0)], 8);
+  EXPECT_DOUBLE_EQ(HeldPerMicrobatch(p, sim::OnDevices({2, 2}))[DeviceId(2)], 32);
 }
 
 TEST(StepSimTest, RemoteCopyMemoryAndInfeasibility) {

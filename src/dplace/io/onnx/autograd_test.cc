@@ -150,8 +150,8 @@ TEST(OnnxAutogradTest, ScatterAddKeepsOnlyItsIndex) {
 }
 
 // nn.Dropout in training (exported with TrainingMode.TRAINING): a one-byte mask per element, as
-// CUDA keeps it; in eval mode nothing.
-TEST(OnnxAutogradTest, TrainingDropoutKeepsAOneByteMask) {
+// CUDA keeps it, and the float noise (4 bytes an fp32 element) on a CPU; in eval mode nothing.
+TEST(OnnxAutogradTest, TrainingDropoutKeepsAOneByteMaskOnAGpuAndTheNoiseOnACpu) {
   for (const bool training : {true, false}) {
     onnx::ModelProto m = Empty();
     onnx::GraphProto* g = m.mutable_graph();
@@ -169,6 +169,9 @@ TEST(OnnxAutogradTest, TrainingDropoutKeepsAOneByteMask) {
     auto r = Read(m);
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_DOUBLE_EQ(OpOf(*r, "dropout").saved_bytes, training ? 2 * 4 * 8 : 0);
+    if (training) {
+      EXPECT_DOUBLE_EQ(OpOf(*r, "dropout").saved_bytes_cpu, 2 * 4 * 8 * 4);
+    }
   }
 }
 

@@ -281,14 +281,15 @@ class Importer {
       // its input.
       if (differentiable && node.op_type() == "MaxPool" && node.output_size() == 1)
         op.saved_bytes = out_elements * 8;
-      // Training-mode dropout keeps its mask, as a GPU keeps it: one byte per element (CUDA's
-      // native_dropout; on the CPU PyTorch keeps the scaled noise instead, docs/onnx.md).
+      // Training-mode dropout keeps its mask: on a GPU one byte per element (CUDA's
+      // native_dropout), on a CPU the scaled noise, shaped and typed like its output.
       if (differentiable && node.op_type() == "Dropout" && Trains(node) &&
           !shapes.outputs.empty()) {
         double elements = 1;
         for (int64_t d : shapes.outputs[0])
           elements *= static_cast<double>(std::max<int64_t>(d, 1));
         op.saved_bytes = elements;
+        op.saved_bytes_cpu = outputs[0].bytes;
       }
       const graph::OpId id = b.AddOp(std::move(op), std::move(outputs));
       for (int o = 0; o < node.output_size(); ++o) {
