@@ -243,6 +243,35 @@ TEST(McmcTest, GuidedByTheMoveScorerItIsDeterministicAndImprovesOnItsStart) {
   EXPECT_FALSE(MakePlacer("mcmc", {{"mcmc", {{"guide", "gnn"}}}}).ok());
 }
 
+TEST(McmcTest, AWindowAsWideAsTheCriticalPathIsSolvedExactlyInOneReSolve) {
+  // On one GPU the critical path runs through all eight ops of the two chains: one window of
+  // eight units tries every one of their 3^8 assignments and keeps the best, the lower bound (4 s,
+  // a chain a GPU) after a single Metropolis proposal.
+  const sim::Problem p = IndependentChains(2);
+  const sim::Placement one_gpu(8, sim::DeviceId(0));
+  auto place = [&](const char* window) {
+    const auto evaluator = sim::testing::EvaluatorOf(p);
+    auto made = MakePlacer("mcmc", {{"mcmc",
+                                     {{"window", window},
+                                      {"window_every", "1"},
+                                      {"window_evaluations", "6561"},
+                                      {"chains", "1"}}}});
+    EXPECT_TRUE(made.ok());
+    return made->placer
+        ->Place(p, {.evaluator = evaluator.get(),
+                    .seed = 3,
+                    .limits = {.evaluations = 6600},
+                    .start = &one_gpu})
+        .value();
+  };
+  const PlaceResult a = place("8");
+  const auto evaluator = sim::testing::EvaluatorOf(p);
+  EXPECT_NEAR(evaluator->Evaluate(a.placement).value, 4, 1e-9) << a.note;
+  EXPECT_NE(a.note.find("1 windows re-solved, 1 improved"), std::string::npos) << a.note;
+  EXPECT_EQ(place("8").placement, a.placement);
+  EXPECT_FALSE(MakePlacer("mcmc", {{"mcmc", {{"window", "-1"}}}}).ok());
+}
+
 TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   // The second chain evaluates on an evaluator of its own; its evaluations count against the
   // caller's budget and come back to the caller's evaluator (about 150 each, not 300 each). Four

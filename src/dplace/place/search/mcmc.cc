@@ -152,6 +152,8 @@ class McmcProposer {
   }
 
   bool stuck() const { return stuck_; }
+  // The units of the current critical path, in its order (FindCritical).
+  const std::vector<UnitId>& critical() const { return critical_; }
   // The factor of the schedule's temperature for the proposal just made (the control's; 1
   // without one).
   double heat() const { return bandit_ ? kHeat[static_cast<size_t>(heat_arm_)] : 1.0; }
@@ -320,13 +322,14 @@ class Chain {
   Chain(const sim::Problem& p, const Moves& moves, const McmcOptions& options,
         sim::Evaluator* evaluator, uint64_t seed, std::unique_ptr<LearnedProposal> learned,
         std::function<bool()> stop, bool record_improving)
-      : rng_(seed),
+      : o_(options),
+        rng_(seed),
         learned_(std::move(learned)),
         state_(p, moves.units, *evaluator, options.rebase_every, /*track_best=*/true),
         proposer_(p, moves, options, rng_, learned_.get(), std::move(stop)) {
     state_.on_rebase = [this] { proposer_.FindCritical(state_); };
     if (record_improving) {
-      state_.on_improve = [this](const std::vector<UnitId>& moved, sim::DeviceId) {
+      state_.on_improve = [this](const std::vector<UnitId>& moved) {
         ImprovingMove& m = improving_.emplace_back();
         m.after = m.before = state_.current();
         for (UnitId v : moved) Assign(state_.units()[v], state_.device(v), &m.before);
@@ -343,9 +346,9 @@ class Chain {
 
   // Up to `proposals` proposals at the temperature `temperature()`, until `out()` says the budget
   // is spent or no unit can move.
+  // With windows (McmcOptions::window), one is re-solved after every `window_every` of them.
   template <typename Temperature, typename Out>
   void Run(int64_t proposals, const Temperature& temperature, const Out& out) {
-    proposer_.StartEpoch(proposals);
     auto heated = [&] { return temperature() * proposer_.heat(); };
     Metropolis<decltype(heated)&> acceptor(rng_, heated);
     if (proposer_.scorer() != nullptr) {
@@ -354,25 +357,85 @@ class Chain {
         proposer_.Tried(state_, p, to, s, accept_below);
       };
     }
-    RunMoves(state_, proposer_, acceptor, out);
+    while (proposals > 0 && !out() && !proposer_.stuck() &&
+           !AtLowerBound(state_.problem(), state_.best_score())) {
+      const int64_t part = o_.window > 0 ? std::min(proposals, o_.window_every) : proposals;
+      proposer_.StartEpoch(part);
+      RunMoves(state_, proposer_, acceptor, out);
+      proposals -= part;
+      if (o_.window > 0 && !out()) SolveWindow(out);
+    }
     proposed_ += acceptor.proposed();
+  }
+
+  // A window of the critical path re-solved exactly: `window` units that follow one another on
+  // it (fewer when their assignments exceed window_evaluations), every assignment of them to
+  // their devices evaluated with the rest fixed, the best kept when it beats the current score.
+  template <typename Out>
+  void SolveWindow(const Out& out) {
+    const std::vector<UnitId>& critical = proposer_.critical();
+    if (critical.empty()) return;
+    const Units& units = state_.units();
+    size_t k = std::min(static_cast<size_t>(o_.window), critical.size());
+    const size_t first = rng_.Below(critical.size() - k + 1);
+    std::vector<UnitId> window(critical.begin() + static_cast<std::ptrdiff_t>(first),
+                               critical.begin() + static_cast<std::ptrdiff_t>(first + k));
+    auto assignments = [&] {
+      double n = 1;
+      for (UnitId v : window) n *= static_cast<double>(units[v].devices.size());
+      return n;
+    };
+    while (window.size() > 1 && assignments() > static_cast<double>(o_.window_evaluations))
+      window.pop_back();
+    ++windows_;
+    std::vector<size_t> digit(window.size(), 0);
+    std::vector<sim::DeviceId> to(window.size()), best_to;
+    Score best = state_.score();
+    while (!out()) {
+      bool same = true;
+      for (size_t i = 0; i < window.size(); ++i) {
+        to[i] = units[window[i]].devices[digit[i]];
+        same = same && to[i] == state_.device(window[i]);
+      }
+      if (!same) {
+        const Score s = state_.TryEach(window, to, ToBeat(best));
+        if (s < best) {
+          best = s;
+          best_to = to;
+        }
+      }
+      // The next assignment (an odometer over the units' devices); done after the last.
+      size_t i = 0;
+      while (i < window.size() && ++digit[i] == units[window[i]].devices.size()) digit[i++] = 0;
+      if (i == window.size()) break;
+    }
+    if (best_to.empty()) {
+      state_.Undo(window);
+      return;
+    }
+    ++improved_windows_;
+    state_.KeepEach(window, best_to, best);
   }
 
   const sim::Placement& best() const { return state_.best(); }
   const Score& best_score() const { return state_.best_score(); }
   int64_t proposed() const { return proposed_; }
   int64_t accepted() const { return state_.accepted(); }
+  // Windows re-solved, and those that improved the current placement.
+  int64_t windows() const { return windows_; }
+  int64_t improved_windows() const { return improved_windows_; }
   const Score& current_score() const { return state_.score(); }
   bool stuck() const { return proposer_.stuck(); }
   const McmcProposer& proposer() const { return proposer_; }
   std::vector<ImprovingMove>& improving() { return improving_; }
 
  private:
+  const McmcOptions& o_;
   Rng rng_;
   std::unique_ptr<LearnedProposal> learned_;
   UnitMoves state_;
   McmcProposer proposer_;
-  int64_t proposed_ = 0;
+  int64_t proposed_ = 0, windows_ = 0, improved_windows_ = 0;
   std::vector<ImprovingMove> improving_;  // when recorded
 };
 
@@ -485,6 +548,15 @@ class McmcPlacer : public Placer {
                        std::to_string(proposed) + " proposals, " + std::to_string(accepted) +
                        " accepted" +
                        (AtLowerBound(p, leader.best_score()) ? "; at the lower bound" : "");
+    if (o.window > 0) {
+      int64_t windows = 0, improved = 0;
+      for (const Chain& c : chains) {
+        windows += c.windows();
+        improved += c.improved_windows();
+      }
+      note += "; " + std::to_string(windows) + " windows re-solved, " + std::to_string(improved) +
+              " improved";
+    }
     if (o.guide != "none") {
       int64_t guided = 0, examples = 0;
       for (const Chain& c : chains) {
@@ -541,6 +613,11 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
                "guided proposals by a move scorer: none, hand (hand-set weights) or learned (fit "
                "online on the chain's exact evaluations)");
   r.Read("guide_share", &o->guide_share, 0, 1, "share of the proposals the guide makes");
+  r.Read("window", &o->window, 0, 16,
+         "units of the critical path re-solved together exactly (every assignment), 0: none");
+  r.Read("window_every", &o->window_every, 1, int64_t{1} << 40, "proposals between windows");
+  r.Read("window_evaluations", &o->window_evaluations, 1, 1 << 20,
+         "the most assignments a window tries (it shrinks to fit)");
   r.Read("evaluations_per_unit", &o->evaluations_per_unit, 1, 1 << 20,
          "proposals per unit without --time-limit or --evaluations");
   r.Read("max_evaluations", &o->max_evaluations, 1, int64_t{1} << 40, "... at most this many");

@@ -69,6 +69,14 @@ struct McmcOptions {
   // "learned": fit online on the chain's own exact evaluations; "none": no guided proposals.
   std::string guide = "none";
   double guide_share = 0.3;
+  // Windows re-solved exactly (a large-neighbourhood step): every `window_every` proposals a chain
+  // frees `window` units that follow one another on the critical path (the rest fixed) and
+  // evaluates every assignment of them to their devices, at most `window_evaluations` (the window
+  // shrinks until its assignments fit), keeping the best when it beats the current placement;
+  // each evaluation counts against the budget. 0: none.
+  int window = 0;
+  int64_t window_every = 1000;
+  int64_t window_evaluations = 256;
   // Without --time-limit or --evaluations: proposals per unit, and at most this many.
   int64_t evaluations_per_unit = 200;
   int64_t max_evaluations = 20000;

@@ -23,11 +23,21 @@ void UnitMoves::Restart(const sim::Placement& placement, const Score& score) {
 }
 
 void UnitMoves::Keep(const std::vector<UnitId>& moved, sim::DeviceId to, const Score& score) {
-  if (on_improve && score < score_) on_improve(moved, to);
-  for (UnitId v : moved) {
-    unit_device_[v] = to;
-    Assign(units_[v], to, &current_);
-  }
+  for (UnitId v : moved) Assign(units_[v], to, &current_);
+  if (on_improve && score < score_) on_improve(moved);
+  for (UnitId v : moved) unit_device_[v] = to;
+  Kept(score);
+}
+
+void UnitMoves::KeepEach(const std::vector<UnitId>& moved, const std::vector<sim::DeviceId>& to,
+                         const Score& score) {
+  for (size_t i = 0; i < moved.size(); ++i) Assign(units_[moved[i]], to[i], &current_);
+  if (on_improve && score < score_) on_improve(moved);
+  for (size_t i = 0; i < moved.size(); ++i) unit_device_[moved[i]] = to[i];
+  Kept(score);
+}
+
+void UnitMoves::Kept(const Score& score) {
   score_ = score;
   if (++accepted_ % rebase_every_ == 0) Rebase();
   if (track_best_ && score < best_score_) {

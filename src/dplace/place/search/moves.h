@@ -50,12 +50,23 @@ class UnitMoves {
     return ScoreOf(incremental_ != nullptr ? incremental_->EvaluateNear(current_, give_up_above)
                                            : evaluator_.Evaluate(current_));
   }
+  // Puts each unit of `moved` on its device in `to` (a joint move: a window re-solved, mcmc.h)
+  // and evaluates the placement, as Try.
+  Score TryEach(const std::vector<UnitId>& moved, const std::vector<sim::DeviceId>& to,
+                double give_up_above) {
+    for (size_t i = 0; i < moved.size(); ++i) Assign(units_[moved[i]], to[i], &current_);
+    return ScoreOf(incremental_ != nullptr ? incremental_->EvaluateNear(current_, give_up_above)
+                                           : evaluator_.Evaluate(current_));
+  }
   // Puts `moved` back on their devices.
   void Undo(const std::vector<UnitId>& moved) {
     for (UnitId v : moved) Assign(units_[v], unit_device_[v], &current_);
   }
   // Keeps `moved` on `to` (applied by Try or now), with score `score`.
   void Keep(const std::vector<UnitId>& moved, sim::DeviceId to, const Score& score);
+  // Keeps each unit of `moved` on its device in `to` (applied by TryEach or now).
+  void KeepEach(const std::vector<UnitId>& moved, const std::vector<sim::DeviceId>& to,
+                const Score& score);
 
   const sim::Problem& problem() const { return problem_; }
   const Units& units() const { return units_; }
@@ -71,10 +82,12 @@ class UnitMoves {
   // Called after every re-base (mcmc aims its moves at the critical path it finds there).
   std::function<void()> on_rebase;
   // Called by Keep for a move that improves the current score, before it records the move:
-  // current() has the moved units on `to` already, device() still says where they were.
-  std::function<void(const std::vector<UnitId>& moved, sim::DeviceId to)> on_improve;
+  // current() has the moved units where they go already, device() still says where they were.
+  std::function<void(const std::vector<UnitId>& moved)> on_improve;
 
  private:
+  // After a move is kept: the new score, a re-base when due, the best.
+  void Kept(const Score& score);
   void Rebase();
 
   const sim::Problem& problem_;
