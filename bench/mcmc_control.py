@@ -5,12 +5,15 @@ folder (the five generated families' held-out seed 3 graphs, the bundled incepti
 and wavenet, PipeDream's inception_v3 and nasnetamobile profiles) on k80x4 and v100x8-nvlink.
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/mcmc_control.py \
-        [--budgets 1000,10000,1s] [--seeds 1,2,3,4,5,6] [--noise] [--opt mcmc.KEY=VALUE ...]
+        [--budgets 1000,10000,1s] [--seeds 1,2,3,4,5,6] [--noise] [--opt mcmc.KEY=VALUE ...] \
+        [--robust K]
 
 Prints per budget the geometric mean of with-options / default over rows and seeds, and how many
 pairs are more than 3% apart each way. --noise compares the default with itself at another seed
 (seed + 1000) instead: the run-to-run spread that a difference must stand out of. --opt (repeatable)
 sets the options of the compared side (e.g. --opt mcmc.guide=learned); none given: the bandit.
+--robust K: where evaluations are dear, both sides search the worst of K variants of the step
+model (--robust-objective worst: each judgement K evaluations) and are compared by it.
 """
 import argparse
 import math
@@ -44,12 +47,20 @@ def main():
     ap.add_argument("--seeds", default="1,2,3,4,5,6")
     ap.add_argument("--noise", action="store_true")
     ap.add_argument("--opt", action="append", default=[])
+    ap.add_argument("--robust", type=int, default=0)
     a = ap.parse_args()
     budgets = [{"time_limit": float(b[:-1])} if b.endswith("s") else {"evaluations": int(b)}
                for b in a.budgets.split(",")]
     seeds = [int(s) for s in a.seeds.split(",")]
     treated = dict(o.split("=", 1) for o in a.opt) or {"mcmc.control": "bandit"}
     ratios = {str(b): [] for b in budgets}
+
+    def value(problem, **kwargs):
+        if not a.robust:
+            return dplace.place(problem, "mcmc", **kwargs).value
+        r = dplace.place_all(problem, ["mcmc"], robust=a.robust, robust_objective="worst",
+                             **kwargs)[0]
+        return r.robust["value"]
     with tempfile.TemporaryDirectory() as tmp:
         for path in graphs(tmp):
             graph = dplace.load_graph(path)
@@ -57,9 +68,9 @@ def main():
                 problem = dplace.Problem(graph, cluster)
                 for b in budgets:
                     for s in seeds:
-                        fixed = dplace.place(problem, "mcmc", seed=s, **b).value
-                        other = (dplace.place(problem, "mcmc", seed=s + 1000, **b) if a.noise else
-                                 dplace.place(problem, "mcmc", seed=s, options=treated, **b)).value
+                        fixed = value(problem, seed=s, **b)
+                        other = (value(problem, seed=s + 1000, **b) if a.noise else
+                                 value(problem, seed=s, options=treated, **b))
                         ratios[str(b)].append(other / fixed)
     for b, rs in ratios.items():
         g = math.exp(sum(map(math.log, rs)) / len(rs))

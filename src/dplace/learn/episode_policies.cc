@@ -129,6 +129,12 @@ struct DeviceScorerImpl : torch::nn::Module {
 };
 TORCH_MODULE(DeviceScorer);
 
+// Where a Seq2Seq is in one episode: the encoder's outputs, the decoder's state, the last device
+// fed back.
+struct Decoding {
+  torch::Tensor enc, h, c, fed;
+};
+
 // An LSTM encoder (bidirectional or not) and an attentional LSTM decoder (content attention over
 // the encoder's outputs); the device taken at each step is fed back through its features.
 struct Seq2SeqImpl : torch::nn::Module {
@@ -141,34 +147,31 @@ struct Seq2SeqImpl : torch::nn::Module {
     out = register_module("out", torch::nn::Linear(2 * k, k));
     feed = register_module("feed", torch::nn::Linear(kDeviceFeatures, k));
   }
-  // Encodes the sequence x [n, in]; the decoder starts over.
-  void Encode(const torch::Tensor& x) {
+  // Encodes the sequence x [n, in]: a decoding from its start.
+  Decoding Encode(const torch::Tensor& x) {
     auto [y, state] = encoder->forward(x.unsqueeze(1));
     (void)state;
-    enc = torch::tanh(project->forward(y.squeeze(1)));
-    h = torch::zeros({1, k});
-    c = torch::zeros({1, k});
-    fed = torch::zeros({k});
+    return {torch::tanh(project->forward(y.squeeze(1))), torch::zeros({1, k}), torch::zeros({1, k}),
+            torch::zeros({k})};
   }
   // The decoder's output for position j of the sequence.
-  torch::Tensor Step(int64_t j) {
-    std::tie(h, c) =
-        decoder->forward(torch::cat({enc[j], fed}).unsqueeze(0), std::make_tuple(h, c));
-    const torch::Tensor q = h.squeeze(0);
-    const torch::Tensor weights = torch::softmax(enc.matmul(attend->forward(q)), 0);
-    const torch::Tensor context = weights.matmul(enc);
+  torch::Tensor Step(Decoding& d, int64_t j) {
+    std::tie(d.h, d.c) =
+        decoder->forward(torch::cat({d.enc[j], d.fed}).unsqueeze(0), std::make_tuple(d.h, d.c));
+    const torch::Tensor q = d.h.squeeze(0);
+    const torch::Tensor weights = torch::softmax(d.enc.matmul(attend->forward(q)), 0);
+    const torch::Tensor context = weights.matmul(d.enc);
     return torch::tanh(out->forward(torch::cat({q, context})));
   }
   // Feeds back the device taken, by its features in the step's observation.
-  void Feed(const Observation& obs, int32_t device) {
+  void Feed(Decoding& d, const Observation& obs, int32_t device) {
     const torch::Tensor row = Rows(obs.devices, kDeviceFeatures)[device];
-    fed = torch::relu(feed->forward(row));
+    d.fed = torch::relu(feed->forward(row));
   }
   int64_t k;
   torch::nn::LSTM encoder{nullptr};
   torch::nn::Linear project{nullptr}, attend{nullptr}, out{nullptr}, feed{nullptr};
   torch::nn::LSTMCell decoder{nullptr};
-  torch::Tensor enc, h, c, fed;
 };
 TORCH_MODULE(Seq2Seq);
 
@@ -196,22 +199,28 @@ class ColocRlPolicy : public EpisodePolicy {
     seq_ = register_module("seq", Seq2Seq(k, k, false));
     scorer_ = register_module("scorer", DeviceScorer(k));
   }
-  torch::Tensor Begin(const Observation& first, const UnitDag& dag, Rng*,
-                      std::vector<int32_t>*) override {
-    seq_->Encode(torch::relu(input_->forward(UnitInputs(first, dag, types_))));
-    return torch::zeros({});
+  struct State : EpisodeState {
+    Decoding decoding;
+  };
+  std::unique_ptr<EpisodeState> Begin(const Observation& first, const UnitDag& dag, Rng*,
+                                      std::vector<int32_t>*,
+                                      torch::Tensor* hidden_log_prob) override {
+    auto state = std::make_unique<State>();
+    state->decoding = seq_->Encode(torch::relu(input_->forward(UnitInputs(first, dag, types_))));
+    *hidden_log_prob = torch::zeros({});
+    return state;
   }
-  torch::Tensor Logits(const Observation& obs, const UnitDag&) override {
-    last_ = &obs;
-    return scorer_->forward(seq_->Step(obs.current), obs);
+  torch::Tensor Logits(const Observation& obs, const UnitDag&, EpisodeState* state) override {
+    return scorer_->forward(seq_->Step(static_cast<State*>(state)->decoding, obs.current), obs);
   }
-  void Chose(int32_t device) override { seq_->Feed(*last_, device); }
+  void Chose(EpisodeState* state, const Observation& obs, int32_t device) override {
+    seq_->Feed(static_cast<State*>(state)->decoding, obs, device);
+  }
 
  private:
   torch::nn::Linear input_{nullptr};
   Seq2Seq seq_{nullptr};
   DeviceScorer scorer_{nullptr};
-  const Observation* last_ = nullptr;
 };
 
 class HdpPolicy : public EpisodePolicy {
@@ -228,8 +237,23 @@ class HdpPolicy : public EpisodePolicy {
     locality_ = register_parameter("locality", torch::full({1}, 2.0f));
   }
 
-  torch::Tensor Begin(const Observation& first, const UnitDag& dag, Rng* rng,
-                      std::vector<int32_t>* hidden) override {
+  // The groups of the units, the groups' places in the decoder's sequence, each decoded group's
+  // device (-1: not yet) and decoder output, and the group the last Logits decoded (-1: none).
+  struct State : EpisodeState {
+    Decoding decoding;
+    std::vector<int32_t> group;   // per unit
+    std::vector<int64_t> order;   // per group id: its place in the decoder's sequence
+    std::vector<int32_t> device;  // per decoded group
+    std::vector<torch::Tensor> output;
+    int64_t decoded = -1;
+  };
+
+  std::unique_ptr<EpisodeState> Begin(const Observation& first, const UnitDag& dag, Rng* rng,
+                                      std::vector<int32_t>* hidden,
+                                      torch::Tensor* hidden_log_prob) override {
+    auto state = std::make_unique<State>();
+    std::vector<int32_t>& group = state->group;
+    std::vector<int64_t>& order = state->order;
     const int64_t n = dag.num_nodes;
     const int64_t num_devices = static_cast<int64_t>(first.allowed.size());
     const int64_t groups = std::min({shape_.groups, 20 * num_devices, n});
@@ -252,13 +276,13 @@ class HdpPolicy : public EpisodePolicy {
       const torch::Tensor l = logits.detach();
       for (int64_t u = 0; u < n; ++u) hidden->push_back(Choose(l[u], rng));
     }
-    group_ = *hidden;
+    group = *hidden;
     // The groups in order of their first unit; per group its features (no gradient: the grouper
     // learns through its log-probability, as in HDP).
-    order_.assign(static_cast<size_t>(groups), -1);
+    order.assign(static_cast<size_t>(groups), -1);
     int64_t used = 0;
-    for (int32_t g : group_) {
-      if (order_[static_cast<size_t>(g)] < 0) order_[static_cast<size_t>(g)] = used++;
+    for (int32_t g : group) {
+      if (order[static_cast<size_t>(g)] < 0) order[static_cast<size_t>(g)] = used++;
     }
     const int64_t width = shape_.groups + kOpTypes + kNodeFeatures;
     std::vector<float> f(static_cast<size_t>(used * width), 0.0f);
@@ -266,13 +290,13 @@ class HdpPolicy : public EpisodePolicy {
       return f[static_cast<size_t>(row * width + col)];
     };
     for (int64_t v = 0; v < n; ++v) {
-      const int64_t row = order_[static_cast<size_t>(group_[static_cast<size_t>(v)])];
+      const int64_t row = order[static_cast<size_t>(group[static_cast<size_t>(v)])];
       for (int32_t i = dag.pred_offsets[static_cast<size_t>(v)];
            i < dag.pred_offsets[static_cast<size_t>(v) + 1]; ++i) {
         const int32_t u = dag.preds[static_cast<size_t>(i)];
-        at(order_[static_cast<size_t>(group_[static_cast<size_t>(u)])],
-           group_[static_cast<size_t>(v)]) += 1;
-        at(row, group_[static_cast<size_t>(u)]) += 1;
+        at(order[static_cast<size_t>(group[static_cast<size_t>(u)])],
+           group[static_cast<size_t>(v)]) += 1;
+        at(row, group[static_cast<size_t>(u)]) += 1;
       }
       at(row, shape_.groups + dag.type[static_cast<size_t>(v)]) += 1;
       for (int64_t j = 0; j < kNodeFeatures; ++j) {
@@ -289,34 +313,36 @@ class HdpPolicy : public EpisodePolicy {
     }
     const torch::Tensor groups_in =
         torch::from_blob(f.data(), {used, width}, torch::kFloat32).clone() * static_cast<float>(8);
-    seq_->Encode(torch::relu(input_->forward(groups_in)));
-    device_.assign(static_cast<size_t>(used), -1);
-    output_.assign(static_cast<size_t>(used), torch::Tensor());
-    const torch::Tensor chosen = Index(group_).unsqueeze(1);
-    return logp.gather(1, chosen).sum();
+    state->decoding = seq_->Encode(torch::relu(input_->forward(groups_in)));
+    state->device.assign(static_cast<size_t>(used), -1);
+    state->output.assign(static_cast<size_t>(used), torch::Tensor());
+    const torch::Tensor chosen = Index(group).unsqueeze(1);
+    *hidden_log_prob = logp.gather(1, chosen).sum();
+    return state;
   }
 
-  torch::Tensor Logits(const Observation& obs, const UnitDag&) override {
-    last_ = &obs;
-    const auto j =
-        static_cast<size_t>(order_[static_cast<size_t>(group_[static_cast<size_t>(obs.current)])]);
-    decoded_ = -1;
-    const int32_t d = device_[j];
+  torch::Tensor Logits(const Observation& obs, const UnitDag&, EpisodeState* episode) override {
+    State& s = *static_cast<State*>(episode);
+    const auto j = static_cast<size_t>(
+        s.order[static_cast<size_t>(s.group[static_cast<size_t>(obs.current)])]);
+    s.decoded = -1;
+    const int32_t d = s.device[j];
     if (d >= 0 && obs.allowed[static_cast<size_t>(d)]) {  // where its group went
       torch::Tensor forced = torch::full({static_cast<int64_t>(obs.allowed.size())}, -kInf);
       forced[d] = 0;
       return forced;
     }
     if (d < 0) {  // the group's first unit: the decoder's next step
-      output_[j] = seq_->Step(static_cast<int64_t>(j));
-      decoded_ = static_cast<int64_t>(j);
+      s.output[j] = seq_->Step(s.decoding, static_cast<int64_t>(j));
+      s.decoded = static_cast<int64_t>(j);
     }
-    return scorer_->forward(output_[j], obs);
+    return scorer_->forward(s.output[j], obs);
   }
-  void Chose(int32_t device) override {
-    if (decoded_ < 0) return;
-    device_[static_cast<size_t>(decoded_)] = device;
-    seq_->Feed(*last_, device);
+  void Chose(EpisodeState* episode, const Observation& obs, int32_t device) override {
+    State& s = *static_cast<State*>(episode);
+    if (s.decoded < 0) return;
+    s.device[static_cast<size_t>(s.decoded)] = device;
+    seq_->Feed(s.decoding, obs, device);
   }
 
  private:
@@ -324,12 +350,6 @@ class HdpPolicy : public EpisodePolicy {
   torch::Tensor locality_;
   Seq2Seq seq_{nullptr};
   DeviceScorer scorer_{nullptr};
-  std::vector<int32_t> group_;   // per unit
-  std::vector<int64_t> order_;   // per group id: its place in the decoder's sequence
-  std::vector<int32_t> device_;  // per decoded group: its device (-1: not yet)
-  std::vector<torch::Tensor> output_;
-  int64_t decoded_ = -1;
-  const Observation* last_ = nullptr;
 };
 
 class GdpPolicy : public EpisodePolicy {
@@ -354,8 +374,14 @@ class GdpPolicy : public EpisodePolicy {
     scorer_ = register_module("scorer", DeviceScorer(k));
   }
 
-  torch::Tensor Begin(const Observation& first, const UnitDag& dag, Rng*,
-                      std::vector<int32_t>*) override {
+  // The units' representations, each scored against the devices at its step.
+  struct State : EpisodeState {
+    torch::Tensor z;
+  };
+
+  std::unique_ptr<EpisodeState> Begin(const Observation& first, const UnitDag& dag, Rng*,
+                                      std::vector<int32_t>*,
+                                      torch::Tensor* hidden_log_prob) override {
     const torch::Tensor x = Rows(first.nodes, kNodeFeatures);
     torch::Tensor h =
         torch::relu(input_->forward(torch::cat({x, types_->forward(Index(dag.type))}, 1)));
@@ -386,22 +412,26 @@ class GdpPolicy : public EpisodePolicy {
     }
     const torch::Tensor zs = torch::cat(segments);
     const torch::Tensor graph = h.mean(0);
-    z_ = zs * (1 + torch::tanh(scale_->forward(graph))) + shift_->forward(graph);
-    return torch::zeros({});
+    auto state = std::make_unique<State>();
+    state->z = zs * (1 + torch::tanh(scale_->forward(graph))) + shift_->forward(graph);
+    *hidden_log_prob = torch::zeros({});
+    return state;
   }
-  torch::Tensor Logits(const Observation& obs, const UnitDag&) override {
-    return scorer_->forward(z_[obs.current], obs);
+  torch::Tensor Logits(const Observation& obs, const UnitDag&, EpisodeState* state) override {
+    return scorer_->forward(static_cast<State*>(state)->z[obs.current], obs);
   }
   // One pass for every step: the decisions do not feed back into the representation.
   torch::Tensor EpisodeLogits(const std::vector<Observation>& observations,
                               const std::vector<int32_t>&, const UnitDag& dag,
                               std::vector<int32_t>* hidden,
                               torch::Tensor* hidden_log_prob) override {
-    *hidden_log_prob = Begin(observations.front(), dag, nullptr, hidden);
+    const std::unique_ptr<EpisodeState> state =
+        Begin(observations.front(), dag, nullptr, hidden, hidden_log_prob);
     std::vector<int64_t> current;
     for (const Observation& o : observations) current.push_back(o.current);
-    return scorer_->forward(z_.index_select(0, torch::tensor(current, torch::kInt64)),
-                            observations);
+    return scorer_->forward(
+        static_cast<State*>(state.get())->z.index_select(0, torch::tensor(current, torch::kInt64)),
+        observations);
   }
 
  private:
@@ -410,7 +440,6 @@ class GdpPolicy : public EpisodePolicy {
   torch::nn::MultiheadAttention attention_{nullptr};
   torch::nn::LayerNorm norm1_{nullptr}, norm2_{nullptr};
   DeviceScorer scorer_{nullptr};
-  torch::Tensor z_;
 };
 
 }  // namespace

@@ -88,7 +88,8 @@ sim::Placement EpisodeStart(const sim::Problem& problem, const place::PlaceReque
   return from.empty() ? FastestStart(problem, units) : from;
 }
 
-// A private copy of a cached policy: to train, or to keep episode state apart from other placers.
+// A private copy of a cached policy, to train (an episode's state is the episode's: playing needs
+// no copy).
 StatusOr<std::shared_ptr<Policy>> CopyPolicy(Policy& policy, const std::string& path) {
   torch::serialize::OutputArchive out;
   WritePolicy(policy, &out);
@@ -110,29 +111,19 @@ class PolicyProposalModel : public place::LearnedProposal {
   Status Score(const sim::Placement& placement, std::vector<double>* probabilities,
                const std::function<bool()>& stop) override {
     const TorchTurn turn;
-    torch::NoGradGuard no_grad;
     const auto devices = static_cast<size_t>(env_.num_devices());
+    // Every unit stays where it is: each step sees the placement as it is.
+    const Episode e = Play(env_, *policy_, placement, Actor::StayAndScore(), false, stop);
+    if (e.units.size() < env_.units().size()) {  // the search's time is spent: cut
+      probabilities->clear();
+      return OkStatus();
+    }
     probabilities->assign(env_.units().size() * devices, 0.0);
-    env_.Reset(placement);
-    std::vector<int32_t> hidden;
-    Observation obs;
-    const bool whole = policy_->whole_episode();
-    for (bool first = true; !env_.Done(); first = false) {
-      if (stop && stop()) {  // the search's time is spent: cut
-        probabilities->clear();
-        return OkStatus();
-      }
-      env_.Observe(&obs, whole && !first ? PlacementEnv::View::kDevices : PlacementEnv::View::kAll);
-      if (first) policy_->Begin(obs, env_.dag(), nullptr, &hidden);
-      const torch::Tensor p =
-          torch::softmax(policy_->Logits(obs, env_.dag()), 0).to(torch::kDouble);
-      const size_t row = static_cast<size_t>(obs.current) * devices;
+    for (size_t t = 0; t < e.units.size(); ++t) {
+      const torch::Tensor p = torch::softmax(e.logits[t], 0).to(torch::kDouble);
+      const size_t row = static_cast<size_t>(e.units[t].value()) * devices;
       for (size_t d = 0; d < devices; ++d)
         (*probabilities)[row + d] = p[static_cast<int64_t>(d)].item<double>();
-      // Every unit stays where it is: the next step sees the placement as it is.
-      const sim::DeviceId here = env_.placement()[env_.units()[env_.Current()].ops.front()];
-      policy_->Chose(here.value());
-      env_.Step(here);
     }
     for (double p : *probabilities) {
       if (!std::isfinite(p))
@@ -164,11 +155,9 @@ StatusOr<place::LearnedProposalFactory> PolicyProposal(const std::string& name) 
       [shared, path](
           const sim::Problem& problem, const place::Units& units,
           sim::Evaluator& evaluator) -> StatusOr<std::unique_ptr<place::LearnedProposal>> {
-        // A chain's own copy: whole-episode policies keep per-episode state.
-        const TorchTurn turn;
-        DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> own, CopyPolicy(*shared, path));
+        // Every chain plays the one policy: an episode's state is its own (policy.h).
         return std::unique_ptr<place::LearnedProposal>(
-            std::make_unique<PolicyProposalModel>(std::move(own), problem, units, evaluator));
+            std::make_unique<PolicyProposalModel>(shared, problem, units, evaluator));
       });
 }
 
@@ -202,7 +191,8 @@ class PlacetoPlacer : public place::Placer {
     PlacementEnv env(problem, *request.evaluator, *std::move(units),
                      {.refresh_every = o_.fine_tune ? 1 : refresh});
     std::optional<Learner> learner;  // REINFORCE, one episode an update
-    if (o_.fine_tune) learner.emplace(*policy, AlgorithmOptions{}, 1e-4);
+    PolicyGradient reinforce(AlgorithmFor(*policy, AlgorithmOptions{}));
+    if (o_.fine_tune) learner.emplace(*policy, 1e-4);
 
     Rng rng(request.seed);
     // Episodes improve a placement of every op.
@@ -224,11 +214,12 @@ class PlacetoPlacer : public place::Placer {
             (budget.limits().evaluations == 0 || budget.Remaining().evaluations >= per_episode) &&
             (budget.limits().seconds == 0 || budget.Remaining().seconds >= 1.5 * longest_s))) {
       const double began = budget.Elapsed();
-      Episode e =
-          Rollout(env, *policy, from, episodes == 0 ? nullptr : &rng, o_.fine_tune, past_time);
+      Episode e = Play(env, *policy, from, episodes == 0 ? Actor::Greedy() : Actor::Sample(&rng),
+                       o_.fine_tune, past_time);
       ++episodes;
       if (learner && !e.actions.empty()) {
-        learner->Update({std::move(e)}, {0}, [&](int) -> const UnitDag& { return env.dag(); });
+        learner->Update(reinforce, {std::move(e)}, {0},
+                        [&](int) -> const UnitDag& { return env.dag(); });
       }
       longest_s = std::max(longest_s, budget.Elapsed() - began);
       from = env.best();
@@ -265,18 +256,21 @@ class EpisodePlacer : public place::Placer {
     std::string path = o_.policy;
     const bool bundled = FindMethod(o_.method)->bundled;
     if (path.empty() && bundled) path = DefaultPolicyPath(o_.method);
+    const bool train = !bundled || o_.fine_tune || path.empty();
     std::shared_ptr<Policy> policy;
     if (!path.empty()) {
       DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<Policy> shared, CachedPolicy(path));
       if (shared->kind() != o_.method) {
         return InvalidInput(path + ": a " + shared->kind() + " policy, not " + o_.method);
       }
-      DPLACE_ASSIGN_OR_RETURN(policy, CopyPolicy(*shared, path));
+      policy = shared;
+      if (train) {  // a private copy to train
+        DPLACE_ASSIGN_OR_RETURN(policy, CopyPolicy(*shared, path));
+      }
     } else {
       DPLACE_ASSIGN_OR_RETURN(
           policy, MakePolicy(o_.method, {.hidden = o_.hidden, .groups = o_.groups}, request.seed));
     }
-    const bool train = !bundled || o_.fine_tune || path.empty();
 
     const bool unlimited = request.limits.evaluations <= 0 && request.limits.seconds <= 0;
     const place::Budget budget(
@@ -291,7 +285,8 @@ class EpisodePlacer : public place::Placer {
     PlacementEnv env(problem, *request.evaluator, std::move(units), EpisodeOptions(*policy));
     AlgorithmOptions a{.entropy = o_.entropy, .clip = o_.clip, .epochs = o_.epochs};
     DPLACE_ASSIGN_OR_RETURN(a, AlgorithmByName(o_.algorithm, a));
-    Learner learner(*policy, a, o_.lr, o_.max_grad_norm);
+    PolicyGradient algorithm(AlgorithmFor(*policy, a));
+    Learner learner(*policy, o_.lr, o_.max_grad_norm);
     const sim::Placement from =
         EpisodeStart(problem, request, o_.start == "search" ? start_.get() : nullptr,
                      budget.limits(), env.units());
@@ -302,14 +297,14 @@ class EpisodePlacer : public place::Placer {
     const double greedy_began = budget.Elapsed();
     // An episode over many units may outlast the limit on its own: it ends where the time does.
     const std::function<bool()> past_time = [&] { return budget.OutOfTime(); };
-    Rollout(env, *policy, from, nullptr, false, past_time);
+    Play(env, *policy, from, Actor::Greedy(), false, past_time);
     ++episodes;
     // The longest update so far (the next begins only with 1.5 times that left), before the first
     // estimated from the greedy episode — `samples` episodes, and per epoch a forward and a
     // backward pass over each — and from one pass over every weight, of which each gradient and
     // Adam's step (its first allocates its state) make several: a wide policy's update is mostly
     // these.
-    const int epochs = train ? learner.algorithm().options().epochs : 0;
+    const int epochs = train ? algorithm.epochs() : 0;
     double longest_s = (budget.Elapsed() - greedy_began) * o_.samples * (1 + 2 * epochs);
     if (train) {
       const double pass_began = budget.Elapsed();
@@ -326,7 +321,7 @@ class EpisodePlacer : public place::Placer {
       const double began = budget.Elapsed();
       std::vector<Episode> batch;
       for (int k = 0; k < o_.samples && !past_time(); ++k) {
-        batch.push_back(Rollout(env, *policy, from, &rng, train, past_time));
+        batch.push_back(Play(env, *policy, from, Actor::Sample(&rng), train, past_time));
         ++episodes;
       }
       // The time ran out within the batch (an update may take longer than the last): no update.
@@ -335,7 +330,7 @@ class EpisodePlacer : public place::Placer {
         std::vector<int> all(batch.size());
         std::iota(all.begin(), all.end(), 0);
         learner.Update(
-            batch, all, [&](int) -> const UnitDag& { return env.dag(); }, {}, past_time);
+            algorithm, batch, all, [&](int) -> const UnitDag& { return env.dag(); }, {}, past_time);
         ++updates;
       }
       longest_s = std::max(longest_s, budget.Elapsed() - began);

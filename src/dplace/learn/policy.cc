@@ -139,7 +139,8 @@ torch::Tensor PlacetoPolicy::Embed(const Observation& obs, const UnitDag& dag) {
   return torch::cat({h, forward, backward}, 1);
 }
 
-torch::Tensor PlacetoPolicy::Logits(const Observation& obs, const UnitDag& dag) {
+torch::Tensor PlacetoPolicy::Logits(const Observation& obs, const UnitDag& dag,
+                                    EpisodeState* /*state*/) {
   const torch::Tensor e = Embed(obs, dag);
   const torch::Tensor summary = torch::cat({e[obs.current], MeanOf(e, obs.ancestors),
                                             MeanOf(e, obs.descendants), MeanOf(e, obs.parallel)});
@@ -158,11 +159,12 @@ torch::Tensor PlacetoPolicy::Logits(const Observation& obs, const UnitDag& dag) 
 torch::Tensor Policy::EpisodeLogits(const std::vector<Observation>& observations,
                                     const std::vector<int32_t>& actions, const UnitDag& dag,
                                     std::vector<int32_t>* hidden, torch::Tensor* hidden_log_prob) {
-  *hidden_log_prob = Begin(observations.front(), dag, nullptr, hidden);
+  const std::unique_ptr<EpisodeState> state =
+      Begin(observations.front(), dag, nullptr, hidden, hidden_log_prob);
   std::vector<torch::Tensor> steps;
   for (size_t t = 0; t < observations.size(); ++t) {
-    steps.push_back(Logits(observations[t], dag));
-    Chose(actions[t]);
+    steps.push_back(Logits(observations[t], dag, state.get()));
+    Chose(state.get(), observations[t], actions[t]);
   }
   return torch::stack(steps);
 }

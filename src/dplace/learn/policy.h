@@ -28,31 +28,41 @@ namespace dplace::learn {
 static_assert(PolicyShape{}.node_features == kNodeFeatures &&
               PolicyShape{}.device_features == kDeviceFeatures);
 
+// What a whole-episode policy carries through one episode (its encoder's output, its decoder's
+// state, the groups it chose): made by Policy::Begin, read and advanced by Logits and Chose. A
+// policy holds only its weights, so one policy plays any number of episodes at once (each chain
+// of mcmc's learned proposal, each episode of a batch) without a copy.
+struct EpisodeState {
+  virtual ~EpisodeState() = default;
+};
+
 class Policy : public torch::nn::Module {
  public:
-  // Logits of the current unit's devices, [num_devices]; -inf where it may not run.
-  virtual torch::Tensor Logits(const Observation& obs, const UnitDag& dag) = 0;
+  // Logits of the current unit's devices, [num_devices]; -inf where it may not run. `state`: the
+  // episode's (Begin), null for a per-step policy.
+  virtual torch::Tensor Logits(const Observation& obs, const UnitDag& dag, EpisodeState* state) = 0;
   virtual std::string kind() const = 0;
   virtual PolicyShape shape() const = 0;
 
   // Whole-episode policies (colocrl, hdp, gdp) place every unit once from scratch and are judged
   // once, at the episode's end: Begin reads the episode's first observation (encoders run once per
-  // episode), Logits then gives each step's logits in turn and Chose tells the policy the device
-  // taken (autoregressive decoders feed it back). `hidden` holds the policy's own choices that are
-  // no device (hdp's groups): drawn with `rng` (the likeliest when null) and appended when empty,
-  // replayed when not; Begin returns their log-probability (a scalar, 0 when there are none).
-  // Per-step policies (placeto) ignore all three.
+  // episode) into the episode's state, Logits then gives each step's logits in turn and Chose
+  // advances the state by the device taken (autoregressive decoders feed it back). `hidden` holds
+  // the policy's own choices that are no device (hdp's groups): drawn with `rng` (the likeliest
+  // when null) and appended when empty, replayed when not; `hidden_log_prob` gets their
+  // log-probability (a scalar, 0 when there are none). Per-step policies (placeto) have no state.
   virtual bool whole_episode() const { return false; }
-  virtual torch::Tensor Begin(const Observation& /*first*/, const UnitDag& /*dag*/, Rng* /*rng*/,
-                              std::vector<int32_t>* /*hidden*/) {
-    return torch::zeros({});
+  virtual std::unique_ptr<EpisodeState> Begin(const Observation& /*first*/, const UnitDag& /*dag*/,
+                                              Rng* /*rng*/, std::vector<int32_t>* /*hidden*/,
+                                              torch::Tensor* hidden_log_prob) {
+    *hidden_log_prob = torch::zeros({});
+    return nullptr;
   }
-  virtual void Chose(int32_t /*device*/) {}
+  virtual void Chose(EpisodeState* /*state*/, const Observation& /*obs*/, int32_t /*device*/) {}
 
   // The logits of every step of an episode [steps, num_devices] (with gradients), from its
-  // observations and actions: Begin, then Logits and Chose per step. `hidden` and the
-  // log-probability Begin returns as for Begin. Policies that can score all steps at once override
-  // it.
+  // observations and actions: Begin, then Logits and Chose per step. `hidden` and
+  // `hidden_log_prob` as for Begin. Policies that can score all steps at once override it.
   virtual torch::Tensor EpisodeLogits(const std::vector<Observation>& observations,
                                       const std::vector<int32_t>& actions, const UnitDag& dag,
                                       std::vector<int32_t>* hidden, torch::Tensor* hidden_log_prob);
@@ -61,7 +71,7 @@ class Policy : public torch::nn::Module {
 class PlacetoPolicy : public Policy {
  public:
   explicit PlacetoPolicy(PolicyShape shape);
-  torch::Tensor Logits(const Observation& obs, const UnitDag& dag) override;
+  torch::Tensor Logits(const Observation& obs, const UnitDag& dag, EpisodeState* state) override;
   std::string kind() const override { return "placeto"; }
   PolicyShape shape() const override { return shape_; }
 

@@ -51,7 +51,7 @@ TEST(PlacetoPolicyTest, GradientsMatchFiniteDifferences) {
   }
   const torch::Tensor weights = torch::linspace(-1, 1, f.env.num_devices(), torch::kFloat64);
   auto loss = [&] {
-    const torch::Tensor l = policy.Logits(f.obs, f.env.dag());
+    const torch::Tensor l = policy.Logits(f.obs, f.env.dag(), nullptr);
     return (torch::log_softmax(l, 0) * weights).sum();
   };
   policy.zero_grad();
@@ -82,7 +82,7 @@ TEST(PlacetoPolicyTest, LogitsMaskWhatAUnitMayNotRunOn) {
   Fixture f;
   auto policy = MakePolicy("placeto", {}, 1).value();
   f.obs.allowed[1] = 0;
-  const torch::Tensor l = policy->Logits(f.obs, f.env.dag());
+  const torch::Tensor l = policy->Logits(f.obs, f.env.dag(), nullptr);
   ASSERT_EQ(l.size(0), f.env.num_devices());
   EXPECT_TRUE(std::isinf(l[1].item<float>()));
   EXPECT_TRUE(std::isfinite(l[0].item<float>()));
@@ -98,8 +98,8 @@ TEST(PolicyFileTest, RoundTripsAndBadFilesAreOneLine) {
   ASSERT_TRUE(SavePolicy(*policy, path).ok());
   auto loaded = LoadPolicy(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-  EXPECT_TRUE(
-      torch::equal(policy->Logits(f.obs, f.env.dag()), (*loaded)->Logits(f.obs, f.env.dag())));
+  EXPECT_TRUE(torch::equal(policy->Logits(f.obs, f.env.dag(), nullptr),
+                           (*loaded)->Logits(f.obs, f.env.dag(), nullptr)));
 
   // Truncated, foreign, missing, and a policy of another shape under a changed name.
   std::ifstream in(path, std::ios::binary);
@@ -196,7 +196,7 @@ TEST(PolicyGradientTest, PposFirstEpochIsReinforceAndAClippedRatioGivesNoGradien
   PlacementEnv env(*problem, *evaluator);
   auto policy = MakePolicy("placeto", {.hidden = 8}, 3).value();
   Rng rng(4);
-  Episode e = Rollout(env, *policy, FastestStart(*problem, env.units()), &rng, true);
+  Episode e = Play(env, *policy, FastestStart(*problem, env.units()), Actor::Sample(&rng), true);
   ASSERT_EQ(e.log_probs.size(), e.actions.size());
   ASSERT_GT(e.actions.size(), 10u);
   PolicyGradient reinforce({.entropy = 0.01});
@@ -224,6 +224,39 @@ TEST(PolicyGradientTest, PposFirstEpochIsReinforceAndAClippedRatioGivesNoGradien
   EXPECT_FALSE(AlgorithmByName("ppo", {.clip = 1.5}).ok());
 }
 
+// Imitation through the one loop and the one learner: a Stay episode keeps every unit where it is
+// (its actions are their devices, its only evaluation the start's), and Adam steps on the
+// imitation loss of a label raise its fit and lower the loss.
+TEST(ImitationLossTest, AStayEpisodeKeepsEveryUnitAndStepsOnItsLossLearnTheLabel) {
+  const auto problem = Generated("enas_rnn", "k80x4");
+  auto evaluator = sim::MakeEvaluator(problem);
+  PlacementEnv env(*problem, *evaluator);
+  auto policy = MakePolicy("placeto", {.hidden = 8}, 3).value();
+  const sim::Placement start = FastestStart(*problem, env.units());
+  Episode e = Play(env, *policy, start, Actor::Stay(), true);
+  EXPECT_EQ(evaluator->evaluations(), 1);
+  ASSERT_EQ(e.units.size(), env.units().size());
+  ASSERT_EQ(e.observations.size(), e.actions.size());
+  for (size_t t = 0; t < e.units.size(); ++t)
+    EXPECT_EQ(e.actions[t], start[env.units()[e.units[t]].ops.front()].value());
+  // The label: every unit on the last device it may run on.
+  for (place::UnitId u : e.units) e.targets.push_back(env.units()[u].devices.back().value());
+  ImitationLoss imitation;
+  Learner learner(*policy, 1e-2);
+  double first_loss = 0, first_fit = 0, loss = 0, fit = 0;
+  for (int step = 0; step < 30; ++step) {
+    std::vector<std::tuple<int, double, double>> values;
+    ASSERT_TRUE(learner.Update(
+        imitation, {e}, {0}, [&](int) -> const UnitDag& { return env.dag(); }, {}, {}, &values));
+    ASSERT_EQ(values.size(), 1u);
+    std::tie(std::ignore, loss, fit) = values[0];
+    if (step == 0) first_loss = loss, first_fit = fit;
+  }
+  EXPECT_LT(loss, 0.5 * first_loss);
+  EXPECT_GT(fit, first_fit);
+  EXPECT_GT(fit, 0.9);
+}
+
 // The whole-episode policies: a rollout replays exactly (the gradient recomputes the
 // log-probability each step was played with, so PPO's first epoch is REINFORCE), every unit lands
 // where it may run, the greedy episode is the same twice, and hdp's groups are its hidden choices.
@@ -239,13 +272,13 @@ TEST(EpisodePolicyTest, RolloutsReplayExactlyAndKeepToAllowedDevices) {
     const sim::Placement start = FastestStart(*problem, env.units());
     Rng rng(4);
     const int64_t before = evaluator->evaluations();
-    Episode e = Rollout(env, *policy, start, &rng, true);
+    Episode e = Play(env, *policy, start, Actor::Sample(&rng), true);
     // One evaluation for the start, one for the end (none when the episode left every unit
     // where it was); the next episode from the same start evaluates only its end.
     const int64_t first = evaluator->evaluations() - before;
     EXPECT_GE(first, 1);
     EXPECT_LE(first, 2);
-    Episode again = Rollout(env, *policy, start, &rng, true);
+    Episode again = Play(env, *policy, start, Actor::Sample(&rng), true);
     EXPECT_LE(evaluator->evaluations() - before - first, 1) << "the same start is evaluated once";
     EXPECT_EQ(again.start_cost, e.start_cost);
     for (sim::OpId op : env.placement().ids()) {
@@ -267,9 +300,9 @@ TEST(EpisodePolicyTest, RolloutsReplayExactlyAndKeepToAllowedDevices) {
     EXPECT_GT(a.abs().max().item<double>(), 0);
     EXPECT_TRUE(torch::allclose(a, b, 1e-4, 1e-7)) << (a - b).abs().max().item<double>();
     // The greedy episode twice: the same placement.
-    Rollout(env, *policy, start, nullptr, false);
+    Play(env, *policy, start, Actor::Greedy(), false);
     const sim::Placement greedy = env.placement();
-    Rollout(env, *policy, start, nullptr, false);
+    Play(env, *policy, start, Actor::Greedy(), false);
     EXPECT_EQ(env.placement(), greedy);
   }
 }

@@ -1,7 +1,8 @@
-// The one rollout loop and the policy-gradient algorithms (REINFORCE, PPO), shared by training
-// (train.cc) and the placers' fine-tuning (placeto_placer.cc). Internal to learn/ (it includes
-// torch). Policies (policy.h) only map observations to logits; the algorithm owns baselines,
-// losses and gradients.
+// The one episode loop (Play), the losses an update minimises (the policy gradient of REINFORCE
+// and PPO, imitation) and the one learner that takes a loss, shared by training (train.cc) and
+// the placers' fine-tuning (placeto_placer.cc). Internal to learn/ (it includes torch). Policies
+// (policy.h) only map observations to logits; a loss owns its baselines, the learner the
+// optimiser.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -22,15 +24,36 @@ namespace dplace::learn {
 struct Episode {
   int problem = 0;  // which of the trainer's problems
   std::vector<Observation> observations;
-  std::vector<int32_t> actions;   // the device chosen at each step
-  std::vector<double> log_probs;  // log π(action) under the policy that played it (for PPO)
+  std::vector<place::UnitId> units;   // the unit placed at each step
+  std::vector<int32_t> actions;       // the device chosen at each step
+  std::vector<double> log_probs;      // log π(action) under the policy that played it (for PPO)
+  std::vector<torch::Tensor> logits;  // per step, with Actor::StayAndScore
   std::vector<double> rewards;
   // A whole-episode policy's own choices (policy.h Begin) and their log-probability when played.
   std::vector<int32_t> hidden;
   double hidden_log_prob = 0;
   double start_cost = 0, end_cost = 0;
   double best_cost = 0;  // the least cost any of its evaluations saw
+  // Imitation (ImitationLoss): the label's device for each step's unit, and whether the label is
+  // one improving move of a search (the loss then on the units it moved) rather than a whole
+  // placement.
+  std::vector<int32_t> targets;
+  bool label_is_move = false;
   double Return() const { return start_cost - end_cost; }
+};
+
+// How an episode's actions are chosen (Play): drawn from the policy's softmax with `rng`, its
+// likeliest device, or each unit kept where it is — without asking the policy (imitation's
+// episodes, whose labels say where the units belong) or with its logits for each unit kept
+// (Episode::logits: a learned proposal's distributions over the placement as it is).
+struct Actor {
+  static Actor Sample(Rng* rng) { return {rng, false, false}; }
+  static Actor Greedy() { return {nullptr, false, false}; }
+  static Actor Stay() { return {nullptr, true, false}; }
+  static Actor StayAndScore() { return {nullptr, true, true}; }
+  Rng* rng = nullptr;
+  bool stay = false;
+  bool score = false;
 };
 
 // The environment's options for `policy`'s episodes: whole-episode policies are judged once, at
@@ -39,15 +62,38 @@ EnvOptions EpisodeOptions(const Policy& policy);
 // `options` as `policy` trains with: whole-episode policies with discount 1 and problem_scale.
 AlgorithmOptions AlgorithmFor(const Policy& policy, AlgorithmOptions options);
 
-// Plays one episode of `env` from `start`: each action drawn from the policy's softmax with `rng`,
-// or the most likely one when `rng` is null. Keeps the observations when `keep` (for an update).
-// `out`, when given, is asked before every step: true ends the episode there (a placer's time
-// limit; the units not reached keep their start's devices).
-Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, Rng* rng, bool keep,
-                const std::function<bool()>& out = {});
+// The one episode loop: plays `env` from `start`, each action chosen by `actor`. Keeps the
+// observations when `keep` (for an update). `out`, when given, is asked before every step: true
+// ends the episode there (a placer's time limit; the units not reached keep their start's
+// devices).
+Episode Play(PlacementEnv& env, Policy& policy, const sim::Placement& start, Actor actor, bool keep,
+             const std::function<bool()>& out = {});
 
 // The device drawn from `logits` (-inf: not allowed) with `rng`; the largest when `rng` is null.
 int32_t Choose(const torch::Tensor& logits, Rng* rng);
+
+// What an update minimises over a batch of episodes (Learner::Update): each episode's loss under
+// the policy's current weights, `epochs` gradient steps on the same episodes, and what it keeps
+// between updates (Record: the policy gradient's baselines).
+class Loss {
+ public:
+  virtual ~Loss() = default;
+  // The episode's loss, a scalar with gradients (an episode without steps: none, undefined);
+  // `fit`, when given, gets how well the policy fits the episode where that means something
+  // (imitation: the share of its scored units labelled right).
+  virtual torch::Tensor Of(Policy& policy, const UnitDag& dag, const Episode& episode,
+                           double* fit) const = 0;
+  virtual int epochs() const { return 1; }
+  // Adds an episode to what the loss keeps between updates: before the batch's first step when
+  // record_first, else after its last.
+  virtual void Record(const Episode& /*episode*/) {}
+  virtual bool record_first(const Policy& /*policy*/) const { return false; }
+
+  // The flat gradient (FlatGradients) of the episode's loss; its value in `value` when given.
+  // Leaves the policy's own gradients zeroed.
+  torch::Tensor Gradient(Policy& policy, const UnitDag& dag, const Episode& episode,
+                         double* value = nullptr, double* fit = nullptr) const;
+};
 
 // Policy gradients with Placeto's baseline: the advantage of step t is the discounted return from
 // t minus the mean such return from t of the last `baseline_window` episodes of the same problem
@@ -61,17 +107,20 @@ int32_t Choose(const torch::Tensor& logits, Rng* rng);
 // first step's advantage. With `problem_scale` (whole-episode policies, rewarded once at the end,
 // so every step has the same advantage) advantages are scaled by the root mean square deviation of
 // the problem's recent returns (at least 0.01) instead of per episode.
-class PolicyGradient {
+class PolicyGradient : public Loss {
  public:
   explicit PolicyGradient(AlgorithmOptions options) : options_(options) {}
   const AlgorithmOptions& options() const { return options_; }
-  // The flat gradient (FlatGradients) of the episode's loss under the policy's current weights.
-  // Leaves the policy's own gradients zeroed.
-  torch::Tensor Gradient(Policy& policy, const UnitDag& dag, const Episode& episode) const;
+  torch::Tensor Of(Policy& policy, const UnitDag& dag, const Episode& episode,
+                   double* fit) const override;
+  int epochs() const override { return options_.epochs; }
   // The scaled advantages of the episode's steps against the current baseline.
   std::vector<double> Advantages(const Episode& episode) const;
-  // Adds an episode to its problem's baseline (after the batch's last epoch).
-  void Record(const Episode& episode);
+  // Adds an episode to its problem's baseline: a whole-episode policy's before the first step (the
+  // baseline of a problem's first update is its samples' mean, as in ColocRL and HDP), a per-step
+  // policy's after the last.
+  void Record(const Episode& episode) override;
+  bool record_first(const Policy& policy) const override { return policy.whole_episode(); }
 
   // The baselines as tensors in an archive, and back.
   void Save(torch::serialize::OutputArchive* archive) const;
@@ -83,15 +132,28 @@ class PolicyGradient {
   std::map<int, std::deque<std::vector<double>>> history_;  // per problem: returns per step
 };
 
-// The one policy-gradient update of dplace, for the trainer (train.cc: the batch over every MPI
-// rank) and the learned placers' fine-tuning (placeto_placer.cc). It owns the algorithm (its
-// baselines) and Adam. An update: whole-episode policies' episodes join the baseline first (the
-// baseline of a problem's first update is its samples' mean, as in ColocRL and HDP), then per
-// epoch of the algorithm one Adam step on the batch's mean gradient (clipped to `max_grad_norm`
-// when it is > 0), then per-step policies' episodes join the baseline.
+// Imitation of labelled placements (TrainOptions::label): episodes played with Actor::Stay from a
+// placement near the label, each step's unit labelled with its device there (Episode::targets).
+// The loss is the cross-entropy of the labels, half on every unit and half on those whose label
+// differs from where they are (few, and the ones that teach where a unit belongs rather than to
+// stay); for a label that is one improving move of a search (Episode::label_is_move), the
+// cross-entropy on the units it moved plus ln Σ_v (1 − π_v(where v is)), the mass of every move.
+// Its fit: the share of the scored units (the moved ones for a move) whose likeliest device is
+// the label's.
+class ImitationLoss : public Loss {
+ public:
+  torch::Tensor Of(Policy& policy, const UnitDag& dag, const Episode& episode,
+                   double* fit) const override;
+};
+
+// The one update of dplace, for the trainer (train.cc: the batch over every MPI rank) and the
+// learned placers' fine-tuning (placeto_placer.cc), whatever the loss. It owns Adam. An update:
+// the batch joins the loss's record first when the loss says so, then per epoch of the loss one
+// Adam step on the batch's mean gradient (clipped to `max_grad_norm` when it is > 0), then the
+// batch joins the record if it did not before.
 class Learner {
  public:
-  Learner(Policy& policy, AlgorithmOptions options, double lr, double max_grad_norm = 0);
+  Learner(Policy& policy, double lr, double max_grad_norm = 0);
 
   // The batch's mean gradient from this process's (slot, gradient) pairs and the batch size. The
   // default sums them in slot order; the trainer gathers every rank's in slot order, so that any
@@ -102,18 +164,18 @@ class Learner {
   // whose gradients this process computes (all of them in one process); `dag_of`: an episode's
   // problem's units. `stop` (a placer's time limit) is asked before each gradient and each step:
   // true ends the update there, without a step and without joining the baselines after it.
+  // `values`, when given, gets per own slot of the last epoch: (slot, loss, fit).
   // Returns whether the update ran to its end.
-  bool Update(const std::vector<Episode>& batch, const std::vector<int>& own,
+  bool Update(Loss& loss, const std::vector<Episode>& batch, const std::vector<int>& own,
               const std::function<const UnitDag&(int problem)>& dag_of,
-              const MeanGradient& mean = {}, const std::function<bool()>& stop = {});
+              const MeanGradient& mean = {}, const std::function<bool()>& stop = {},
+              std::vector<std::tuple<int, double, double>>* values = nullptr);
 
   void SetLearningRate(double lr);
-  PolicyGradient& algorithm() { return algorithm_; }
   torch::optim::Adam& adam() { return adam_; }
 
  private:
   Policy& policy_;
-  PolicyGradient algorithm_;
   torch::optim::Adam adam_;
   double max_grad_norm_;
 };

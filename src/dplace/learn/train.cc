@@ -20,253 +20,6 @@
 
 namespace dplace::learn {
 
-int32_t Choose(const torch::Tensor& logits, Rng* rng) {
-  const torch::Tensor l = logits.to(torch::kFloat64).contiguous();
-  const double* v = l.data_ptr<double>();
-  const int64_t n = l.size(0);
-  int32_t best = -1;
-  for (int32_t d = 0; d < n; ++d) {
-    if (std::isfinite(v[d]) && (best < 0 || v[d] > v[best])) best = d;
-  }
-  if (rng == nullptr || best < 0) return std::max(best, 0);
-  double total = 0;
-  for (int32_t d = 0; d < n; ++d) total += std::isfinite(v[d]) ? std::exp(v[d] - v[best]) : 0;
-  double u = rng->Uniform() * total;
-  for (int32_t d = 0; d < n; ++d) {
-    if (!std::isfinite(v[d])) continue;
-    u -= std::exp(v[d] - v[best]);
-    if (u < 0) return d;
-  }
-  return best;
-}
-
-Episode Rollout(PlacementEnv& env, Policy& policy, const sim::Placement& start, Rng* rng, bool keep,
-                const std::function<bool()>& out) {
-  torch::NoGradGuard no_grad;
-  Episode e;
-  env.Reset(start);
-  e.start_cost = env.cost();
-  e.best_cost = env.cost();
-  Observation obs;
-  while (!env.Done() && !(out && out())) {
-    // A whole-episode policy reads the graph at its first step only.
-    env.Observe(&obs, policy.whole_episode() && !e.actions.empty() ? PlacementEnv::View::kDevices
-                                                                   : PlacementEnv::View::kAll);
-    if (e.actions.empty()) {
-      e.hidden_log_prob = policy.Begin(obs, env.dag(), rng, &e.hidden).item<double>();
-    }
-    const torch::Tensor logits = policy.Logits(obs, env.dag());
-    const int32_t a = Choose(logits, rng);
-    policy.Chose(a);
-    e.actions.push_back(a);
-    if (keep) e.log_probs.push_back(torch::log_softmax(logits, 0)[a].item<double>());
-    e.rewards.push_back(env.Step(sim::DeviceId(a)));
-    e.best_cost = std::min(e.best_cost, env.cost());
-    if (keep) e.observations.push_back(std::move(obs));
-  }
-  e.end_cost = env.cost();
-  return e;
-}
-
-StatusOr<AlgorithmOptions> AlgorithmByName(const std::string& name, AlgorithmOptions base) {
-  if (name == "reinforce") {
-    base.clip = 0;
-    base.epochs = 1;
-  } else if (name == "ppo") {
-    if (base.clip <= 0) base.clip = 0.2;
-    if (base.epochs <= 1) base.epochs = 4;
-  } else {
-    return InvalidInput("--algorithm: '" + name + "' is not reinforce or ppo");
-  }
-  if (base.clip < 0 || base.clip >= 1) return InvalidInput("--clip: must lie in [0, 1)");
-  if (base.epochs < 1) return InvalidInput("--epochs: must be at least 1");
-  return base;
-}
-
-std::vector<double> PolicyGradient::Returns(const Episode& episode) const {
-  std::vector<double> g(episode.rewards.size());
-  double sum = 0;
-  for (size_t t = g.size(); t-- > 0;) {
-    sum = episode.rewards[t] + options_.discount * sum;
-    g[t] = sum;
-  }
-  return g;
-}
-
-std::vector<double> PolicyGradient::Advantages(const Episode& episode) const {
-  const std::vector<double> g = Returns(episode);
-  const auto it = history_.find(episode.problem);
-  std::vector<double> advantage(episode.actions.size());
-  double square = 0;
-  for (size_t t = 0; t < advantage.size(); ++t) {
-    double baseline = 0;
-    if (it != history_.end()) {
-      int count = 0;
-      for (const std::vector<double>& past : it->second) {
-        if (t < past.size()) {
-          baseline += past[t];
-          ++count;
-        }
-      }
-      if (count > 0) baseline /= count;
-    }
-    advantage[t] = g[t] - baseline;
-    square += advantage[t] * advantage[t];
-  }
-  double rms = std::sqrt(square / std::max<size_t>(1, advantage.size()));
-  if (options_.problem_scale && it != history_.end() && it->second.size() >= 2) {
-    double mean = 0, spread = 0;
-    for (const std::vector<double>& past : it->second) mean += past.empty() ? 0 : past[0];
-    mean /= static_cast<double>(it->second.size());
-    for (const std::vector<double>& past : it->second) {
-      const double d = (past.empty() ? 0 : past[0]) - mean;
-      spread += d * d;
-    }
-    // At least 0.01 (1% of the lower bound): returns that differ by less are noise, and scaling
-    // them to unit size drove GDP's pre-training, after 1,700 updates of returns near 0, to
-    // returns of -4 to -6.
-    rms = std::max(std::sqrt(spread / static_cast<double>(it->second.size())), 0.01);
-  }
-  for (double& a : advantage) a = rms > 1e-9 ? a / rms : 0;
-  return advantage;
-}
-
-torch::Tensor PolicyGradient::Gradient(Policy& policy, const UnitDag& dag,
-                                       const Episode& episode) const {
-  policy.zero_grad();
-  if (episode.actions.empty()) return FlatGradients(policy);
-  const std::vector<double> advantage = Advantages(episode);
-  const double clip = options_.clip;
-  const auto steps = static_cast<int64_t>(episode.actions.size());
-  std::vector<int32_t> hidden = episode.hidden;
-  torch::Tensor hidden_log_prob;
-  const torch::Tensor logp = torch::log_softmax(
-      policy.EpisodeLogits(episode.observations, episode.actions, dag, &hidden, &hidden_log_prob),
-      1);
-  const torch::Tensor finite = logp.masked_fill(torch::isinf(logp), 0);
-  const torch::Tensor entropy = -(logp.exp() * finite).sum();
-  const torch::Tensor actions = torch::tensor(
-      std::vector<int64_t>(episode.actions.begin(), episode.actions.end()), torch::kInt64);
-  // The hidden choices count as one more action with the first step's advantage.
-  torch::Tensor chosen = logp.gather(1, actions.unsqueeze(1)).squeeze(1);
-  std::vector<double> a = advantage, old = clip > 0 ? episode.log_probs : std::vector<double>();
-  if (!hidden.empty()) {
-    chosen = torch::cat({chosen, hidden_log_prob.reshape({1}).to(chosen.dtype())});
-    a.push_back(advantage[0]);
-    if (clip > 0) old.push_back(episode.hidden_log_prob);
-  }
-  const torch::Tensor at = torch::tensor(a, torch::kFloat64).to(chosen.dtype());
-  torch::Tensor gain;
-  if (clip > 0) {
-    const torch::Tensor ratio =
-        torch::exp(chosen - torch::tensor(old, torch::kFloat64).to(chosen.dtype()));
-    gain = torch::min(ratio * at, torch::clamp(ratio, 1 - clip, 1 + clip) * at);
-  } else {
-    gain = at * chosen;
-  }
-  const torch::Tensor loss =
-      -(gain.sum() + options_.entropy * entropy) / static_cast<double>(steps);
-  loss.backward();
-  torch::Tensor flat = FlatGradients(policy);
-  policy.zero_grad();
-  return flat;
-}
-
-Learner::Learner(Policy& policy, AlgorithmOptions options, double lr, double max_grad_norm)
-    : policy_(policy),
-      algorithm_(AlgorithmFor(policy, options)),
-      adam_(policy.parameters(), torch::optim::AdamOptions(lr)),
-      max_grad_norm_(max_grad_norm) {}
-
-void Learner::SetLearningRate(double lr) {
-  for (auto& group : adam_.param_groups()) {
-    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-  }
-}
-
-bool Learner::Update(const std::vector<Episode>& batch, const std::vector<int>& own,
-                     const std::function<const UnitDag&(int problem)>& dag_of,
-                     const MeanGradient& mean, const std::function<bool()>& stop) {
-  const bool record_first = policy_.whole_episode();
-  if (record_first) {
-    for (const Episode& e : batch) algorithm_.Record(e);
-  }
-  const auto size = static_cast<int>(batch.size());
-  for (int epoch = 0; epoch < algorithm_.options().epochs; ++epoch) {
-    std::vector<std::pair<int, torch::Tensor>> gradients;
-    for (int s : own) {
-      if (stop && stop()) return false;  // a wide policy's gradients take long: no step then
-      const Episode& e = batch[static_cast<size_t>(s)];
-      gradients.emplace_back(s, algorithm_.Gradient(policy_, dag_of(e.problem), e));
-    }
-    if (stop && stop()) return false;
-    torch::Tensor total;
-    if (mean) {
-      total = mean(gradients, size);
-    } else {
-      for (const auto& [s, g] : gradients) total = total.defined() ? total + g : g;
-      total = total / size;
-    }
-    SetGradients(policy_, total);
-    if (max_grad_norm_ > 0) torch::nn::utils::clip_grad_norm_(policy_.parameters(), max_grad_norm_);
-    adam_.step();
-  }
-  if (!record_first) {
-    for (const Episode& e : batch) algorithm_.Record(e);
-  }
-  return true;
-}
-
-void PolicyGradient::Record(const Episode& episode) {
-  auto& h = history_[episode.problem];
-  h.push_back(Returns(episode));
-  while (static_cast<int>(h.size()) > options_.baseline_window) h.pop_front();
-}
-
-void PolicyGradient::Save(torch::serialize::OutputArchive* archive) const {
-  std::vector<double> flat;  // problem, episodes, then per episode: length, returns
-  for (const auto& [problem, episodes] : history_) {
-    flat.push_back(problem);
-    flat.push_back(static_cast<double>(episodes.size()));
-    for (const std::vector<double>& e : episodes) {
-      flat.push_back(static_cast<double>(e.size()));
-      flat.insert(flat.end(), e.begin(), e.end());
-    }
-  }
-  archive->write("baselines", torch::tensor(flat, torch::kFloat64));
-}
-
-void PolicyGradient::Load(torch::serialize::InputArchive& archive) {
-  torch::Tensor t;
-  archive.read("baselines", t);
-  const std::vector<double> flat(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
-  history_.clear();
-  for (size_t i = 0; i < flat.size();) {
-    auto& h = history_[static_cast<int>(flat[i])];
-    const auto episodes = static_cast<size_t>(flat[i + 1]);
-    i += 2;
-    for (size_t e = 0; e < episodes; ++e) {
-      const auto length = static_cast<size_t>(flat[i]);
-      h.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i + 1),
-                     flat.begin() + static_cast<std::ptrdiff_t>(i + 1 + length));
-      i += 1 + length;
-    }
-  }
-}
-
-EnvOptions EpisodeOptions(const Policy& policy) {
-  if (!policy.whole_episode()) return {};
-  return {.refresh_every = std::numeric_limits<int>::max(), .reuse_start = true};
-}
-
-AlgorithmOptions AlgorithmFor(const Policy& policy, AlgorithmOptions options) {
-  if (policy.whole_episode()) {
-    options.discount = 1;
-    options.problem_scale = true;
-  }
-  return options;
-}
-
 bool HaveMpi() {
 #ifdef DPLACE_HAVE_MPI
   return true;
@@ -349,7 +102,8 @@ class Trainer {
       : o_(o),
         policy_(std::move(policy)),
         world_(world),
-        learner_(*policy_, o.algorithm, o.lr, o.max_grad_norm) {}
+        algorithm_(AlgorithmFor(*policy_, o.algorithm)),
+        learner_(*policy_, o.lr, o.max_grad_norm) {}
 
   Status Prepare(const std::vector<TrainProblem>& problems) {
     for (const TrainProblem& p : problems) {
@@ -414,8 +168,8 @@ class Trainer {
       const int64_t before = evaluator.evaluations();
       Rng rng(EpisodeSeed(o_.seed, update_, s));
       const sim::Placement& fixed = starts_[static_cast<size_t>(problem)];
-      Episode e =
-          Rollout(env, *policy_, o_.mixed_starts ? MixedStart(env, fixed, rng) : fixed, &rng, true);
+      Episode e = Play(env, *policy_, o_.mixed_starts ? MixedStart(env, fixed, rng) : fixed,
+                       Actor::Sample(&rng), true);
       e.problem = problem;
       mine.push_back(s);
       mine.push_back(static_cast<double>(evaluator.evaluations() - before));
@@ -451,7 +205,7 @@ class Trainer {
       episodes[static_cast<size_t>(s)] = std::move(e);  // with its observations, for its gradient
     }
     learner_.Update(
-        episodes, own_slots,
+        algorithm_, episodes, own_slots,
         [&](int problem) -> const UnitDag& { return envs_[static_cast<size_t>(problem)]->dag(); },
         [&](const std::vector<std::pair<int, torch::Tensor>>& gradients, int size) {
           return GatheredMean(gradients, size);
@@ -500,15 +254,17 @@ class Trainer {
   void Imitate() {
     const int slots = o_.episodes;
     const auto num_problems = static_cast<int64_t>(envs_.size());
-    std::vector<std::pair<int, torch::Tensor>> gradients;
-    std::vector<double> mine;  // per own slot: slot, evaluations, loss, accuracy
+    auto problem_of = [&](int s) { return static_cast<int>((update_ * slots + s) % num_problems); };
+    std::vector<Episode> episodes(static_cast<size_t>(slots));
+    std::vector<int> own;
+    std::vector<int64_t> evaluations;  // per own slot
     for (int s = world_.rank(); s < slots; s += world_.size()) {
-      const auto problem = static_cast<size_t>((update_ * slots + s) % num_problems);
-      PlacementEnv& env = *envs_[problem];
-      sim::Evaluator& evaluator = *evaluators_[problem];
+      const int problem = problem_of(s);
+      PlacementEnv& env = *envs_[static_cast<size_t>(problem)];
+      sim::Evaluator& evaluator = *evaluators_[static_cast<size_t>(problem)];
       const int64_t before = evaluator.evaluations();
       Rng rng(EpisodeSeed(o_.seed, update_, s));
-      const TrainOptions::Label& imitated = labels_[problem];
+      const TrainOptions::Label& imitated = labels_[static_cast<size_t>(problem)];
       const bool steps = !imitated.steps.empty();
       const place::Units& units = env.units();
       sim::Placement x, label;
@@ -518,8 +274,9 @@ class Trainer {
         // among devices of a kind to agree most with that start (identical devices are
         // interchangeable: a label's names are one of many).
         const bool near_label = rng.Below(2) == 0;
-        x = near_label ? imitated.best : starts_[problem];
-        label = near_label ? imitated.best : Renamed(*problems_[problem], imitated.best, x);
+        x = near_label ? imitated.best : starts_[static_cast<size_t>(problem)];
+        label = near_label ? imitated.best
+                           : Renamed(*problems_[static_cast<size_t>(problem)], imitated.best, x);
       } else {
         const auto& step = imitated.steps[rng.Below(imitated.steps.size())];
         x = step.first;
@@ -532,60 +289,31 @@ class Trainer {
         place::Assign(units[u], allowed[rng.Below(allowed.size())], &x);
       }
       // The episode, every unit kept (no evaluation but its start's), and each unit's label.
-      Episode e;
-      std::vector<int64_t> target;
-      {
-        torch::NoGradGuard no_grad;
-        env.Reset(x);
-        Observation obs;
-        while (!env.Done()) {
-          env.Observe(&obs, policy_->whole_episode() && !e.actions.empty()
-                                ? PlacementEnv::View::kDevices
-                                : PlacementEnv::View::kAll);
-          const place::UnitId u = env.Current();
-          const sim::DeviceId here = env.placement()[units[u].ops.front()];
-          e.actions.push_back(here.value());
-          target.push_back(label[units[u].ops.front()].value());
-          e.observations.push_back(std::move(obs));
-          env.Step(here);
-        }
-      }
-      policy_->zero_grad();
-      std::vector<int32_t> hidden;
-      torch::Tensor hidden_log_prob;
-      const torch::Tensor logp = torch::log_softmax(
-          policy_->EpisodeLogits(e.observations, e.actions, env.dag(), &hidden, &hidden_log_prob),
-          1);
-      const torch::Tensor labels = torch::tensor(target, torch::kInt64);
-      const torch::Tensor here = torch::tensor(e.actions, torch::kInt64);
-      const torch::Tensor moved = here.ne(labels);
-      const torch::Tensor each = torch::nll_loss(logp, labels, {}, torch::Reduction::None);
-      torch::Tensor loss = each.mean();
-      torch::Tensor scored = torch::ones_like(moved);  // the units the accuracy counts
-      if (steps) {
-        if (moved.any().item<bool>()) {
-          // ln Σ_v (1 − π_v(where v is)): the log-sum of every probability but the stays'.
-          const torch::Tensor away =
-              logp.masked_fill(torch::one_hot(here, logp.size(1)).to(torch::kBool),
-                               -std::numeric_limits<double>::infinity())
-                  .flatten()
-                  .logsumexp(0);
-          loss = each.masked_select(moved).mean() + away;
-          scored = moved;
-        }
-      } else if (moved.any().item<bool>()) {
-        // Half the loss on the units the perturbation moved (few, and the ones that teach where a
-        // unit belongs rather than to stay), half on all.
-        loss = 0.5 * loss + 0.5 * each.masked_select(moved).mean();
-      }
-      loss.backward();
-      gradients.emplace_back(s, FlatGradients(*policy_));
-      policy_->zero_grad();
-      const double accuracy =
-          logp.argmax(1).eq(labels).masked_select(scored).to(torch::kDouble).mean().item<double>();
+      Episode e = Play(env, *policy_, x, Actor::Stay(), true);
+      e.problem = problem;
+      e.label_is_move = steps;
+      for (place::UnitId u : e.units) e.targets.push_back(label[units[u].ops.front()].value());
+      episodes[static_cast<size_t>(s)] = std::move(e);
+      own.push_back(s);
+      evaluations.push_back(evaluator.evaluations() - before);
+    }
+    if (o_.updates > 0) {
+      const double f = static_cast<double>(update_) / static_cast<double>(o_.updates);
+      learner_.SetLearningRate(o_.lr + (o_.lr_end - o_.lr) * f);
+    }
+    std::vector<std::tuple<int, double, double>> values;  // per own slot: slot, loss, accuracy
+    learner_.Update(
+        imitation_, episodes, own,
+        [&](int problem) -> const UnitDag& { return envs_[static_cast<size_t>(problem)]->dag(); },
+        [&](const std::vector<std::pair<int, torch::Tensor>>& gradients, int size) {
+          return GatheredMean(gradients, size);
+        },
+        {}, &values);
+    std::vector<double> mine;  // per own slot: slot, evaluations, loss, accuracy
+    for (size_t i = 0; i < values.size(); ++i) {
+      const auto& [s, loss, accuracy] = values[i];
       mine.insert(mine.end(),
-                  {static_cast<double>(s), static_cast<double>(evaluator.evaluations() - before),
-                   loss.item<double>(), accuracy});
+                  {static_cast<double>(s), static_cast<double>(evaluations[i]), loss, accuracy});
     }
     double mean_loss = 0, mean_accuracy = 0;
     for (const std::vector<double>& from : world_.AllGather(mine)) {
@@ -595,14 +323,6 @@ class Trainer {
         mean_accuracy += from[i + 3] / slots;
       }
     }
-    if (o_.updates > 0) {
-      const double f = static_cast<double>(update_) / static_cast<double>(o_.updates);
-      learner_.SetLearningRate(o_.lr + (o_.lr_end - o_.lr) * f);
-    }
-    SetGradients(*policy_, GatheredMean(gradients, slots));
-    if (o_.max_grad_norm > 0)
-      torch::nn::utils::clip_grad_norm_(policy_->parameters(), o_.max_grad_norm);
-    learner_.adam().step();
     ++update_;
     result_.updates = update_;
     result_.episodes += slots;
@@ -643,7 +363,7 @@ class Trainer {
     a.write("policy", policy);
     learner_.adam().save(optimizer);
     a.write("optimizer", optimizer);
-    learner_.algorithm().Save(&a);
+    algorithm_.Save(&a);
     a.write("update", c10::IValue(update_));
     a.write("episodes", c10::IValue(result_.episodes));
     a.write("evaluations", c10::IValue(result_.evaluations));
@@ -682,7 +402,7 @@ class Trainer {
       for (size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
       a.read("optimizer", optimizer);
       learner_.adam().load(optimizer);
-      learner_.algorithm().Load(a);
+      algorithm_.Load(a);
       c10::IValue v;
       a.read("update", v);
       update_ = v.toInt();
@@ -734,6 +454,8 @@ class Trainer {
   TrainOptions o_;
   std::shared_ptr<Policy> policy_;
   MpiWorld& world_;
+  PolicyGradient algorithm_;
+  ImitationLoss imitation_;
   Learner learner_;
   std::vector<std::shared_ptr<const sim::Problem>> problems_;  // what the environments judge
   std::vector<std::unique_ptr<sim::Evaluator>> evaluators_;
