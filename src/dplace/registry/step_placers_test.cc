@@ -241,6 +241,24 @@ TEST(McmcTest, GuidedByTheMoveScorerItIsDeterministicAndImprovesOnItsStart) {
     EXPECT_LT(evaluator->Evaluate(a.placement).value, evaluator->Evaluate(one_gpu).value);
   }
   EXPECT_FALSE(MakePlacer("mcmc", {{"mcmc", {{"guide", "gnn"}}}}).ok());
+  // Learned from the bundled offline fit: the same placement twice; a missing model is an error.
+  auto from_model = [&](const std::string& model) {
+    const auto evaluator = sim::testing::EvaluatorOf(p);
+    auto made = MakePlacer("mcmc", {{"mcmc", {{"guide", "learned"}, {"guide_model", model}}}});
+    EXPECT_TRUE(made.ok());
+    return made->placer->Place(p, {.evaluator = evaluator.get(),
+                                   .seed = 3,
+                                   .limits = {.evaluations = 600},
+                                   .start = &one_gpu});
+  };
+  const std::string bundled = std::string(DPLACE_SOURCE_DIR) + "/models/move_scorer.txt";
+  auto a = from_model(bundled), b = from_model(bundled);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->placement, b->placement);
+  const auto missing = from_model(bundled + ".missing");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(std::string(missing.status().message()).find("move_scorer.txt.missing"),
+            std::string::npos);
 }
 
 TEST(McmcTest, AWindowAsWideAsTheCriticalPathIsSolvedExactlyInOneReSolve) {

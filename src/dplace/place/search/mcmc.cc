@@ -55,7 +55,7 @@ class McmcProposer {
  public:
   // `stop`: when the search's time is spent (a learned refresh begun then is cut).
   McmcProposer(const sim::Problem& p, const Moves& moves, const McmcOptions& options, Rng& rng,
-               LearnedProposal* learned, std::function<bool()> stop)
+               LearnedProposal* learned, std::function<bool()> stop, const MoveScorer* pretrained)
       : p_(p), m_(moves), o_(options), rng_(rng), is_critical_(moves.units.size()) {
     if (o_.control == "bandit") {
       const double single = std::max(0.0, 1 - o_.scope_move - o_.run_move);
@@ -68,7 +68,11 @@ class McmcProposer {
     }
     if (o_.guide != "none") {
       context_.emplace(p, moves.units, moves.unit_of_op);
-      scorer_.emplace(o_.guide == "hand" ? MoveScorer::Kind::kHand : MoveScorer::Kind::kLearned);
+      if (o_.guide == "learned" && pretrained != nullptr) {
+        scorer_.emplace(*pretrained);
+      } else {
+        scorer_.emplace(o_.guide == "hand" ? MoveScorer::Kind::kHand : MoveScorer::Kind::kLearned);
+      }
     }
     if (learned != nullptr) {
       learned_.emplace(moves.units, learned, o_.proposal_uniform, o_.proposal_refresh,
@@ -321,12 +325,12 @@ class Chain {
  public:
   Chain(const sim::Problem& p, const Moves& moves, const McmcOptions& options,
         sim::Evaluator* evaluator, uint64_t seed, std::unique_ptr<LearnedProposal> learned,
-        std::function<bool()> stop, bool record_improving)
+        std::function<bool()> stop, bool record_improving, const MoveScorer* pretrained)
       : o_(options),
         rng_(seed),
         learned_(std::move(learned)),
         state_(p, moves.units, *evaluator, options.rebase_every, /*track_best=*/true),
-        proposer_(p, moves, options, rng_, learned_.get(), std::move(stop)) {
+        proposer_(p, moves, options, rng_, learned_.get(), std::move(stop), pretrained) {
     state_.on_rebase = [this] { proposer_.FindCritical(state_); };
     if (record_improving) {
       state_.on_improve = [this](const std::vector<UnitId>& moved) {
@@ -461,6 +465,12 @@ class McmcPlacer : public Placer {
     // The policy's share of the time counts only where time alone ends the run.
     if (req.limits.evaluations > 0 || req.limits.seconds <= 0) o.proposal_time_share = 0;
     const Moves moves = MakeMoves(p);
+    std::optional<MoveScorer> pretrained;
+    if (o.guide == "learned" && !o.guide_model.empty()) {
+      StatusOr<MoveScorer> read = MoveScorer::Read(o.guide_model);
+      if (!read.ok()) return read.status().WithContext("mcmc.guide_model");
+      pretrained = *std::move(read);
+    }
     // The chains share what the start left of the limits. Without limits the search stops after
     // `evaluations_per_unit` proposals per unit (at most max_evaluations), the start's aside; with
     // a time limit only it runs until the time is spent.
@@ -488,7 +498,8 @@ class McmcPlacer : public Placer {
       if (req.limits.seconds > 0) stop = [&time] { return time.Spent() >= 1; };
       chains.emplace_back(p, moves, o, evaluator,
                           req.seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i),
-                          std::move(learned), std::move(stop), req.record_improving);
+                          std::move(learned), std::move(stop), req.record_improving,
+                          pretrained ? &*pretrained : nullptr);
       chains.back().Restart(start.placement, start.score);
       budgets.emplace_back(Limits{.evaluations = per_chain.evaluations}, *evaluator);
     }
@@ -613,6 +624,9 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
                "guided proposals by a move scorer: none, hand (hand-set weights) or learned (fit "
                "online on the chain's exact evaluations)");
   r.Read("guide_share", &o->guide_share, 0, 1, "share of the proposals the guide makes");
+  r.Read("guide_model", &o->guide_model,
+         "learned: a move scorer file to start from (bench/move_scorer_fit; "
+         "models/move_scorer.txt is bundled); empty: from zero");
   r.Read("window", &o->window, 0, 16,
          "units of the critical path re-solved together exactly (every assignment), 0: none");
   r.Read("window_every", &o->window_every, 1, int64_t{1} << 40, "proposals between windows");

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
+
+#include "dplace/base/json_node.h"
 
 namespace dplace::place {
 
@@ -65,6 +68,49 @@ MoveScorer::MoveScorer(Kind kind) : kind_(kind) {
   } else {
     for (int i = 0; i < kMoveFeatures; ++i) inverse_[i * kMoveFeatures + i] = 1e3;
   }
+}
+
+MoveScorer MoveScorer::Pretrained(const std::array<double, kMoveFeatures>& weights) {
+  MoveScorer s(Kind::kLearned);
+  s.w_ = weights;
+  for (int i = 0; i < kMoveFeatures; ++i) s.inverse_[i * kMoveFeatures + i] = 1;
+  return s;
+}
+
+namespace {
+constexpr const char* kScorerFormat = "dplace-move-scorer/1";
+}  // namespace
+
+std::string MoveScorer::Text() const {
+  std::ostringstream out;
+  out.precision(17);
+  out << kScorerFormat << "\n";
+  for (int i = 0; i < kMoveFeatures; ++i) out << (i > 0 ? " " : "") << w_[i];
+  out << "\n";
+  return out.str();
+}
+
+StatusOr<MoveScorer> MoveScorer::Read(const std::string& path) {
+  StatusOr<std::string> read = ReadFile(path);
+  if (!read.ok()) return read.status().WithContext(path);
+  const std::string& text = *read;
+  std::istringstream in(text);
+  std::string format;
+  if (!std::getline(in, format) || format != kScorerFormat) {
+    return InvalidInput(path + ": line 1: not a move scorer (expected '" + kScorerFormat + "')");
+  }
+  std::array<double, kMoveFeatures> w{};
+  for (int i = 0; i < kMoveFeatures; ++i) {
+    if (!(in >> w[i]) || !std::isfinite(w[i])) {
+      return InvalidInput(path + ": line 2: weight " + std::to_string(i + 1) + " of " +
+                          std::to_string(kMoveFeatures) + " is missing or not a finite number");
+    }
+  }
+  std::string rest;
+  if (in >> rest)
+    return InvalidInput(path + ": line 2: more than " + std::to_string(kMoveFeatures) +
+                        " weights ('" + rest + "')");
+  return Pretrained(w);
 }
 
 double MoveScorer::Predict(const MoveFeatures& f) const {

@@ -21,13 +21,17 @@
 // moves of a changed placement weigh less) on every move the search evaluates exactly: each
 // evaluation the search makes is a labelled example. A move whose simulation gave up early (it was
 // worse than the acceptance threshold) is a censored label: it teaches only when the model
-// predicted less than that threshold.
+// predicted less than that threshold. A learned scorer may start from weights fit offline
+// (bench/move_scorer_fit, mcmc.guide_model): exact labels of single-unit moves on the generated
+// families' training graphs, by least squares.
 #pragma once
 
 #include <array>
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "dplace/base/status.h"
 #include "dplace/cost/cost_model.h"
 #include "dplace/place/units.h"
 #include "dplace/sim/evaluation.h"
@@ -70,6 +74,13 @@ class MoveScorer {
  public:
   enum class Kind { kHand, kLearned };
   explicit MoveScorer(Kind kind);
+  // A learned scorer that starts from `weights`, refined online from there (RLS's P starts at the
+  // identity, not at 1e3 times it: the prior gives way over hundreds of labels, not at the first).
+  static MoveScorer Pretrained(const std::array<double, kMoveFeatures>& weights);
+  // The weights as a file: "dplace-move-scorer/1" on its first line, the seven weights on the
+  // second, and back. A missing or bad file is InvalidInput naming it and the problem.
+  std::string Text() const;
+  static StatusOr<MoveScorer> Read(const std::string& path);
   // The predicted relative change of the step time.
   double Predict(const MoveFeatures& f) const;
   // An exact label (`exact`) or a censored one: the change is known to exceed `label`.

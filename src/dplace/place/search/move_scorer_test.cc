@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "dplace/base/rng.h"
+#include "dplace/io/test_files.h"
 #include "dplace/sim/test_problems.h"
 
 namespace dplace::place {
@@ -70,6 +71,35 @@ TEST(MoveScorerTest, LearnedWeightsFitExactLabelsAndCensoredOnesOnlyPushUp) {
   const auto w = hand.weights();
   hand.Learn(f, 5, true);
   EXPECT_EQ(hand.weights(), w);
+}
+
+// A pretrained scorer (mcmc.guide_model): written and read back the same, its weights the start
+// of online learning; a file that is not one says where in one line.
+TEST(MoveScorerTest, APretrainedScorerRoundTripsAndABadFileSaysWhere) {
+  const std::array<double, kMoveFeatures> w = {0.01, 0.02, -1.5, 4, -0.1, 2, 0};
+  const MoveScorer pretrained = MoveScorer::Pretrained(w);
+  EXPECT_EQ(pretrained.weights(), w);
+  testing::TempDir dir;
+  auto read = MoveScorer::Read(dir.Write("s.txt", pretrained.Text()));
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->weights(), w);
+  // Online learning starts from the weights and moves them (towards a label of 1 here).
+  MoveScorer learning = *read;
+  const MoveFeatures f = {1, 1, 0.1, 0.1, 0, 0.2, 0};
+  const double before = learning.Predict(f);
+  learning.Learn(f, 1, /*exact=*/true);
+  EXPECT_GT(learning.Predict(f), before);
+  auto error = [&](const std::string& content) {
+    auto r = MoveScorer::Read(dir.Write("bad.txt", content));
+    return r.ok() ? std::string("ok") : std::string(r.status().message());
+  };
+  EXPECT_NE(error("dplace-graph/1\n1 2 3\n").find("line 1: not a move scorer"), std::string::npos);
+  EXPECT_NE(error("dplace-move-scorer/1\n1 2 3\n").find("line 2: weight 4 of 7"),
+            std::string::npos);
+  EXPECT_NE(error("dplace-move-scorer/1\n1 2 3 4 5 6 nan\n").find("weight 7"), std::string::npos);
+  EXPECT_NE(error("dplace-move-scorer/1\n1 2 3 4 5 6 7 8\n").find("more than 7"),
+            std::string::npos);
+  EXPECT_FALSE(MoveScorer::Read(dir.Path("missing.txt")).ok());
 }
 
 }  // namespace
