@@ -6,13 +6,14 @@ and wavenet, PipeDream's inception_v3 and nasnetamobile profiles) on k80x4 and v
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/mcmc_control.py \
         [--budgets 1000,10000,1s] [--seeds 1,2,3,4,5,6] [--noise] [--opt mcmc.KEY=VALUE ...] \
-        [--robust K]
+        [--robust K] [--placer local_search]
 
 Prints per budget the geometric mean of with-options / default over rows and seeds, and how many
 pairs are more than 3% apart each way. --noise compares the default with itself at another seed
 (seed + 1000) instead: the run-to-run spread that a difference must stand out of. --opt (repeatable)
 sets the options of the compared side (e.g. --opt mcmc.guide=learned); none given: the bandit.
---robust K: where evaluations are dear, both sides search the worst of K variants of the step
+--placer: compare that search with options against it without (default mcmc; the options then
+name it, e.g. --opt local_search.guide=hand). --robust K: where evaluations are dear, both sides search the worst of K variants of the step
 model (--robust-objective worst: each judgement K evaluations) and are compared by it.
 """
 import argparse
@@ -48,6 +49,7 @@ def main():
     ap.add_argument("--noise", action="store_true")
     ap.add_argument("--opt", action="append", default=[])
     ap.add_argument("--robust", type=int, default=0)
+    ap.add_argument("--placer", default="mcmc")
     a = ap.parse_args()
     budgets = [{"time_limit": float(b[:-1])} if b.endswith("s") else {"evaluations": int(b)}
                for b in a.budgets.split(",")]
@@ -57,8 +59,8 @@ def main():
 
     def value(problem, **kwargs):
         if not a.robust:
-            return dplace.place(problem, "mcmc", **kwargs).value
-        r = dplace.place_all(problem, ["mcmc"], robust=a.robust, robust_objective="worst",
+            return dplace.place(problem, a.placer, **kwargs).value
+        r = dplace.place_all(problem, [a.placer], robust=a.robust, robust_objective="worst",
                              **kwargs)[0]
         return r.robust["value"]
     with tempfile.TemporaryDirectory() as tmp:

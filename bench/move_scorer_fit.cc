@@ -96,7 +96,7 @@ std::vector<Example> Label(const std::shared_ptr<const sim::Problem>& p, int fam
 // 1e-9 of the diagonal's mean so that a feature that never varies leaves the system solvable.
 std::array<double, place::kMoveFeatures> Fit(const std::vector<Example>& examples, int left_out) {
   constexpr int n = place::kMoveFeatures;
-  std::array<double, n*(n + 1)> a{};  // [A | b], A = Σ f fᵀ, b = Σ f y
+  std::array<double, static_cast<size_t>(n) * (n + 1)> a{};  // [A | b], A = Σ f fᵀ, b = Σ f y
   for (const Example& x : examples) {
     if (x.family == left_out) continue;
     for (int i = 0; i < n; ++i) {

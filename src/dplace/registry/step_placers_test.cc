@@ -290,6 +290,36 @@ TEST(McmcTest, AWindowAsWideAsTheCriticalPathIsSolvedExactlyInOneReSolve) {
   EXPECT_FALSE(MakePlacer("mcmc", {{"mcmc", {{"window", "-1"}}}}).ok());
 }
 
+TEST(LocalSearchTest, GuidedByTheMoveScorerItIsDeterministicAndImprovesOnItsStart) {
+  const sim::Problem p = IndependentChains(4);
+  const sim::Placement one_gpu(16, sim::DeviceId(0));
+  const std::string bundled = std::string(DPLACE_SOURCE_DIR) + "/models/move_scorer.txt";
+  for (const std::string guide : {"hand", "learned"}) {
+    auto place = [&](const std::string& model) {
+      const auto evaluator = sim::testing::EvaluatorOf(p);
+      auto made = MakePlacer("local_search",
+                             {{"local_search", {{"guide", guide}, {"guide_model", model}}}});
+      EXPECT_TRUE(made.ok());
+      return made->placer->Place(p, {.evaluator = evaluator.get(),
+                                     .seed = 3,
+                                     .limits = {.evaluations = 300},
+                                     .start = &one_gpu});
+    };
+    auto a = place(bundled), b = place(bundled);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    EXPECT_EQ(a->placement, b->placement) << guide;
+    const auto evaluator = sim::testing::EvaluatorOf(p);
+    EXPECT_LT(evaluator->Evaluate(a->placement).value, evaluator->Evaluate(one_gpu).value);
+    if (guide == "learned") {
+      const auto missing = place(bundled + ".missing");
+      ASSERT_FALSE(missing.ok());
+      EXPECT_NE(std::string(missing.status().message()).find("local_search.guide_model"),
+                std::string::npos);
+    }
+  }
+  EXPECT_FALSE(MakePlacer("local_search", {{"local_search", {{"guide", "gnn"}}}}).ok());
+}
+
 TEST(McmcTest, TwoChainsShareTheEvaluationBudget) {
   // The second chain evaluates on an evaluator of its own; its evaluations count against the
   // caller's budget and come back to the caller's evaluator (about 150 each, not 300 each). Four

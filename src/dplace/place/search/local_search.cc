@@ -1,10 +1,14 @@
 #include "dplace/place/search/local_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
+#include <optional>
 
 #include "dplace/base/rng.h"
 #include "dplace/place/budget.h"
+#include "dplace/place/search/move_scorer.h"
 #include "dplace/place/search/moves.h"
 #include "dplace/place/search/score.h"
 #include "dplace/place/units.h"
@@ -12,15 +16,52 @@
 namespace dplace::place {
 namespace {
 
-// Best-improvement passes: each co-location unit in turn (a new random order each pass, or with a
-// learned proposal the order of its wish to move them) to the allowed device that improves the
-// evaluation most; done after a pass without a move.
+IdVector<sim::OpId, UnitId> UnitOfOp(const sim::Problem& p, const Units& units) {
+  IdVector<sim::OpId, UnitId> unit_of_op(p.g().ops().size());
+  for (UnitId u : units.ids()) {
+    for (sim::OpId op : units[u].ops) unit_of_op[op] = u;
+  }
+  return unit_of_op;
+}
+
+// What a guided local search reads (LocalSearchOptions::guide): the units' features and a scorer.
+// Not movable: the context refers to unit_of_op.
+struct Guide {
+  Guide(const sim::Problem& p, const Units& units, MoveScorer s)
+      : unit_of_op(UnitOfOp(p, units)), context(p, units, unit_of_op), scorer(s) {}
+  Guide(const Guide&) = delete;
+  Guide& operator=(const Guide&) = delete;
+  IdVector<sim::OpId, UnitId> unit_of_op;
+  MoveContext context;
+  MoveScorer scorer;
+};
+
+// Best-improvement passes: each co-location unit in turn (a new random order each pass, with a
+// learned proposal the order of its wish to move them, with a guide the order of the best change
+// it predicts) to the allowed device that improves the evaluation most; done after a pass without
+// a move.
 class UnitPasses {
  public:
   // `stop`: when the search's budget is spent (a learned proposal's scoring begun then is cut).
-  UnitPasses(Rng& rng, LearnedProposal* learned, std::function<bool()> stop)
-      : rng_(rng), learned_(learned), stop_(std::move(stop)) {}
+  UnitPasses(Rng& rng, LearnedProposal* learned, std::function<bool()> stop, Guide* guide)
+      : rng_(rng), learned_(learned), stop_(std::move(stop)), guide_(guide) {}
   const Status& status() const { return status_; }
+
+  // A target tried (BestImprovement::on_tried): a label for a learned guide, exact when its
+  // simulation ran to the end, else censored at the value it had to beat.
+  void Tried(const UnitMoves& state, const Proposal& p, sim::DeviceId to, const Score& s,
+             double to_beat) {
+    if (guide_ == nullptr || !guide_->context.ready()) return;
+    const Score& current = state.score();
+    if (!current.feasible || current.value <= 0) return;
+    const auto device_of = [&state](UnitId v) { return state.device(v); };
+    const MoveFeatures f = guide_->context.Features(p.units[0], to, device_of);
+    if (s.feasible) {
+      guide_->scorer.Learn(f, (s.value - current.value) / current.value, /*exact=*/true);
+    } else if (std::isfinite(to_beat)) {
+      guide_->scorer.Learn(f, (to_beat - current.value) / current.value, /*exact=*/false);
+    }
+  }
 
   bool Next(UnitMoves& state, Proposal* p) {
     const Units& units = state.units();
@@ -42,6 +83,7 @@ class UnitPasses {
         std::stable_sort(order_.begin(), order_.end(),
                          [&](UnitId a, UnitId b) { return wish(a) > wish(b); });
       }
+      if (guide_ != nullptr) Guided(state);
     }
     const UnitId u = order_[at_++];
     p->units.assign(1, u);
@@ -49,13 +91,44 @@ class UnitPasses {
     for (sim::DeviceId to : units[u].devices) {
       if (to != state.device(u)) p->targets.push_back(to);
     }
+    if (guide_ != nullptr && guide_->context.ready()) {
+      const auto device_of = [&state](UnitId v) { return state.device(v); };
+      auto predicted = [&](sim::DeviceId to) {
+        return guide_->scorer.Predict(guide_->context.Features(u, to, device_of));
+      };
+      std::stable_sort(p->targets.begin(), p->targets.end(), [&](sim::DeviceId a, sim::DeviceId b) {
+        return predicted(a) < predicted(b);
+      });
+    }
     return true;
   }
 
  private:
+  // The pass's order by the guide: the timed simulation of the placement it begins from (one
+  // evaluation), then each unit by the least change the scorer predicts for it, least first.
+  void Guided(UnitMoves& state) {
+    sim::Timing timing;
+    const sim::Evaluation e = state.evaluator().EvaluateTimed(state.current(), &timing);
+    if (!e.feasible) return;
+    guide_->context.Refresh(e, timing.critical_path);
+    const Units& units = state.units();
+    const auto device_of = [&state](UnitId v) { return state.device(v); };
+    PerUnit<double> best(units.size(), std::numeric_limits<double>::infinity());
+    for (UnitId u : order_) {
+      for (sim::DeviceId to : units[u].devices) {
+        if (to == state.device(u)) continue;
+        best[u] =
+            std::min(best[u], guide_->scorer.Predict(guide_->context.Features(u, to, device_of)));
+      }
+    }
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](UnitId a, UnitId b) { return best[a] < best[b]; });
+  }
+
   Rng& rng_;
   LearnedProposal* learned_;
   std::function<bool()> stop_;
+  Guide* guide_;
   std::vector<double> probabilities_;
   Status status_;
   std::vector<UnitId> order_;
@@ -80,6 +153,17 @@ class LocalSearchPlacer : public Placer {
     if (!options_.proposal.empty()) {
       DPLACE_ASSIGN_OR_RETURN(learned, learned_(p, units, evaluator));
     }
+    std::optional<Guide> guide;
+    if (options_.guide != "none") {
+      MoveScorer scorer(options_.guide == "hand" ? MoveScorer::Kind::kHand
+                                                 : MoveScorer::Kind::kLearned);
+      if (options_.guide == "learned" && !options_.guide_model.empty()) {
+        StatusOr<MoveScorer> read = MoveScorer::Read(options_.guide_model);
+        if (!read.ok()) return read.status().WithContext("local_search.guide_model");
+        scorer = *std::move(read);
+      }
+      guide.emplace(p, units, scorer);
+    }
     sim::Placement best_placement;
     Score best;
     for (int restart = 0; restart < options_.restarts && !budget.Out() && !AtLowerBound(p, best);
@@ -100,8 +184,13 @@ class LocalSearchPlacer : public Placer {
       for (UnitId u : units.ids()) Assign(units[u], unit_device[u], &placement);
       UnitMoves state(p, units, evaluator);
       state.Restart(placement, ScoreOf(evaluator.Evaluate(placement)));
-      UnitPasses passes(rng, learned.get(), [&] { return budget.Out(); });
+      UnitPasses passes(
+          rng, learned.get(), [&] { return budget.Out(); }, guide ? &*guide : nullptr);
       BestImprovement accept([&] { return budget.Out(); });
+      if (guide && options_.guide == "learned") {
+        accept.on_tried = [&](const Proposal& proposal, sim::DeviceId to, const Score& s,
+                              double to_beat) { passes.Tried(state, proposal, to, s, to_beat); };
+      }
       RunMoves(state, passes, accept, [&] { return budget.Out(); });
       DPLACE_RETURN_IF_ERROR(passes.status());
       if (best_placement.empty() || state.score() < best) {
@@ -129,6 +218,13 @@ void ReadOptions(OptionReader& r, LocalSearchOptions* o) {
          "restarts (the first from the start, the others at random)");
   r.Read("proposal", &o->proposal,
          "a learned proposal ordering each pass's units (as mcmc.proposal); empty: none");
+  r.ReadChoice("guide", &o->guide, {"none", "hand", "learned"},
+               "a move scorer ordering each pass's units and each unit's devices by the change it "
+               "predicts: none, hand (hand-set weights) or learned (guide_model's, refined on "
+               "every move tried)");
+  r.Read("guide_model", &o->guide_model,
+         "learned: a move scorer file to start from (models/move_scorer.txt is bundled); empty: "
+         "from zero");
 }
 
 std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options,

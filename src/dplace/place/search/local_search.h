@@ -23,6 +23,14 @@ struct LocalSearchOptions {
   // the policy's wish to move them, 1 - π_u(its device) for the placement the pass begins from
   // (one evaluation per pass, counted), largest first, instead of a random order. Empty: none.
   std::string proposal;
+  // A move scorer (move_scorer.h, as McmcOptions::guide): each pass then tries the units in the
+  // order of the best change the scorer predicts for them, from features of the timed simulation
+  // of the placement the pass begins from (one evaluation per pass, counted), and each unit's
+  // devices in the order of their predicted change, so that a budget spent within a pass has
+  // tried the likeliest moves. "hand": the hand-set weights; "learned": `guide_model`'s weights
+  // (empty: from zero) refined on every move the search tries. "none": random order.
+  std::string guide = "none";
+  std::string guide_model;
 };
 void ReadOptions(OptionReader& reader, LocalSearchOptions* options);
 

@@ -117,6 +117,7 @@ class BestImprovement {
       if (out_ && out_()) break;
       // Moves must beat `best`: the simulation may give up on one once it is sure not to.
       const Score s = m.Try(p.units, to, ToBeat(best));
+      if (on_tried) on_tried(p, to, s, ToBeat(best));
       if (s < best) {
         best = s;
         best_to = to;
@@ -129,6 +130,9 @@ class BestImprovement {
     m.Keep(p.units, best_to, best);
     return true;
   }
+
+  // As Metropolis::on_tried: each target tried, with the value it had to beat.
+  std::function<void(const Proposal&, sim::DeviceId to, const Score&, double to_beat)> on_tried;
 
  private:
   std::function<bool()> out_;
