@@ -217,6 +217,17 @@ TEST(McmcTest, UnderTheBanditControlItIsDeterministicAndImprovesOnItsStart) {
   const auto evaluator = sim::testing::EvaluatorOf(p);
   EXPECT_LT(evaluator->Evaluate(a.placement).value, evaluator->Evaluate(one_gpu).value);
   EXPECT_FALSE(MakePlacer("mcmc", {{"mcmc", {{"control", "greedy"}}}}).ok());
+  // The note gives the shares the bandit ended with (nine: six kinds, three temperatures); a prior
+  // of nine shares starts it elsewhere; a prior that is not nine shares >= 0 is refused.
+  EXPECT_NE(a.note.find("control shares "), std::string::npos) << a.note;
+  const std::string shares = a.note.substr(a.note.find("control shares ") + 15);
+  EXPECT_EQ(std::count(shares.begin(), shares.end(), ','), 8) << shares;
+  EXPECT_TRUE(
+      MakePlacer("mcmc",
+                 {{"mcmc", {{"control", "bandit"}, {"control_prior", "1,0,0,1,0,0,0,1,0"}}}})
+          .ok());
+  for (const char* bad : {"1,2,3", "1,0,0,1,0,0,0,1,x", "1,0,0,1,0,0,0,1,-1", "0,0,0,0,0,0,1,1,1"})
+    EXPECT_FALSE(MakePlacer("mcmc", {{"mcmc", {{"control_prior", bad}}}}).ok()) << bad;
 }
 
 TEST(McmcTest, GuidedByTheMoveScorerItIsDeterministicAndImprovesOnItsStart) {

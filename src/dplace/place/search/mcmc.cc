@@ -9,6 +9,8 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "dplace/base/rng.h"
@@ -63,8 +65,13 @@ class McmcProposer {
       for (double source : {o_.critical_unit, 1 - o_.critical_unit}) {
         for (double kind : {o_.scope_move, o_.run_move, single}) prior.push_back(source * kind);
       }
+      std::vector<double> heat(kHeat.size(), 1.0);
+      if (!o_.control_prior.empty()) {
+        prior.assign(o_.control_prior.begin(), o_.control_prior.begin() + 6);
+        heat.assign(o_.control_prior.begin() + 6, o_.control_prior.end());
+      }
       bandit_.emplace(std::move(prior), o_.control_floor, o_.control_rate);
-      heat_.emplace(std::vector<double>(kHeat.size(), 1.0), o_.control_floor, o_.control_rate);
+      heat_.emplace(std::move(heat), o_.control_floor, o_.control_rate);
     }
     if (o_.guide != "none") {
       context_.emplace(p, moves.units, moves.unit_of_op);
@@ -156,6 +163,14 @@ class McmcProposer {
   }
 
   bool stuck() const { return stuck_; }
+  // The control's shares as they are now (bandit: the six kinds, then the three temperatures);
+  // empty without control.
+  std::vector<double> control_shares() const {
+    if (!bandit_) return {};
+    std::vector<double> shares = bandit_->probabilities();
+    shares.insert(shares.end(), heat_->probabilities().begin(), heat_->probabilities().end());
+    return shares;
+  }
   // The units of the current critical path, in its order (FindCritical).
   const std::vector<UnitId>& critical() const { return critical_; }
   // The factor of the schedule's temperature for the proposal just made (the control's; 1
@@ -559,6 +574,14 @@ class McmcPlacer : public Placer {
                        std::to_string(proposed) + " proposals, " + std::to_string(accepted) +
                        " accepted" +
                        (AtLowerBound(p, leader.best_score()) ? "; at the lower bound" : "");
+    if (o.control == "bandit") {
+      // The leader's shares at the end: what bench/control_prior.py averages into a prior.
+      std::ostringstream shares;
+      shares.precision(3);
+      for (double v : leader.proposer().control_shares())
+        shares << (shares.tellp() > 0 ? "," : "") << v;
+      note += "; control shares " + shares.str();
+    }
     if (o.window > 0) {
       int64_t windows = 0, improved = 0;
       for (const Chain& c : chains) {
@@ -620,6 +643,39 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
   r.Read("control_floor", &o->control_floor, 0, 1,
          "bandit: the share of its draws kept on the prior (every kind stays reachable)");
   r.Read("control_rate", &o->control_rate, 0, 10, "bandit: its learning rate");
+  std::vector<std::string> prior;
+  r.Read("control_prior", &prior,
+         "bandit: its prior, nine shares: the six kinds (critical, any) x (scope, run, alone), "
+         "then the temperatures 0.1, 1, 10 x the schedule's (bench/control_prior.py); empty: the "
+         "fixed shares");
+  if (!prior.empty()) {
+    std::vector<double> shares;
+    for (const std::string& text : prior) {
+      size_t used = 0;
+      double v = -1;
+      try {
+        v = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != text.size() || !(v >= 0) || !std::isfinite(v)) {
+        r.Fail("control_prior", "'" + text + "' is not a share (a number >= 0)");
+        return;
+      }
+      shares.push_back(v);
+    }
+    const auto positive = [](auto first, auto last) {
+      return std::any_of(first, last, [](double v) { return v > 0; });
+    };
+    if (shares.size() != 9) {
+      r.Fail("control_prior", "takes nine shares, not " + std::to_string(shares.size()));
+    } else if (!positive(shares.begin(), shares.begin() + 6) ||
+               !positive(shares.begin() + 6, shares.end())) {
+      r.Fail("control_prior", "the kinds' shares and the temperatures' must each have one > 0");
+    } else {
+      o->control_prior = std::move(shares);
+    }
+  }
   r.ReadChoice("guide", &o->guide, {"none", "hand", "learned"},
                "guided proposals by a move scorer: none, hand (hand-set weights) or learned (fit "
                "online on the chain's exact evaluations)");

@@ -62,6 +62,10 @@ struct McmcOptions {
   // per second measured worse, docs/learned.md).
   std::string control = "fixed";
   double control_floor = 0.3, control_rate = 0.05;
+  // The bandit's prior, learned offline (bench/control_prior.py): nine shares, the six kinds in
+  // the order (critical, any) × (scope, run, alone) then the three temperatures (0.1, 1, 10 times
+  // the schedule's); empty: the fixed shares above and equal temperatures.
+  std::vector<double> control_prior;
   // A guided share of the proposals (move_scorer.h): `guide_share` of them move one unit (drawn
   // as above: critical or any) to a device drawn from the scorer's predicted changes, q(d) ∝
   // exp(−Δ̂(d) / τ), τ the mean size of the changes seen, with the Metropolis–Hastings ratio of
