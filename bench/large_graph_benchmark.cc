@@ -10,6 +10,9 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dplace/graph/synthetic.h"
 #include "dplace/graph/training.h"
@@ -97,24 +100,39 @@ void BM_Synthetic51kLearned(benchmark::State& state) {
   }
   RunAndReport(state, Synthetic(), {.placer = name, .coarsen_ops = 0}, name);
 }
-// mcmc at 10 s on the 51k-op graph (coarsened, refined), plain and guided by the bundled gdp
-// policy (mcmc.proposal=gdp): the 10-s learned or guided placement against mcmc at 20 s above.
-constexpr const char* kGuided[] = {"", "gdp"};
+// mcmc at 10 s on the 51k-op graph (coarsened, refined), plain and with each added part: guided by
+// the bundled gdp policy (mcmc.proposal=gdp), the bandit control, the move scorer's guide (hand;
+// learned from the bundled offline fit), windows re-solved exactly: the 10-s placements against
+// mcmc at 20 s above.
+struct Variant {
+  const char* label;
+  std::vector<std::pair<std::string, std::string>> options;
+};
+const Variant kVariants[] = {
+    {"mcmc", {}},
+    {"mcmc guided by gdp", {{"proposal", "gdp"}}},
+    {"mcmc control=bandit", {{"control", "bandit"}}},
+    {"mcmc guide=hand", {{"guide", "hand"}}},
+    {"mcmc guide=learned (bundled fit)",
+     {{"guide", "learned"},
+      {"guide_model", std::string(DPLACE_SOURCE_DIR) + "/models/move_scorer.txt"}}},
+    {"mcmc window=3", {{"window", "3"}}},
+};
 void BM_Synthetic51kGuided(benchmark::State& state) {
-  const std::string proposal = kGuided[state.range(0)];
-  if (!proposal.empty() && !place::FindPlacer("gdp").ok()) {
+  const Variant& v = kVariants[state.range(0)];
+  place::PlacerOptions options;
+  for (const auto& [key, value] : v.options) options["mcmc"][key] = value;
+  if (options["mcmc"].count("proposal") != 0 && !place::FindPlacer("gdp").ok()) {
     state.SkipWithError("built without LibTorch");
     return;
   }
-  place::PlacerOptions options;
-  if (!proposal.empty()) options["mcmc"]["proposal"] = proposal;
   RunAndReport(state, Synthetic(),
                {.placer = "mcmc",
                 .options = options,
                 .limits = {.seconds = 10},
                 .coarsen_ops = 2000,
                 .refine = true},
-               proposal.empty() ? "mcmc" : "mcmc guided by " + proposal);
+               v.label);
 }
 void BM_GnmtDirect(benchmark::State& state) { Place(state, Gnmt(), 0); }
 void BM_GnmtCoarsened(benchmark::State& state) { Place(state, Gnmt(), 300); }
@@ -132,8 +150,8 @@ BENCHMARK(BM_Synthetic51kLearned)
     ->UseRealTime()
     ->Unit(benchmark::kSecond);
 BENCHMARK(BM_Synthetic51kGuided)
-    ->DenseRange(0, static_cast<int>(std::size(kGuided)) - 1)
-    ->ArgName("proposal")
+    ->DenseRange(0, static_cast<int>(std::size(kVariants)) - 1)
+    ->ArgName("variant")
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kSecond);
