@@ -1,11 +1,14 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "dplace/base/units.h"
 #include "dplace/cli/commands.h"
 #include "dplace/graph/training.h"
 #include "dplace/registry/registry.h"
+#include "dplace/report/table.h"
+#include "dplace/sim/lower_bound.h"
 #include "dplace/sim/objectives.h"
 
 namespace dplace::cli {
@@ -24,15 +27,31 @@ Status RunInfo(const InfoFlags& flags) {
     loaded.graph = std::make_shared<const graph::Graph>(std::move(expanded).value());
   }
   const graph::Graph& g = *loaded.graph;
+  std::optional<LoadedProblem> lp;
+  std::optional<sim::StepBoundParts> bound;
+  if (!flags.cluster.empty()) {
+    DPLACE_ASSIGN_OR_RETURN(
+        lp,
+        ProblemFromFlags({.graph = flags.graph, .cluster = flags.cluster, .objective = "step"}));
+    bound = sim::StepLowerBoundParts(*lp->problem);
+  }
   if (flags.json) {
-    PrintJson({{"name", g.name()},
-               {"ops", g.num_ops()},
-               {"edges", g.edges().size()},
-               {"flops", g.TotalFlops()},
-               {"param_bytes", g.TotalParamBytes()},
-               {"output_bytes", g.TotalOutputBytes()},
-               {"saved_activation_bytes", saved_bytes},
-               {"saved_activation_bytes_cpu", saved_bytes_cpu}});
+    Json out = {{"name", g.name()},
+                {"ops", g.num_ops()},
+                {"edges", g.edges().size()},
+                {"flops", g.TotalFlops()},
+                {"param_bytes", g.TotalParamBytes()},
+                {"output_bytes", g.TotalOutputBytes()},
+                {"saved_activation_bytes", saved_bytes},
+                {"saved_activation_bytes_cpu", saved_bytes_cpu}};
+    if (bound) {
+      out["step_lower_bound"] = {{"value", bound->value()},
+                                 {"critical_path", bound->path},
+                                 {"work", bound->work},
+                                 {"group", bound->group},
+                                 {"energy", bound->energy}};
+    }
+    PrintJson(out);
     return OkStatus();
   }
   std::map<std::string, int> by_kind;
@@ -62,17 +81,19 @@ Status RunInfo(const InfoFlags& flags) {
       std::cout << "    " << top[i].second << ": " << top[i].first << "\n";
     }
   }
-  if (!flags.cluster.empty()) {
-    DPLACE_ASSIGN_OR_RETURN(
-        LoadedProblem lp,
-        ProblemFromFlags({.graph = flags.graph, .cluster = flags.cluster, .objective = "step"}));
-    std::cout << "on " << lp.problem->c().name() << " ("
-              << graph::PrecisionName(lp.loaded.precision)
-              << (lp.loaded.batch > 0 ? ", batch " + std::to_string(lp.loaded.batch) : "")
+  if (lp) {
+    std::cout << "on " << lp->problem->c().name() << " ("
+              << graph::PrecisionName(lp->loaded.precision)
+              << (lp->loaded.batch > 0 ? ", batch " + std::to_string(lp->loaded.batch) : "")
               << "):\n";
-    for (const std::string& line : FitLines(*lp.problem, lp.loaded.batch)) {
+    for (const std::string& line : FitLines(*lp->problem, lp->loaded.batch)) {
       std::cout << "  " << line << "\n";
     }
+    std::cout << "  step time is at least " << report::FormatValue(*lp->problem, bound->value())
+              << " (critical path " << report::FormatValue(*lp->problem, bound->path) << ", work "
+              << report::FormatValue(*lp->problem, bound->work) << ", heaviest co-location group "
+              << report::FormatValue(*lp->problem, bound->group) << ", path and work together "
+              << report::FormatValue(*lp->problem, bound->energy) << ")\n";
   }
   if (loaded.cluster) {
     std::cout << "machine (from the file): " << loaded.cluster->num_devices() << " devices:";

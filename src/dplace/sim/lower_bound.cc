@@ -20,24 +20,22 @@ PerOp<double> FastestTimes(const Problem& p) {
   return best;
 }
 
-// A bound on the most loaded device, whatever the speeds: for weights w_d >= 0 summing to 1,
-// max_d load_d >= sum_d w_d load_d >= sum_i min_d w_d t_id, op i taking t_id on device d. Equal
-// weights give the total fastest work over the number of devices; weights that favour the devices
-// the cheapest assignment loads most (exponentiated supergradient steps) raise it towards the
-// fractional optimum, which counts a CPU ten times slower than a GPU as a tenth of a device.
-double WorkBound(const Problem& p, const PerOp<double>& fastest_time) {
-  const auto n = p.g().ops().size();
-  if (n == 0 || p.num_devices() == 0) return 0;
-  constexpr double kNever = std::numeric_limits<double>::infinity();
-  // Devices on which every op takes the same time form a class; the best weights are equal within
-  // a class (the bound is concave and symmetric in them), so a class of m devices is one device
-  // taking t/m per op with m times the weight. 1,024 identical GPUs are one column, not 1,024.
-  std::vector<std::vector<double>> columns;
+// The devices grouped into classes: devices on which every op takes the same time. The best
+// weights of the work bound are equal within a class (the bound is concave and symmetric in them),
+// so 1,024 identical GPUs are one column, not 1,024.
+struct DeviceClasses {
+  std::vector<std::vector<double>>
+      time;  // per class, by op index: one member's time (inf: not allowed)
   std::vector<double> members;
+};
+
+DeviceClasses ClassesOf(const Problem& p) {
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  DeviceClasses classes;
   std::unordered_multimap<size_t, size_t> by_hash;  // column hash -> class
   for (DeviceId d : p.c().device_ids()) {
-    std::vector<double> column;  // by op index, as the rows of `time` below
-    column.reserve(n);
+    std::vector<double> column;
+    column.reserve(p.g().ops().size());
     size_t hash = 0;
     for (OpId op : p.g().op_ids()) {
       column.push_back(p.Allowed(op, d) ? p.costs.OpTime(op, d) : kNever);
@@ -45,23 +43,40 @@ double WorkBound(const Problem& p, const PerOp<double>& fastest_time) {
     }
     bool found = false;
     for (auto [it, end] = by_hash.equal_range(hash); it != end && !found; ++it) {
-      if (columns[it->second] == column) {
-        members[it->second] += 1;
+      if (classes.time[it->second] == column) {
+        classes.members[it->second] += 1;
         found = true;
       }
     }
     if (!found) {
-      by_hash.emplace(hash, columns.size());
-      columns.push_back(std::move(column));
-      members.push_back(1);
+      by_hash.emplace(hash, classes.time.size());
+      classes.time.push_back(std::move(column));
+      classes.members.push_back(1);
     }
   }
-  const size_t devices = columns.size();  // classes from here on
+  return classes;
+}
+
+// A bound on the most loaded device, whatever the speeds: for weights w_d >= 0 summing to 1,
+// max_d load_d >= sum_d w_d load_d >= sum_i min_d w_d t_id, op i taking t_id on device d. Equal
+// weights give the total fastest work over the number of devices; weights that favour the devices
+// the cheapest assignment loads most (exponentiated supergradient steps) raise it towards the
+// fractional optimum, which counts a CPU ten times slower than a GPU as a tenth of a device.
+// `weight` (per class, summing to 1 over the classes: each member w_c / members_c) is set to the
+// best weights found.
+double WorkBound(const DeviceClasses& classes, const PerOp<double>& fastest_time,
+                 std::vector<double>* best_weight) {
+  const auto n = fastest_time.size();
+  const size_t devices = classes.time.size();
+  best_weight->assign(devices, devices == 0 ? 0.0 : 1.0 / static_cast<double>(devices));
+  if (n == 0 || devices == 0) return 0;
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  const std::vector<double>& members = classes.members;
+  // A class of m devices is one device taking t / m per op with m times the weight.
   std::vector<double> time(n * devices);
   for (size_t i = 0; i < n; ++i) {
-    for (size_t d = 0; d < devices; ++d) time[i * devices + d] = columns[d][i] / members[d];
+    for (size_t d = 0; d < devices; ++d) time[i * devices + d] = classes.time[d][i] / members[d];
   }
-  columns.clear();
   // The value of the bound for `weight` (normalised here), and each device's load in the cheapest
   // assignment it weighs, which is the direction in which the value grows.
   std::vector<double> load(devices);
@@ -85,6 +100,7 @@ double WorkBound(const Problem& p, const PerOp<double>& fastest_time) {
   };
   std::vector<double> weight(members);  // equal weights per device
   double bound = value_of(weight);
+  *best_weight = weight;
   // Weights in proportion to each device's speed (fastest over its own time, summed over the ops
   // it may run) are exact when devices differ by a constant factor; steps from there.
   std::vector<double> fastest(devices, 0.0), own(devices, 0.0);
@@ -103,7 +119,10 @@ double WorkBound(const Problem& p, const PerOp<double>& fastest_time) {
   const auto rounds = std::clamp<size_t>(30'000'000 / (n * devices), 30, 300);
   for (size_t round = 0; round < rounds; ++round) {
     const double value = value_of(weight);
-    bound = std::max(bound, value);
+    if (value > bound) {
+      bound = value;
+      *best_weight = weight;
+    }
     if (value <= 0) break;
     const double step = 0.5 / std::sqrt(static_cast<double>(round) + 1);
     for (size_t d = 0; d < devices; ++d) {
@@ -111,6 +130,81 @@ double WorkBound(const Problem& p, const PerOp<double>& fastest_time) {
     }
   }
   return bound;
+}
+
+// The work bound and the path bound together (energetic reasoning, Lopez and Esquirol's form of
+// Fernandez and Bussell's bound): in a step of length T, op i starts no earlier than head_i and
+// ends no later than T - tail_i (the path bound's heads and tails, which hold for every
+// placement), so on a device on which it takes t it runs at least
+//     max(0, min(b - a, t, head_i + t - a, b - (T - tail_i - t)))
+// inside any window [a, b]. A device is busy at most b - a in the window, so with the work bound's
+// weights w_d (summing to 1) the sum over ops of min_d w_d times that overlap is at most b - a. A
+// T for which some window breaks this is below every placement's step (a placement ending by T
+// would keep it), whether or not larger T break it too: the bound is the largest such T found by
+// bisection between `lower` and `upper`. Windows: a from quantiles of the heads, b = T - beta with
+// beta from quantiles of the tails (the overlap's last term is then tail_i + t - beta, whatever T).
+double EnergyBound(const DeviceClasses& classes, const std::vector<double>& weight,
+                   const PerOp<double>& head, const PerOp<double>& tail, double lower,
+                   double upper) {
+  const size_t n = head.size();
+  const size_t devices = classes.time.size();
+  if (n == 0 || devices == 0 || !(lower > 0) || !(upper > lower)) return lower;
+  // Per class, a member's weight.
+  std::vector<double> w(devices);
+  for (size_t d = 0; d < devices; ++d) w[d] = weight[d] / classes.members[d];
+  // About 1e8 op-window terms in all (a tenth of a second), 4 to 64 points a side.
+  constexpr int kRounds = 14;  // bisection to 1e-4 of `lower`
+  const double per_window = static_cast<double>(n * devices * kRounds);
+  const auto points = static_cast<size_t>(std::clamp(std::sqrt(1e8 / per_window), 4.0, 64.0));
+  auto quantiles = [points, n](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    std::vector<double> out = {0.0};
+    for (size_t k = 1; k < points; ++k) out.push_back(values[k * (n - 1) / (points - 1)]);
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  const std::vector<double> starts = quantiles(head.vector());
+  const std::vector<double> ends = quantiles(tail.vector());
+  // Whether window [a, T - beta] is overfull in a step of length T.
+  auto window_overfull = [&](double T, double a, double beta) {
+    const double b = T - beta;
+    const double length = b - a;
+    if (length <= 0) return false;
+    double energy = 0;
+    for (size_t i = 0; i < n && energy <= length; ++i) {
+      const double h = head.vector()[i];
+      const double q = tail.vector()[i];
+      double least = std::numeric_limits<double>::infinity();
+      for (size_t d = 0; d < devices; ++d) {
+        const double t = classes.time[d][i];
+        if (std::isinf(t) || h + t + q > T) continue;  // cannot run there by T
+        const double overlap = std::max(0.0, std::min({length, t, h + t - a, q + t - beta}));
+        least = std::min(least, w[d] * overlap);
+      }
+      energy += least;  // infinite where no device can run the op by T
+    }
+    return energy > length * (1 + 1e-12);
+  };
+  // Whether some window is overfull; the last overfull window is tried first.
+  size_t last = 0;
+  auto overfull = [&](double T) {
+    const size_t windows = starts.size() * ends.size();
+    for (size_t k = 0; k < windows; ++k) {
+      const size_t window = (last + k) % windows;
+      if (window_overfull(T, starts[window / ends.size()], ends[window % ends.size()])) {
+        last = window;
+        return true;
+      }
+    }
+    return false;
+  };
+  double lo = lower * (1 + 1e-9), hi = upper;
+  if (!overfull(lo)) return lower;
+  for (int round = 0; round < kRounds; ++round) {
+    const double mid = 0.5 * (lo + hi);
+    (overfull(mid) ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 // Max over co-location groups of the group's total time on the best device allowed for all of it.
@@ -369,7 +463,12 @@ PerOp<double> EarliestStarts(const Neighbours& before, const PerOp<int>& sends_t
 // then for each consumer either the crossing of what it reads and the rest of its path, or its
 // turn on the op's device among the consumers that stay (the same rule on the reversed graph). An
 // op's earliest start plus its time plus the shortest rest after it is a bound for every op.
-double CriticalPath(const Problem& p, const PerOp<double>& times, bool charge) {
+struct Path {
+  PerOp<double> head, tail;  // per op: earliest start, and the least time after it ends
+  double length = 0;         // max over ops of head + time + tail
+};
+
+Path CriticalPath(const Problem& p, const PerOp<double>& times, bool charge) {
   const graph::Graph& g = p.g();
   const size_t n = g.ops().size();
   const CheapestTransfer cheapest(p.c());
@@ -401,42 +500,54 @@ double CriticalPath(const Problem& p, const PerOp<double>& times, bool charge) {
     }
   }
   const std::vector<OpId>& order = g.TopologicalOrder();
-  const PerOp<double> head = EarliestStarts(producers, sends, order, times, charge);
+  Path path;
+  path.head = EarliestStarts(producers, sends, order, times, charge);
   // Uncharged, the rest after an op adds nothing the forward pass has not seen.
-  PerOp<double> tail(n, 0);
+  path.tail.assign(n, 0);
   if (charge) {
     const std::vector<OpId> backwards(order.rbegin(), order.rend());
-    tail = EarliestStarts(consumers, receives, backwards, times, charge);
+    path.tail = EarliestStarts(consumers, receives, backwards, times, charge);
   }
-  double critical = 0;
-  for (OpId v : g.op_ids()) critical = std::max(critical, head[v] + times[v] + tail[v]);
-  return critical;
+  for (OpId v : g.op_ids())
+    path.length = std::max(path.length, path.head[v] + times[v] + path.tail[v]);
+  return path;
 }
 
 }  // namespace
 
-double StepLowerBound(const Problem& p) {
+double StepLowerBound(const Problem& p) { return StepLowerBoundParts(p).value(); }
+
+StepBoundParts StepLowerBoundParts(const Problem& p) {
   // With latency kArrival a pair's tensors can share one latency (the path charges one per
   // tensor): the bound of the links without latency holds.
   if (p.step_model.latency == LatencyMode::kArrival) {
     Problem without = p;
     without.step_model.latency = LatencyMode::kGap;
     without.cluster = std::make_shared<const hw::Cluster>(p.c().WithLinksScaled({}, 0));
-    return StepLowerBound(without);
+    return StepLowerBoundParts(without);
   }
   const PerOp<double> fastest = FastestTimes(p);
-  return std::max(
-      {CriticalPath(p, fastest, /*charge=*/true), WorkBound(p, fastest), HeaviestGroup(p)});
+  const DeviceClasses classes = ClassesOf(p);
+  std::vector<double> weight;
+  StepBoundParts parts;
+  const Path path = CriticalPath(p, fastest, /*charge=*/true);
+  parts.path = path.length;
+  parts.work = WorkBound(classes, fastest, &weight);
+  parts.group = HeaviestGroup(p);
+  const double lower = std::max({parts.path, parts.work, parts.group});
+  parts.energy = EnergyBound(classes, weight, path.head, path.tail, lower, 2 * lower);
+  return parts;
 }
 
 double LatencyLowerBound(const Problem& p) {
-  return CriticalPath(p, FastestTimes(p), /*charge=*/false);
+  return CriticalPath(p, FastestTimes(p), /*charge=*/false).length;
 }
 
 double ThroughputLowerBound(const Problem& p) {
   const PerOp<double> fastest = FastestTimes(p);
   const double largest = fastest.empty() ? 0 : *std::max_element(fastest.begin(), fastest.end());
-  return std::max({WorkBound(p, fastest), largest, HeaviestGroup(p)});
+  std::vector<double> weight;
+  return std::max({WorkBound(ClassesOf(p), fastest, &weight), largest, HeaviestGroup(p)});
 }
 
 }  // namespace dplace::sim

@@ -142,6 +142,29 @@ TEST(LowerBoundTest, WorkBoundCountsASlowDeviceAsAFraction) {
   }
 }
 
+TEST(LowerBoundTest, WorkForcedIntoAWindowRaisesTheBoundAbovePathAndWork) {
+  // s (1 s) forks to b1, b2, b3 (1 s each, 10 s on the CPU), which join at j (1 s); tensors cost
+  // nothing. The path is 3 s and the weighted work 50 / 21 s, but the three b's must all run in
+  // [1, T - 1] and two GPUs (the CPU cannot run one in time) fit at most 2 (T - 2) of them there:
+  // with the work bound's weights (10 / 21 a GPU) T >= 2 + 3 * 10 / 21. The best placement takes
+  // 4 s (the b's in two rounds).
+  graph::GraphBuilder builder("fork3");
+  const auto s = builder.AddOp(TimedOp("s", 1), {{0, -1}});
+  const auto j = builder.AddOp(TimedOp("j", 1));
+  for (int i = 0; i < 3; ++i) {
+    const auto b = builder.AddOp(TimedOp("b" + std::to_string(i), 1), {{0, -1}});
+    builder.AddEdge(s, 0, b);
+    builder.AddEdge(b, 0, j);
+  }
+  const Problem p = Make(builder, ThreeDevices());
+  const StepBoundParts parts = StepLowerBoundParts(p);
+  EXPECT_DOUBLE_EQ(parts.path, 3);
+  EXPECT_NEAR(parts.work, 50.0 / 21, 1e-6);
+  EXPECT_NEAR(parts.energy, 2 + 30.0 / 21, 1e-3);
+  EXPECT_DOUBLE_EQ(p.lower_bound, parts.value());
+  EXPECT_DOUBLE_EQ(SimulateStep(p, sim::OnDevices({0, 0, 0, 1, 0})).evaluation.value, 4);
+}
+
 // Random graphs of `ops` ops (1 to 3 s) with tensors of 0 to 5 s across devices, each op feeding
 // the next with probability `next` and any later one with probability `any`, some tensors read
 // twice by one op, and, in every other graph, a co-location group; every placement on d0, d1 and
