@@ -155,14 +155,9 @@ class LocalSearchPlacer : public Placer {
     }
     std::optional<Guide> guide;
     if (options_.guide != "none") {
-      MoveScorer scorer(options_.guide == "hand" ? MoveScorer::Kind::kHand
-                                                 : MoveScorer::Kind::kLearned);
-      if (options_.guide == "learned" && !options_.guide_model.empty()) {
-        StatusOr<MoveScorer> read = MoveScorer::Read(options_.guide_model);
-        if (!read.ok()) return read.status().WithContext("local_search.guide_model");
-        scorer = *std::move(read);
-      }
-      guide.emplace(p, units, scorer);
+      StatusOr<MoveScorer> scorer = MoveScorer::ForGuide(options_.guide, options_.guide_model);
+      if (!scorer.ok()) return scorer.status().WithContext("local_search.guide_model");
+      guide.emplace(p, units, *scorer);
     }
     sim::Placement best_placement;
     Score best;
@@ -223,8 +218,8 @@ void ReadOptions(OptionReader& r, LocalSearchOptions* o) {
                "predicts: none, hand (hand-set weights) or learned (guide_model's, refined on "
                "every move tried)");
   r.Read("guide_model", &o->guide_model,
-         "learned: a move scorer file to start from (models/move_scorer.txt is bundled); empty: "
-         "from zero");
+         "learned: the move scorer to start from: bundled (models/move_scorer.txt), zero or a "
+         "file");
 }
 
 std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options,

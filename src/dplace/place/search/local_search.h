@@ -28,9 +28,9 @@ struct LocalSearchOptions {
   // of the placement the pass begins from (one evaluation per pass, counted), and each unit's
   // devices in the order of their predicted change, so that a budget spent within a pass has
   // tried the likeliest moves. "hand": the hand-set weights; "learned": `guide_model`'s weights
-  // (empty: from zero) refined on every move the search tries. "none": random order.
+  // (as McmcOptions::guide_model) refined on every move the search tries. "none": random order.
   std::string guide = "none";
-  std::string guide_model;
+  std::string guide_model = "bundled";
 };
 void ReadOptions(OptionReader& reader, LocalSearchOptions* options);
 

@@ -75,11 +75,7 @@ class McmcProposer {
     }
     if (o_.guide != "none") {
       context_.emplace(p, moves.units, moves.unit_of_op);
-      if (o_.guide == "learned" && pretrained != nullptr) {
-        scorer_.emplace(*pretrained);
-      } else {
-        scorer_.emplace(o_.guide == "hand" ? MoveScorer::Kind::kHand : MoveScorer::Kind::kLearned);
-      }
+      scorer_.emplace(*pretrained);
     }
     if (learned != nullptr) {
       learned_.emplace(moves.units, learned, o_.proposal_uniform, o_.proposal_refresh,
@@ -481,8 +477,8 @@ class McmcPlacer : public Placer {
     if (req.limits.evaluations > 0 || req.limits.seconds <= 0) o.proposal_time_share = 0;
     const Moves moves = MakeMoves(p);
     std::optional<MoveScorer> pretrained;
-    if (o.guide == "learned" && !o.guide_model.empty()) {
-      StatusOr<MoveScorer> read = MoveScorer::Read(o.guide_model);
+    if (o.guide != "none") {
+      StatusOr<MoveScorer> read = MoveScorer::ForGuide(o.guide, o.guide_model);
       if (!read.ok()) return read.status().WithContext("mcmc.guide_model");
       pretrained = *std::move(read);
     }
@@ -681,8 +677,8 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
                "online on the chain's exact evaluations)");
   r.Read("guide_share", &o->guide_share, 0, 1, "share of the proposals the guide makes");
   r.Read("guide_model", &o->guide_model,
-         "learned: a move scorer file to start from (bench/move_scorer_fit; "
-         "models/move_scorer.txt is bundled); empty: from zero");
+         "learned: the move scorer to start from: bundled (models/move_scorer.txt, "
+         "bench/move_scorer_fit's), zero or a file");
   r.Read("window", &o->window, 0, 16,
          "units of the critical path re-solved together exactly (every assignment), 0: none");
   r.Read("window_every", &o->window_every, 1, int64_t{1} << 40, "proposals between windows");

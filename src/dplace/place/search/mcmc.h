@@ -73,9 +73,9 @@ struct McmcOptions {
   // "learned": fit online on the chain's own exact evaluations; "none": no guided proposals.
   std::string guide = "none";
   double guide_share = 0.3;
-  // "learned": weights fit offline to start from (a move scorer file, bench/move_scorer_fit;
-  // models/move_scorer.txt is the bundled fit); empty: from zero.
-  std::string guide_model;
+  // "learned": weights fit offline to start from: "bundled" (models/move_scorer.txt,
+  // bench/move_scorer_fit's), "zero" (from zero) or a move scorer file.
+  std::string guide_model = "bundled";
   // Windows re-solved exactly (a large-neighbourhood step): every `window_every` proposals a chain
   // frees `window` units that follow one another on the critical path (the rest fixed) and
   // evaluates every assignment of them to their devices, at most `window_evaluations` (the window

@@ -90,6 +90,12 @@ std::string MoveScorer::Text() const {
   return out.str();
 }
 
+StatusOr<MoveScorer> MoveScorer::ForGuide(const std::string& guide, const std::string& model) {
+  if (guide == "hand") return MoveScorer(Kind::kHand);
+  if (model == "zero") return MoveScorer(Kind::kLearned);
+  return Read(model == "bundled" ? DPLACE_MOVE_SCORER : model);
+}
+
 StatusOr<MoveScorer> MoveScorer::Read(const std::string& path) {
   StatusOr<std::string> read = ReadFile(path);
   if (!read.ok()) return read.status().WithContext(path);

@@ -81,6 +81,10 @@ class MoveScorer {
   // second, and back. A missing or bad file is InvalidInput naming it and the problem.
   std::string Text() const;
   static StatusOr<MoveScorer> Read(const std::string& path);
+  // The scorer a guided search starts from: `guide` "hand", the hand-set weights; "learned", the
+  // weights `model` names: "bundled" (models/move_scorer.txt, bench/move_scorer_fit's), "zero"
+  // (from zero) or a file's (Read).
+  static StatusOr<MoveScorer> ForGuide(const std::string& guide, const std::string& model);
   // The predicted relative change of the step time.
   double Predict(const MoveFeatures& f) const;
   // An exact label (`exact`) or a censored one: the change is known to exceed `label`.
