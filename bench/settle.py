@@ -13,6 +13,12 @@ plain-curve and guided-curve) and prints, in markdown:
     mcmc's run-to-run spread (worst seed over best, per row, where several seeds ran);
   - from the ladders: per row the evaluations guided mcmc needs to reach plain mcmc's value at
     10,000 evaluations (the first rung at or below it), as a share of 10,000.
+Runs with the parts' regimes (bench/settle.sh --parts: bandit-B, hand-B, learned-B beside the plain
+regimes) print instead, per budget and part, with / without (mcmc.control=bandit, guide=hand,
+guide=learned against the same search plain): geomean over every row, over the rows where plain is
+at least 3% above the lower bound, per split, the worst row, and the rows worse than plain mcmc's
+run-to-run spread; then each bundled model's gap to the lower bound, (value - bound) / value,
+after plain mcmc at 10 s and after the best of mcmc's parts at 10 s.
 Non-trivial rows only (the bench marks as trivial the rows where `single` is within 5% of the
 bound). Usage: settle.py BENCH.json [BENCH.json ...]
 """
@@ -30,6 +36,13 @@ BUDGETS = [  # (budget, regime of the learned and plain placers, regime of the g
     ("2 s", "search-2s", "guided-2s"),
     ("10 s", "search-10s", "guided-10s"),
 ]
+# The parts added to the searches (docs/learned.md, "The parts at equal budgets"): regime
+# PART-SUFFIX runs them at the budget of the plain regime beside it.
+PARTS = [("bandit", "mcmc", "mcmc.control=bandit"), ("hand", "mcmc", "mcmc.guide=hand"),
+         ("learned", "mcmc", "mcmc.guide=learned"), ("hand", "local_search", "local_search.guide=hand"),
+         ("learned", "local_search", "local_search.guide=learned")]
+PART_BUDGETS = [("1,000 evaluations", "equal-1000", "1000"), ("10,000 evaluations", "equal-10000", "10000"),
+                ("1 s", "search-1s", "1s"), ("2 s", "search-2s", "2s"), ("10 s", "search-10s", "10s")]
 LEARNED = ("gdp", "placeto")
 SEARCHES = ("mcmc", "local_search")
 
@@ -45,10 +58,10 @@ def is_model(workload):
 
 
 def load(paths):
-    """rows[(workload, regime, placer)] = [(value, evaluations)] over the runs (seeds); split and
-    best known value per workload."""
+    """rows[(workload, regime, placer)] = [(value, evaluations)] over the runs (seeds); split, best
+    known value and lower bound per workload."""
     rows = collections.defaultdict(list)
-    split, best = {}, {}
+    split, best, bound = {}, {}, {}
     for path in paths:
         with open(path) as f:
             bench = json.load(f)
@@ -59,17 +72,78 @@ def load(paths):
             if w.get("trivial"):
                 continue
             split[name] = w["split"]
+            bound[name] = w.get("lower_bound", 0)
             for r in w["results"]:
                 if not r.get("feasible", True) or not r.get("value"):
                     continue
                 regime, placer = r["placer"].split("/", 1)
                 rows[(name, regime, placer)].append((r["value"], r.get("evaluations", 0)))
                 best[name] = min(best.get(name, math.inf), r["value"])
-    return rows, split, best
+    return rows, split, best, bound
+
+
+def spread_of(rows, workloads, regime):
+    """Plain mcmc's run-to-run spread per workload: worst seed over best, where several ran."""
+    spread = {}
+    for w in workloads:
+        runs = [v for v, _ in rows.get((w, regime, "mcmc"), [])]
+        if len(runs) > 1:
+            spread[w] = max(runs) / min(runs)
+    return spread
+
+
+def parts(rows, split, bound, workloads):
+    """The parts against plain at each budget, and the gaps to the bound at 10 s."""
+    groups = [("same-family", lambda w: split[w] == "same-family"),
+              ("unseen-family", lambda w: split[w] == "unseen-family"),
+              ("bundled real models", is_model)]
+    print("| budget | part | with / without, all rows | rows ≥ 3% above the bound | "
+          + " | ".join(g for g, _ in groups) + " | worst row | rows worse than plain mcmc's spread |")
+    print("|---|---|---|---|" + "---|" * len(groups) + "---|---|")
+    for budget, plain, suffix in PART_BUDGETS:
+        spread = spread_of(rows, workloads, plain)
+        for part, placer, option in PARTS:
+            regime = f"{part}-{suffix}"
+            pairs = {w: rows[(w, regime, placer)][0][0] / rows[(w, plain, placer)][0][0] for w in workloads
+                     if (w, regime, placer) in rows and (w, plain, placer) in rows}
+            if not pairs:
+                continue
+            hard = [r for w, r in pairs.items() if rows[(w, plain, placer)][0][0] >= 1.03 * bound[w]]
+            worst = max(pairs.items(), key=lambda p: p[1])
+            beyond = [w for w, r in pairs.items() if w in spread and r > spread[w]]
+            cells = " | ".join(
+                (lambda rs: f"{geomean(rs):.4f} ({len(rs)})" if rs else "—")(
+                    [r for w, r in pairs.items() if keep(w)]) for _, keep in groups)
+            print(f"| {budget} | {option} | {geomean(list(pairs.values())):.4f} ({len(pairs)}) | "
+                  + (f"{geomean(hard):.4f} ({len(hard)})" if hard else "— (0)")
+                  + f" | {cells} | {worst[1]:.3f} ({worst[0]}) | {len(beyond)} of {len(spread)} |")
+    print()
+    print("| row | lower bound | plain mcmc 10 s: gap | best part at 10 s: gap | gap halved |")
+    print("|---|---|---|---|---|")
+    halved = total = 0
+    for w in sorted(workloads):
+        if not is_model(w) or (w, "search-10s", "mcmc") not in rows or not bound.get(w):
+            continue
+        plain = rows[(w, "search-10s", "mcmc")][0][0]
+        with_parts = [(rows[(w, f"{part}-10s", placer)][0][0], option) for part, placer, option in PARTS
+                      if placer == "mcmc" and (w, f"{part}-10s", placer) in rows]
+        if not with_parts:
+            continue
+        value, option = min(with_parts)
+        gap, best_gap = 1 - bound[w] / plain, 1 - bound[w] / value  # as dplace reports it
+        total += 1
+        halved += best_gap <= gap / 2
+        print(f"| {w} | {bound[w] * 1e3:.4g} ms | {100 * gap:.1f}% | {100 * best_gap:.1f}% ({option}) | "
+              f"{'yes' if best_gap <= gap / 2 else 'no'} |")
+    if total:
+        print(f"\nGap halved on {halved} of {total} rows.")
 
 
 def main(paths):
-    rows, split, best = load(paths)
+    rows, split, best, bound = load(paths)
+    if any(k[1].startswith("bandit-") for k in rows):
+        parts(rows, split, bound, sorted(split))
+        return
     reference = {w: rows[(w, "reference", "mcmc")][0][0] for w in split if (w, "reference", "mcmc") in rows}
     groups = [("same-family", lambda w: split[w] == "same-family"),
               ("unseen-family", lambda w: split[w] == "unseen-family"),

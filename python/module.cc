@@ -140,12 +140,33 @@ std::vector<std::string> PlacerList(const py::object& placers, sim::Objective ob
   return names;  // each checked by run::Validate
 }
 
+// dplace.place_all's `measure`: the Python callable called with {op name: device name} under
+// the GIL, its float the step's seconds; an exception it raises is the measurement's error. The
+// callable is held so that copies made without the GIL (the run's threads) never touch its count.
+sim::MeasureFunction MeasureOf(const std::shared_ptr<const sim::Problem>& problem,
+                               const py::object& measure) {
+  const std::shared_ptr<py::object> held(new py::object(measure), [](py::object* o) {
+    const py::gil_scoped_acquire gil;
+    delete o;
+  });
+  return [problem, held](const sim::Placement& placement) -> StatusOr<double> {
+    const py::gil_scoped_acquire gil;
+    try {
+      return py::cast<double>((*held)(PlacementDict(*problem, placement)));
+    } catch (py::error_already_set& e) {
+      return InvalidInput("measure: " + std::string(e.what()));
+    } catch (const py::cast_error&) {
+      return InvalidInput("measure: must return a number of seconds");
+    }
+  };
+}
+
 std::vector<PyResult> PlaceAll(const PyProblem& p, const py::object& placers,
                                const py::object& options, uint64_t seed, double time_limit,
                                double total_time_limit, int64_t evaluations,
                                const py::object& start, int coarsen, int robust,
                                const std::string& robust_objective, uint64_t robust_seed,
-                               double robust_spread) {
+                               double robust_spread, const py::object& measure) {
   const std::vector<std::string> names = PlacerList(placers, p.problem->objective);
   run::RunRequest request = MakeRequest(options, seed, time_limit, evaluations, coarsen,
                                         {.variants = robust,
@@ -156,6 +177,10 @@ std::vector<PyResult> PlaceAll(const PyProblem& p, const py::object& placers,
   if (!start.is_none()) {
     start_placement = PlacementOf(*p.problem, start);
     request.start = &start_placement;
+  }
+  if (!measure.is_none()) {
+    if (!PyCallable_Check(measure.ptr())) throw Error("measure: must be a callable (plan -> s)");
+    request.measure = std::make_shared<const sim::Measurer>(MeasureOf(p.problem, measure));
   }
   run::ValidRequest valid = Unwrap(run::Validate(request, names, total_time_limit));
   StatusOr<std::vector<run::PlacerResult>> results = InvalidInput("not run");
@@ -485,6 +510,11 @@ void BindTypes(py::module_& m) {
       .def_property_readonly(
           "devices",
           [](const PyResult& r) { return DeviceReports(*r.problem, r.result.evaluation); })
+      .def_property_readonly("measured",
+                             [](const PyResult& r) -> py::object {
+                               if (!r.result.measured_s) return py::none();
+                               return py::float_(*r.result.measured_s);
+                             })
       .def_property_readonly(
           "robust",
           [](const PyResult& r) -> py::object {
@@ -533,43 +563,23 @@ void BindFunctions(py::module_& m) {
         py::arg("total_time_limit") = 0.0, py::arg("evaluations") = 0,
         py::arg("start") = py::none(), py::arg("coarsen") = 2000, py::arg("robust") = 0,
         py::arg("robust_objective") = "", py::arg("robust_seed") = 1,
-        py::arg("robust_spread") = 0.1);
+        py::arg("robust_spread") = 0.1, py::arg("measure") = py::none());
   m.def("simulate", &Simulate, py::arg("problem"), py::arg("plan"));
   m.def(
       "pipeline",
       [](const PyProblem& p, const py::handle& plan, const std::string& schedule,
          int microbatches) {
         const auto parsed = sim::ParsePipelineSchedule(schedule);
-        if (!parsed) throw Error("schedule: '" + schedule + "' is not gpipe or 1f1b");
+        if (!parsed) {
+          throw Error("schedule: '" + schedule + "' is not " + sim::PipelineScheduleNames());
+        }
         if (microbatches < 1 || microbatches > 100000) {
           throw Error("microbatches: must be between 1 and 100000");
         }
         const sim::Placement placement = PlacementOf(*p.problem, plan);
         const sim::PipelineResult r =
             Unwrap(sim::SimulatePipeline(*p.problem, placement, *parsed, microbatches));
-        py::dict out;
-        out["schedule"] = std::string(sim::PipelineScheduleName(r.schedule));
-        out["microbatches"] = r.microbatches;
-        out["makespan_s"] = r.makespan_s;
-        out["time_per_microbatch_s"] = r.time_per_microbatch_s;
-        out["bubble_fraction"] = r.bubble_fraction;
-        out["feasible"] = r.feasible;
-        out["reason"] = r.reason;
-        py::list stages;
-        for (const sim::PipelineStage& st : r.stages) {
-          py::dict s;
-          s["name"] = p.problem->c().device(st.device).name;
-          s["forward_s"] = st.forward_s;
-          s["backward_s"] = st.backward_s;
-          s["busy_s"] = st.busy_s;
-          s["peak_in_flight"] = st.peak_in_flight;
-          s["held_per_microbatch_bytes"] = st.held_per_microbatch_bytes;
-          s["peak_memory_bytes"] = st.peak_memory_bytes;
-          s["memory_capacity_bytes"] = st.memory_capacity_bytes;
-          stages.append(std::move(s));
-        }
-        out["stages"] = stages;
-        return out;
+        return FromJson(io::PipelineResultJson(*p.problem, r));
       },
       py::arg("problem"), py::arg("plan"), py::arg("schedule") = "1f1b",
       py::arg("microbatches") = 8);  // the command line's (and the stages file's) default

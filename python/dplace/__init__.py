@@ -80,7 +80,7 @@ def place_all(problem: Problem, placers: Union[str, Iterable[str], None] = None,
               time_limit: float = 0.0, total_time_limit: float = 0.0, evaluations: int = 0,
               start: Any = None, coarsen: int = 2000, robust: int = 0,
               robust_objective: str = "", robust_seed: int = 1,
-              robust_spread: float = 0.1) -> list:
+              robust_spread: float = 0.1, measure: Any = None) -> list:
     """Runs each placer (a name, a list, or None/"all": every placer of the objective).
 
     ``options`` are the command line's ``--opt`` values, ``{"mcmc.chains": 2}`` or
@@ -89,7 +89,11 @@ def place_all(problem: Problem, placers: Union[str, Iterable[str], None] = None,
     line's ``--total-time-limit`` shares it (the time left over the placers left); ``start`` is a plan the searches begin from (``--plan``); ``robust`` K judges
     every placement also on K seeded variants of the step model (``--robust``, with
     ``--robust-objective worst|median|qQ`` making the searches minimise that, ``--robust-seed``,
-    ``--robust-spread``; docs/fidelity.md): ``Result.robust`` then has the values. Returns one
+    ``--robust-spread``; docs/fidelity.md): ``Result.robust`` then has the values. ``measure``, a
+    callable taking a plan ({op name: device name}) and returning the seconds of a real step
+    (e.g. ``lambda plan: dplace.torch.measure(model, inputs, plan=plan, cluster=...)``), makes the
+    searches search by measured steps, each measurement one evaluation (docs/learned.md,
+    "Measured steps"); ``Result.measured`` is then the result's own measured step. Returns one
     :class:`Result` per placer, in order, each with the best lower bound any of them proved;
     :func:`deploy` picks the plan ``dplace place`` would write.
     """
@@ -101,7 +105,8 @@ def place_all(problem: Problem, placers: Union[str, Iterable[str], None] = None,
                              time_limit=time_limit, total_time_limit=total_time_limit,
                              evaluations=evaluations, start=start,
                              coarsen=coarsen, robust=robust, robust_objective=robust_objective,
-                             robust_seed=robust_seed, robust_spread=robust_spread)
+                             robust_seed=robust_seed, robust_spread=robust_spread,
+                             measure=measure)
 
 
 def place(problem: Problem, placer: str = "portfolio", **kwargs: Any) -> Result:

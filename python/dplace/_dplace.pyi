@@ -1,7 +1,7 @@
 """Type stubs of the extension dplace._dplace (the run service; see the dplace package)."""
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -116,6 +116,10 @@ class Result:
     def robust(self) -> Optional[Dict[str, Any]]:
         """With place_all(robust=K): the values on the K variants, their median, worst, the robust
         value and whether the placer searched by it (docs/formats.md, "robust"); else None."""
+    @property
+    def measured(self) -> Optional[float]:
+        """With place_all(measure=...): the measured seconds of the result's step (None where it
+        does not fit); else None."""
     def to_json(self) -> Dict[str, Any]: ...
 
 def load_graph(src: Union[PathLike, Mapping[str, Any]], *, training: bool = False,
@@ -132,13 +136,14 @@ def place_all(problem: Problem, placers: Optional[List[str]] = None, *, options:
               seed: int = 1, time_limit: float = 0.0, total_time_limit: float = 0.0,
               evaluations: int = 0, start: Optional[Plan] = None, coarsen: int = 2000, robust: int = 0,
               robust_objective: str = "", robust_seed: int = 1,
-              robust_spread: float = 0.1) -> List[Result]: ...
+              robust_spread: float = 0.1,
+              measure: Optional[Callable[[Dict[str, str]], float]] = None) -> List[Result]: ...
 def simulate(problem: Problem, plan: Plan) -> Result:
     """Judges a plan by the problem's objective (placer "plan")."""
 def pipeline(problem: Problem, plan: Plan, schedule: str = "1f1b",
              microbatches: int = 8) -> Dict[str, Any]:
-    """GPipe or 1F1B over the plan's stages: makespan_s, time_per_microbatch_s, bubble_fraction,
-    feasible, reason, stages."""
+    """A schedule (gpipe, 1f1b, zb-h1, zb-h2) over the plan's stages: schedule, microbatches,
+    makespan_s, time_per_microbatch_s, bubble_fraction, feasible, reason (when not), stages."""
 def deploy(problem: Problem, results: Sequence[Result], tolerance: float = 0.01) -> Tuple[Result, List[str]]:
     """The plan `dplace place` writes (the tolerance rule) and the lines to read about the choice."""
 def fit_report(problem: Problem, batch: int = 0, plan: Optional[Plan] = None) -> List[str]:

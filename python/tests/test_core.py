@@ -195,6 +195,34 @@ def test_robust_judgement_as_the_cli():
         dplace.place(p, "m_etf", robust=65)
 
 
+def test_a_measured_search_searches_by_the_measure_it_is_given():
+    """measure=: every evaluation of the search is a call of the function (here a stand-in that
+    prefers every op on gpu1); the result is measured once more; errors are the function's."""
+    p = dplace.load_problem(TOY, "k80x4")
+    calls = []
+
+    def measure(plan):
+        calls.append(dict(plan))
+        return 1.0 + sum(d != "gpu1" for d in plan.values())
+
+    r = dplace.place(p, "mcmc", evaluations=400, measure=measure)
+    assert r.measured == 1.0 and set(r.placement.values()) == {"gpu1"}
+    assert set(calls[0]) == {"a", "b", "c", "d"} and len(calls) >= r.evaluations // 2
+    assert r.to_json()["measured_s"] == 1.0
+    assert dplace.place(p, "mcmc", evaluations=400, measure=measure).placement == r.placement
+    assert dplace.place(p, "m_etf").measured is None
+
+    def broken(plan):
+        raise RuntimeError("CUDA out of memory")
+
+    with pytest.raises(dplace.Error, match="measure: .*CUDA out of memory"):
+        dplace.place(p, "mcmc", evaluations=50, measure=broken)
+    with pytest.raises(dplace.Error, match="measure: must return a number"):
+        dplace.place(p, "mcmc", evaluations=50, measure=lambda plan: "fast")
+    with pytest.raises(dplace.Error, match="measure: must be a callable"):
+        dplace.place(p, "mcmc", evaluations=50, measure=3)
+
+
 @pytest.mark.parametrize("placers", ["mcmc", "local_search,portfolio", "placeto"])
 def test_ctrl_c_stops_place_all_at_once(placers):
     """SIGINT while the core searches on a 20-s limit: KeyboardInterrupt within a second."""

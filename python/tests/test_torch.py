@@ -238,6 +238,24 @@ def test_measure_times_real_steps():
     assert dt.measure(model, x, plan=plan, cluster=TWO_CPUS, warmup=1, repeat=3) > 0
 
 
+def test_a_search_by_measured_steps_runs_the_model_it_places():
+    """place(measure=dt.measure(...)): mcmc on real steps of the model placed over two CPUs (each
+    tensor that crosses copied), its result measured once more."""
+    model, x = net()
+    problem = dplace.load_problem(dt.from_module(model, x), TWO_CPUS)
+    runs = []
+
+    def measure(plan):
+        runs.append(plan)
+        return dt.measure(model, x, plan=plan, cluster=TWO_CPUS, emulate_transfers=True,
+                          warmup=1, repeat=2)
+
+    r = dplace.place(problem, "mcmc", evaluations=12, measure=measure)
+    assert r.feasible and 0 < r.measured < 1
+    assert 1 < len(runs) <= r.evaluations + 1
+    assert {d for plan in runs for d in plan.values()} <= {"cpu0", "cpu1"}
+
+
 def test_check_compares_predicted_and_measured():
     model, x = net()
     check = dt.check(model, x, warmup=1, repeat=3)

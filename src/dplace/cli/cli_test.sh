@@ -162,7 +162,7 @@ section_onnx() {
     --graph "$ONNX" --cluster k80x4 --objective throughput --export device_map=x.json
   expect_bad_input runtime_unknown "--runtime: 'async' is not executor or eager" place \
     --graph "$ONNX" --cluster k80x4 --runtime async
-  expect_bad_input schedule_bad "--schedule: 'gpipe:0' is not 1f1b or gpipe" place \
+  expect_bad_input schedule_bad "--schedule: 'gpipe:0' is not gpipe, 1f1b, zb-h1 or zb-h2" place \
     --graph "$ONNX" --cluster k80x4 --schedule gpipe:0
   expect_bad_input option_cycle "its own start or member (mcmc -> local_search -> mcmc)" place \
     --graph "$ONNX" --cluster k80x4 --placer mcmc --opt mcmc.start=local_search \

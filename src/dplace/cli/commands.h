@@ -42,7 +42,7 @@ struct SimulateFlags {
   ProblemFlags problem;
   std::string plan;
   std::string trace;
-  std::string pipeline;  // gpipe | 1f1b: simulate that schedule instead of one step
+  std::string pipeline;  // a schedule (sim/schedules.h): simulate it instead of one step
   int microbatches = 8;
   std::string step_model;  // simulate under this model (sim::ParseVariantSpec); empty: the default
   RobustFlags robust;      // also judge the plan on variants (no objective: nothing searches)

@@ -61,11 +61,13 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "running a device map under accelerate: ops in program order, whole modules, "
                   "inputs moved at a module's entry); --export device_map implies eager");
   cmd->add_option("--schedule", flags->schedule,
-                  "pipeline schedule of a training step's stages: 1f1b (default) or gpipe, "
+                  "pipeline schedule of a training step's stages: 1f1b (default), gpipe, zb-h1 "
+                  "or zb-h2 (zero bubble: weight gradients apart, filling the bubbles), "
                   "optionally :MICROBATCHES (default 8): how many micro-batches a stage holds "
-                  "(1F1B: one per stage from it to the last; GPipe: all) in the throughput "
-                  "objective's and the exact placers' memory check, the pipeline objective and "
-                  "the stages file's run");
+                  "(1F1B: one per stage from it to the last; GPipe: all; ZB-H1: as many as "
+                  "stages; ZB-H2: twice as many less one) in the throughput objective's and the "
+                  "exact placers' memory check, the pipeline objective and the stages file's "
+                  "run");
   // One word, split here: CLI11 drops empty names and, given none, reads the next flag as one.
   cmd->add_option_function<std::string>(
       "--devices",
@@ -235,7 +237,8 @@ int main(int argc, char** argv) {
       ->required();
   sim_cmd->add_option("--trace", simulate.trace, "write a Chrome trace of the step");
   sim_cmd->add_option("--pipeline", simulate.pipeline,
-                      "simulate a pipeline schedule of the plan's stages: gpipe or 1f1b");
+                      "simulate a pipeline schedule of the plan's stages: gpipe, 1f1b, zb-h1 "
+                      "or zb-h2");
   sim_cmd->add_option("--microbatches", simulate.microbatches, "micro-batches for --pipeline")
       ->capture_default_str();
   sim_cmd->add_option("--step-model", simulate.step_model,

@@ -15,7 +15,10 @@ namespace {
 Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
                    const sim::Placement& placement) {
   auto schedule = sim::ParsePipelineSchedule(flags.pipeline);
-  if (!schedule) return InvalidInput("--pipeline: '" + flags.pipeline + "' is not gpipe or 1f1b");
+  if (!schedule) {
+    return InvalidInput("--pipeline: '" + flags.pipeline + "' is not " +
+                        sim::PipelineScheduleNames());
+  }
   DPLACE_ASSIGN_OR_RETURN(sim::PipelineResult r,
                           sim::SimulatePipeline(problem, placement, *schedule, flags.microbatches));
   if (!flags.trace.empty()) {
@@ -23,18 +26,7 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
         WriteFileAtomically(flags.trace, report::PipelineTrace(problem, r).dump() + "\n"));
   }
   if (flags.json) {
-    Json stages = Json::array();
-    for (const sim::PipelineStage& st : r.stages)
-      stages.push_back(io::PipelineStageJson(problem, st));
-    Json out = {{"schedule", sim::PipelineScheduleName(r.schedule)},
-                {"microbatches", r.microbatches},
-                {"makespan_s", r.makespan_s},
-                {"time_per_microbatch_s", r.time_per_microbatch_s},
-                {"bubble_fraction", r.bubble_fraction},
-                {"feasible", r.feasible},
-                {"stages", stages}};
-    if (!r.feasible) out["reason"] = r.reason;
-    PrintJson(out);
+    PrintJson(io::PipelineResultJson(problem, r));
     return OkStatus();
   }
   std::cout << sim::PipelineScheduleName(r.schedule) << ", " << r.microbatches
@@ -42,9 +34,13 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
             << " per micro-batch, bubble " << 100 * r.bubble_fraction << "%\n";
   for (const sim::PipelineStage& st : r.stages) {
     std::cout << "  " << problem.c().device(st.device).name << ": forward " << st.forward_s
-              << ", backward " << st.backward_s << ", busy " << st.busy_s << ", in flight "
-              << st.peak_in_flight << " x " << FormatBytes(st.held_per_microbatch_bytes)
-              << ", peak memory " << FormatBytes(st.peak_memory_bytes) << "\n";
+              << ", backward " << st.backward_s
+              << (st.weight_s > 0 && sim::RowOf(r.schedule).splits_backward
+                      ? " (weight gradients " + std::to_string(st.weight_s) + ")"
+                      : std::string())
+              << ", busy " << st.busy_s << ", in flight " << st.peak_in_flight << " x "
+              << FormatBytes(st.held_per_microbatch_bytes) << ", peak memory "
+              << FormatBytes(st.peak_memory_bytes) << "\n";
   }
   if (!r.feasible) std::cout << "infeasible: " << r.reason << "\n";
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";

@@ -61,6 +61,11 @@ struct Op {
   // from), so 2, 1 or 0; another op 1 when an input needs a gradient, else 0. Negative: unknown
   // (importers that cannot tell), taken as 2 for an op with parameters, else 1.
   double backward_factor = -1;
+  // A backward op: the share of its work that computes weight gradients (the rest computes the
+  // gradients of its inputs). Zero-bubble pipeline schedules run the two apart (pipeline_sim.h).
+  // The training expansion sets it: for an op with parameters, one of its backward GEMMs of
+  // `backward_factor` (all of its work where no input needs a gradient); else 0.
+  double weight_gradient_share = 0;
   // Names of the parameters the op holds, as the model names them (ONNX initializers exported
   // from PyTorch are state_dict keys: "layer1.0.conv1.weight"); empty when the format has none.
   std::vector<std::string> parameters;

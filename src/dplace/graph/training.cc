@@ -65,6 +65,7 @@ StatusOr<Graph> ExpandTraining(const Graph& g, const TrainingOptions& options) {
     op.param_bytes = fwd.param_bytes;  // the weight gradient, held for the step
     op.scratch_bytes = fwd.scratch_bytes;
     op.saves_output = false;
+    op.weight_gradient_share = has_params && factor > 0 ? std::min(1.0, 1 / factor) : 0;
     for (const auto& [kind, seconds] : fwd.time_s) op.time_s.emplace_back(kind, factor * seconds);
     op.device_kinds = fwd.device_kinds;
     op.colocation = options.colocate ? group_of[f] : kNoGroup;

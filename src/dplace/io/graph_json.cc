@@ -57,11 +57,26 @@ StatusOr<graph::TensorSpec> ReadOutput(const JsonNode& e, const OpIds& ids) {
 StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder, const OpIds& ids,
                            std::vector<graph::TensorSpec>* outputs) {
   graph::Op op;
-  DPLACE_RETURN_IF_ERROR(
-      node.OnlyKeys({"name", "type", "kind", "time_s", "flops", "bytes_accessed", "param_bytes",
-                     "scratch_bytes", "saved_bytes", "saved_bytes_cpu", "saves_output",
-                     "backward_factor", "outputs", "transfer_time_s", "colocation", "device_kinds",
-                     "source_id", "parameters", "shared_parameters"}));
+  DPLACE_RETURN_IF_ERROR(node.OnlyKeys({"name",
+                                        "type",
+                                        "kind",
+                                        "time_s",
+                                        "flops",
+                                        "bytes_accessed",
+                                        "param_bytes",
+                                        "scratch_bytes",
+                                        "saved_bytes",
+                                        "saved_bytes_cpu",
+                                        "saves_output",
+                                        "backward_factor",
+                                        "weight_gradient_share",
+                                        "outputs",
+                                        "transfer_time_s",
+                                        "colocation",
+                                        "device_kinds",
+                                        "source_id",
+                                        "parameters",
+                                        "shared_parameters"}));
   DPLACE_ASSIGN_OR_RETURN(JsonNode name, node.Field("name"));
   DPLACE_ASSIGN_OR_RETURN(op.name, name.String());
   if (op.name.empty()) return name.Error("must not be empty");
@@ -92,6 +107,10 @@ StatusOr<graph::Op> ReadOp(const JsonNode& node, graph::GraphBuilder& builder, c
   }
   if (auto factor = node.OptionalField("backward_factor")) {
     DPLACE_ASSIGN_OR_RETURN(op.backward_factor, factor->NonNegativeNumber());
+  }
+  if (auto share = node.OptionalField("weight_gradient_share")) {
+    DPLACE_ASSIGN_OR_RETURN(op.weight_gradient_share, share->NonNegativeNumber());
+    if (op.weight_gradient_share > 1) return share->Error("must be a share from 0 to 1");
   }
   if (auto outs = node.OptionalField("outputs")) {
     DPLACE_ASSIGN_OR_RETURN(auto elements, outs->Elements());
@@ -201,6 +220,7 @@ Json WriteDplaceGraph(const graph::Graph& g) {
     if (!op.saves_output && op.kind == graph::OpKind::kForward) j["saves_output"] = false;
     if (op.backward_factor >= 0 && op.kind == graph::OpKind::kForward)
       j["backward_factor"] = op.backward_factor;
+    if (op.weight_gradient_share > 0) j["weight_gradient_share"] = op.weight_gradient_share;
     Json outs = Json::array();
     for (int32_t k = 0; k < op.num_outputs; ++k) {
       const graph::Tensor& t = g.tensor(op.first_output + k);

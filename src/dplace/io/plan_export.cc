@@ -162,17 +162,32 @@ Json PipelineStageJson(const sim::Problem& p, const sim::PipelineStage& st) {
       {"name", p.c().device(st.device).name},
       {"forward_s", st.forward_s},
       {"backward_s", st.backward_s},
+      {"weight_s", st.weight_s},
       {"busy_s", st.busy_s},
       {"peak_in_flight", st.peak_in_flight},
       {"held_per_microbatch_bytes", st.held_per_microbatch_bytes},
+      {"held_for_weight_bytes", st.held_for_weight_bytes},
       {"peak_memory_bytes", st.peak_memory_bytes},
       {"memory_capacity_bytes",
        std::isfinite(st.memory_capacity_bytes) ? Json(st.memory_capacity_bytes) : Json(nullptr)}};
 }
 
+Json PipelineResultJson(const sim::Problem& p, const sim::PipelineResult& r) {
+  Json stages = Json::array();
+  for (const sim::PipelineStage& st : r.stages) stages.push_back(PipelineStageJson(p, st));
+  Json out = {{"schedule", sim::PipelineScheduleName(r.schedule)},
+              {"microbatches", r.microbatches},
+              {"makespan_s", r.makespan_s},
+              {"time_per_microbatch_s", r.time_per_microbatch_s},
+              {"bubble_fraction", r.bubble_fraction},
+              {"feasible", r.feasible},
+              {"stages", stages}};
+  if (!r.feasible) out["reason"] = r.reason;
+  return out;
+}
+
 StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement) {
   const int microbatches = p.microbatches;
-  const bool gpipe = p.stage_memory == sim::Problem::StageMemory::kGPipe;
   const graph::Graph& g = p.g();
   struct Stage {
     sim::DeviceId device;
@@ -266,19 +281,9 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
            {"split_modules", split_modules}};
   // The split as its pipeline runs it: its schedule over `microbatches`, its time and each stage's
   // memory.
-  auto run = sim::SimulatePipeline(
-      p, placement, gpipe ? sim::PipelineSchedule::kGPipe : sim::PipelineSchedule::k1F1B,
-      microbatches);
+  auto run = sim::SimulatePipeline(p, placement, p.schedule, microbatches);
   if (run.ok()) {
-    Json per_stage = Json::array();
-    for (const sim::PipelineStage& st : run->stages) per_stage.push_back(PipelineStageJson(p, st));
-    out["pipeline"] = {{"schedule", gpipe ? "gpipe" : "1f1b"},
-                       {"microbatches", microbatches},
-                       {"time_per_microbatch_s", run->time_per_microbatch_s},
-                       {"bubble_fraction", run->bubble_fraction},
-                       {"feasible", run->feasible},
-                       {"stages", per_stage}};
-    if (!run->feasible) out["pipeline"]["reason"] = run->reason;
+    out["pipeline"] = PipelineResultJson(p, *run);
     out["feasible"] = run->feasible;
   } else {
     out["feasible"] = false;

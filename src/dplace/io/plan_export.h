@@ -50,6 +50,9 @@ Json DeviceMapJson(const sim::Problem& problem, const sim::Placement& placement)
 // micro-batches in flight at its peak, what it holds per micro-batch, its peak and its capacity
 // (null: unlimited).
 Json PipelineStageJson(const sim::Problem& problem, const sim::PipelineStage& stage);
+// A simulated pipeline: its schedule, time, bubble, feasibility (with the reason when not) and
+// stages (PipelineStageJson), as `simulate --pipeline --json`, the stages file and Python give it.
+Json PipelineResultJson(const sim::Problem& problem, const sim::PipelineResult& result);
 
 // The pipeline run is the problem's schedule (GPipe when its stage memory is GPipe's, else 1F1B)
 // over its micro-batches (Problem::microbatches). InvalidInput when the placement is not a

@@ -266,8 +266,11 @@ TEST(McmcTest, GuidedByTheMoveScorerItIsDeterministicAndImprovesOnItsStart) {
   auto a = from_model(bundled), b = from_model(bundled);
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->placement, b->placement);
-  const auto missing = from_model(bundled + ".missing");
+  // A missing model fails with the options, naming the file.
+  const auto missing =
+      MakePlacer("mcmc", {{"mcmc", {{"guide", "learned"}, {"guide_model", bundled + ".missing"}}}});
   ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidInput);
   EXPECT_NE(std::string(missing.status().message()).find("move_scorer.txt.missing"),
             std::string::npos);
 }
@@ -322,7 +325,8 @@ TEST(LocalSearchTest, GuidedByTheMoveScorerItIsDeterministicAndImprovesOnItsStar
     const auto evaluator = sim::testing::EvaluatorOf(p);
     EXPECT_LT(evaluator->Evaluate(a->placement).value, evaluator->Evaluate(one_gpu).value);
     if (guide == "learned") {
-      const auto missing = place(bundled + ".missing");
+      const auto missing = MakePlacer(
+          "local_search", {{"local_search", {{"guide", guide}, {"guide_model", bundled + ".x"}}}});
       ASSERT_FALSE(missing.ok());
       EXPECT_NE(std::string(missing.status().message()).find("local_search.guide_model"),
                 std::string::npos);

@@ -96,8 +96,8 @@ Json PipelineTrace(const sim::Problem& problem, const sim::PipelineResult& resul
   }
   for (const sim::PipelineTask& t : result.tasks) {
     events.push_back({{"ph", "X"},
-                      {"cat", t.backward ? "backward" : "forward"},
-                      {"name", (t.backward ? "B" : "F") + std::to_string(t.microbatch)},
+                      {"cat", t.kind == sim::TaskKind::kForward ? "forward" : "backward"},
+                      {"name", static_cast<char>(t.kind) + std::to_string(t.microbatch)},
                       {"pid", Pid(t.device)},
                       {"tid", 0},
                       {"ts", t.start_s * kMicros},

@@ -45,6 +45,7 @@ Json ResultJson(const sim::Problem& problem, const PlacerResult& result, double 
   if (!result.note.empty()) out["note"] = result.note;
   if (!result.options.empty()) out["options"] = result.options;
   if (result.robust) out["robust"] = RobustJson(*result.robust, result.robust_optimised);
+  if (result.measured_s) out["measured_s"] = *result.measured_s;
   return out;
 }
 

@@ -122,26 +122,25 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
   const bool training =
       std::any_of(loaded.graph->ops().begin(), loaded.graph->ops().end(),
                   [](const graph::Op& op) { return op.kind == graph::OpKind::kBackward; });
-  bool gpipe = false;
   if (!schedule.empty()) {
     const size_t colon = schedule.find(':');
     const std::string kind = schedule.substr(0, colon);
     char* end = nullptr;
     const long m =
         colon == std::string::npos ? 8 : std::strtol(schedule.c_str() + colon + 1, &end, 10);
-    if ((kind != "1f1b" && kind != "gpipe") ||
+    const auto parsed = sim::ParsePipelineSchedule(kind);
+    if (!parsed ||
         (colon != std::string::npos &&
          (end == nullptr || *end != '\0' || colon + 1 == schedule.size())) ||
         m < 1 || m > 4096) {
-      return InvalidInput("schedule: '" + schedule +
-                          "' is not 1f1b or gpipe, optionally :MICROBATCHES (1 to 4096)");
+      return InvalidInput("schedule: '" + schedule + "' is not " + sim::PipelineScheduleNames() +
+                          ", optionally :MICROBATCHES (1 to 4096)");
     }
-    gpipe = kind == "gpipe";
+    problem->schedule = *parsed;
     problem->microbatches = static_cast<int>(m);
   }
   if (training && loaded.format != io::GraphFormat::kPaper) {
-    problem->stage_memory =
-        gpipe ? sim::Problem::StageMemory::kGPipe : sim::Problem::StageMemory::k1F1B;
+    problem->stage_memory = sim::Problem::StageMemory::kSchedule;
   }
   problem->times_in_seconds = loaded.format != io::GraphFormat::kPaper;
   if (runtime == "eager") {

@@ -37,7 +37,8 @@ struct ProblemSpec {
                           // else step
   std::string runtime;    // objective step: executor | eager (sim::Issue); empty: executor
   // The pipeline schedule a stage's memory is counted by (training steps dplace expands) and the
-  // stages file runs: 1f1b | gpipe, optionally :MICROBATCHES (1 to 4096, default 8); empty: 1f1b:8.
+  // stages file runs: a schedule (sim/schedules.h), optionally :MICROBATCHES (1 to 4096, default
+  // 8); empty: 1f1b:8.
   std::string schedule;
 };
 

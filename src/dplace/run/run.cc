@@ -26,6 +26,9 @@ Status CheckLimits(const RunRequest& request, double total_time_limit_s) {
   if (request.robust.count > 0 || request.optimise_robust) {
     DPLACE_RETURN_IF_ERROR(sim::CheckRobustOptions(request.robust));
   }
+  if (request.measure != nullptr && request.optimise_robust) {
+    return InvalidInput("measure: a measured search cannot also search by the robust objective");
+  }
   return OkStatus();
 }
 
@@ -70,6 +73,13 @@ StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
       evaluator = robust->Fork();
     }
   }
+  if (request.measure != nullptr) {
+    // The simulation's bound does not hold for measured steps (a search would stop at it).
+    auto copy = std::make_shared<sim::Problem>(*shared);
+    copy->lower_bound = 0;
+    placed_problem = std::move(copy);
+    evaluator = std::make_unique<sim::MeasuredEvaluator>(shared, request.measure);
+  }
   const sim::Problem& problem = *placed_problem;
   const place::PlaceRequest place_request{.evaluator = evaluator.get(),
                                           .seed = request.seed,
@@ -93,6 +103,12 @@ StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
   if (robust != nullptr) {
     result.robust = robust->Judge(result.placement);
     result.robust_optimised = request.optimise_robust;
+  }
+  if (request.measure != nullptr) {
+    DPLACE_RETURN_IF_ERROR(request.measure->first_error());
+    if (result.evaluation.feasible) {
+      DPLACE_ASSIGN_OR_RETURN(result.measured_s, (*request.measure)(result.placement));
+    }
   }
   for (const auto& [placer, values] : request.options) {
     for (const auto& [key, value] : values) {

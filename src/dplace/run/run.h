@@ -16,6 +16,7 @@
 #include "dplace/base/status.h"
 #include "dplace/registry/registry.h"
 #include "dplace/sim/evaluation.h"
+#include "dplace/sim/measured_evaluator.h"
 #include "dplace/sim/problem.h"
 #include "dplace/sim/robust_evaluator.h"
 
@@ -35,6 +36,10 @@ struct RunRequest {
   // coarsened are searched coarse on the problem itself and refined on the robust value.
   sim::RobustOptions robust;
   bool optimise_robust = false;
+  // Search by measured steps (sim/measured_evaluator.h): the placer's evaluator measures each
+  // placement, and the result's placement is measured once more (PlacerResult::measured_s). Not
+  // with optimise_robust. Null: by the simulation.
+  std::shared_ptr<const sim::Measurer> measure;
 };
 
 // A judged placement: what every report prints.
@@ -53,6 +58,9 @@ struct PlacerResult {
   // placer searched by it.
   std::optional<sim::RobustJudgement> robust;
   bool robust_optimised = false;
+  // With RunRequest::measure: the measured seconds of a step of the placement (none where it
+  // does not fit, so was not run).
+  std::optional<double> measured_s;
 };
 
 // A request checked before anything runs, with its placers made: each placement uses the placer

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <limits>
 
+#include "dplace/graph/synthetic.h"
 #include "dplace/io/load.h"
 #include "dplace/registry/registry.h"
 #include "dplace/run/load.h"
@@ -44,6 +46,50 @@ TEST(RunTest, PlacesJudgesAndRecordsTheOptions) {
                                   .limits = {.evaluations = 500}});
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->placement, r->placement);
+}
+
+TEST(RunTest, AMeasuredSearchSearchesByTheMeasureAndMeasuresItsResult) {
+  // A fake measure that prefers every op on the last GPU: 1 s plus 1 s per op elsewhere, which
+  // the simulation (and its lower bound) knows nothing of.
+  auto g = std::make_shared<const graph::Graph>(
+      graph::MakeLayeredGraph({.num_ops = 60, .width = 4, .seed = 2}));
+  const auto problem = std::make_shared<const sim::Problem>(
+      std::move(sim::MakeProblem(g, *io::LoadCluster("k80x4"), sim::Objective::kStep,
+                                 cost::RooflineCostModel()))
+          .value());
+  const sim::DeviceId last(problem->num_devices() - 2);  // the last GPU (the CPU is last)
+  std::atomic<int> calls = 0;
+  auto measure = std::make_shared<const sim::Measurer>(
+      [&calls, last](const sim::Placement& p) -> StatusOr<double> {
+        ++calls;
+        double s = 1;
+        for (sim::DeviceId d : p) s += d != last ? 1 : 0;
+        return s;
+      });
+  const RunRequest request = {
+      .placer = "mcmc", .seed = 3, .limits = {.evaluations = 3000}, .measure = measure};
+  auto r = run::Run(problem, request);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->measured_s.has_value());
+  EXPECT_EQ(*r->measured_s, 1);          // every op moved to the last GPU: the measure's optimum
+  EXPECT_LE(r->evaluations, 3000 + 8);   // as searches keep budgets: a chain's last move over
+  EXPECT_GE(calls, r->evaluations / 2);  // the search's evaluations were measurements
+  // Same seed, same placement.
+  auto again = run::Run(problem, request);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->placement, r->placement);
+  // A measure that fails fails the run with its message; with the robust search it is refused.
+  auto failing = std::make_shared<const sim::Measurer>(
+      [](const sim::Placement&) -> StatusOr<double> { return InvalidInput("measure: no GPU"); });
+  auto bad =
+      run::Run(problem, {.placer = "mcmc", .limits = {.evaluations = 20}, .measure = failing});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("measure: no GPU"), std::string::npos);
+  auto both = run::Run(
+      problem,
+      {.placer = "mcmc", .robust = {.count = 2}, .optimise_robust = true, .measure = measure});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(std::string(both.status().message()).find("measure"), std::string::npos);
 }
 
 TEST(RunTest, AProvenBoundRaisesTheRunsBound) {

@@ -1,7 +1,9 @@
 #include "dplace/sim/pipeline_sim.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "dplace/base/units.h"
@@ -10,21 +12,12 @@
 
 namespace dplace::sim {
 
-std::optional<PipelineSchedule> ParsePipelineSchedule(std::string_view name) {
-  if (name == "gpipe") return PipelineSchedule::kGPipe;
-  if (name == "1f1b") return PipelineSchedule::k1F1B;
-  return std::nullopt;
-}
-
-std::string_view PipelineScheduleName(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::kGPipe ? "gpipe" : "1f1b";
-}
-
 namespace {
 
 bool IsForward(const graph::Op& op) { return op.kind == graph::OpKind::kForward; }
 
-// The order in which stage `s` of `num_stages` runs its tasks: (micro-batch, backward?).
+// The order in which stage `s` of `num_stages` runs its F and B (or I) tasks: (micro-batch,
+// backward?).
 std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int s, int num_stages,
                                              int m, bool training) {
   std::vector<std::pair<int, bool>> order;
@@ -37,7 +30,8 @@ std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int s, i
     for (int i = m - 1; i >= 0; --i) order.emplace_back(i, true);
     return order;
   }
-  const int warmup = std::min(num_stages - 1 - s, m);
+  const int depth = num_stages - 1 - s;
+  const int warmup = std::min(schedule == PipelineSchedule::kZBH2 ? 2 * depth : depth, m);
   int next_f = 0, next_b = 0;
   for (; next_f < warmup; ++next_f) order.emplace_back(next_f, false);
   while (next_f < m) {
@@ -46,6 +40,18 @@ std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int s, i
   }
   while (next_b < m) order.emplace_back(next_b++, true);
   return order;
+}
+
+// W tasks stage `s` lets wait before it runs one ahead of its next F or I: what the schedule's
+// memory formula allows (ZB-H1 (S-s) M_B + s M_W, ZB-H2 (2S-2s-1) M_B + 2s M_W on stage s).
+size_t WeightAllowance(PipelineSchedule schedule, int s) {
+  return static_cast<size_t>(schedule == PipelineSchedule::kZBH2 ? 2 * s : s);
+}
+
+// A task's phase: 0 forward, 1 backward or input gradients, 2 weight gradients (split only).
+int Phase(const graph::Op& op, bool split) {
+  if (op.kind == graph::OpKind::kForward) return 0;
+  return split && op.kind == graph::OpKind::kUpdate ? 2 : 1;
 }
 
 // Inference: every forward output of the device's ops, per micro-batch (what is alive at once is
@@ -168,6 +174,32 @@ IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& 
   return bytes;
 }
 
+IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placement& placement) {
+  const graph::Graph& g = p.g();
+  auto cpu = [&](DeviceId d) { return p.c().device(d).kind == "cpu"; };
+  // (holder, tensor, whether sized as a CPU holds it)
+  std::vector<std::tuple<DeviceId, graph::TensorId, bool>> held;
+  for (OpId op{0}; op < p.num_ops(); ++op) {
+    const graph::Op& o = g.op(op);
+    if (o.kind != graph::OpKind::kBackward || o.weight_gradient_share <= 0) continue;
+    const DeviceId d = placement[op];
+    for (graph::TensorId t : g.Inputs(op)) {
+      const OpId producer = g.tensor(t).producer;
+      if (IsForward(g.op(producer))) {
+        const graph::TensorId root = g.StorageOf(t);
+        if (root >= 0) held.emplace_back(d, root, cpu(placement[producer]));
+      } else {
+        held.emplace_back(d, t, cpu(placement[producer]));  // a gradient it reads
+      }
+    }
+  }
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  IdVector<DeviceId, double> bytes(p.c().devices().size(), 0);
+  for (const auto& [d, t, on_cpu] : held) bytes[d] += g.tensor(t).BytesOn(on_cpu);
+  return bytes;
+}
+
 StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& placement,
                                           PipelineSchedule schedule, int microbatches) {
   if (microbatches < 1) {
@@ -191,31 +223,37 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   bool training = false;
   for (OpId op{0}; op < p.num_ops(); ++op) {
     const DeviceId d = placement[op];
-    const auto s = static_cast<size_t>(stage_of[d]);
+    PipelineStage& stage = r.stages[static_cast<size_t>(stage_of[d])];
     const graph::Op& o = g.op(op);
-    (IsForward(o) ? r.stages[s].forward_s : r.stages[s].backward_s) += p.costs.OpTime(op, d);
+    const double seconds = p.costs.OpTime(op, d);
+    (IsForward(o) ? stage.forward_s : stage.backward_s) += seconds;
+    if (o.kind == graph::OpKind::kUpdate) stage.weight_s += seconds;
+    if (o.kind == graph::OpKind::kBackward) stage.weight_s += o.weight_gradient_share * seconds;
     training = training || !IsForward(o);
-    resident[s] += o.param_bytes + o.scratch_bytes;
+    resident[static_cast<size_t>(stage_of[d])] += o.param_bytes + o.scratch_bytes;
   }
+  const bool split = training && RowOf(schedule).splits_backward;
   const IdVector<DeviceId, double> per_microbatch =
       training ? HeldPerMicrobatch(p, placement)
                : ForwardOutputsPerDevice(g, placement, p.num_devices());
-  // delay[(from stage, from backward?, to stage, to backward?)] = Σ transfer time of crossing
-  // tensors.
-  std::map<std::tuple<int, bool, int, bool>, double> delay;
+  const IdVector<DeviceId, double> for_weights =
+      split ? HeldForWeightGradients(p, placement)
+            : IdVector<DeviceId, double>(p.c().devices().size(), 0);
+  // delay[(from stage, from phase, to stage, to phase)] = Σ transfer time of crossing tensors.
+  std::map<std::tuple<int, int, int, int>, double> delay;
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const OpId producer = g.tensor(t).producer;
     if (Replicable(g, producer)) continue;
     const DeviceId src = placement[producer];
-    std::vector<std::pair<DeviceId, bool>> seen;
+    std::vector<std::pair<DeviceId, int>> seen;
     for (OpId c : g.Consumers(t)) {
       const DeviceId dst = placement[c];
-      const bool phase = !IsForward(g.op(c));
+      const int phase = Phase(g.op(c), split);
       if (dst == src || Replicable(g, c) ||
           std::find(seen.begin(), seen.end(), std::make_pair(dst, phase)) != seen.end())
         continue;
       seen.emplace_back(dst, phase);
-      delay[{stage_of[src], !IsForward(g.op(producer)), stage_of[dst], phase}] +=
+      delay[{stage_of[src], Phase(g.op(producer), split), stage_of[dst], phase}] +=
           cost::TransferTime(g.tensor(t), p.c().LinkBetween(src, dst));
     }
   }
@@ -225,48 +263,76 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   std::vector<std::vector<std::pair<int, bool>>> order(static_cast<size_t>(num_stages));
   for (int s = 0; s < num_stages; ++s)
     order[static_cast<size_t>(s)] = StageOrder(schedule, s, num_stages, microbatches, training);
-  // (stage, micro-batch, backward) -> start and end times.
-  std::map<std::tuple<int, int, bool>, double> start, end;
+  // (stage, micro-batch, phase) -> start and end times.
+  std::map<std::tuple<int, int, int>, double> start, end;
   std::vector<size_t> next(static_cast<size_t>(num_stages), 0);
   std::vector<double> free_at(static_cast<size_t>(num_stages), 0);
-  size_t remaining = 0;
+  std::vector<std::deque<int>> waiting(static_cast<size_t>(num_stages));  // I done, W not
+  size_t remaining = split ? static_cast<size_t>(num_stages * microbatches) : 0;
   for (const auto& o : order) remaining += o.size();
+  // When stage s could start its task of micro-batch m in `phase`: null while an input is unknown.
+  auto ready_at = [&](int s, int m, int phase) -> std::optional<double> {
+    double ready = free_at[static_cast<size_t>(s)];
+    if (phase > 0) {  // after the stage's own previous phase of m
+      auto own = end.find({s, m, phase - 1});
+      if (own == end.end()) return std::nullopt;
+      ready = std::max(ready, own->second);
+    }
+    for (const auto& [edge, seconds] : delay) {
+      const auto [from, from_phase, to, to_phase] = edge;
+      if (to != s || to_phase != phase) continue;
+      auto it = end.find({from, m, from_phase});
+      if (it == end.end()) return std::nullopt;
+      ready = std::max(ready, it->second + seconds);
+    }
+    return ready;
+  };
+  auto settle = [&](int s, int m, int phase, double at) {
+    PipelineStage& stage = r.stages[static_cast<size_t>(s)];
+    const double duration = phase == 0   ? stage.forward_s
+                            : phase == 2 ? stage.weight_s
+                            : split      ? stage.backward_s - stage.weight_s
+                                         : stage.backward_s;
+    start[{s, m, phase}] = at;
+    end[{s, m, phase}] = at + duration;
+    free_at[static_cast<size_t>(s)] = at + duration;
+    stage.busy_s += duration;
+    const TaskKind kind = phase == 0   ? TaskKind::kForward
+                          : phase == 2 ? TaskKind::kWeight
+                          : split      ? TaskKind::kInput
+                                       : TaskKind::kBackward;
+    r.tasks.push_back({stage_devices[static_cast<size_t>(s)], m, kind, at, at + duration});
+    --remaining;
+  };
   while (remaining > 0) {
     bool progress = false;
     for (int s = 0; s < num_stages; ++s) {
       auto& k = next[static_cast<size_t>(s)];
-      if (k == order[static_cast<size_t>(s)].size()) continue;
-      const auto [m, backward] = order[static_cast<size_t>(s)][k];
-      double ready = free_at[static_cast<size_t>(s)];
-      bool inputs_known = true;
-      if (backward) {
-        auto own = end.find({s, m, false});
-        if (own == end.end())
-          inputs_known = false;
-        else
-          ready = std::max(ready, own->second);
+      auto& wait = waiting[static_cast<size_t>(s)];
+      const bool more = k < order[static_cast<size_t>(s)].size();
+      std::optional<double> main;
+      if (more) {
+        const auto [m, backward] = order[static_cast<size_t>(s)][k];
+        main = ready_at(s, m, backward ? 1 : 0);
       }
-      for (const auto& [edge, seconds] : delay) {
-        const auto [from, from_backward, to, to_backward] = edge;
-        if (to != s || to_backward != backward) continue;
-        auto it = end.find({from, m, from_backward});
-        if (it == end.end()) {
-          inputs_known = false;
-          break;
+      if (!wait.empty()) {
+        // The oldest W: when too many wait, when nothing else is left, or in a gap it fits.
+        const int m = wait.front();
+        const std::optional<double> w = ready_at(s, m, 2);
+        const bool due = wait.size() > WeightAllowance(schedule, s) || !more;
+        if (w && (due || (main && *w + r.stages[static_cast<size_t>(s)].weight_s <= *main))) {
+          settle(s, m, 2, *w);
+          wait.pop_front();
+          progress = true;
+          continue;
         }
-        ready = std::max(ready, it->second + seconds);
+        if (due) continue;
       }
-      if (!inputs_known) continue;
-      PipelineStage& stage = r.stages[static_cast<size_t>(s)];
-      const double duration = backward ? stage.backward_s : stage.forward_s;
-      start[{s, m, backward}] = ready;
-      end[{s, m, backward}] = ready + duration;
-      free_at[static_cast<size_t>(s)] = ready + duration;
-      stage.busy_s += duration;
-      r.tasks.push_back(
-          {stage_devices[static_cast<size_t>(s)], m, backward, ready, ready + duration});
+      if (!main) continue;
+      const auto [m, backward] = order[static_cast<size_t>(s)][k];
+      settle(s, m, backward ? 1 : 0, *main);
+      if (backward && split) wait.push_back(m);
       ++k;
-      --remaining;
       progress = true;
     }
     if (!progress)
@@ -282,25 +348,37 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
     PipelineStage& stage = r.stages[static_cast<size_t>(s)];
     stage.device = stage_devices[static_cast<size_t>(s)];
     busy += stage.busy_s;
-    // In flight: activations of m are held from the start of F(m) to the end of B(m) (or F(m)).
-    std::vector<std::pair<double, int>> changes;
-    for (int m = 0; m < microbatches; ++m) {
-      // The recorded instants, not the end less the duration: a start that rounds below the end
-      // it waited for would count one micro-batch too many.
-      changes.emplace_back(start[{s, m, false}], 1);
-      changes.emplace_back(end[{s, m, training}], -1);
-    }
-    std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : a.second < b.second;  // frees first
-    });
-    int current = 0;
-    for (const auto& [time, delta] : changes) {
-      current += delta;
-      stage.peak_in_flight = std::max(stage.peak_in_flight, current);
-    }
     stage.held_per_microbatch_bytes = per_microbatch[stage.device];
-    stage.peak_memory_bytes =
-        resident[static_cast<size_t>(s)] + stage.peak_in_flight * per_microbatch[stage.device];
+    stage.held_for_weight_bytes = for_weights[stage.device];
+    // A micro-batch is held in full from the start of F(m) to the end of B(m) (I(m); F(m) for
+    // inference), then what its weight gradients need until the end of W(m). The recorded
+    // instants, not an end less its duration: a start that rounds below the end it waited for
+    // would count one micro-batch too many.
+    struct Change {
+      double time;
+      int full, weight;
+    };
+    std::vector<Change> changes;
+    for (int m = 0; m < microbatches; ++m) {
+      changes.push_back({start[{s, m, 0}], 1, 0});
+      changes.push_back({end[{s, m, training ? 1 : 0}], -1, split ? 1 : 0});
+      if (split) changes.push_back({end[{s, m, 2}], 0, -1});
+    }
+    auto bytes = [&](const Change& c) {
+      return c.full * stage.held_per_microbatch_bytes + c.weight * stage.held_for_weight_bytes;
+    };
+    std::sort(changes.begin(), changes.end(), [&](const Change& a, const Change& b) {
+      return a.time != b.time ? a.time < b.time : bytes(a) < bytes(b);  // frees first
+    });
+    Change current{0, 0, 0};
+    double peak_held = 0;
+    for (const Change& c : changes) {
+      current.full += c.full;
+      current.weight += c.weight;
+      stage.peak_in_flight = std::max(stage.peak_in_flight, current.full + current.weight);
+      peak_held = std::max(peak_held, bytes(current));
+    }
+    stage.peak_memory_bytes = resident[static_cast<size_t>(s)] + peak_held;
     stage.memory_capacity_bytes = p.c().device(stage.device).memory_bytes;
     if (r.feasible && stage.peak_memory_bytes > stage.memory_capacity_bytes) {
       r.feasible = false;
@@ -314,13 +392,8 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   return r;
 }
 
-PipelineSchedule ScheduleOf(const Problem& problem) {
-  return problem.stage_memory == Problem::StageMemory::kGPipe ? PipelineSchedule::kGPipe
-                                                              : PipelineSchedule::k1F1B;
-}
-
 Evaluation EvaluatePipeline(const Problem& problem, const Placement& placement) {
-  auto run = SimulatePipeline(problem, placement, ScheduleOf(problem), problem.microbatches);
+  auto run = SimulatePipeline(problem, placement, problem.schedule, problem.microbatches);
   if (!run.ok()) {
     Evaluation e = EvaluateMaxLoad(problem, placement);
     e.objective = Objective::kPipeline;

@@ -1,19 +1,26 @@
 // Pipeline-schedule simulation of a stage split: M micro-batches flow through the stages (the
 // devices that hold ops, in the order forward tensors flow between them; ops that read nothing and
-// hold no weights, such as exported constants, are made by each stage that uses them) under GPipe
-// or 1F1B (PipeDream-Flush).
+// hold no weights, such as exported constants, are made by each stage that uses them) under one
+// of the schedules of schedules.h.
 //  - A stage's forward task F(m) runs its forward ops of micro-batch m; B(m) its backward and
-//    update ops (absent for inference graphs). Op times are per micro-batch, as the graph gives
-//    them.
-//  - Each stage runs its tasks in the schedule's order: GPipe F(0..M-1) then B(M-1..0); 1F1B
-//    min(S-1-s, M) warm-up forwards, then one forward / one backward, then the remaining backwards.
+//    update ops (absent for inference graphs). Under a schedule that splits backward (zb-h1,
+//    zb-h2), B(m) runs as I(m), the input-gradient work (each backward op's time but its
+//    weight_gradient_share), and W(m), the weight-gradient work and the update ops. Op times are
+//    per micro-batch, as the graph gives them.
+//  - Each stage runs its F and B (or I) tasks in the schedule's order: GPipe F(0..M-1) then
+//    B(M-1..0); 1F1B and ZB-H1 min(S-1-s, M) warm-up forwards, ZB-H2 min(2(S-1-s), M), then one
+//    forward / one backward, then the remaining backwards. A stage's W tasks run oldest first:
+//    in any gap that one fits before the next F or I could start, and at once when more than the
+//    schedule's allowance wait (ZB-H1: s, ZB-H2: 2s on stage s, as the schedules' memory
+//    formulas hold), and after the last I.
 //  - A task waits for every task whose tensors it consumes, plus their transfer time (the sum of
 //    the crossing tensors' transfer costs between the two stages); transfers do not contend.
 //  - Memory per stage: parameters + scratch (weights, gradients, optimiser state), plus, for every
-//    micro-batch between the start of F(m) and the end of B(m), what the stage holds for it
-//    (HeldPerMicrobatch: what its backward keeps of its forward, the tensors it sends and
-//    receives), so 1F1B holds at most S - s micro-batches on stage s and GPipe M. Inference
-//    graphs hold every forward output of F(m) until its end.
+//    micro-batch between the start of F(m) and the end of B(m) (or I(m)), what the stage holds for
+//    it (HeldPerMicrobatch: what its backward keeps of its forward, the tensors it sends and
+//    receives), and from the end of I(m) to the end of W(m) what its weight gradients still need
+//    (HeldForWeightGradients), so 1F1B holds at most S - s micro-batches on stage s and GPipe M.
+//    Inference graphs hold every forward output of F(m) until its end.
 #pragma once
 
 #include <optional>
@@ -23,26 +30,29 @@
 
 #include "dplace/base/status.h"
 #include "dplace/sim/evaluation.h"
+#include "dplace/sim/schedules.h"
 
 namespace dplace::sim {
 
-enum class PipelineSchedule { kGPipe, k1F1B };
-std::optional<PipelineSchedule> ParsePipelineSchedule(std::string_view name);
-std::string_view PipelineScheduleName(PipelineSchedule schedule);
+// What a task runs: a forward, a whole backward, or a split backward's input- or weight-gradient
+// work (the letters of torch pipelining's schedule actions).
+enum class TaskKind : char { kForward = 'F', kBackward = 'B', kInput = 'I', kWeight = 'W' };
 
 struct PipelineTask {
   DeviceId device;
   int microbatch;
-  bool backward;
+  TaskKind kind;
   double start_s, end_s;
 };
 
 struct PipelineStage {
   DeviceId device;
-  double forward_s = 0, backward_s = 0;  // per micro-batch
+  double forward_s = 0, backward_s = 0;  // per micro-batch; backward_s with the updates
+  double weight_s = 0;  // of backward_s, what runs as W under a schedule that splits backward
   double busy_s = 0;
   int peak_in_flight = 0;                // micro-batches whose activations were held at once
   double held_per_microbatch_bytes = 0;  // HeldPerMicrobatch (every forward output: inference)
+  double held_for_weight_bytes = 0;      // HeldForWeightGradients, from I(m) to W(m)
   double peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;
 };
@@ -74,12 +84,14 @@ StatusOr<std::vector<DeviceId>> PipelineStageOrder(const graph::Graph& g,
 // BytesOn). The same rule as the step's memory: not every forward output.
 IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& placement);
 
+// Bytes device d still holds for one micro-batch once its input gradients are computed, until its
+// weight gradients are: the storages of the forward tensors kept by its backward ops that compute
+// weight gradients (weight_gradient_share > 0) and the gradients those ops read. Each once.
+IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placement& placement);
+
 // InvalidInput when microbatches < 1. The placement must pass CheckShape.
 StatusOr<PipelineResult> SimulatePipeline(const Problem& problem, const Placement& placement,
                                           PipelineSchedule schedule, int microbatches);
-
-// The problem's schedule: GPipe under StageMemory::kGPipe, else 1F1B.
-PipelineSchedule ScheduleOf(const Problem& problem);
 
 // The pipeline objective (Objective::kPipeline): the problem's schedule over its micro-batches,
 // value = time per micro-batch, per device its stage's work (busy_s = load) and peak memory. A

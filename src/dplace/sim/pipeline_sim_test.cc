@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/test_problems.h"
@@ -76,7 +79,7 @@ TEST(PipelineSimTest, OneForwardOneBackwardCountsWhatItsTraceShows) {
   // The trace agrees: on d0, no forward starts before the backward two micro-batches back ends.
   std::map<std::pair<int, bool>, const PipelineTask*> d0;
   for (const PipelineTask& t : r->tasks) {
-    if (t.device == 0) d0[{t.microbatch, t.backward}] = &t;
+    if (t.device == 0) d0[{t.microbatch, t.kind != TaskKind::kForward}] = &t;
   }
   for (int m = 2; m < 5; ++m) {
     const PipelineTask* forward = d0[std::make_pair(m, false)];
@@ -211,6 +214,126 @@ TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
   EXPECT_NE(bad.status().message().find("not a pipeline"), std::string::npos);
 }
 
+// S uniform stages of a training chain, one device each: forward f_s (F s), backward b_s (I + W s,
+// W of it weight gradients), f_s -> f_s+1, b_s+1 -> b_s, f_s kept by b_s; activations of 5
+// bytes, gradients of 1, moving in no time.
+Problem UniformStages(int stages, double f, double i, double w) {
+  hw::ClusterBuilder c("uniform");
+  for (int s = 0; s < stages; ++s) c.AddDevice({.name = "d" + std::to_string(s), .kind = "gpu"});
+  c.SetDefaultLink({.bandwidth_bytes_per_s = 1, .latency_s = 0});
+  graph::GraphBuilder b("uniform_stages");
+  std::vector<graph::OpId> fwd, bwd;
+  for (int s = 0; s < stages; ++s) {
+    fwd.push_back(b.AddOp(testing::TimedOp("f" + std::to_string(s), f), {{5, 0}}));
+  }
+  for (int s = 0; s < stages; ++s) {
+    graph::Op o = testing::TimedOp("b" + std::to_string(s), i + w);
+    o.kind = graph::OpKind::kBackward;
+    o.weight_gradient_share = w / (i + w);
+    bwd.push_back(b.AddOp(std::move(o), {{1, 0}}));
+  }
+  for (int s = 0; s < stages; ++s) {
+    if (s + 1 < stages) b.AddEdge(fwd[s], 0, fwd[s + 1]);
+    if (s + 1 < stages) b.AddEdge(bwd[s + 1], 0, bwd[s]);
+    b.AddEdge(fwd[s], 0, bwd[s]);
+  }
+  return testing::Make(b, std::make_shared<const hw::Cluster>(std::move(c.Build()).value()));
+}
+
+Placement UniformSplit(int stages) {
+  Placement p;
+  for (int k = 0; k < 2; ++k) {
+    for (int s = 0; s < stages; ++s) p.push_back(DeviceId(s));
+  }
+  return p;
+}
+
+// Each schedule's idle time on uniform stages against its published formula: GPipe and 1F1B
+// (S-1)/(M+S-1) of the step; ZB-H1 (S-1)(F+I-W) of idle per stage (Qi et al. 2024, table 1);
+// ZB-H2 (S-1)(F+I-2W), at least 0, of idle on the first stage between its first task and its
+// last (the parallelogram: its published bubble overlaps consecutive steps, past the optimiser's
+// synchronisation, which one simulated step does not: the step is (S-1)F longer than its work).
+TEST(PipelineScheduleTest, EveryScheduleIdlesAsItsFormulaSaysOnUniformStages) {
+  for (int stages : {2, 4, 8}) {
+    for (int m : {8, 16, 32}) {
+      for (const auto& [f, i, w] : {std::tuple{1.0, 1.0, 1.0}, std::tuple{1.0, 1.2, 0.8}}) {
+        const Problem p = UniformStages(stages, f, i, w);
+        const Placement split = UniformSplit(stages);
+        auto run = [&](PipelineSchedule schedule) {
+          auto r = SimulatePipeline(p, split, schedule, m);
+          EXPECT_TRUE(r.ok()) << r.status().message();
+          return *r;
+        };
+        const std::string where = "S=" + std::to_string(stages) + " M=" + std::to_string(m) +
+                                  " F,I,W=" + std::to_string(f) + "," + std::to_string(i) + "," +
+                                  std::to_string(w);
+        const double work = m * (f + i + w);
+        const double flush = (stages - 1.0) / (m + stages - 1.0);
+        for (PipelineSchedule schedule : {PipelineSchedule::kGPipe, PipelineSchedule::k1F1B}) {
+          EXPECT_NEAR(run(schedule).bubble_fraction, flush, 0.02 * flush) << where;
+        }
+        const PipelineResult h1 = run(PipelineSchedule::kZBH1);
+        const double h1_idle = (stages - 1) * (f + i - w);
+        EXPECT_NEAR(h1.makespan_s - work, h1_idle, 0.02 * h1_idle) << where;
+        // ZB-H2 fills its warm-up with 2(S-s)-1 forwards: the formula's domain is M >= 2S-1.
+        const PipelineResult h2 = run(PipelineSchedule::kZBH2);
+        if (m >= 2 * stages - 1) {
+          EXPECT_NEAR(h2.makespan_s, work + (stages - 1) * f, 0.02 * (stages - 1) * f) << where;
+          const double h2_idle = (stages - 1) * std::max(0.0, f + i - 2 * w);
+          double first = h2.makespan_s, last = 0;
+          for (const PipelineTask& t : h2.tasks) {
+            if (t.device != DeviceId(0)) continue;
+            first = std::min(first, t.start_s);
+            last = std::max(last, t.end_s);
+          }
+          EXPECT_NEAR(last - first - work, h2_idle, 0.02 * (stages - 1) * f) << where;
+        }
+        // The zero-bubble schedules hold no more than their memory formulas: ZB-H1
+        // (S-s) M_B + s M_W, ZB-H2 (2S-2s-1) M_B + 2s M_W on stage s, where M_W <= M_B (the
+        // first stage's M_B has no received input: its M_W, with a gradient, is larger).
+        for (int s = 0; s < stages; ++s) {
+          const PipelineStage& a = h1.stages[s];
+          EXPECT_LE(a.peak_in_flight, stages) << where;
+          const PipelineStage& b = h2.stages[s];
+          EXPECT_LE(b.peak_in_flight, 2 * stages - 1) << where;
+          if (s > 0) {
+            ASSERT_LE(a.held_for_weight_bytes, a.held_per_microbatch_bytes);
+            EXPECT_LE(a.peak_memory_bytes,
+                      (stages - s) * a.held_per_microbatch_bytes + s * a.held_for_weight_bytes)
+                << where;
+            EXPECT_LE(b.peak_memory_bytes, (2 * stages - 2 * s - 1) * b.held_per_microbatch_bytes +
+                                               2 * s * b.held_for_weight_bytes)
+                << where;
+          }
+          EXPECT_EQ(run(PipelineSchedule::k1F1B).stages[s].peak_in_flight, stages - s) << where;
+        }
+      }
+    }
+  }
+}
+
+TEST(PipelineScheduleTest, ZeroBubbleSplitsBackwardIntoInputAndWeightGradients) {
+  // Two stages, F = I = W = 1, two micro-batches. d1: F0 [1,2] I0 [2,3] F1 [3,4] I1 [4,5] W0 W1;
+  // d0: F0 F1, I0 [3,4] after d1's I0, W0 [4,5] in the gap before I1 [5,6], W1 [6,7].
+  const Problem p = UniformStages(2, 1, 1, 1);
+  auto r = SimulatePipeline(p, UniformSplit(2), PipelineSchedule::kZBH1, 2);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ(r->makespan_s, 7);  // 1F1B: 9
+  EXPECT_DOUBLE_EQ(r->stages[0].weight_s, 1);
+  std::string d0;
+  for (const PipelineTask& t : r->tasks) {
+    if (t.device == DeviceId(0)) d0 += static_cast<char>(t.kind) + std::to_string(t.microbatch);
+  }
+  EXPECT_EQ(d0, "F0F1I0W0I1W1");
+  // What a micro-batch holds from I to W: f0's output kept for W and the gradient b1 sent.
+  EXPECT_DOUBLE_EQ(r->stages[0].held_for_weight_bytes, 5 + 1);
+  // The schedules that do not split run one backward task.
+  auto whole = SimulatePipeline(p, UniformSplit(2), PipelineSchedule::k1F1B, 2);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_DOUBLE_EQ(whole->makespan_s, 9);
+  for (const PipelineTask& t : whole->tasks) EXPECT_NE(t.kind, TaskKind::kWeight);
+}
+
 TEST(PipelineObjectiveTest, TheValueIsTheSchedulesTimePerMicrobatch) {
   Problem p = TwoStages();
   p.objective = Objective::kPipeline;
@@ -226,7 +349,7 @@ TEST(PipelineObjectiveTest, TheValueIsTheSchedulesTimePerMicrobatch) {
   EXPECT_DOUBLE_EQ(e.devices[DeviceId(1)].load, 3);
   EXPECT_EQ(e.devices[DeviceId(1)].ops, 2);
   // Under GPipe the same split takes longer: its backwards wait for every forward.
-  p.stage_memory = Problem::StageMemory::kGPipe;
+  p.schedule = PipelineSchedule::kGPipe;
   auto gpipe = SimulatePipeline(p, split, PipelineSchedule::kGPipe, 4);
   ASSERT_TRUE(gpipe.ok());
   EXPECT_DOUBLE_EQ(testing::EvaluatorOf(p)->Evaluate(split).value, gpipe->time_per_microbatch_s);

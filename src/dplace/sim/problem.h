@@ -16,6 +16,7 @@
 #include "dplace/cost/cost_model.h"
 #include "dplace/graph/graph.h"
 #include "dplace/hw/cluster.h"
+#include "dplace/sim/schedules.h"
 #include "dplace/sim/step_model.h"
 
 namespace dplace::sim {
@@ -90,9 +91,11 @@ struct Problem {
   // throughput and latency). The paper's rule, every op's parameters and outputs (op sizes), or a
   // pipeline schedule's: what is resident for the step plus, per micro-batch in flight on the
   // stage (InFlight), what it keeps of one (constraints.h). MakeProblem gives op sizes; the run
-  // service gives 1F1B (or the schedule asked for) to the training graphs it expands.
-  enum class StageMemory { kOpSizes, k1F1B, kGPipe } stage_memory = StageMemory::kOpSizes;
-  // The pipeline's micro-batches per step (the stages file's run; GPipe holds all of them).
+  // service gives the schedule's rule (1F1B unless asked) to the training graphs it expands.
+  enum class StageMemory { kOpSizes, kSchedule } stage_memory = StageMemory::kOpSizes;
+  // The pipeline's schedule and micro-batches per step (the pipeline objective, the stages file's
+  // run, and with StageMemory::kSchedule the memory rule).
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int microbatches = 8;
   // Whether op times (and so every objective's value) are seconds: all but the paper's files,
   // whose times are in the paper's own unit (the run service says so; tables print bare numbers).
@@ -111,11 +114,10 @@ struct Problem {
   double LowerBound() const { return lower_bound; }
 };
 
-// Micro-batches in flight on stage `stage` (from 0) of `stages` under the problem's schedule:
-// 1F1B `stages - stage`, GPipe `microbatches`.
+// Micro-batches in flight on stage `stage` (from 0) of `stages` under the problem's schedule
+// (schedules.h).
 inline int InFlight(const Problem& problem, int stage, int stages) {
-  return problem.stage_memory == Problem::StageMemory::kGPipe ? problem.microbatches
-                                                              : stages - stage;
+  return InFlight(problem.schedule, stage, stages, problem.microbatches);
 }
 
 // Makes `problem` judge placements as a device map runs under accelerate: ops issued in program

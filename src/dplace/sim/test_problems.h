@@ -94,7 +94,7 @@ inline Problem TrainingChain(bool pipelined) {
   auto cluster = std::make_shared<const hw::Cluster>(std::move(c.Build()).value());
   Problem p =
       std::move(MakeProblem(g, cluster, Objective::kThroughput, cost::RooflineCostModel())).value();
-  if (pipelined) p.stage_memory = Problem::StageMemory::k1F1B;
+  if (pipelined) p.stage_memory = Problem::StageMemory::kSchedule;
   return p;
 }
 

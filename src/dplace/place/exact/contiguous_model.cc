@@ -285,7 +285,8 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.resident.assign(n, 0);
   m.held.assign(n, 0);
   m.pipeline_memory = p.stage_memory != sim::Problem::StageMemory::kOpSizes;
-  if (p.stage_memory == sim::Problem::StageMemory::kGPipe) m.gpipe_microbatches = p.microbatches;
+  m.schedule = p.schedule;
+  m.microbatches = p.microbatches;
   m.accel_ok.assign(n, 1);
   m.cpu_ok.assign(n, 1);
   sim::PerOp<int>& unit_of_op = m.unit_of_op;

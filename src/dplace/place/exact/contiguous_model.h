@@ -43,13 +43,14 @@ struct ContiguousModel {
   // (held + what it holds of the tensors crossing units), the simulator's HeldPerMicrobatch.
   std::vector<double> resident, held;
   bool pipeline_memory = false;
-  int gpipe_microbatches = 0;  // GPipe: every stage holds this many; 0: 1F1B
-  // Micro-batches in flight on accelerator `index` of `k` (the DP's order: K - index under 1F1B,
-  // counting every accelerator a stage), and the fewest any stage holds.
-  int InFlight(int index, int k) const {
-    return gpipe_microbatches > 0 ? gpipe_microbatches : k - index;
+  sim::PipelineSchedule schedule = sim::PipelineSchedule::k1F1B;
+  int microbatches = 8;
+  // Micro-batches in flight on accelerator `index` of `k` (the DP's order: k - index under 1F1B,
+  // counting every accelerator a stage; sim::InFlight), and at least as few as any stage holds.
+  int InFlight(int index, int k) const { return sim::InFlight(schedule, index, k, microbatches); }
+  int FewestInFlight() const {
+    return schedule == sim::PipelineSchedule::kGPipe ? microbatches : 1;
   }
-  int FewestInFlight() const { return gpipe_microbatches > 0 ? gpipe_microbatches : 1; }
   std::vector<char> accel_ok, cpu_ok;  // every op of the unit may run there
   std::vector<Tensor> tensors;         // tensors with at least one consumer in another unit
   std::vector<std::vector<int>> produced, consumed;  // per unit: indices into `tensors`

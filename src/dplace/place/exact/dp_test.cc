@@ -106,7 +106,7 @@ sim::Problem RandomChain(int n, uint32_t seed) {
 TEST(DpStageMemoryTest, GPipeHoldsEveryMicrobatchOnEveryStage) {
   for (int microbatches : {1, 2}) {
     sim::Problem p = sim::testing::TrainingChain(/*pipelined=*/true);
-    p.stage_memory = sim::Problem::StageMemory::kGPipe;
+    p.schedule = sim::PipelineSchedule::kGPipe;
     p.microbatches = microbatches;
     const auto judge = sim::testing::EvaluatorOf(p);
     auto placed = MakeDpPlacer()->Place(p, {.evaluator = judge.get()});
@@ -146,7 +146,7 @@ TEST(DpStageMemoryTest, DpCountsWhatTheSimulatorCountsAtEveryCut) {
   auto cluster = std::make_shared<const hw::Cluster>(c.Build().value());
   sim::Problem p =
       sim::MakeProblem(g, cluster, sim::Objective::kThroughput, cost::RooflineCostModel()).value();
-  p.stage_memory = sim::Problem::StageMemory::k1F1B;
+  p.stage_memory = sim::Problem::StageMemory::kSchedule;
   auto model = BuildContiguousModel(p);
   ASSERT_TRUE(model.ok()) << model.status().message();
   for (int cut = 1; cut < model->num_units; ++cut) {

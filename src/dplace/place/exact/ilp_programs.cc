@@ -139,11 +139,11 @@ class AssignmentProgram : public PlacementProgram {
       once.AddTo(&milp_, 'E', 1);  // no column: the unit fits nowhere, CBC proves infeasibility
       if (once.terms.empty()) infeasible_ = true;
     }
-    // Under 1F1B a device holds at most k micro-batches in flight (the slots of a split are in no
-    // pipeline order here): safe, exact for the first of k stages.
+    // A device holds at most the first of k stages' micro-batches in flight (the slots of a split
+    // are in no pipeline order here): safe, exact for that stage.
     for (int s = 0; s < k && m.accel_memory_bytes < kInf; ++s) {
       double largest = 0;
-      const int in_flight = m.gpipe_microbatches > 0 ? m.gpipe_microbatches : k;
+      const int in_flight = m.InFlight(0, k);
       const Expr memory = DeviceMemory(
           m, &milp_, in_flight, [&](Expr* e, int u, double coef) { e->Add(x(u, s), coef); },
           &largest);
@@ -326,9 +326,11 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
       cpu_load.AddTo(&milp_, 'L', 0);
       if (m.accel_memory_bytes < kInf) {
         // Under 1F1B block j holds at most one micro-batch per block from it to the last, and
-        // never more than k (safe; exact when every block runs on an accelerator).
-        const double in_flight =
-            m.gpipe_microbatches > 0 ? m.gpipe_microbatches : std::min(k, blocks_ - j);
+        // never more than k (safe; exact when every block runs on an accelerator); another
+        // schedule the first of k stages' count.
+        const double in_flight = m.schedule == sim::PipelineSchedule::k1F1B
+                                     ? std::min(k, blocks_ - j)
+                                     : m.InFlight(0, k);
         double largest = 0;
         Expr memory = DeviceMemory(
             m, &milp_, in_flight, [&](Expr* e, int u, double coef) { AddX(e, u, j, coef); },

@@ -217,9 +217,7 @@ void ReadOptions(OptionReader& r, LocalSearchOptions* o) {
                "a move scorer ordering each pass's units and each unit's devices by the change it "
                "predicts: none, hand (hand-set weights) or learned (guide_model's, refined on "
                "every move tried)");
-  r.Read("guide_model", &o->guide_model,
-         "learned: the move scorer to start from: bundled (models/move_scorer.txt), zero or a "
-         "file");
+  ReadGuideModel(r, &o->guide_model);
 }
 
 std::unique_ptr<Placer> MakeLocalSearchPlacer(LocalSearchOptions options,

@@ -676,9 +676,7 @@ void ReadOptions(OptionReader& r, McmcOptions* o) {
                "guided proposals by a move scorer: none, hand (hand-set weights) or learned (fit "
                "online on the chain's exact evaluations)");
   r.Read("guide_share", &o->guide_share, 0, 1, "share of the proposals the guide makes");
-  r.Read("guide_model", &o->guide_model,
-         "learned: the move scorer to start from: bundled (models/move_scorer.txt, "
-         "bench/move_scorer_fit's), zero or a file");
+  ReadGuideModel(r, &o->guide_model);
   r.Read("window", &o->window, 0, 16,
          "units of the critical path re-solved together exactly (every assignment), 0: none");
   r.Read("window_every", &o->window_every, 1, int64_t{1} << 40, "proposals between windows");

@@ -93,13 +93,18 @@ std::string MoveScorer::Text() const {
 StatusOr<MoveScorer> MoveScorer::ForGuide(const std::string& guide, const std::string& model) {
   if (guide == "hand") return MoveScorer(Kind::kHand);
   if (model == "zero") return MoveScorer(Kind::kLearned);
-  return Read(model == "bundled" ? DPLACE_MOVE_SCORER : model);
+  // The bundled fit, models/move_scorer.txt as it was when dplace was built.
+  if (model == "bundled") return Parse(DPLACE_MOVE_SCORER, "models/move_scorer.txt");
+  return Read(model);
 }
 
 StatusOr<MoveScorer> MoveScorer::Read(const std::string& path) {
   StatusOr<std::string> read = ReadFile(path);
   if (!read.ok()) return read.status().WithContext(path);
-  const std::string& text = *read;
+  return Parse(*read, path);
+}
+
+StatusOr<MoveScorer> MoveScorer::Parse(const std::string& text, const std::string& path) {
   std::istringstream in(text);
   std::string format;
   if (!std::getline(in, format) || format != kScorerFormat) {
@@ -147,6 +152,15 @@ void MoveScorer::Learn(const MoveFeatures& f, double label, bool exact) {
     }
   }
   ++examples_;
+}
+
+void ReadGuideModel(OptionReader& r, std::string* model) {
+  r.Read("guide_model", model,
+         "learned: the move scorer to start from: bundled (models/move_scorer.txt, compiled in; "
+         "bench/move_scorer_fit makes it), zero or a file");
+  if (StatusOr<MoveScorer> read = MoveScorer::ForGuide("learned", *model); !read.ok()) {
+    r.Fail("guide_model", std::string(read.status().message()));
+  }
 }
 
 }  // namespace dplace::place

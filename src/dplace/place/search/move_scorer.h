@@ -33,6 +33,7 @@
 
 #include "dplace/base/status.h"
 #include "dplace/cost/cost_model.h"
+#include "dplace/place/options.h"
 #include "dplace/place/units.h"
 #include "dplace/sim/evaluation.h"
 #include "dplace/sim/problem.h"
@@ -81,6 +82,8 @@ class MoveScorer {
   // second, and back. A missing or bad file is InvalidInput naming it and the problem.
   std::string Text() const;
   static StatusOr<MoveScorer> Read(const std::string& path);
+  // The same from the file's text; `path` names it in errors.
+  static StatusOr<MoveScorer> Parse(const std::string& text, const std::string& path);
   // The scorer a guided search starts from: `guide` "hand", the hand-set weights; "learned", the
   // weights `model` names: "bundled" (models/move_scorer.txt, bench/move_scorer_fit's), "zero"
   // (from zero) or a file's (Read).
@@ -132,5 +135,9 @@ MoveFeatures MoveContext::Features(UnitId u, sim::DeviceId to, const DeviceOf& d
           critical * (transfer + compute) / m,
           over > 0 && capacity > 0 && std::isfinite(capacity) ? over / capacity : 0.0};
 }
+
+// Reads a placer's `guide_model` option (bundled, zero or a move scorer file), reading a file at
+// once so that a bad one fails with the options.
+void ReadGuideModel(OptionReader& r, std::string* model);
 
 }  // namespace dplace::place

@@ -102,5 +102,13 @@ TEST(MoveScorerTest, APretrainedScorerRoundTripsAndABadFileSaysWhere) {
   EXPECT_FALSE(MoveScorer::Read(dir.Path("missing.txt")).ok());
 }
 
+TEST(MoveScorerTest, TheBundledFitIsTheModelsFileCompiledIn) {
+  auto file = MoveScorer::Read(std::string(DPLACE_SOURCE_DIR) + "/models/move_scorer.txt");
+  auto bundled = MoveScorer::ForGuide("learned", "bundled");
+  ASSERT_TRUE(file.ok() && bundled.ok());
+  EXPECT_EQ(bundled->weights(), file->weights());
+  EXPECT_NE(bundled->weights(), MoveScorer::ForGuide("learned", "zero")->weights());
+}
+
 }  // namespace
 }  // namespace dplace::place

@@ -1,0 +1,39 @@
+// Pipeline schedules: one row each (name, what it splits, how many micro-batches a stage holds).
+// The pipeline simulator runs them (pipeline_sim.h); the throughput objective's memory rule and
+// the exact placers count a stage's micro-batches in flight by InFlight.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace dplace::sim {
+
+enum class PipelineSchedule { kGPipe, k1F1B, kZBH1, kZBH2 };
+
+struct ScheduleRow {
+  PipelineSchedule schedule;
+  std::string_view name;
+  // Whether backward runs as two tasks: input gradients (I, which the stage before waits for)
+  // and weight gradients (W, which nothing else waits for and which fill the bubbles).
+  bool splits_backward;
+  std::string_view description;
+};
+
+// Every schedule, in the order `--schedule` lists them.
+std::span<const ScheduleRow> PipelineSchedules();
+const ScheduleRow& RowOf(PipelineSchedule schedule);
+std::optional<PipelineSchedule> ParsePipelineSchedule(std::string_view name);
+std::string_view PipelineScheduleName(PipelineSchedule schedule);
+// The names as a message lists them: "gpipe, 1f1b, zb-h1 or zb-h2".
+std::string PipelineScheduleNames();
+
+// Micro-batches whose activations stage `stage` (from 0) of `stages` holds at once, at most:
+// GPipe all `microbatches`; 1F1B `stages - stage` (its warm-up); ZB-H1 `stages` (1F1B's, and up
+// to `stage` more whose weight gradients wait, counted in full: an upper bound); ZB-H2
+// `2 * stages - 1` (its deeper warm-up, likewise); never more than `microbatches` for the
+// zero-bubble ones. The simulator counts the exact peak from its timeline.
+int InFlight(PipelineSchedule schedule, int stage, int stages, int microbatches);
+
+}  // namespace dplace::sim
