@@ -87,7 +87,8 @@ std::shared_ptr<const hw::Cluster> LoadCluster(const py::handle& src) {
 
 PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
                         std::shared_ptr<const hw::Cluster> cluster, const std::string& objective,
-                        const std::string& runtime, const std::string& schedule) {
+                        const std::string& runtime, const std::string& schedule,
+                        const std::string& recompute) {
   if (graph == nullptr) {
     throw py::type_error(
         "Problem: graph must be a dplace.Graph (load_graph(...)), "
@@ -96,9 +97,10 @@ PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
   PyProblem p{.graph = std::move(graph),
               .cluster = std::move(cluster),
               .runtime = runtime,
-              .schedule = schedule};
+              .schedule = schedule,
+              .recompute = recompute};
   p.problem = Unwrap(run::MakeLoadedProblem(p.graph->loaded, p.cluster, objective, p.graph->source,
-                                            runtime, schedule));
+                                            runtime, schedule, recompute));
   return p;
 }
 
@@ -428,7 +430,7 @@ void BindTypes(py::module_& m) {
       .def(py::init([](std::shared_ptr<PyGraph> graph, const py::object& cluster,
                        const std::string& objective, const py::object& devices,
                        const py::object& stages_given, const std::string& runtime,
-                       const std::string& schedule) {
+                       const std::string& schedule, const std::string& recompute) {
              if (graph == nullptr) {
                throw py::type_error(
                    "Problem: graph must be a dplace.Graph (load_graph(...)), "
@@ -451,19 +453,20 @@ void BindTypes(py::module_& m) {
              }
              PyProblem made = MakePyProblem(
                  std::move(graph), cluster.is_none() && names.empty() && !stages ? nullptr : c,
-                 objective, runtime, schedule);
+                 objective, runtime, schedule, recompute);
              made.cluster_source = PathOf(cluster);
              return made;
            }),
            py::arg("graph"), py::arg("cluster") = py::none(), py::arg("objective") = "",
            py::kw_only(), py::arg("devices") = py::none(), py::arg("stages") = py::none(),
-           py::arg("runtime") = "", py::arg("schedule") = "",
+           py::arg("runtime") = "", py::arg("schedule") = "", py::arg("recompute") = "",
            "devices: only these devices of the cluster, in order; stages: only its first N "
            "accelerators (a pipeline of N stages); runtime: 'executor' (default: each device "
            "runs its ready ops, as dplace.torch.apply) or 'eager' (a device map under "
            "accelerate: ops in program order, modules whole, inputs moved at a module's entry); "
-           "schedule: '1f1b' (default) or 'gpipe', optionally ':MICROBATCHES' (the CLI's "
-           "--schedule).")
+           "schedule: '1f1b' (default), 'gpipe', 'zb-h1', 'zb-h2' or 'auto', optionally "
+           "':MICROBATCHES' (the CLI's --schedule); recompute: 'none' (default), 'full' or "
+           "'auto' (--recompute).")
       .def_property_readonly("runtime",
                              [](const PyProblem& p) {
                                return std::string(sim::IssueName(p.problem->step_model.issue));
@@ -482,7 +485,7 @@ void BindTypes(py::module_& m) {
       .def(
           "with_objective",
           [](const PyProblem& p, const std::string& objective) {
-            return MakePyProblem(p.graph, p.cluster, objective, p.runtime, p.schedule);
+            return MakePyProblem(p.graph, p.cluster, objective, p.runtime, p.schedule, p.recompute);
           },
           py::arg("objective"), "The same graph and cluster judged by another objective.");
 
@@ -569,16 +572,12 @@ void BindFunctions(py::module_& m) {
       "pipeline",
       [](const PyProblem& p, const py::handle& plan, const std::string& schedule,
          int microbatches) {
-        const auto parsed = sim::ParsePipelineSchedule(schedule);
-        if (!parsed) {
-          throw Error("schedule: '" + schedule + "' is not " + sim::PipelineScheduleNames());
-        }
         if (microbatches < 1 || microbatches > 100000) {
           throw Error("microbatches: must be between 1 and 100000");
         }
         const sim::Placement placement = PlacementOf(*p.problem, plan);
         const sim::PipelineResult r =
-            Unwrap(sim::SimulatePipeline(*p.problem, placement, *parsed, microbatches));
+            Unwrap(sim::SimulateNamedSchedule(*p.problem, placement, schedule, microbatches));
         return FromJson(io::PipelineResultJson(*p.problem, r));
       },
       py::arg("problem"), py::arg("plan"), py::arg("schedule") = "1f1b",

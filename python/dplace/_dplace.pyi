@@ -54,13 +54,15 @@ class Problem:
     """A graph on a cluster judged by an objective (step, throughput, latency or pipeline)."""
     def __init__(self, graph: Graph, cluster: Union[str, PathLike, Mapping[str, Any], Cluster, None] = None,
                  objective: str = "", *, devices: Optional[Sequence[str]] = None,
-                 stages: int = 0, runtime: str = "", schedule: str = "") -> None:
+                 stages: int = 0, runtime: str = "", schedule: str = "",
+                 recompute: str = "") -> None:
         """``cluster`` None: the machine the graph's file defines; ``objective`` "": throughput
         for the NeurIPS 2020 paper's files, else step; ``devices``: only these devices of the
         cluster, in order (the CLI's --devices); ``stages``: only its first N accelerators
         (--stages); ``runtime``: "executor" (default) or "eager" (a device map under
-        accelerate, the CLI's --runtime); ``schedule``: "1f1b" (default) or "gpipe",
-        optionally ":MICROBATCHES" (--schedule). Raises Error as the CLI does."""
+        accelerate, the CLI's --runtime); ``schedule``: "1f1b" (default), "gpipe", "zb-h1",
+        "zb-h2" or "auto", optionally ":MICROBATCHES" (--schedule); ``recompute``: "none"
+        (default), "full" or "auto" (--recompute). Raises Error as the CLI does."""
     @property
     def objective(self) -> str: ...
     @property
@@ -142,8 +144,9 @@ def simulate(problem: Problem, plan: Plan) -> Result:
     """Judges a plan by the problem's objective (placer "plan")."""
 def pipeline(problem: Problem, plan: Plan, schedule: str = "1f1b",
              microbatches: int = 8) -> Dict[str, Any]:
-    """A schedule (gpipe, 1f1b, zb-h1, zb-h2) over the plan's stages: schedule, microbatches,
-    makespan_s, time_per_microbatch_s, bubble_fraction, feasible, reason (when not), stages."""
+    """A schedule (gpipe, 1f1b, zb-h1, zb-h2, or auto: the fastest that fits) over the plan's
+    stages, recomputing as the problem's ``recompute`` says: schedule, microbatches, makespan_s,
+    time_per_microbatch_s, bubble_fraction, feasible, reason (when not), stages."""
 def deploy(problem: Problem, results: Sequence[Result], tolerance: float = 0.01) -> Tuple[Result, List[str]]:
     """The plan `dplace place` writes (the tolerance rule) and the lines to read about the choice."""
 def fit_report(problem: Problem, batch: int = 0, plan: Optional[Plan] = None) -> List[str]:

@@ -109,6 +109,22 @@ def test_outputs_are_the_cli_files(tmp_path):
     assert pipe["microbatches"] == 4 and pipe["makespan_s"] > 0
 
 
+def test_a_zero_bubble_schedule_splits_backward_and_auto_chooses_the_fastest_that_fits():
+    g = dplace.load_graph(os.path.join(ROOT, "models", "resnet50.onnx"), training=True)
+    p = dplace.Problem(g, "k80x4", "pipeline", stages=2, schedule="auto:8", recompute="auto")
+    r = dplace.place(p, "contiguous")
+    runs = {s: dplace.pipeline(p, r, s, 8) for s in ("1f1b", "zb-h1", "zb-h2", "auto")}
+    assert runs["zb-h1"]["time_per_microbatch_s"] < runs["1f1b"]["time_per_microbatch_s"]
+    assert all(st["weight_s"] > 0 for st in runs["zb-h1"]["stages"])
+    fastest = min(("1f1b", "zb-h1", "zb-h2"), key=lambda s: runs[s]["time_per_microbatch_s"])
+    assert runs["auto"]["schedule"] == fastest
+    assert r.value == pytest.approx(runs["auto"]["time_per_microbatch_s"])
+    with pytest.raises(dplace.Error, match="recompute: 'some' is not none, full or auto"):
+        dplace.Problem(g, "k80x4", "pipeline", stages=2, recompute="some")
+    with pytest.raises(dplace.Error, match="'zb' is not auto or a schedule"):
+        dplace.pipeline(p, r, "zb", 8)
+
+
 def test_no_output_replaces_what_its_problem_was_read_from(tmp_path):
     """As the CLI: the graph, the cluster file and the plan file a write reads are never
     replaced, under any name; the error says which."""

@@ -64,6 +64,19 @@ section_place() {
   [[ $(json_get "$TMP/1f1b_out.json" "d['stages'][0]['peak_in_flight'] < 8") == True ]] && ok || fail "1f1b in flight"
   [[ $(json_get "$TMP/gpipe.json" "len([e for e in d['traceEvents'] if e['ph'] == 'X'])") -gt 16 ]] \
     && ok || fail "pipeline trace"
+  # A training step split in two, the schedule chosen with the split: the stages file says which,
+  # and a zero-bubble schedule's trace has weight-gradient tasks.
+  "$DPLACE" place --graph "$ONNX" --training --cluster k80x4 --stages 2 --objective pipeline \
+    --schedule auto:8 --recompute auto --placer contiguous --export stages="$TMP/auto_stages.json" \
+    --out "$TMP/auto_plan.json" >/dev/null && ok || fail "place --schedule auto"
+  [[ $(json_get "$TMP/auto_stages.json" "d['pipeline']['schedule'] in ('1f1b', 'zb-h1', 'zb-h2')") \
+    == True ]] && ok || fail "the stages file's schedule"
+  "$DPLACE" simulate --graph "$ONNX" --training --cluster k80x4 --stages 2 --plan "$TMP/auto_plan.json" \
+    --pipeline zb-h1 --trace "$TMP/zb.json" >/dev/null && ok || fail "simulate --pipeline zb-h1"
+  [[ $(json_get "$TMP/zb.json" "sum(e['name'].startswith('W') for e in d['traceEvents'] if e['ph'] == 'X')") \
+    == 16 ]] && ok || fail "zb-h1 trace: a W task per micro-batch and stage"
+  expect_bad_input pipeline_bad "--pipeline: 'zb' is not auto or a schedule" simulate \
+    --graph "$ONNX" --training --cluster k80x4 --stages 2 --plan "$TMP/auto_plan.json" --pipeline zb
 }
 
 # Infeasible instances are results from every placer.
@@ -162,8 +175,10 @@ section_onnx() {
     --graph "$ONNX" --cluster k80x4 --objective throughput --export device_map=x.json
   expect_bad_input runtime_unknown "--runtime: 'async' is not executor or eager" place \
     --graph "$ONNX" --cluster k80x4 --runtime async
-  expect_bad_input schedule_bad "--schedule: 'gpipe:0' is not gpipe, 1f1b, zb-h1 or zb-h2" place \
+  expect_bad_input schedule_bad "--schedule: 'gpipe:0' is not auto or a schedule (gpipe, 1f1b, zb-h1 or zb-h2)" place \
     --graph "$ONNX" --cluster k80x4 --schedule gpipe:0
+  expect_bad_input recompute_bad "--recompute: 'some' is not none, full or auto" place \
+    --graph "$ONNX" --cluster k80x4 --recompute some
   expect_bad_input option_cycle "its own start or member (mcmc -> local_search -> mcmc)" place \
     --graph "$ONNX" --cluster k80x4 --placer mcmc --opt mcmc.start=local_search \
     --opt local_search.start=mcmc

@@ -28,6 +28,7 @@ Status WithFlagNames(const Status& status) {
            {"objective", ""},
            {"runtime", ""},
            {"schedule", ""},
+           {"recompute", ""},
            {"export", ""},
            {"stages", ""},
            {"devices", ""},

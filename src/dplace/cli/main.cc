@@ -60,9 +60,15 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "ready ops, as dplace.torch.apply or a graph executor) or eager (eager PyTorch "
                   "running a device map under accelerate: ops in program order, whole modules, "
                   "inputs moved at a module's entry); --export device_map implies eager");
+  cmd->add_option("--recompute", flags->recompute,
+                  "pipeline objective: which stages keep only their inputs and run their forward "
+                  "again in backward (torch.utils.checkpoint of the stage): none (default), full "
+                  "(every stage) or auto (the stages that do not fit keeping everything)");
   cmd->add_option("--schedule", flags->schedule,
                   "pipeline schedule of a training step's stages: 1f1b (default), gpipe, zb-h1 "
-                  "or zb-h2 (zero bubble: weight gradients apart, filling the bubbles), "
+                  "or zb-h2 (zero bubble: weight gradients apart, filling the bubbles), or auto "
+                  "(the pipeline objective takes the fastest of 1f1b, zb-h1 and zb-h2 that fits "
+                  "each split, and holds 1F1B's micro-batches in the other memory checks), "
                   "optionally :MICROBATCHES (default 8): how many micro-batches a stage holds "
                   "(1F1B: one per stage from it to the last; GPipe: all; ZB-H1: as many as "
                   "stages; ZB-H2: twice as many less one) in the throughput objective's and the "
@@ -237,8 +243,8 @@ int main(int argc, char** argv) {
       ->required();
   sim_cmd->add_option("--trace", simulate.trace, "write a Chrome trace of the step");
   sim_cmd->add_option("--pipeline", simulate.pipeline,
-                      "simulate a pipeline schedule of the plan's stages: gpipe, 1f1b, zb-h1 "
-                      "or zb-h2");
+                      "simulate a pipeline schedule of the plan's stages: gpipe, 1f1b, zb-h1, "
+                      "zb-h2 or auto (the fastest that fits), recomputing as --recompute says");
   sim_cmd->add_option("--microbatches", simulate.microbatches, "micro-batches for --pipeline")
       ->capture_default_str();
   sim_cmd->add_option("--step-model", simulate.step_model,

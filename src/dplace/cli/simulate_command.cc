@@ -14,13 +14,13 @@ namespace {
 
 Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
                    const sim::Placement& placement) {
-  auto schedule = sim::ParsePipelineSchedule(flags.pipeline);
-  if (!schedule) {
-    return InvalidInput("--pipeline: '" + flags.pipeline + "' is not " +
-                        sim::PipelineScheduleNames());
+  if (flags.pipeline != "auto" && !sim::ParsePipelineSchedule(flags.pipeline)) {
+    return InvalidInput("--pipeline: '" + flags.pipeline + "' is not auto or a schedule (" +
+                        sim::PipelineScheduleNames() + ")");
   }
-  DPLACE_ASSIGN_OR_RETURN(sim::PipelineResult r,
-                          sim::SimulatePipeline(problem, placement, *schedule, flags.microbatches));
+  DPLACE_ASSIGN_OR_RETURN(
+      sim::PipelineResult r,
+      sim::SimulateNamedSchedule(problem, placement, flags.pipeline, flags.microbatches));
   if (!flags.trace.empty()) {
     DPLACE_RETURN_IF_ERROR(
         WriteFileAtomically(flags.trace, report::PipelineTrace(problem, r).dump() + "\n"));
@@ -39,7 +39,9 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
                       ? " (weight gradients " + std::to_string(st.weight_s) + ")"
                       : std::string())
               << ", busy " << st.busy_s << ", in flight " << st.peak_in_flight << " x "
-              << FormatBytes(st.held_per_microbatch_bytes) << ", peak memory "
+              << FormatBytes(st.recomputes ? st.held_when_recomputing_bytes
+                                           : st.held_per_microbatch_bytes)
+              << (st.recomputes ? " (recomputing)" : "") << ", peak memory "
               << FormatBytes(st.peak_memory_bytes) << "\n";
   }
   if (!r.feasible) std::cout << "infeasible: " << r.reason << "\n";

@@ -167,6 +167,8 @@ Json PipelineStageJson(const sim::Problem& p, const sim::PipelineStage& st) {
       {"peak_in_flight", st.peak_in_flight},
       {"held_per_microbatch_bytes", st.held_per_microbatch_bytes},
       {"held_for_weight_bytes", st.held_for_weight_bytes},
+      {"recomputes", st.recomputes},
+      {"held_when_recomputing_bytes", st.held_when_recomputing_bytes},
       {"peak_memory_bytes", st.peak_memory_bytes},
       {"memory_capacity_bytes",
        std::isfinite(st.memory_capacity_bytes) ? Json(st.memory_capacity_bytes) : Json(nullptr)}};
@@ -187,7 +189,6 @@ Json PipelineResultJson(const sim::Problem& p, const sim::PipelineResult& r) {
 }
 
 StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement) {
-  const int microbatches = p.microbatches;
   const graph::Graph& g = p.g();
   struct Stage {
     sim::DeviceId device;
@@ -279,9 +280,9 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
            {"stages", list},
            {"split_points", splits},
            {"split_modules", split_modules}};
-  // The split as its pipeline runs it: its schedule over `microbatches`, its time and each stage's
-  // memory.
-  auto run = sim::SimulatePipeline(p, placement, p.schedule, microbatches);
+  // The split as its pipeline runs it: its schedule (the fastest that fits under auto) over the
+  // problem's micro-batches, its time and each stage's memory.
+  auto run = sim::SimulateProblemPipeline(p, placement);
   if (run.ok()) {
     out["pipeline"] = PipelineResultJson(p, *run);
     out["feasible"] = run->feasible;

@@ -93,7 +93,7 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
 StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
     const io::LoadedGraph& loaded, std::shared_ptr<const hw::Cluster> cluster,
     const std::string& objective_name, const std::string& name, const std::string& runtime,
-    const std::string& schedule) {
+    const std::string& schedule, const std::string& recompute) {
   if (!runtime.empty() && runtime != "executor" && runtime != "eager") {
     return InvalidInput("runtime: '" + runtime + "' is not executor or eager");
   }
@@ -128,19 +128,26 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
     char* end = nullptr;
     const long m =
         colon == std::string::npos ? 8 : std::strtol(schedule.c_str() + colon + 1, &end, 10);
-    const auto parsed = sim::ParsePipelineSchedule(kind);
+    const bool choose = kind == "auto";
+    const auto parsed = choose ? sim::PipelineSchedule::k1F1B : sim::ParsePipelineSchedule(kind);
     if (!parsed ||
         (colon != std::string::npos &&
          (end == nullptr || *end != '\0' || colon + 1 == schedule.size())) ||
         m < 1 || m > 4096) {
-      return InvalidInput("schedule: '" + schedule + "' is not " + sim::PipelineScheduleNames() +
-                          ", optionally :MICROBATCHES (1 to 4096)");
+      return InvalidInput("schedule: '" + schedule + "' is not auto or a schedule (" +
+                          sim::PipelineScheduleNames() + "), optionally :MICROBATCHES (1 to 4096)");
     }
     problem->schedule = *parsed;
+    problem->schedule_auto = choose;
     problem->microbatches = static_cast<int>(m);
   }
   if (training && loaded.format != io::GraphFormat::kPaper) {
     problem->stage_memory = sim::Problem::StageMemory::kSchedule;
+  }
+  if (!recompute.empty()) {
+    const auto parsed = sim::ParseRecompute(recompute);
+    if (!parsed) return InvalidInput("recompute: '" + recompute + "' is not none, full or auto");
+    problem->recompute = *parsed;
   }
   problem->times_in_seconds = loaded.format != io::GraphFormat::kPaper;
   if (runtime == "eager") {
@@ -210,7 +217,7 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
   }
   DPLACE_ASSIGN_OR_RETURN(out.problem,
                           MakeLoadedProblem(out.loaded, cluster, flags.objective, flags.graph.path,
-                                            flags.runtime, flags.schedule));
+                                            flags.runtime, flags.schedule, flags.recompute));
   return out;
 }
 

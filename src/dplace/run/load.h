@@ -40,6 +40,9 @@ struct ProblemSpec {
   // stages file runs: a schedule (sim/schedules.h), optionally :MICROBATCHES (1 to 4096, default
   // 8); empty: 1f1b:8.
   std::string schedule;
+  // Which stages recompute their forward in backward (the pipeline objective): none | full |
+  // auto (sim::Recompute); empty: none.
+  std::string recompute;
 };
 
 struct LoadedProblem {
@@ -59,11 +62,11 @@ StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
     int stages);
 
 // The problem of a loaded graph on `cluster` (null: the machine the graph's file defines) by
-// `objective`, `runtime` and `schedule` (empty: as ProblemSpec says); `name` names the graph in
-// messages.
+// `objective`, `runtime`, `schedule` and `recompute` (empty: as ProblemSpec says); `name` names
+// the graph in messages.
 StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
     const io::LoadedGraph& loaded, std::shared_ptr<const hw::Cluster> cluster,
     const std::string& objective, const std::string& name, const std::string& runtime = "",
-    const std::string& schedule = "");
+    const std::string& schedule = "", const std::string& recompute = "");
 
 }  // namespace dplace::run

@@ -200,12 +200,28 @@ IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placem
   return bytes;
 }
 
-StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& placement,
-                                          PipelineSchedule schedule, int microbatches) {
-  if (microbatches < 1) {
-    return InvalidInput("a pipeline needs at least 1 micro-batch, not " +
-                        std::to_string(microbatches));
+IdVector<DeviceId, double> HeldWhenRecomputing(const Problem& p, const Placement& placement) {
+  const graph::Graph& g = p.g();
+  std::vector<std::tuple<DeviceId, graph::TensorId, bool>> held;
+  for (const graph::Edge& e : g.edges()) {
+    const DeviceId src = placement[e.from], dst = placement[e.to];
+    if (src == dst || !IsForward(g.op(e.from)) || !IsForward(g.op(e.to))) continue;
+    held.emplace_back(dst, g.FirstOutput(e.from) + e.output, p.c().device(src).kind == "cpu");
   }
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  IdVector<DeviceId, double> bytes(p.c().devices().size(), 0);
+  for (const auto& [d, t, on_cpu] : held) bytes[d] += g.tensor(t).BytesOn(on_cpu);
+  return bytes;
+}
+
+namespace {
+
+// SimulatePipeline with the stages in pipeline order that recompute (`recomputing`, one flag a
+// stage, or empty: none).
+StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placement,
+                                      PipelineSchedule schedule, int microbatches,
+                                      const std::vector<char>& recomputing) {
   const graph::Graph& g = p.g();
   PipelineResult r;
   r.schedule = schedule;
@@ -239,6 +255,12 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   const IdVector<DeviceId, double> for_weights =
       split ? HeldForWeightGradients(p, placement)
             : IdVector<DeviceId, double>(p.c().devices().size(), 0);
+  const IdVector<DeviceId, double> inputs =
+      training ? HeldWhenRecomputing(p, placement)
+               : IdVector<DeviceId, double>(p.c().devices().size(), 0);
+  for (int s = 0; s < num_stages && !recomputing.empty(); ++s) {
+    r.stages[static_cast<size_t>(s)].recomputes = training && recomputing[static_cast<size_t>(s)];
+  }
   // delay[(from stage, from phase, to stage, to phase)] = Σ transfer time of crossing tensors.
   std::map<std::tuple<int, int, int, int>, double> delay;
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
@@ -289,10 +311,12 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   };
   auto settle = [&](int s, int m, int phase, double at) {
     PipelineStage& stage = r.stages[static_cast<size_t>(s)];
-    const double duration = phase == 0   ? stage.forward_s
-                            : phase == 2 ? stage.weight_s
-                            : split      ? stage.backward_s - stage.weight_s
-                                         : stage.backward_s;
+    // A stage that recomputes runs its forward again before its backward.
+    const double duration = phase == 0 ? stage.forward_s
+                            : phase == 2
+                                ? stage.weight_s
+                                : (split ? stage.backward_s - stage.weight_s : stage.backward_s) +
+                                      (stage.recomputes ? stage.forward_s : 0);
     start[{s, m, phase}] = at;
     end[{s, m, phase}] = at + duration;
     free_at[static_cast<size_t>(s)] = at + duration;
@@ -350,33 +374,41 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
     busy += stage.busy_s;
     stage.held_per_microbatch_bytes = per_microbatch[stage.device];
     stage.held_for_weight_bytes = for_weights[stage.device];
-    // A micro-batch is held in full from the start of F(m) to the end of B(m) (I(m); F(m) for
-    // inference), then what its weight gradients need until the end of W(m). The recorded
-    // instants, not an end less its duration: a start that rounds below the end it waited for
-    // would count one micro-batch too many.
+    stage.held_when_recomputing_bytes = inputs[stage.device];
+    // A micro-batch is held from the start of F(m) to the end of B(m) (I(m); F(m) for inference):
+    // in full, or, recomputing, its inputs, and in full again while B(m) (I(m)) recomputes and
+    // runs; then what its weight gradients need until the end of W(m). The recorded instants,
+    // not an end less its duration: a start that rounds below the end it waited for would count
+    // one micro-batch too many.
+    const double kept =
+        stage.recomputes ? stage.held_when_recomputing_bytes : stage.held_per_microbatch_bytes;
     struct Change {
       double time;
-      int full, weight;
+      int microbatches;  // in flight
+      double bytes;
     };
     std::vector<Change> changes;
+    const int last = training ? 1 : 0;
     for (int m = 0; m < microbatches; ++m) {
-      changes.push_back({start[{s, m, 0}], 1, 0});
-      changes.push_back({end[{s, m, training ? 1 : 0}], -1, split ? 1 : 0});
-      if (split) changes.push_back({end[{s, m, 2}], 0, -1});
+      changes.push_back({start[{s, m, 0}], 1, kept});
+      changes.push_back(
+          {end[{s, m, last}], split ? 0 : -1, (split ? stage.held_for_weight_bytes : 0) - kept});
+      if (split) changes.push_back({end[{s, m, 2}], -1, -stage.held_for_weight_bytes});
+      if (stage.recomputes) {
+        changes.push_back({start[{s, m, last}], 0, stage.held_per_microbatch_bytes});
+        changes.push_back({end[{s, m, last}], 0, -stage.held_per_microbatch_bytes});
+      }
     }
-    auto bytes = [&](const Change& c) {
-      return c.full * stage.held_per_microbatch_bytes + c.weight * stage.held_for_weight_bytes;
-    };
-    std::sort(changes.begin(), changes.end(), [&](const Change& a, const Change& b) {
-      return a.time != b.time ? a.time < b.time : bytes(a) < bytes(b);  // frees first
+    std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
+      return a.time != b.time ? a.time < b.time : a.bytes < b.bytes;  // frees first
     });
-    Change current{0, 0, 0};
-    double peak_held = 0;
+    int in_flight = 0;
+    double bytes = 0, peak_held = 0;
     for (const Change& c : changes) {
-      current.full += c.full;
-      current.weight += c.weight;
-      stage.peak_in_flight = std::max(stage.peak_in_flight, current.full + current.weight);
-      peak_held = std::max(peak_held, bytes(current));
+      in_flight += c.microbatches;
+      bytes += c.bytes;
+      stage.peak_in_flight = std::max(stage.peak_in_flight, in_flight);
+      peak_held = std::max(peak_held, bytes);
     }
     stage.peak_memory_bytes = resident[static_cast<size_t>(s)] + peak_held;
     stage.memory_capacity_bytes = p.c().device(stage.device).memory_bytes;
@@ -392,8 +424,76 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   return r;
 }
 
+}  // namespace
+
+StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& placement,
+                                          PipelineSchedule schedule, int microbatches,
+                                          Recompute recompute) {
+  if (microbatches < 1) {
+    return InvalidInput("a pipeline needs at least 1 micro-batch, not " +
+                        std::to_string(microbatches));
+  }
+  if (recompute != Recompute::kAuto) {
+    const std::vector<char> all(recompute == Recompute::kFull ? p.num_devices() : 0, 1);
+    return SimulateWith(p, placement, schedule, microbatches, all);
+  }
+  // Auto: a stage recomputes only when it does not fit keeping everything (recomputing takes
+  // time and never saves any). Which stages overflow can change as the others' times do: again
+  // until none more does, at most once a stage.
+  std::vector<char> recomputing(static_cast<size_t>(p.num_devices()), 0);
+  while (true) {
+    DPLACE_ASSIGN_OR_RETURN(PipelineResult r,
+                            SimulateWith(p, placement, schedule, microbatches, recomputing));
+    bool more = false;
+    for (size_t s = 0; s < r.stages.size(); ++s) {
+      const PipelineStage& stage = r.stages[s];
+      if (!stage.recomputes && stage.peak_memory_bytes > stage.memory_capacity_bytes) {
+        recomputing[s] = 1;
+        more = true;
+      }
+    }
+    if (!more) return r;
+  }
+}
+
+StatusOr<PipelineResult> SimulateFastestSchedule(const Problem& problem, const Placement& placement,
+                                                 int microbatches, Recompute recompute) {
+  std::optional<PipelineResult> best;
+  for (PipelineSchedule schedule :
+       {PipelineSchedule::k1F1B, PipelineSchedule::kZBH1, PipelineSchedule::kZBH2}) {
+    DPLACE_ASSIGN_OR_RETURN(
+        PipelineResult r, SimulatePipeline(problem, placement, schedule, microbatches, recompute));
+    if (!best || std::make_pair(!r.feasible, r.time_per_microbatch_s) <
+                     std::make_pair(!best->feasible, best->time_per_microbatch_s)) {
+      best = std::move(r);
+    }
+  }
+  return *std::move(best);
+}
+
+StatusOr<PipelineResult> SimulateNamedSchedule(const Problem& problem, const Placement& placement,
+                                               std::string_view name, int microbatches) {
+  if (name == "auto") {
+    return SimulateFastestSchedule(problem, placement, microbatches, problem.recompute);
+  }
+  const std::optional<PipelineSchedule> schedule = ParsePipelineSchedule(name);
+  if (!schedule) {
+    return InvalidInput("schedule: '" + std::string(name) + "' is not auto or a schedule (" +
+                        PipelineScheduleNames() + ")");
+  }
+  return SimulatePipeline(problem, placement, *schedule, microbatches, problem.recompute);
+}
+
+StatusOr<PipelineResult> SimulateProblemPipeline(const Problem& problem,
+                                                 const Placement& placement) {
+  return problem.schedule_auto
+             ? SimulateFastestSchedule(problem, placement, problem.microbatches, problem.recompute)
+             : SimulatePipeline(problem, placement, problem.schedule, problem.microbatches,
+                                problem.recompute);
+}
+
 Evaluation EvaluatePipeline(const Problem& problem, const Placement& placement) {
-  auto run = SimulatePipeline(problem, placement, problem.schedule, problem.microbatches);
+  auto run = SimulateProblemPipeline(problem, placement);
   if (!run.ok()) {
     Evaluation e = EvaluateMaxLoad(problem, placement);
     e.objective = Objective::kPipeline;

@@ -50,9 +50,11 @@ struct PipelineStage {
   double forward_s = 0, backward_s = 0;  // per micro-batch; backward_s with the updates
   double weight_s = 0;  // of backward_s, what runs as W under a schedule that splits backward
   double busy_s = 0;
-  int peak_in_flight = 0;                // micro-batches whose activations were held at once
-  double held_per_microbatch_bytes = 0;  // HeldPerMicrobatch (every forward output: inference)
-  double held_for_weight_bytes = 0;      // HeldForWeightGradients, from I(m) to W(m)
+  int peak_in_flight = 0;                  // micro-batches whose activations were held at once
+  double held_per_microbatch_bytes = 0;    // HeldPerMicrobatch (every forward output: inference)
+  double held_for_weight_bytes = 0;        // HeldForWeightGradients, from I(m) to W(m)
+  bool recomputes = false;                 // keeps only its inputs, runs its forward again
+  double held_when_recomputing_bytes = 0;  // HeldWhenRecomputing
   double peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;
 };
@@ -89,11 +91,33 @@ IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& 
 // weight gradients (weight_gradient_share > 0) and the gradients those ops read. Each once.
 IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placement& placement);
 
+// Bytes device d keeps of one micro-batch in flight when it recomputes: the forward tensors it
+// receives from other devices' forward ops (its stage's inputs), each once, at its sender's size.
+IdVector<DeviceId, double> HeldWhenRecomputing(const Problem& p, const Placement& placement);
+
 // InvalidInput when microbatches < 1. The placement must pass CheckShape.
 StatusOr<PipelineResult> SimulatePipeline(const Problem& problem, const Placement& placement,
-                                          PipelineSchedule schedule, int microbatches);
+                                          PipelineSchedule schedule, int microbatches,
+                                          Recompute recompute = Recompute::kNone);
 
-// The pipeline objective (Objective::kPipeline): the problem's schedule over its micro-batches,
+// The schedules `--schedule auto` chooses from: 1F1B, ZB-H1 and ZB-H2 (GPipe has 1F1B's bubble
+// and holds more).
+// The fastest of them over `microbatches` whose stages fit their memory, or the fastest when none
+// fits; ties to the one listed first. The errors of SimulatePipeline.
+StatusOr<PipelineResult> SimulateFastestSchedule(const Problem& problem, const Placement& placement,
+                                                 int microbatches, Recompute recompute);
+
+// SimulatePipeline (recomputing as the problem says) of the schedule named `name`, or
+// SimulateFastestSchedule for "auto". InvalidInput "schedule: 'x' is not ..." for another name.
+StatusOr<PipelineResult> SimulateNamedSchedule(const Problem& problem, const Placement& placement,
+                                               std::string_view name, int microbatches);
+
+// The problem's pipeline: its schedule over its micro-batches, or with schedule_auto the fastest
+// (SimulateFastestSchedule), recomputing as the problem says.
+StatusOr<PipelineResult> SimulateProblemPipeline(const Problem& problem,
+                                                 const Placement& placement);
+
+// The pipeline objective (Objective::kPipeline): SimulateProblemPipeline,
 // value = time per micro-batch, per device its stage's work (busy_s = load) and peak memory. A
 // placement whose stages are no pipeline (two stages feed each other, the schedule deadlocks) is
 // infeasible with that reason and valued at its max-load, which also grows with the work of the

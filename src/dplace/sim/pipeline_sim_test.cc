@@ -217,9 +217,14 @@ TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
 // S uniform stages of a training chain, one device each: forward f_s (F s), backward b_s (I + W s,
 // W of it weight gradients), f_s -> f_s+1, b_s+1 -> b_s, f_s kept by b_s; activations of 5
 // bytes, gradients of 1, moving in no time.
-Problem UniformStages(int stages, double f, double i, double w) {
+Problem UniformStages(int stages, double f, double i, double w,
+                      double first_memory_bytes = hw::kUnlimited) {
   hw::ClusterBuilder c("uniform");
-  for (int s = 0; s < stages; ++s) c.AddDevice({.name = "d" + std::to_string(s), .kind = "gpu"});
+  for (int s = 0; s < stages; ++s) {
+    c.AddDevice({.name = "d" + std::to_string(s),
+                 .kind = "gpu",
+                 .memory_bytes = s == 0 ? first_memory_bytes : hw::kUnlimited});
+  }
   c.SetDefaultLink({.bandwidth_bytes_per_s = 1, .latency_s = 0});
   graph::GraphBuilder b("uniform_stages");
   std::vector<graph::OpId> fwd, bwd;
@@ -332,6 +337,63 @@ TEST(PipelineScheduleTest, ZeroBubbleSplitsBackwardIntoInputAndWeightGradients) 
   ASSERT_TRUE(whole.ok());
   EXPECT_DOUBLE_EQ(whole->makespan_s, 9);
   for (const PipelineTask& t : whole->tasks) EXPECT_NE(t.kind, TaskKind::kWeight);
+}
+
+TEST(PipelineScheduleTest, ARecomputingStageKeepsItsInputsAndRunsItsForwardAgain) {
+  // Two uniform stages (F = I = W = 1), 1F1B over 4 micro-batches. Keeping everything, d0 holds
+  // 2 micro-batches of 5 bytes (f0's output), d1 one of 10 (its own and f0's copy).
+  const Problem p = UniformStages(2, 1, 1, 1);
+  auto none = SimulatePipeline(p, UniformSplit(2), PipelineSchedule::k1F1B, 4);
+  auto full = SimulatePipeline(p, UniformSplit(2), PipelineSchedule::k1F1B, 4, Recompute::kFull);
+  ASSERT_TRUE(none.ok() && full.ok());
+  EXPECT_DOUBLE_EQ(none->stages[0].peak_memory_bytes, 10);
+  // Recomputing, d0 keeps nothing it received (its input is made on it) and holds one micro-batch
+  // in full while its backward runs; d1 keeps f0's copy (5) for each, and one in full (10).
+  EXPECT_TRUE(full->stages[0].recomputes && full->stages[1].recomputes);
+  EXPECT_DOUBLE_EQ(full->stages[0].held_when_recomputing_bytes, 0);
+  EXPECT_DOUBLE_EQ(full->stages[0].peak_memory_bytes, 5);
+  EXPECT_DOUBLE_EQ(full->stages[1].held_when_recomputing_bytes, 5);
+  EXPECT_DOUBLE_EQ(full->stages[1].peak_memory_bytes, 5 + 10);
+  // Every backward runs the forward again: 4 x 1 s more busy per stage.
+  EXPECT_DOUBLE_EQ(full->stages[0].busy_s, none->stages[0].busy_s + 4);
+  EXPECT_GT(full->makespan_s, none->makespan_s);
+  // Auto recomputes only where keeping everything does not fit: d0 with 9 bytes.
+  const Problem tight = UniformStages(2, 1, 1, 1, /*first_memory_bytes=*/9);
+  auto too_much = SimulatePipeline(tight, UniformSplit(2), PipelineSchedule::k1F1B, 4);
+  auto chosen =
+      SimulatePipeline(tight, UniformSplit(2), PipelineSchedule::k1F1B, 4, Recompute::kAuto);
+  ASSERT_TRUE(too_much.ok() && chosen.ok());
+  EXPECT_FALSE(too_much->feasible);
+  EXPECT_TRUE(chosen->feasible) << chosen->reason;
+  EXPECT_TRUE(chosen->stages[0].recomputes);
+  EXPECT_FALSE(chosen->stages[1].recomputes);
+  EXPECT_LT(chosen->makespan_s, full->makespan_s);
+}
+
+TEST(PipelineScheduleTest, AutoTakesTheFastestScheduleThatFits) {
+  // Input gradients dearer than weight gradients: ZB-H2 idles (S-1)F, ZB-H1 (S-1)(F+I-W) more.
+  Problem p = UniformStages(4, 1, 1.2, 0.8);
+  p.objective = Objective::kPipeline;
+  p.microbatches = 8;
+  p.schedule_auto = true;
+  const Placement split = UniformSplit(4);
+  auto best = SimulateProblemPipeline(p, split);
+  ASSERT_TRUE(best.ok());
+  for (PipelineSchedule s : {PipelineSchedule::k1F1B, PipelineSchedule::kZBH1}) {
+    auto other = SimulatePipeline(p, split, s, 8);
+    ASSERT_TRUE(other.ok());
+    EXPECT_LT(best->time_per_microbatch_s, other->time_per_microbatch_s);
+  }
+  EXPECT_EQ(best->schedule, PipelineSchedule::kZBH2);
+  EXPECT_DOUBLE_EQ(testing::EvaluatorOf(p)->Evaluate(split).value, best->time_per_microbatch_s);
+  // Where ZB-H2's deeper warm-up does not fit on the first stage, a schedule that does.
+  Problem tight = UniformStages(4, 1, 1.2, 0.8, /*first_memory_bytes=*/5 * 4);
+  tight.objective = Objective::kPipeline;
+  tight.schedule_auto = true;
+  auto fits = SimulateProblemPipeline(tight, split);
+  ASSERT_TRUE(fits.ok());
+  EXPECT_TRUE(fits->feasible) << fits->reason;
+  EXPECT_NE(fits->schedule, PipelineSchedule::kZBH2);
 }
 
 TEST(PipelineObjectiveTest, TheValueIsTheSchedulesTimePerMicrobatch) {

@@ -96,6 +96,12 @@ struct Problem {
   // The pipeline's schedule and micro-batches per step (the pipeline objective, the stages file's
   // run, and with StageMemory::kSchedule the memory rule).
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  // `--schedule auto`: the pipeline objective judges each split by the fastest schedule that
+  // fits (SimulateProblemPipeline), so a search chooses the schedule with the split; `schedule`
+  // (1F1B) then gives only the memory rule, the least any schedule that splits nothing holds.
+  bool schedule_auto = false;
+  // Which stages recompute their forward in backward (the pipeline objective; schedules.h).
+  Recompute recompute = Recompute::kNone;
   int microbatches = 8;
   // Whether op times (and so every objective's value) are seconds: all but the paper's files,
   // whose times are in the paper's own unit (the run service says so; tables print bare numbers).

@@ -46,6 +46,17 @@ std::string PipelineScheduleNames() {
   return names;
 }
 
+std::optional<Recompute> ParseRecompute(std::string_view name) {
+  if (name == "none") return Recompute::kNone;
+  if (name == "full") return Recompute::kFull;
+  if (name == "auto") return Recompute::kAuto;
+  return std::nullopt;
+}
+
+std::string_view RecomputeName(Recompute recompute) {
+  return recompute == Recompute::kNone ? "none" : recompute == Recompute::kFull ? "full" : "auto";
+}
+
 int InFlight(PipelineSchedule schedule, int stage, int stages, int microbatches) {
   switch (schedule) {
     case PipelineSchedule::kGPipe:

@@ -29,6 +29,14 @@ std::string_view PipelineScheduleName(PipelineSchedule schedule);
 // The names as a message lists them: "gpipe, 1f1b, zb-h1 or zb-h2".
 std::string PipelineScheduleNames();
 
+// What a stage keeps of a micro-batch between its forward and its backward: everything (none
+// recomputed), or only its inputs, running its forward again before its backward (full
+// recomputation, torch.utils.checkpoint of the whole stage); auto: full on the stages that do not
+// fit keeping everything.
+enum class Recompute { kNone, kFull, kAuto };
+std::optional<Recompute> ParseRecompute(std::string_view name);  // none | full | auto
+std::string_view RecomputeName(Recompute recompute);
+
 // Micro-batches whose activations stage `stage` (from 0) of `stages` holds at once, at most:
 // GPipe all `microbatches`; 1F1B `stages - stage` (its warm-up); ZB-H1 `stages` (1F1B's, and up
 // to `stage` more whose weight gradients wait, counted in full: an upper bound); ZB-H2
