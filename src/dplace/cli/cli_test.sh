@@ -71,6 +71,12 @@ section_place() {
     --out "$TMP/auto_plan.json" >/dev/null && ok || fail "place --schedule auto"
   [[ $(json_get "$TMP/auto_stages.json" "d['pipeline']['schedule'] in ('1f1b', 'zb-h1', 'zb-h2')") \
     == True ]] && ok || fail "the stages file's schedule"
+  # ...in the frameworks' terms: a schedule class, or a zero-bubble schedule's action table (a row
+  # per rank, every micro-batch's F, I and W).
+  [[ $(json_get "$TMP/auto_stages.json" "d['schedule']['schedule'] == d['pipeline']['schedule'] \
+      and ('schedule_class' in d['schedule']['torch_pipelining'] or \
+      [len(r) for r in d['schedule']['torch_pipelining']['actions']] == [24, 24])") == True ]] \
+    && ok || fail "the schedule's terms"
   "$DPLACE" simulate --graph "$ONNX" --training --cluster k80x4 --stages 2 --plan "$TMP/auto_plan.json" \
     --pipeline zb-h1 --trace "$TMP/zb.json" >/dev/null && ok || fail "simulate --pipeline zb-h1"
   [[ $(json_get "$TMP/zb.json" "sum(e['name'].startswith('W') for e in d['traceEvents'] if e['ph'] == 'X')") \

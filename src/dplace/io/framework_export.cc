@@ -277,4 +277,56 @@ Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
           {"vllm", vllm}};
 }
 
+Json FrameworkSchedule(const sim::PipelineResult& run) {
+  const sim::PipelineSchedule schedule = run.schedule;
+  const bool table = sim::RowOf(schedule).splits_backward;
+  // The order each rank ran its tasks in, as torch's actions: "{stage}{F|B|I|W}{micro-batch}".
+  Json actions = Json::array();
+  for (size_t s = 0; s < run.stages.size(); ++s) {
+    Json row = Json::array();
+    for (const sim::PipelineTask& t : run.tasks) {
+      if (t.device != run.stages[s].device) continue;
+      row.push_back(std::to_string(s) + static_cast<char>(t.kind) + std::to_string(t.microbatch));
+    }
+    actions.push_back(row);
+  }
+  size_t recomputing = 0;
+  for (const sim::PipelineStage& st : run.stages) recomputing += st.recomputes ? 1 : 0;
+  const bool some = recomputing > 0 && recomputing < run.stages.size();
+  const std::string partial = "this plan recomputes on " + std::to_string(recomputing) + " of " +
+                              std::to_string(run.stages.size()) +
+                              " stages, and the framework recomputes alike on every stage";
+  const std::string name(sim::PipelineScheduleName(schedule));
+  Json torch =
+      table ? Json{{"actions", actions}}
+            : Json{{"schedule_class",
+                    schedule == sim::PipelineSchedule::kGPipe ? "ScheduleGPipe" : "Schedule1F1B"}};
+  Json titan = table ? Json{{"pipeline_parallel_schedule_csv",
+                             "the actions table, written as CSV (a row per rank)"}}
+                     : Json{{"pipeline_parallel_schedule",
+                             schedule == sim::PipelineSchedule::kGPipe ? "GPipe" : "1F1B"}};
+  titan["activation_checkpoint"] =
+      some ? Unavailable(partial) : Json{{"mode", recomputing > 0 ? "full" : "none"}};
+  Json megatron = schedule == sim::PipelineSchedule::k1F1B
+                      ? Json::object()
+                      : Unavailable("Megatron-LM runs 1F1B (and interleaved 1F1B), not " + name);
+  if (schedule == sim::PipelineSchedule::k1F1B) {
+    if (some) {
+      megatron = Unavailable(partial);
+    } else if (recomputing > 0) {
+      megatron = {{"recompute_granularity", "full"},
+                  {"recompute_method", "uniform"},
+                  {"recompute_num_layers", 1}};
+    }
+  }
+  Json deepspeed =
+      schedule == sim::PipelineSchedule::k1F1B
+          ? Json{{"activation_checkpoint_interval", recomputing > 0 ? 1 : 0}}
+          : Unavailable("DeepSpeed's PipelineEngine runs its own 1F1B schedule, not " + name);
+  if (schedule == sim::PipelineSchedule::k1F1B && some) deepspeed = Unavailable(partial);
+  return {{"schedule", name},          {"microbatches", run.microbatches},
+          {"torch_pipelining", torch}, {"torchtitan", titan},
+          {"megatron", megatron},      {"deepspeed", deepspeed}};
+}
+
 }  // namespace dplace::io

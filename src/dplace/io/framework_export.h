@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dplace/base/json_node.h"
+#include "dplace/sim/pipeline_sim.h"
 #include "dplace/sim/problem.h"
 
 namespace dplace::io {
@@ -22,5 +23,18 @@ namespace dplace::io {
 // order, {"reason": "..."} says why no framework can take it.
 Json FrameworkSplits(const sim::Problem& problem, const sim::Placement& placement,
                      const std::vector<sim::DeviceId>& stages);
+
+// A simulated pipeline's schedule and recomputation in the frameworks' terms:
+//   torch.distributed.pipelining  its schedule class (Schedule1F1B, ScheduleGPipe), or for the
+//                                 zero-bubble schedules the per-rank action table
+//                                 ("0F0", "0I0", "0W0": stage, F/B/I/W, micro-batch) that
+//                                 _PipelineScheduleRuntime loads from CSV, a row per rank;
+//   torchtitan                    pipeline_parallel_schedule (or _schedule_csv for the table) and
+//                                 activation_checkpoint.mode;
+//   Megatron-LM                   --recompute-granularity/-method/-num-layers;
+//   DeepSpeed                     PipelineModule's activation_checkpoint_interval.
+// What a framework cannot express (a schedule it does not run, recomputation on some stages only)
+// is {"reason": "..."}.
+Json FrameworkSchedule(const sim::PipelineResult& run);
 
 }  // namespace dplace::io

@@ -285,6 +285,7 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
   auto run = sim::SimulateProblemPipeline(p, placement);
   if (run.ok()) {
     out["pipeline"] = PipelineResultJson(p, *run);
+    out["schedule"] = FrameworkSchedule(*run);
     out["feasible"] = run->feasible;
   } else {
     out["feasible"] = false;
