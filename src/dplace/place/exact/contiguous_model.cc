@@ -286,6 +286,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.held.assign(n, 0);
   m.pipeline_memory = p.stage_memory != sim::Problem::StageMemory::kOpSizes;
   m.schedule = p.schedule;
+  m.recompute = p.recompute;
   m.microbatches = p.microbatches;
   m.accel_ok.assign(n, 1);
   m.cpu_ok.assign(n, 1);

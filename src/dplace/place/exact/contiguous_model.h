@@ -10,6 +10,7 @@
 // device) must be identical, as must the CPUs; links are taken as uniform (the paper's setting).
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "dplace/base/status.h"
@@ -44,6 +45,7 @@ struct ContiguousModel {
   std::vector<double> resident, held;
   bool pipeline_memory = false;
   sim::PipelineSchedule schedule = sim::PipelineSchedule::k1F1B;
+  sim::Recompute recompute = sim::Recompute::kNone;
   int microbatches = 8;
   // Micro-batches in flight on accelerator `index` of `k` (the DP's order: k - index under 1F1B,
   // counting every accelerator a stage; sim::InFlight), and at least as few as any stage holds.
@@ -79,14 +81,22 @@ class UnitSetLoad {
 
   // Memory of the set as a stage with `in_flight` micro-batches in flight (op sizes: `bytes`).
   // Under 1F1B, per micro-batch, the simulator's HeldPerMicrobatch: what backward keeps, what
-  // the set sends and what it receives (a storage kept and sent counted once).
+  // the set sends and what it receives (a storage kept and sent counted once). Recomputing
+  // (sim::Recompute::kFull), what crosses its border per micro-batch and one micro-batch in full
+  // (the simulator keeps only what it receives: safe); kAuto the less of the two.
   double MemoryAt(int in_flight) const {
-    return m_.pipeline_memory ? resident + in_flight * (held + boundary) : bytes;
+    if (!m_.pipeline_memory) return bytes;
+    const double keep = resident + in_flight * (held + boundary);
+    const double recompute = resident + in_flight * boundary + held + boundary;
+    return m_.recompute == sim::Recompute::kNone   ? keep
+           : m_.recompute == sim::Recompute::kFull ? recompute
+                                                   : std::min(keep, recompute);
   }
   // What MemoryAt is never below for any superset of the set (what the set holds of the tensors
   // crossing units may shrink as it grows): for pruning.
   double MemoryFloorAt(int in_flight) const {
-    return m_.pipeline_memory ? resident + in_flight * held : bytes;
+    if (!m_.pipeline_memory) return bytes;
+    return resident + (m_.recompute == sim::Recompute::kNone ? in_flight : 1) * held;
   }
 
   double accel_s = 0, cpu_s = 0, bytes = 0, resident = 0, held = 0;
