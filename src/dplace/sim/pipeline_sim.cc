@@ -115,6 +115,18 @@ StatusOr<std::vector<DeviceId>> StagesInDataOrder(const graph::Graph& g, const P
   return order;
 }
 
+// (holder, tensor, whether sized as a CPU holds it): what a stage holds, a tensor at a time.
+using Holdings = std::vector<std::tuple<DeviceId, graph::TensorId, bool>>;
+
+// Per device, the bytes of what it holds, each (holder, tensor) once.
+IdVector<DeviceId, double> HeldBytes(const Problem& p, Holdings held) {
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  IdVector<DeviceId, double> bytes(p.c().devices().size(), 0);
+  for (const auto& [d, t, on_cpu] : held) bytes[d] += p.g().tensor(t).BytesOn(on_cpu);
+  return bytes;
+}
+
 }  // namespace
 
 StatusOr<std::vector<DeviceId>> PipelineStageOrder(const graph::Graph& g,
@@ -148,8 +160,7 @@ IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& 
   // another device's forward ops, and the copies it receives for its own ops. Each storage once.
   const graph::Graph& g = p.g();
   auto cpu = [&](DeviceId d) { return p.c().device(d).kind == "cpu"; };
-  // (holder, tensor, whether sized as a CPU holds it)
-  std::vector<std::tuple<DeviceId, graph::TensorId, bool>> held;
+  Holdings held;
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const OpId producer = g.tensor(t).producer;
     if (!IsForward(g.op(producer))) continue;
@@ -167,18 +178,13 @@ IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& 
       }
     }
   }
-  std::sort(held.begin(), held.end());
-  held.erase(std::unique(held.begin(), held.end()), held.end());
-  IdVector<DeviceId, double> bytes(p.c().devices().size(), 0);
-  for (const auto& [d, t, on_cpu] : held) bytes[d] += g.tensor(t).BytesOn(on_cpu);
-  return bytes;
+  return HeldBytes(p, std::move(held));
 }
 
 IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placement& placement) {
   const graph::Graph& g = p.g();
   auto cpu = [&](DeviceId d) { return p.c().device(d).kind == "cpu"; };
-  // (holder, tensor, whether sized as a CPU holds it)
-  std::vector<std::tuple<DeviceId, graph::TensorId, bool>> held;
+  Holdings held;
   for (OpId op{0}; op < p.num_ops(); ++op) {
     const graph::Op& o = g.op(op);
     if (o.kind != graph::OpKind::kBackward || o.weight_gradient_share <= 0) continue;
@@ -193,26 +199,18 @@ IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placem
       }
     }
   }
-  std::sort(held.begin(), held.end());
-  held.erase(std::unique(held.begin(), held.end()), held.end());
-  IdVector<DeviceId, double> bytes(p.c().devices().size(), 0);
-  for (const auto& [d, t, on_cpu] : held) bytes[d] += g.tensor(t).BytesOn(on_cpu);
-  return bytes;
+  return HeldBytes(p, std::move(held));
 }
 
 IdVector<DeviceId, double> HeldWhenRecomputing(const Problem& p, const Placement& placement) {
   const graph::Graph& g = p.g();
-  std::vector<std::tuple<DeviceId, graph::TensorId, bool>> held;
+  Holdings held;
   for (const graph::Edge& e : g.edges()) {
     const DeviceId src = placement[e.from], dst = placement[e.to];
     if (src == dst || !IsForward(g.op(e.from)) || !IsForward(g.op(e.to))) continue;
     held.emplace_back(dst, g.FirstOutput(e.from) + e.output, p.c().device(src).kind == "cpu");
   }
-  std::sort(held.begin(), held.end());
-  held.erase(std::unique(held.begin(), held.end()), held.end());
-  IdVector<DeviceId, double> bytes(p.c().devices().size(), 0);
-  for (const auto& [d, t, on_cpu] : held) bytes[d] += g.tensor(t).BytesOn(on_cpu);
-  return bytes;
+  return HeldBytes(p, std::move(held));
 }
 
 namespace {
