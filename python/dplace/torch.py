@@ -90,8 +90,9 @@ def from_module(model, example_inputs, training=False, name=None, profile=None, 
     """A dplace graph of `model` run on `example_inputs` (graph_dict, loaded by the core).
 
     training: the core expands it into a training step (ops "<op>/grad", "<op>/update").
-    unit: what placers move, as load_graph's unit: "module:64" keeps every module that has no
-    module inside it whole (what a device map needs, with Problem(..., runtime="eager")).
+    unit: what placers move, as load_graph's unit: "blocks" keeps each repeated block whole (a
+    pipeline's units, docs/pipelines.md); "module:64" keeps every module that has no module
+    inside it whole (what a device map needs, with Problem(..., runtime="eager")).
     profile: a Profile, or a list of them (one per device kind), whose measured times are set
     as every op's time_s (forward, backward and update ops). Raises dplace.Error for inputs that
     do not fit the model or a model fx cannot trace, TypeError for a model that is no nn.Module.

@@ -2,6 +2,8 @@
 users write (tests/user_models.py): a decoder LLM, an MoE stack, a two-tower model, a UNet and a
 CNN with BatchNorm."""
 
+import itertools
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -231,17 +233,18 @@ def test_a_model_on_the_meta_device_traces_to_the_same_graph():
 def test_dp_is_never_slower_in_the_schedule_than_a_frameworks_default_split(name):
     """The pipeline objective judges splits by the 1F1B simulation; dp's split is at least as fast
     there as DeepSpeed's uniform and parameters splits and torchtitan's equal blocks, at 2 and 4
-    stages (the two-tower model at 4 stages is where the DP's optima alone lose)."""
+    stages (the two-tower model at 4 stages is where the DP's optima alone lose), with each block
+    a unit found from the model (--unit blocks) as with module:2."""
     model, inputs = user_models.build(name, batch=8)
-    g = dt.from_module(model, inputs, training=True, unit="module:2")
-    for stages in (2, 4):
+    for unit, stages in itertools.product(("module:2", "blocks"), (2, 4)):
+        g = dt.from_module(model, inputs, training=True, unit=unit)
         problem = dplace.Problem(g, "a100x8", "pipeline", stages=stages)
         results = {r.placer: r for r in
                    dplace.place_all(problem, ["dp", "uniform", "parameters", "blocks"])}
         dp = results.pop("dp")
         assert dp.feasible
         for rule, r in results.items():
-            assert dp.value <= r.value * (1 + 1e-9), (stages, rule, dp.value, r.value)
+            assert dp.value <= r.value * (1 + 1e-9), (unit, stages, rule, dp.value, r.value)
         # The value is the schedule's own time per micro-batch.
         run = dplace.pipeline(problem, dp, "1f1b", 8)
         assert run["time_per_microbatch_s"] == pytest.approx(dp.value, rel=1e-12)

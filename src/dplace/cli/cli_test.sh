@@ -463,7 +463,7 @@ section_units() {
     --placer dp --unit module:2 --json --export stages="$TMP/scheduled.json" >"$TMP/scheduled_run.json" 2>/dev/null
   [[ $(/usr/bin/python3 -c "import json; r=json.load(open('$TMP/scheduled_run.json'))['best']; s=json.load(open('$TMP/scheduled.json')); print(r['objective'], abs(r['value'] - s['pipeline']['time_per_microbatch_s']) < 1e-12 * r['value'])") \
     == "pipeline True" ]] && ok || fail "--export stages: objective pipeline, the file's time"
-  expect_bad_input bad_unit "--unit: 'layer' is not op, module or module:DEPTH" info --graph "$GRAPH" --unit layer
+  expect_bad_input bad_unit "--unit: 'layer' is not op, blocks, module or module:DEPTH" info --graph "$GRAPH" --unit layer
   # A dynamic batch axis is fixed with --shapes.
   DYN=testdata/onnx/dynamic_batch_opset13.onnx
   expect_bad_input symbolic_axis "input 'x' has a symbolic dimension 0: its shapes cannot be inferred; fix it with --shapes x=" \

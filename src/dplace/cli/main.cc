@@ -33,9 +33,11 @@ void AddGraphFlags(CLI::App* cmd, dplace::cli::GraphFlags* flags) {
   cmd->add_flag("--free-gradients", flags->free_gradients,
                 "with --training: backward and update ops may go to any device");
   cmd->add_option("--unit", flags->unit,
-                  "what placers move: op (default), or module[:DEPTH] to keep the ops of each "
-                  "module (its path cut to DEPTH segments, default 1) on one device, so that "
-                  "pipeline splits fall on module boundaries");
+                  "what placers move: op (default); blocks: each repeated block (layers.3, "
+                  "encoder.block.5, at any depth, each tower's its own) and each module beside "
+                  "them whole, so that pipeline splits fall between blocks; or module[:DEPTH] to "
+                  "keep the ops of each module (its path cut to DEPTH segments, default 1) on "
+                  "one device");
   cmd->add_option("--shapes", flags->shapes,
                   "fix an ONNX input's size, NAME=DIMS (e.g. tokens=8x512); repeat for several "
                   "inputs; replaces symbolic axes such as a dynamic batch");

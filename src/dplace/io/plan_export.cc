@@ -49,37 +49,19 @@ struct ModuleTree {
 
 }  // namespace
 
-StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth) {
-  if (depth < 1)
-    return InvalidInput("a module depth must be at least 1, not " + std::to_string(depth));
+namespace {
+
+// `g` with every op that has no co-location group put in the group "module:<unit>" of its unit
+// (none where `unit_of` is empty). InvalidInput when no op gets one.
+StatusOr<graph::Graph> GroupByUnit(const graph::Graph& g, const std::vector<std::string>& unit_of) {
   graph::GraphBuilder b(g.name());
   for (const std::string& group : g.groups()) b.Group(group);
-  // A module above the cut depth that runs ops of its own around its children's (a ViT's class
-  // token and position add before its blocks, the CLS slice after them) does not make its own ops
-  // one unit: that unit would feed its children and be fed by them, a cycle that fuses every
-  // child between into one. Its own ops stay free, each a unit of its own, like the root's.
-  std::vector<std::string> modules;
-  for (const graph::Op& op : g.ops()) modules.push_back(OpModule(op));
-  std::set<std::string> parents;
-  for (const std::string& m : modules) {
-    for (size_t dot = m.find('.'); dot != std::string::npos; dot = m.find('.', dot + 1))
-      parents.insert(m.substr(0, dot));
-  }
   int scoped = 0;
   for (graph::OpId id{0}; id < g.num_ops(); ++id) {
     graph::Op op = g.op(id);
-    std::string module = modules[static_cast<size_t>(id.index())];
-    const bool above_the_cut =
-        std::count(module.begin(), module.end(), '.') + 1 < static_cast<std::ptrdiff_t>(depth);
-    if (above_the_cut && parents.count(module)) module.clear();
-    for (size_t at = 0, segments = 0; at < module.size(); ++at) {
-      if (module[at] == '.' && ++segments == static_cast<size_t>(depth)) {
-        module.resize(at);
-        break;
-      }
-    }
-    if (!module.empty() && op.colocation == graph::kNoGroup) {
-      op.colocation = b.Group("module:" + module);
+    const std::string& unit = unit_of[static_cast<size_t>(id.index())];
+    if (!unit.empty() && op.colocation == graph::kNoGroup) {
+      op.colocation = b.Group("module:" + unit);
       ++scoped;
     }
     std::vector<graph::TensorSpec> outputs;
@@ -95,6 +77,83 @@ StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth) {
   }
   for (const graph::Edge& e : g.edges()) b.AddEdge(e.from, e.output, e.to, e.saved);
   return b.Build();
+}
+
+// Every module that has modules inside it.
+std::set<std::string> Parents(const std::vector<std::string>& modules) {
+  std::set<std::string> parents;
+  for (const std::string& m : modules) {
+    for (size_t dot = m.find('.'); dot != std::string::npos; dot = m.find('.', dot + 1))
+      parents.insert(m.substr(0, dot));
+  }
+  return parents;
+}
+
+}  // namespace
+
+StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth) {
+  if (depth < 1)
+    return InvalidInput("a module depth must be at least 1, not " + std::to_string(depth));
+  // A module above the cut depth that runs ops of its own around its children's (a ViT's class
+  // token and position add before its blocks, the CLS slice after them) does not make its own ops
+  // one unit: that unit would feed its children and be fed by them, a cycle that fuses every
+  // child between into one. Its own ops stay free, each a unit of its own, like the root's.
+  std::vector<std::string> modules;
+  for (const graph::Op& op : g.ops()) modules.push_back(OpModule(op));
+  const std::set<std::string> parents = Parents(modules);
+  for (std::string& module : modules) {
+    const bool above_the_cut =
+        std::count(module.begin(), module.end(), '.') + 1 < static_cast<std::ptrdiff_t>(depth);
+    if (above_the_cut && parents.count(module)) module.clear();
+    for (size_t at = 0, segments = 0; at < module.size(); ++at) {
+      if (module[at] == '.' && ++segments == static_cast<size_t>(depth)) {
+        module.resize(at);
+        break;
+      }
+    }
+  }
+  return GroupByUnit(g, modules);
+}
+
+StatusOr<graph::Graph> GroupByBlocks(const graph::Graph& g) {
+  std::vector<std::string> modules;
+  for (const graph::Op& op : g.ops()) modules.push_back(OpModule(op));
+  const std::set<std::string> parents = Parents(modules);
+  // The lists of repeated blocks: a list path and the blocks under it, two or more.
+  std::map<std::string, std::set<std::string>> lists;
+  for (const std::string& m : modules) {
+    const std::string block = graph::BlockOf(m);
+    if (!block.empty()) lists[block.substr(0, block.rfind('.'))].insert(block);
+  }
+  std::vector<std::string> holders;  // the modules around a list of blocks, at every level
+  for (const auto& [list, blocks] : lists) {
+    if (blocks.size() < 2) continue;
+    for (std::string p = graph::ParentModule(list); !p.empty(); p = graph::ParentModule(p))
+      holders.push_back(p);
+  }
+  for (std::string& module : modules) {
+    const std::string block = graph::BlockOf(module);
+    if (!block.empty() && lists[block.substr(0, block.rfind('.'))].size() >= 2) {
+      module = block;
+      continue;
+    }
+    // A module beside the blocks: the module one level below the deepest module around a list
+    // that it lies in ("encoder.final_layer_norm" beside "encoder.block", "vision.patch" beside
+    // "vision.encoder.blocks"), else its top-level module ("embed", "head"); the own ops of a
+    // module with modules inside it stay free (as in GroupByModule: a unit around its children's
+    // would fuse them).
+    if (parents.count(module)) {
+      module.clear();
+      continue;
+    }
+    std::string parent;
+    for (const std::string& p : holders) {
+      if (!p.empty() && module.starts_with(p + ".") && p.size() > parent.size()) parent = p;
+    }
+    const size_t dot = module.find('.', parent.empty() ? 0 : parent.size() + 1);
+    if (dot != std::string::npos) module.resize(dot);
+  }
+  return GroupByUnit(g, modules);
 }
 
 DeviceMap MakeDeviceMap(const sim::Problem& p, const sim::Placement& placement) {

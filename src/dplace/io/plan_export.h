@@ -38,6 +38,16 @@ using graph::OpModule;
 // stay free. InvalidInput when no op names a module.
 StatusOr<graph::Graph> GroupByModule(const graph::Graph& g, int depth);
 
+// `g` with each op that has no co-location group put in one per repeated block or per module
+// beside the blocks (`--unit blocks`): a block is a list's child ("layers.3", "encoder.block.5",
+// "vision.blocks.1": graph::BlockOf) where the list has two or more, at whatever depth, each
+// tower's its own; a module beside them is the module one level below the deepest module around a
+// list that it lies in ("encoder.final_layer_norm", "vision.patch" beside
+// "vision.encoder.blocks"), else its top-level module ("embed", "head"). The own ops of a module
+// with modules inside it, and the root's, stay free. A split then falls between blocks and towers
+// are never fused, without knowing the model's depth. InvalidInput when no op names a module.
+StatusOr<graph::Graph> GroupByBlocks(const graph::Graph& g);
+
 struct DeviceMap {
   Json map;                                // {module path or parameter name: device}
   std::vector<std::string> split_modules;  // one line per module split over devices

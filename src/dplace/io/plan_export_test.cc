@@ -60,6 +60,48 @@ TEST(PlanExportTest, ModuleUnitsNeverFuseAParentsOwnOpsWithItsChildren) {
             whole->op(*whole->FindOp("/vision/blocks.1/fc/MatMul")).colocation);
 }
 
+// Two towers, each with its list of blocks at another depth, a module beside each list and a
+// head: `--unit blocks` makes each block a unit and each module beside them one, never fusing a
+// tower; the towers' own ops around their blocks stay free.
+TEST(PlanExportTest, BlockUnitsAreEachTowersBlocksAtAnyDepth) {
+  graph::GraphBuilder b("towers");
+  const char* names[] = {"/text/embed/Gather",
+                         "/text/layers.0/attn/MatMul",
+                         "/text/layers.0/Relu",
+                         "/text/layers.1/attn/MatMul",
+                         "/text/final_norm/Mul",
+                         "/vision/encoder/blocks.0/fc/MatMul",
+                         "/vision/encoder/blocks.1/fc/MatMul",
+                         "/vision/encoder/blocks.2/fc/MatMul",
+                         "/vision/Concat",
+                         "/vision/patch/Conv",
+                         "/head/MatMul"};
+  graph::OpId prev{-1};
+  for (const char* name : names) {
+    const graph::OpId id = b.AddOp({.name = name, .flops = 1});
+    if (prev >= 0) b.AddEdge(prev, 0, id);
+    prev = id;
+  }
+  auto g = b.Build();
+  ASSERT_TRUE(g.ok());
+  auto grouped = GroupByBlocks(*g);
+  ASSERT_TRUE(grouped.ok()) << grouped.status().message();
+  auto group = [&](const char* name) {
+    const graph::Op& op = grouped->op(*grouped->FindOp(name));
+    return op.colocation == graph::kNoGroup ? std::string("(free)")
+                                            : grouped->groups()[op.colocation];
+  };
+  EXPECT_EQ(group("/text/embed/Gather"), "module:text.embed");
+  EXPECT_EQ(group("/text/layers.0/attn/MatMul"), "module:text.layers.0");
+  EXPECT_EQ(group("/text/layers.0/Relu"), "module:text.layers.0");
+  EXPECT_EQ(group("/text/layers.1/attn/MatMul"), "module:text.layers.1");
+  EXPECT_EQ(group("/text/final_norm/Mul"), "module:text.final_norm");
+  EXPECT_EQ(group("/vision/encoder/blocks.2/fc/MatMul"), "module:vision.encoder.blocks.2");
+  EXPECT_EQ(group("/vision/Concat"), "(free)");
+  EXPECT_EQ(group("/vision/patch/Conv"), "module:vision.patch");
+  EXPECT_EQ(group("/head/MatMul"), "module:head");
+}
+
 // A T5: the shared embedding "shared" is called by the encoder and by the decoder (torch.onnx
 // scopes it "/encoder/shared/", "/decoder/shared/"), and the LM head reads it transposed.
 graph::Graph TiedModel() {

@@ -52,7 +52,11 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
   for (const std::string& w : loaded.warnings) {
     std::cerr << "warning: " << flags.path << ": " << w << "\n";
   }
-  if (!flags.unit.empty() && flags.unit != "op") {
+  if (flags.unit == "blocks") {
+    auto grouped = io::GroupByBlocks(*loaded.graph);
+    if (!grouped.ok()) return grouped.status().WithContext("unit").WithContext(flags.path);
+    loaded.graph = std::make_shared<const graph::Graph>(std::move(grouped).value());
+  } else if (!flags.unit.empty() && flags.unit != "op") {
     int depth = 1;
     if (flags.unit != "module") {
       const std::string prefix = "module:";
@@ -62,7 +66,7 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
                          : 0;
       if (end == nullptr || *end != '\0' || v < 1 || v > 64) {
         return InvalidInput("unit: '" + flags.unit +
-                            "' is not op, module or module:DEPTH "
+                            "' is not op, blocks, module or module:DEPTH "
                             "(DEPTH from 1 to 64)");
       }
       depth = static_cast<int>(v);
