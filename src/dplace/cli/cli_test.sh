@@ -463,6 +463,13 @@ section_units() {
     --placer dp --unit module:2 --json --export stages="$TMP/scheduled.json" >"$TMP/scheduled_run.json" 2>/dev/null
   [[ $(/usr/bin/python3 -c "import json; r=json.load(open('$TMP/scheduled_run.json'))['best']; s=json.load(open('$TMP/scheduled.json')); print(r['objective'], abs(r['value'] - s['pipeline']['time_per_microbatch_s']) < 1e-12 * r['value'])") \
     == "pipeline True" ]] && ok || fail "--export stages: objective pipeline, the file's time"
+  # A pipeline's units are its blocks unless asked: --stages without --unit splits GPT-2 as
+  # --unit blocks does, between blocks; a graph that names no modules keeps its ops.
+  "$DPLACE" place --graph testdata/torch/gpt2_small.onnx --training --cluster k80x4 --stages 2 \
+    --placer dp --export stages="$TMP/default_units.json" >/dev/null 2>&1 && ok || fail "--stages, no --unit"
+  [[ $(json_get "$TMP/default_units.json" "d['split_modules']") == "['h.8']" ]] \
+    && ok || fail "--stages: blocks by default: $(json_get "$TMP/default_units.json" "d['split_modules']")"
+  "$DPLACE" place --graph "$GRAPH" --stages 2 --placer single >/dev/null && ok || fail "--stages, no modules"
   expect_bad_input bad_unit "--unit: 'layer' is not op, blocks, module or module:DEPTH" info --graph "$GRAPH" --unit layer
   # A dynamic batch axis is fixed with --shapes.
   DYN=testdata/onnx/dynamic_batch_opset13.onnx

@@ -33,7 +33,8 @@ void AddGraphFlags(CLI::App* cmd, dplace::cli::GraphFlags* flags) {
   cmd->add_flag("--free-gradients", flags->free_gradients,
                 "with --training: backward and update ops may go to any device");
   cmd->add_option("--unit", flags->unit,
-                  "what placers move: op (default); blocks: each repeated block (layers.3, "
+                  "what placers move: op (default; blocks with --stages or --export stages, "
+                  "where the graph names modules); blocks: each repeated block (layers.3, "
                   "encoder.block.5, at any depth, each tower's its own) and each module beside "
                   "them whole, so that pipeline splits fall between blocks; or module[:DEPTH] to "
                   "keep the ops of each module (its path cut to DEPTH segments, default 1) on "

@@ -40,9 +40,11 @@ StatusOr<ExportFile> WriteDeviceMap(const sim::Problem& problem, const sim::Plac
   return ExportFile{.content = std::move(map.map), .notes = std::move(map.split_modules)};
 }
 
-// Stages are judged by the pipeline schedule unless an objective is given.
+// Stages are judged by the pipeline schedule unless an objective is given, over blocks unless a
+// unit is given.
 Status PrepareStages(ProblemSpec* spec) {
   if (spec->objective.empty()) spec->objective = "pipeline";
+  spec->graph.pipeline = true;
   return OkStatus();
 }
 

@@ -52,10 +52,14 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
   for (const std::string& w : loaded.warnings) {
     std::cerr << "warning: " << flags.path << ": " << w << "\n";
   }
-  if (flags.unit == "blocks") {
+  if (flags.unit == "blocks" || (flags.unit.empty() && flags.pipeline)) {
+    // A pipeline's default: blocks, where the graph names modules (else its ops).
     auto grouped = io::GroupByBlocks(*loaded.graph);
-    if (!grouped.ok()) return grouped.status().WithContext("unit").WithContext(flags.path);
-    loaded.graph = std::make_shared<const graph::Graph>(std::move(grouped).value());
+    if (grouped.ok()) {
+      loaded.graph = std::make_shared<const graph::Graph>(std::move(grouped).value());
+    } else if (!flags.unit.empty()) {
+      return grouped.status().WithContext("unit").WithContext(flags.path);
+    }
   } else if (!flags.unit.empty() && flags.unit != "op") {
     int depth = 1;
     if (flags.unit != "module") {
@@ -208,7 +212,9 @@ StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
 
 StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
   LoadedProblem out;
-  DPLACE_ASSIGN_OR_RETURN(out.loaded, LoadGraphFile(flags.graph));
+  GraphSpec graph = flags.graph;
+  graph.pipeline = graph.pipeline || flags.stages > 0;
+  DPLACE_ASSIGN_OR_RETURN(out.loaded, LoadGraphFile(graph));
   std::shared_ptr<const hw::Cluster> cluster;
   if (!flags.cluster.empty()) {
     DPLACE_ASSIGN_OR_RETURN(cluster, io::LoadCluster(flags.cluster));

@@ -21,7 +21,10 @@ struct GraphSpec {
   bool free_gradients = false;      // ... without co-locating backward and update ops
   std::string dtype;                // fp32 | fp16 | bf16 | amp; empty: the graph's own precision
   std::vector<std::string> shapes;  // "name=8x512": an ONNX input's fixed size
-  std::string unit;  // "module[:DEPTH]": ops of one module kept together (io::GroupByModule)
+  // "op", "blocks" (io::GroupByBlocks) or "module[:DEPTH]" (io::GroupByModule); empty: op, or
+  // with `pipeline` blocks where the graph names modules (a pipeline's units).
+  std::string unit;
+  bool pipeline = false;  // the graph is split into stages (--stages, --export stages)
 };
 
 // Loads the graph, prints the importer's warnings on stderr ("warning: <file>: ..."), expands
