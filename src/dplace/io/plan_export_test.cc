@@ -22,6 +22,24 @@ TEST(PlanExportTest, ModulePathFromScopedNames) {
   EXPECT_EQ(ModulePath("Identity_3"), "");
 }
 
+// The ops named `names`, one after another (each feeds the next), one FLOP each.
+template <size_t N>
+StatusOr<graph::Graph> Chain(graph::GraphBuilder& b, const char* const (&names)[N]) {
+  graph::OpId prev{-1};
+  for (const char* name : names) {
+    const graph::OpId id = b.AddOp({.name = name, .flops = 1});
+    if (prev >= 0) b.AddEdge(prev, 0, id);
+    prev = id;
+  }
+  return b.Build();
+}
+
+// The co-location group of the op named `name`, "(free)" when none.
+std::string GroupOf(const graph::Graph& g, const char* name) {
+  const graph::Op& op = g.op(*g.FindOp(name));
+  return op.colocation == graph::kNoGroup ? std::string("(free)") : g.groups()[op.colocation];
+}
+
 // A ViT-like tower: the patch embedding, the tower's own concat and position add, two blocks,
 // the tower's own class-token slice, then a head. At depth 3 the blocks are units; the tower's own
 // ops around them must not become one unit (it would feed the blocks and be fed by them).
@@ -31,21 +49,11 @@ TEST(PlanExportTest, ModuleUnitsNeverFuseAParentsOwnOpsWithItsChildren) {
                          "/vision/Add",           "/vision/blocks.0/fc/MatMul",
                          "/vision/blocks.0/Relu", "/vision/blocks.1/fc/MatMul",
                          "/vision/Gather",        "/head/MatMul"};
-  graph::OpId prev{-1};
-  for (const char* name : names) {
-    const graph::OpId id = b.AddOp({.name = name, .flops = 1});
-    if (prev >= 0) b.AddEdge(prev, 0, id);
-    prev = id;
-  }
-  auto g = b.Build();
+  auto g = Chain(b, names);
   ASSERT_TRUE(g.ok());
   auto grouped = GroupByModule(*g, 3);
   ASSERT_TRUE(grouped.ok()) << grouped.status().message();
-  auto group = [&](const char* name) {
-    const graph::Op& op = grouped->op(*grouped->FindOp(name));
-    return op.colocation == graph::kNoGroup ? std::string("(free)")
-                                            : grouped->groups()[op.colocation];
-  };
+  auto group = [&](const char* name) { return GroupOf(*grouped, name); };
   EXPECT_EQ(group("/vision/Concat"), "(free)");
   EXPECT_EQ(group("/vision/Gather"), "(free)");
   EXPECT_EQ(group("/vision/patch/Conv"), "module:vision.patch");
@@ -76,21 +84,11 @@ TEST(PlanExportTest, BlockUnitsAreEachTowersBlocksAtAnyDepth) {
                          "/vision/Concat",
                          "/vision/patch/Conv",
                          "/head/MatMul"};
-  graph::OpId prev{-1};
-  for (const char* name : names) {
-    const graph::OpId id = b.AddOp({.name = name, .flops = 1});
-    if (prev >= 0) b.AddEdge(prev, 0, id);
-    prev = id;
-  }
-  auto g = b.Build();
+  auto g = Chain(b, names);
   ASSERT_TRUE(g.ok());
   auto grouped = GroupByBlocks(*g);
   ASSERT_TRUE(grouped.ok()) << grouped.status().message();
-  auto group = [&](const char* name) {
-    const graph::Op& op = grouped->op(*grouped->FindOp(name));
-    return op.colocation == graph::kNoGroup ? std::string("(free)")
-                                            : grouped->groups()[op.colocation];
-  };
+  auto group = [&](const char* name) { return GroupOf(*grouped, name); };
   EXPECT_EQ(group("/text/embed/Gather"), "module:text.embed");
   EXPECT_EQ(group("/text/layers.0/attn/MatMul"), "module:text.layers.0");
   EXPECT_EQ(group("/text/layers.0/Relu"), "module:text.layers.0");
