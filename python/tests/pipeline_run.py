@@ -1,11 +1,20 @@
 """A training step run as a pipeline on the CPU, as a pipeline framework runs it: one process per
 stage (torch.distributed over gloo), each holding the blocks of its stage, micro-batches sent
-forward and their gradients sent back in the schedule's order (1F1B or GPipe), and each rank
-measuring what it holds: its parameters, their gradients and Adam's two moments after a real
-optimiser step, and at its fullest moment the storages autograd keeps for the micro-batches in
-flight together with the inputs it received and the outputs it sent (kept until their backward).
+forward and their gradients sent back in the schedule's order (1F1B or GPipe, or a table of
+per-rank actions as torch pipelining runs one), and each rank measuring what it holds: its
+parameters, their gradients and Adam's two moments after a real optimiser step, and at its
+fullest moment the storages autograd keeps for the micro-batches in flight together with the
+inputs it received and the outputs it sent (kept until their backward).
 
     held = run(name, split_modules, microbatches, schedule="1f1b")   # bytes per stage
+    held = run(name, split_modules, microbatches, actions=table)     # "0F0", "0I0", "0W0", ...
+    held = run(name, split_modules, microbatches, recompute=True)    # torch.utils.checkpoint
+
+An action table's I(k) runs the micro-batch's backward with every linear layer's weight gradient
+deferred (the zero-bubble schedules' split: the layer keeps its input and its output's gradient,
+autograd frees the rest), and W(k) computes those weight gradients. With `recompute`, each stage
+runs under torch.utils.checkpoint: its forward keeps only its input, and its backward runs the
+forward again, whose saved tensors are counted with what the rank holds then.
 
 `name` is a model of user_models whose forward is a chain of blocks (CHAINS says how each block is
 called); `split_modules` are the modules the stages after the first begin at, as a stages file
@@ -15,11 +24,13 @@ graph dplace places has no loss either.
 
 import json
 import os
+import re
 import socket
 import tempfile
 
 import torch
 import torch.distributed as dist
+import torch.utils.checkpoint
 
 import user_models
 
@@ -49,11 +60,60 @@ def order(schedule, stage, stages, microbatches):
     return actions + [("B", k) for k in range(microbatches - warmup, microbatches)]
 
 
+ACTION = re.compile(r"^(\d+)([FBIW])(\d+)$")
+
+
+def parse(actions):
+    """A rank's action table ("0F0", "0I0", "0W0", ...) as (letter, micro-batch) pairs."""
+    out = []
+    for a in actions:
+        m = ACTION.match(a)
+        assert m, a
+        out.append((m.group(2), int(m.group(3))))
+    return out
+
+
+class _DeferredLinear(torch.autograd.Function):
+    """A linear layer whose backward computes only its input's gradient and queues what its
+    weight gradient needs (its input, its output's gradient) on `pending[0]`."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, pending):
+        ctx.save_for_backward(x)
+        # The parameters themselves (a saved tensor comes back as another object, whose .grad
+        # would not be theirs).
+        ctx.pending, ctx.weight, ctx.bias = pending, weight, bias
+        return torch.nn.functional.linear(x, weight, bias)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        ctx.pending[0].append((x, grad, ctx.weight, ctx.bias))
+        return grad @ ctx.weight, None, None, None
+
+
+def _weight_gradients(queued):
+    """W: the deferred weight (and bias) gradients, accumulated as autograd would."""
+    with torch.no_grad():
+        _accumulate(queued)
+
+
+def _accumulate(queued):
+    for x, grad, weight, bias in queued:
+        g2 = grad.reshape(-1, grad.shape[-1])
+        dw = g2.t() @ x.reshape(-1, x.shape[-1])
+        weight.grad = dw if weight.grad is None else weight.grad + dw
+        if bias is not None:
+            db = g2.sum(0)
+            bias.grad = db if bias.grad is None else bias.grad + db
+
+
 def _storage(t):
     return t._storage().data_ptr(), t._storage().nbytes()
 
 
-def _rank(rank, stages, name, split_modules, microbatches, schedule, port, out_dir):
+def _rank(rank, stages, name, split_modules, microbatches, schedule, actions, recompute, port,
+          out_dir):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=stages)
@@ -74,18 +134,41 @@ def _rank(rank, stages, name, split_modules, microbatches, schedule, port, out_d
             x = block(x)
         entering = (x.shape, x.dtype)
 
+    pending = [None]  # where the linear layers' deferred weight gradients go
+    if actions is not None:
+        for n, _ in mine:
+            for m in model.get_submodule(n).modules():
+                if isinstance(m, torch.nn.Linear):
+                    m.forward = (lambda x, m=m:
+                                 _DeferredLinear.apply(x, m.weight, m.bias, pending))
+
     outside = {_storage(t)[0] for t in list(model.parameters()) + list(model.buffers())}
     in_flight = {}  # micro-batch -> {storage: bytes}, (input, output)
+    weights = {}  # micro-batch -> what its deferred weight gradients hold, {storage: bytes}
+    queued = {}  # micro-batch -> its deferred weight gradients
     peak, sends = 0, []
+    dummy = torch.ones(1, requires_grad=True)  # checkpoint's gradient path on the first stage
 
-    def held():
-        every = {}
+    def held(extra=()):
+        every = dict(extra)
         for kept, _ in in_flight.values():
+            every.update(kept)
+        for kept in weights.values():
             every.update(kept)
         return sum(every.values())
 
-    for action, k in order(schedule, rank, stages, microbatches):
-        if action == "F":
+    def run_blocks(y, _):
+        for _, block in mine:
+            y = block(y)
+        return y
+
+    steps = (parse(actions[rank]) if actions is not None
+             else order(schedule, rank, stages, microbatches))
+    for action, k in steps:
+        if action == "W":
+            _weight_gradients(queued.pop(k))
+            weights.pop(k)
+        elif action == "F":
             if rank == 0:
                 x = batches[k][0]
             else:
@@ -101,9 +184,11 @@ def _rank(rank, stages, name, split_modules, microbatches, schedule, port, out_d
                 return t
 
             with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-                y = x
-                for _, block in mine:
-                    y = block(y)
+                if recompute:
+                    y = torch.utils.checkpoint.checkpoint(run_blocks, x, dummy,
+                                                          use_reentrant=True)
+                else:
+                    y = run_blocks(x, dummy)
             for t in (x, y):
                 if t.is_floating_point():
                     kept.setdefault(*_storage(t))
@@ -112,11 +197,27 @@ def _rank(rank, stages, name, split_modules, microbatches, schedule, port, out_d
             if rank + 1 < stages:
                 sends.append(dist.isend(y.detach().contiguous(), rank + 1))
         else:
-            _, (x, y) = in_flight.pop(k)
+            _, (x, y) = in_flight[k]
             grad = torch.ones_like(y)
             if rank + 1 < stages:
                 dist.recv(grad, rank + 1)
-            y.backward(grad)
+            again = {}  # what recomputing the forward saves, until the backward is done
+
+            def pack_again(t, again=again):
+                key, nbytes = _storage(t)
+                if key not in outside:
+                    again[key] = nbytes
+                return t
+
+            pending[0] = queued[k] = []
+            with torch.autograd.graph.saved_tensors_hooks(pack_again, lambda t: t):
+                y.backward(grad)
+            peak = max(peak, held(again))
+            in_flight.pop(k)
+            if action == "I":
+                weights[k] = {}
+                for t in (t for q in queued[k] for t in q[:2]):
+                    weights[k].setdefault(*_storage(t))
             if rank > 0:
                 sends.append(dist.isend(x.grad.contiguous(), rank - 1))
     for s in sends:
@@ -138,11 +239,13 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def run(name, split_modules, microbatches, schedule="1f1b"):
-    """Per stage, the bytes its process held at its fullest: {"resident", "activations"}."""
+def run(name, split_modules, microbatches, schedule="1f1b", actions=None, recompute=False):
+    """Per stage, the bytes its process held at its fullest: {"resident", "activations"}.
+    `actions`: a list per rank of torch pipelining's actions, run instead of `schedule`."""
     stages = len(split_modules) + 1
+    assert actions is None or len(actions) == stages
     with tempfile.TemporaryDirectory() as out_dir:
         torch.multiprocessing.spawn(
-            _rank, args=(stages, name, list(split_modules), microbatches, schedule,
-                         _free_port(), out_dir), nprocs=stages, join=True)
+            _rank, args=(stages, name, list(split_modules), microbatches, schedule, actions,
+                         recompute, _free_port(), out_dir), nprocs=stages, join=True)
         return [json.load(open(os.path.join(out_dir, f"{r}.json"))) for r in range(stages)]

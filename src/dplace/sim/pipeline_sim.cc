@@ -208,7 +208,11 @@ IdVector<DeviceId, double> HeldWhenRecomputing(const Problem& p, const Placement
   for (const graph::Edge& e : g.edges()) {
     const DeviceId src = placement[e.from], dst = placement[e.to];
     if (src == dst || !IsForward(g.op(e.from)) || !IsForward(g.op(e.to))) continue;
-    held.emplace_back(dst, g.FirstOutput(e.from) + e.output, p.c().device(src).kind == "cpu");
+    const graph::TensorId t = g.FirstOutput(e.from) + e.output;
+    const bool cpu = p.c().device(src).kind == "cpu";
+    held.emplace_back(dst, t, cpu);
+    // The sender keeps what it sent until its backward, as it does without recomputing.
+    if (const graph::TensorId root = g.StorageOf(t); root >= 0) held.emplace_back(src, root, cpu);
   }
   return HeldBytes(p, std::move(held));
 }

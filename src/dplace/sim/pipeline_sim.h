@@ -92,7 +92,9 @@ IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& 
 IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placement& placement);
 
 // Bytes device d keeps of one micro-batch in flight when it recomputes: the forward tensors it
-// receives from other devices' forward ops (its stage's inputs), each once, at its sender's size.
+// receives from other devices' forward ops (its stage's inputs) and the storages of those it sends
+// them (its outputs, kept until its backward as HeldPerMicrobatch keeps them), each once, at its
+// sender's size.
 IdVector<DeviceId, double> HeldWhenRecomputing(const Problem& p, const Placement& placement);
 
 // InvalidInput when microbatches < 1. The placement must pass CheckShape.

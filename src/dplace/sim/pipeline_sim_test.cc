@@ -339,29 +339,68 @@ TEST(PipelineScheduleTest, ZeroBubbleSplitsBackwardIntoInputAndWeightGradients) 
   for (const PipelineTask& t : whole->tasks) EXPECT_NE(t.kind, TaskKind::kWeight);
 }
 
-TEST(PipelineScheduleTest, ARecomputingStageKeepsItsInputsAndRunsItsForwardAgain) {
-  // Two uniform stages (F = I = W = 1), 1F1B over 4 micro-batches. Keeping everything, d0 holds
-  // 2 micro-batches of 5 bytes (f0's output), d1 one of 10 (its own and f0's copy).
-  const Problem p = UniformStages(2, 1, 1, 1);
-  auto none = SimulatePipeline(p, UniformSplit(2), PipelineSchedule::k1F1B, 4);
-  auto full = SimulatePipeline(p, UniformSplit(2), PipelineSchedule::k1F1B, 4, Recompute::kFull);
-  ASSERT_TRUE(none.ok() && full.ok());
-  EXPECT_DOUBLE_EQ(none->stages[0].peak_memory_bytes, 10);
-  // Recomputing, d0 keeps nothing it received (its input is made on it) and holds one micro-batch
-  // in full while its backward runs; d1 keeps f0's copy (5) for each, and one in full (10).
+// Two stages of two forward ops each: a (0.5 s, an inner tensor of 20 bytes that b's backward
+// keeps) and b (0.5 s, 5 bytes sent on or, on the last stage, kept), and their backward ops
+// (0.5 s each, 1-byte gradients). The first device holds `first_memory_bytes`.
+Problem StagesWithInsides(double first_memory_bytes) {
+  hw::ClusterBuilder c("insides");
+  for (int s = 0; s < 2; ++s) {
+    c.AddDevice({.name = "d" + std::to_string(s),
+                 .kind = "gpu",
+                 .memory_bytes = s == 0 ? first_memory_bytes : hw::kUnlimited});
+  }
+  c.SetDefaultLink({.bandwidth_bytes_per_s = 1, .latency_s = 0});
+  graph::GraphBuilder b("insides");
+  std::vector<graph::OpId> fa, fb, ba, bb;
+  for (int s = 0; s < 2; ++s) {
+    const std::string n = std::to_string(s);
+    fa.push_back(b.AddOp(testing::TimedOp("fa" + n, 0.5), {{20, 0}}));
+    fb.push_back(b.AddOp(testing::TimedOp("fb" + n, 0.5), {{5, 0}}));
+  }
+  for (int s = 0; s < 2; ++s) {
+    for (auto* list : {&bb, &ba}) {
+      graph::Op o = testing::TimedOp((list == &bb ? "bb" : "ba") + std::to_string(s), 0.5);
+      o.kind = graph::OpKind::kBackward;
+      list->push_back(b.AddOp(std::move(o), {{1, 0}}));
+    }
+  }
+  for (int s = 0; s < 2; ++s) {
+    b.AddEdge(fa[s], 0, fb[s]);
+    b.AddEdge(fa[s], 0, bb[s]);  // the inner tensor, kept
+    b.AddEdge(bb[s], 0, ba[s]);
+    if (s == 0) b.AddEdge(fb[0], 0, fa[1]);
+    if (s == 0) b.AddEdge(ba[1], 0, bb[0]);
+  }
+  b.AddEdge(fb[1], 0, bb[1]);  // the last output, kept
+  return testing::Make(b, std::make_shared<const hw::Cluster>(std::move(c.Build()).value()));
+}
+
+TEST(PipelineScheduleTest, ARecomputingStageKeepsItsInputsAndOutputsAndRunsItsForwardAgain) {
+  // 1F1B over 4 micro-batches. Keeping everything, d0 holds 2 micro-batches of 25 bytes (its
+  // inner tensor and the output it sent), d1 one of 30 (the copy it received, its inner tensor,
+  // its output).
+  const Problem p = StagesWithInsides(hw::kUnlimited);
+  const Placement split{DeviceId(0), DeviceId(0), DeviceId(1), DeviceId(1),
+                        DeviceId(0), DeviceId(0), DeviceId(1), DeviceId(1)};
+  auto none = SimulatePipeline(p, split, PipelineSchedule::k1F1B, 4);
+  auto full = SimulatePipeline(p, split, PipelineSchedule::k1F1B, 4, Recompute::kFull);
+  ASSERT_TRUE(none.ok() && full.ok()) << none.status().message() << full.status().message();
+  EXPECT_DOUBLE_EQ(none->stages[0].peak_memory_bytes, 2 * 25);
+  EXPECT_DOUBLE_EQ(none->stages[1].peak_memory_bytes, 30);
+  // Recomputing, a stage keeps what it received and what it sent (d0 5, d1 5) for each
+  // micro-batch in flight, and one micro-batch in full while its backward runs.
   EXPECT_TRUE(full->stages[0].recomputes && full->stages[1].recomputes);
-  EXPECT_DOUBLE_EQ(full->stages[0].held_when_recomputing_bytes, 0);
-  EXPECT_DOUBLE_EQ(full->stages[0].peak_memory_bytes, 5);
+  EXPECT_DOUBLE_EQ(full->stages[0].held_when_recomputing_bytes, 5);
+  EXPECT_DOUBLE_EQ(full->stages[0].peak_memory_bytes, 2 * 5 + 25);
   EXPECT_DOUBLE_EQ(full->stages[1].held_when_recomputing_bytes, 5);
-  EXPECT_DOUBLE_EQ(full->stages[1].peak_memory_bytes, 5 + 10);
+  EXPECT_DOUBLE_EQ(full->stages[1].peak_memory_bytes, 5 + 30);
   // Every backward runs the forward again: 4 x 1 s more busy per stage.
   EXPECT_DOUBLE_EQ(full->stages[0].busy_s, none->stages[0].busy_s + 4);
   EXPECT_GT(full->makespan_s, none->makespan_s);
-  // Auto recomputes only where keeping everything does not fit: d0 with 9 bytes.
-  const Problem tight = UniformStages(2, 1, 1, 1, /*first_memory_bytes=*/9);
-  auto too_much = SimulatePipeline(tight, UniformSplit(2), PipelineSchedule::k1F1B, 4);
-  auto chosen =
-      SimulatePipeline(tight, UniformSplit(2), PipelineSchedule::k1F1B, 4, Recompute::kAuto);
+  // Auto recomputes only where keeping everything does not fit: d0 with 40 bytes.
+  const Problem tight = StagesWithInsides(40);
+  auto too_much = SimulatePipeline(tight, split, PipelineSchedule::k1F1B, 4);
+  auto chosen = SimulatePipeline(tight, split, PipelineSchedule::k1F1B, 4, Recompute::kAuto);
   ASSERT_TRUE(too_much.ok() && chosen.ok());
   EXPECT_FALSE(too_much->feasible);
   EXPECT_TRUE(chosen->feasible) << chosen->reason;

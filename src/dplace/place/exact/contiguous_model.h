@@ -82,8 +82,9 @@ class UnitSetLoad {
   // Memory of the set as a stage with `in_flight` micro-batches in flight (op sizes: `bytes`).
   // Under 1F1B, per micro-batch, the simulator's HeldPerMicrobatch: what backward keeps, what
   // the set sends and what it receives (a storage kept and sent counted once). Recomputing
-  // (sim::Recompute::kFull), what crosses its border per micro-batch and one micro-batch in full
-  // (the simulator keeps only what it receives: safe); kAuto the less of the two.
+  // (sim::Recompute::kFull), what crosses its border per micro-batch (the simulator's
+  // HeldWhenRecomputing: what it receives and what it sends) and one micro-batch in full; kAuto
+  // the less of the two.
   double MemoryAt(int in_flight) const {
     if (!m_.pipeline_memory) return bytes;
     const double keep = resident + in_flight * (held + boundary);
