@@ -54,14 +54,16 @@ int Phase(const graph::Op& op, bool split) {
   return split && op.kind == graph::OpKind::kUpdate ? 2 : 1;
 }
 
-// Inference: every forward output of the device's ops, per micro-batch (what is alive at once is
+// Inference: every forward output of the stage's ops, per micro-batch (what is alive at once is
 // bounded by that).
-IdVector<DeviceId, double> ForwardOutputsPerDevice(const graph::Graph& g,
-                                                   const Placement& placement, int num_devices) {
-  IdVector<DeviceId, double> bytes(static_cast<size_t>(num_devices), 0);
+std::vector<double> ForwardOutputsPerStage(const graph::Graph& g, const IdVector<OpId, int>& stage,
+                                           size_t stages) {
+  std::vector<double> bytes(stages, 0);
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
-    if (!g.tensor(t).view && IsForward(g.op(g.tensor(t).producer)))
-      bytes[placement[g.tensor(t).producer]] += g.tensor(t).bytes;
+    const OpId producer = g.tensor(t).producer;
+    if (!g.tensor(t).view && IsForward(g.op(producer))) {
+      bytes[static_cast<size_t>(stage[producer])] += g.tensor(t).bytes;
+    }
   }
   return bytes;
 }
@@ -115,16 +117,108 @@ StatusOr<std::vector<DeviceId>> StagesInDataOrder(const graph::Graph& g, const P
   return order;
 }
 
-// (holder, tensor, whether sized as a CPU holds it): what a stage holds, a tensor at a time.
-using Holdings = std::vector<std::tuple<DeviceId, graph::TensorId, bool>>;
+// Where each op runs in the pipeline: its stage (a device, or under an interleaved schedule one
+// of a device's chunks), and each stage's device, in pipeline order.
+struct StageMap {
+  IdVector<OpId, int> stage;
+  std::vector<DeviceId> device;
+};
 
-// Per device, the bytes of what it holds, each (holder, tensor) once.
-IdVector<DeviceId, double> HeldBytes(const Problem& p, Holdings held) {
+// Every device a stage (stage i is device i, whether it holds ops or not): the per-device rules.
+StageMap ByDevice(const Problem& p, const Placement& placement) {
+  StageMap m;
+  m.stage.resize(static_cast<size_t>(p.num_ops()));
+  for (OpId op{0}; op < p.num_ops(); ++op) m.stage[op] = static_cast<int>(placement[op].index());
+  for (DeviceId d : p.c().device_ids()) m.device.push_back(d);
+  return m;
+}
+
+// Per device, the stage's values summed.
+IdVector<DeviceId, double> SumByDevice(const Problem& p, const StageMap& m,
+                                       const std::vector<double>& per_stage) {
+  IdVector<DeviceId, double> out(p.c().devices().size(), 0);
+  for (size_t s = 0; s < per_stage.size(); ++s) out[m.device[s]] += per_stage[s];
+  return out;
+}
+
+// (holder stage, tensor, whether sized as a CPU holds it): what a stage holds, a tensor at a time.
+using Holdings = std::vector<std::tuple<int, graph::TensorId, bool>>;
+
+// Per stage, the bytes of what it holds, each (holder, tensor) once.
+std::vector<double> HeldBytes(const Problem& p, size_t stages, Holdings held) {
   std::sort(held.begin(), held.end());
   held.erase(std::unique(held.begin(), held.end()), held.end());
-  IdVector<DeviceId, double> bytes(p.c().devices().size(), 0);
-  for (const auto& [d, t, on_cpu] : held) bytes[d] += p.g().tensor(t).BytesOn(on_cpu);
+  std::vector<double> bytes(stages, 0);
+  for (const auto& [s, t, on_cpu] : held) {
+    bytes[static_cast<size_t>(s)] += p.g().tensor(t).BytesOn(on_cpu);
+  }
   return bytes;
+}
+
+// Per stage, HeldPerMicrobatch: what it keeps, sends and receives of one micro-batch.
+std::vector<double> HeldPerStage(const Problem& p, const Placement& placement, const StageMap& m) {
+  // Forward tensors (by their base) that a backward op of the stage keeps, those it sends to
+  // another stage's forward ops, and the copies it receives for its own ops. Each storage once.
+  const graph::Graph& g = p.g();
+  auto cpu = [&](OpId op) { return p.c().device(placement[op]).kind == "cpu"; };
+  Holdings held;
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
+    const OpId producer = g.tensor(t).producer;
+    if (!IsForward(g.op(producer))) continue;
+    const int src = m.stage[producer];
+    const graph::TensorId root = g.StorageOf(t);
+    for (OpId c : g.Consumers(t)) {
+      const int dst = m.stage[c];
+      if (dst != src) {
+        // The receiver holds a copy of the tensor itself (a view travels as its own bytes); the
+        // sender keeps what it sent until its backward.
+        held.emplace_back(dst, t, cpu(producer));
+        if (IsForward(g.op(c)) && root >= 0) held.emplace_back(src, root, cpu(producer));
+      } else if (!IsForward(g.op(c)) && root >= 0) {
+        held.emplace_back(src, root, cpu(producer));
+      }
+    }
+  }
+  return HeldBytes(p, m.device.size(), std::move(held));
+}
+
+// Per stage, HeldForWeightGradients.
+std::vector<double> HeldForWeightsPerStage(const Problem& p, const Placement& placement,
+                                           const StageMap& m) {
+  const graph::Graph& g = p.g();
+  auto cpu = [&](OpId op) { return p.c().device(placement[op]).kind == "cpu"; };
+  Holdings held;
+  for (OpId op{0}; op < p.num_ops(); ++op) {
+    const graph::Op& o = g.op(op);
+    if (o.kind != graph::OpKind::kBackward || o.weight_gradient_share <= 0) continue;
+    for (graph::TensorId t : g.Inputs(op)) {
+      const OpId producer = g.tensor(t).producer;
+      if (IsForward(g.op(producer))) {
+        const graph::TensorId root = g.StorageOf(t);
+        if (root >= 0) held.emplace_back(m.stage[op], root, cpu(producer));
+      } else {
+        held.emplace_back(m.stage[op], t, cpu(producer));  // a gradient it reads
+      }
+    }
+  }
+  return HeldBytes(p, m.device.size(), std::move(held));
+}
+
+// Per stage, HeldWhenRecomputing.
+std::vector<double> HeldRecomputingPerStage(const Problem& p, const Placement& placement,
+                                            const StageMap& m) {
+  const graph::Graph& g = p.g();
+  Holdings held;
+  for (const graph::Edge& e : g.edges()) {
+    const int src = m.stage[e.from], dst = m.stage[e.to];
+    if (src == dst || !IsForward(g.op(e.from)) || !IsForward(g.op(e.to))) continue;
+    const graph::TensorId t = g.FirstOutput(e.from) + e.output;
+    const bool cpu = p.c().device(placement[e.from]).kind == "cpu";
+    held.emplace_back(dst, t, cpu);
+    // The sender keeps what it sent until its backward, as it does without recomputing.
+    if (const graph::TensorId root = g.StorageOf(t); root >= 0) held.emplace_back(src, root, cpu);
+  }
+  return HeldBytes(p, m.device.size(), std::move(held));
 }
 
 }  // namespace
@@ -155,72 +249,124 @@ StatusOr<std::vector<DeviceId>> PipelineStageOrder(const graph::Graph& g,
 }
 
 IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& placement) {
-  // Per device, the storages it holds for one micro-batch between its forward and its backward:
-  // forward tensors (by their base) that a backward op on the device keeps, those it sends to
-  // another device's forward ops, and the copies it receives for its own ops. Each storage once.
-  const graph::Graph& g = p.g();
-  auto cpu = [&](DeviceId d) { return p.c().device(d).kind == "cpu"; };
-  Holdings held;
-  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
-    const OpId producer = g.tensor(t).producer;
-    if (!IsForward(g.op(producer))) continue;
-    const DeviceId src = placement[producer];
-    const graph::TensorId root = g.StorageOf(t);
-    for (OpId c : g.Consumers(t)) {
-      const DeviceId dst = placement[c];
-      if (dst != src) {
-        // The receiver holds a copy of the tensor itself (a view travels as its own bytes); the
-        // sender keeps what it sent until its backward.
-        held.emplace_back(dst, t, cpu(src));
-        if (IsForward(g.op(c)) && root >= 0) held.emplace_back(src, root, cpu(src));
-      } else if (!IsForward(g.op(c)) && root >= 0) {
-        held.emplace_back(src, root, cpu(src));
-      }
-    }
-  }
-  return HeldBytes(p, std::move(held));
+  const StageMap m = ByDevice(p, placement);
+  return SumByDevice(p, m, HeldPerStage(p, placement, m));
 }
 
 IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placement& placement) {
-  const graph::Graph& g = p.g();
-  auto cpu = [&](DeviceId d) { return p.c().device(d).kind == "cpu"; };
-  Holdings held;
-  for (OpId op{0}; op < p.num_ops(); ++op) {
-    const graph::Op& o = g.op(op);
-    if (o.kind != graph::OpKind::kBackward || o.weight_gradient_share <= 0) continue;
-    const DeviceId d = placement[op];
-    for (graph::TensorId t : g.Inputs(op)) {
-      const OpId producer = g.tensor(t).producer;
-      if (IsForward(g.op(producer))) {
-        const graph::TensorId root = g.StorageOf(t);
-        if (root >= 0) held.emplace_back(d, root, cpu(placement[producer]));
-      } else {
-        held.emplace_back(d, t, cpu(placement[producer]));  // a gradient it reads
-      }
-    }
-  }
-  return HeldBytes(p, std::move(held));
+  const StageMap m = ByDevice(p, placement);
+  return SumByDevice(p, m, HeldForWeightsPerStage(p, placement, m));
 }
 
 IdVector<DeviceId, double> HeldWhenRecomputing(const Problem& p, const Placement& placement) {
-  const graph::Graph& g = p.g();
-  Holdings held;
-  for (const graph::Edge& e : g.edges()) {
-    const DeviceId src = placement[e.from], dst = placement[e.to];
-    if (src == dst || !IsForward(g.op(e.from)) || !IsForward(g.op(e.to))) continue;
-    const graph::TensorId t = g.FirstOutput(e.from) + e.output;
-    const bool cpu = p.c().device(src).kind == "cpu";
-    held.emplace_back(dst, t, cpu);
-    // The sender keeps what it sent until its backward, as it does without recomputing.
-    if (const graph::TensorId root = g.StorageOf(t); root >= 0) held.emplace_back(src, root, cpu);
-  }
-  return HeldBytes(p, std::move(held));
+  const StageMap m = ByDevice(p, placement);
+  return SumByDevice(p, m, HeldRecomputingPerStage(p, placement, m));
 }
 
 namespace {
 
-// SimulatePipeline with the stages in pipeline order that recompute (`recomputing`, one flag a
-// stage, or empty: none).
+// The stages of `placement` under a schedule that runs one a device: its devices in pipeline
+// order (PipelineStageOrder).
+StatusOr<StageMap> DeviceStages(const Problem& p, const Placement& placement) {
+  StageMap m;
+  DPLACE_ASSIGN_OR_RETURN(m.device, PipelineStageOrder(p.g(), placement, p.num_devices()));
+  IdVector<DeviceId, int> index(p.c().devices().size(), -1);
+  for (size_t s = 0; s < m.device.size(); ++s) index[m.device[s]] = static_cast<int>(s);
+  m.stage.resize(static_cast<size_t>(p.num_ops()));
+  for (OpId op{0}; op < p.num_ops(); ++op) m.stage[op] = index[placement[op]];
+  return m;
+}
+
+// The stages of `placement` under an interleaved schedule, and the chunks a device runs. A
+// forward op's depth is the most device changes on a path to it from the graph's inputs (its
+// producers' depth, one more after one on another device); a device's ops of one depth are one
+// of its chunks, the chunks in order of depth (ties: device order) the pipeline's stages, which
+// must go round the devices: chunk k on the device of chunk k mod S, every device as many. Ops
+// that read nothing and compute nothing go with the first chunk on their device that reads them;
+// a backward or update op with the earliest chunk whose forward ops on its device it reads, else
+// the earliest of the ops on its device it reads, else the latest that read it, else its
+// device's first chunk.
+StatusOr<StageMap> ChunkStages(const Problem& p, const Placement& placement, int& chunks) {
+  const graph::Graph& g = p.g();
+  const auto& topo = g.TopologicalOrder();
+  IdVector<OpId, int> depth(static_cast<size_t>(p.num_ops()), -1);
+  for (OpId op : topo) {
+    if (!IsForward(g.op(op)) || Replicable(g, op)) continue;
+    int d = 0;
+    for (OpId pred : g.Predecessors(op)) {
+      if (depth[pred] >= 0) d = std::max(d, depth[pred] + (placement[pred] != placement[op]));
+    }
+    depth[op] = d;
+  }
+  std::map<std::pair<int, DeviceId>, int> chunk_of;
+  for (OpId op{0}; op < p.num_ops(); ++op) {
+    if (depth[op] >= 0) chunk_of[{depth[op], placement[op]}] = 0;
+  }
+  StageMap m;
+  for (auto& [key, index] : chunk_of) {
+    index = static_cast<int>(m.device.size());
+    m.device.push_back(key.second);
+  }
+  std::vector<DeviceId> ring;
+  for (DeviceId d : m.device) {
+    if (std::find(ring.begin(), ring.end(), d) == ring.end()) ring.push_back(d);
+  }
+  bool round_robin = !ring.empty() && m.device.size() % ring.size() == 0;
+  for (size_t k = 0; k < m.device.size() && round_robin; ++k) {
+    round_robin = m.device[k] == ring[k % ring.size()];
+  }
+  if (!round_robin) {
+    return InvalidInput(
+        "the interleaved schedule runs chunk k of the pipeline on device k mod S (round robin), "
+        "and this plan's " +
+        std::to_string(m.device.size()) + " chunks on " + std::to_string(ring.size()) +
+        " devices do not go round (plan with place --schedule interleaved:V)");
+  }
+  chunks = static_cast<int>(m.device.size() / ring.size());
+  m.stage.assign(static_cast<size_t>(p.num_ops()), -1);
+  for (OpId op{0}; op < p.num_ops(); ++op) {
+    if (depth[op] >= 0) m.stage[op] = chunk_of[{depth[op], placement[op]}];
+  }
+  auto same = [&](OpId a, OpId b) { return placement[a] == placement[b]; };
+  auto least = [](int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); };
+  for (OpId op : topo) {
+    if (m.stage[op] >= 0) continue;
+    if (IsForward(g.op(op))) {  // replicable
+      for (OpId c : g.Successors(op)) {
+        if (same(op, c) && IsForward(g.op(c))) m.stage[op] = least(m.stage[op], m.stage[c]);
+      }
+      continue;
+    }
+    int forward = -1, other = -1;
+    for (OpId pred : g.Predecessors(op)) {
+      if (!same(op, pred) || m.stage[pred] < 0) continue;
+      (IsForward(g.op(pred)) ? forward : other) =
+          least(IsForward(g.op(pred)) ? forward : other, m.stage[pred]);
+    }
+    m.stage[op] = forward >= 0 ? forward : other;
+  }
+  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+    if (m.stage[*it] >= 0) continue;
+    for (OpId c : g.Successors(*it)) {
+      if (same(*it, c)) m.stage[*it] = std::max(m.stage[*it], m.stage[c]);
+    }
+  }
+  for (OpId op{0}; op < p.num_ops(); ++op) {
+    if (m.stage[op] >= 0) continue;
+    const auto first = std::find(m.device.begin(), m.device.end(), placement[op]);
+    if (first == m.device.end()) {
+      return InvalidInput(
+          "the interleaved schedule needs forward work on every device of the "
+          "pipeline, and device " +
+          p.c().device(placement[op]).name + " has none");
+    }
+    m.stage[op] = static_cast<int>(first - m.device.begin());
+  }
+  return m;
+}
+
+// SimulatePipeline with the devices that recompute (`recomputing`, one flag a device by id, or
+// empty: none).
 StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placement,
                                       PipelineSchedule schedule, int microbatches,
                                       const std::vector<char>& recomputing) {
@@ -229,125 +375,168 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
   r.schedule = schedule;
   r.microbatches = microbatches;
 
-  DPLACE_ASSIGN_OR_RETURN(const std::vector<DeviceId> stage_devices,
-                          PipelineStageOrder(g, placement, p.num_devices()));
-  const int num_stages = static_cast<int>(stage_devices.size());
-  IdVector<DeviceId, int> stage_of(p.c().devices().size(), -1);
-  for (int s = 0; s < num_stages; ++s) stage_of[stage_devices[static_cast<size_t>(s)]] = s;
+  int chunks = 1;
+  DPLACE_ASSIGN_OR_RETURN(const StageMap map, RowOf(schedule).interleaves
+                                                  ? ChunkStages(p, placement, chunks)
+                                                  : DeviceStages(p, placement));
+  // Stages (chunks under an interleaved schedule, one a device otherwise) in pipeline order; the
+  // devices, one PipelineStage each, in the order of their first stage.
+  const int num_stages = static_cast<int>(map.device.size());
+  const int num_devices = num_stages / chunks;
+  if (chunks > 1 && microbatches % num_devices != 0) {
+    return InvalidInput("the interleaved schedule runs micro-batches in groups of the pipeline's " +
+                        std::to_string(num_devices) + " devices, and " +
+                        std::to_string(microbatches) + " is not a multiple");
+  }
+  r.virtual_stages = chunks;
+  auto device_of = [&](int stage) { return stage % num_devices; };  // its PipelineStage
 
   // Per-stage work and memory, and the transfer delay between (stage, phase) pairs.
-  r.stages.resize(static_cast<size_t>(num_stages));
-  std::vector<double> resident(static_cast<size_t>(num_stages), 0);
+  r.stages.resize(static_cast<size_t>(num_devices));
+  struct Work {
+    double forward_s = 0, backward_s = 0, weight_s = 0;
+  };
+  std::vector<Work> work(static_cast<size_t>(num_stages));
+  std::vector<double> resident(static_cast<size_t>(num_devices), 0);
   bool training = false;
   for (OpId op{0}; op < p.num_ops(); ++op) {
-    const DeviceId d = placement[op];
-    PipelineStage& stage = r.stages[static_cast<size_t>(stage_of[d])];
+    const int st = map.stage[op];
+    Work& w = work[static_cast<size_t>(st)];
     const graph::Op& o = g.op(op);
-    const double seconds = p.costs.OpTime(op, d);
-    (IsForward(o) ? stage.forward_s : stage.backward_s) += seconds;
-    if (o.kind == graph::OpKind::kUpdate) stage.weight_s += seconds;
-    if (o.kind == graph::OpKind::kBackward) stage.weight_s += o.weight_gradient_share * seconds;
+    const double seconds = p.costs.OpTime(op, placement[op]);
+    (IsForward(o) ? w.forward_s : w.backward_s) += seconds;
+    if (o.kind == graph::OpKind::kUpdate) w.weight_s += seconds;
+    if (o.kind == graph::OpKind::kBackward) w.weight_s += o.weight_gradient_share * seconds;
     training = training || !IsForward(o);
-    resident[static_cast<size_t>(stage_of[d])] += o.param_bytes + o.scratch_bytes;
+    resident[static_cast<size_t>(device_of(st))] += o.param_bytes + o.scratch_bytes;
+  }
+  for (int st = 0; st < num_stages; ++st) {
+    PipelineStage& stage = r.stages[static_cast<size_t>(device_of(st))];
+    stage.device = map.device[static_cast<size_t>(st)];
+    stage.forward_s += work[static_cast<size_t>(st)].forward_s;
+    stage.backward_s += work[static_cast<size_t>(st)].backward_s;
+    stage.weight_s += work[static_cast<size_t>(st)].weight_s;
   }
   const bool split = training && RowOf(schedule).splits_backward;
-  const IdVector<DeviceId, double> per_microbatch =
-      training ? HeldPerMicrobatch(p, placement)
-               : ForwardOutputsPerDevice(g, placement, p.num_devices());
-  const IdVector<DeviceId, double> for_weights =
-      split ? HeldForWeightGradients(p, placement)
-            : IdVector<DeviceId, double>(p.c().devices().size(), 0);
-  const IdVector<DeviceId, double> inputs =
-      training ? HeldWhenRecomputing(p, placement)
-               : IdVector<DeviceId, double>(p.c().devices().size(), 0);
-  for (int s = 0; s < num_stages && !recomputing.empty(); ++s) {
-    r.stages[static_cast<size_t>(s)].recomputes = training && recomputing[static_cast<size_t>(s)];
+  const size_t n = static_cast<size_t>(num_stages);
+  const std::vector<double> per_microbatch =
+      training ? HeldPerStage(p, placement, map) : ForwardOutputsPerStage(g, map.stage, n);
+  const std::vector<double> for_weights =
+      split ? HeldForWeightsPerStage(p, placement, map) : std::vector<double>(n, 0);
+  const std::vector<double> inputs =
+      training ? HeldRecomputingPerStage(p, placement, map) : std::vector<double>(n, 0);
+  for (PipelineStage& stage : r.stages) {
+    stage.recomputes = training && !recomputing.empty() && recomputing[stage.device.index()];
+  }
+  for (int st = 0; st < num_stages; ++st) {
+    PipelineStage& stage = r.stages[static_cast<size_t>(device_of(st))];
+    stage.held_per_microbatch_bytes += per_microbatch[static_cast<size_t>(st)];
+    stage.held_for_weight_bytes += for_weights[static_cast<size_t>(st)];
+    stage.held_when_recomputing_bytes += inputs[static_cast<size_t>(st)];
   }
   // delay[(from stage, from phase, to stage, to phase)] = Σ transfer time of crossing tensors.
   std::map<std::tuple<int, int, int, int>, double> delay;
   for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
     const OpId producer = g.tensor(t).producer;
     if (Replicable(g, producer)) continue;
-    const DeviceId src = placement[producer];
-    std::vector<std::pair<DeviceId, int>> seen;
+    const int src = map.stage[producer];
+    std::vector<std::pair<int, int>> seen;
     for (OpId c : g.Consumers(t)) {
-      const DeviceId dst = placement[c];
+      const int dst = map.stage[c];
       const int phase = Phase(g.op(c), split);
       if (dst == src || Replicable(g, c) ||
           std::find(seen.begin(), seen.end(), std::make_pair(dst, phase)) != seen.end())
         continue;
       seen.emplace_back(dst, phase);
-      delay[{stage_of[src], Phase(g.op(producer), split), stage_of[dst], phase}] +=
-          cost::TransferTime(g.tensor(t), p.c().LinkBetween(src, dst));
+      delay[{src, Phase(g.op(producer), split), dst, phase}] +=
+          cost::TransferTime(g.tensor(t), p.c().LinkBetween(placement[producer], placement[c]));
     }
   }
 
-  // Tasks in per-stage order; a task starts when its stage is free and its inputs have arrived.
-  // Tasks are settled in rounds: each round settles every stage's next task whose inputs are known.
-  std::vector<std::vector<std::pair<int, bool>>> order(static_cast<size_t>(num_stages));
-  for (int s = 0; s < num_stages; ++s)
-    order[static_cast<size_t>(s)] = StageOrder(schedule, s, num_stages, microbatches, training);
+  // Tasks in per-device order, (stage, micro-batch, backward?); a task starts when its device is
+  // free and its inputs have arrived. Tasks are settled in rounds: each round settles every
+  // device's next task whose inputs are known.
+  std::vector<std::vector<std::tuple<int, int, bool>>> order(static_cast<size_t>(num_devices));
+  for (int d = 0; d < num_devices; ++d) {
+    auto& o = order[static_cast<size_t>(d)];
+    if (chunks > 1 && training) {
+      for (const ChunkTask& t : InterleavedOrder(d, num_devices, chunks, microbatches)) {
+        o.emplace_back(t.chunk * num_devices + d, t.microbatch, t.backward);
+      }
+    } else if (chunks > 1) {  // inference: every chunk's forwards, in the same groups
+      for (const ChunkTask& t : InterleavedOrder(d, num_devices, chunks, microbatches)) {
+        if (!t.backward) o.emplace_back(t.chunk * num_devices + d, t.microbatch, false);
+      }
+    } else {
+      const PipelineSchedule each =
+          RowOf(schedule).interleaves ? PipelineSchedule::k1F1B : schedule;
+      for (const auto& [m, backward] : StageOrder(each, d, num_devices, microbatches, training)) {
+        o.emplace_back(d, m, backward);
+      }
+    }
+  }
   // (stage, micro-batch, phase) -> start and end times.
   std::map<std::tuple<int, int, int>, double> start, end;
-  std::vector<size_t> next(static_cast<size_t>(num_stages), 0);
-  std::vector<double> free_at(static_cast<size_t>(num_stages), 0);
-  std::vector<std::deque<int>> waiting(static_cast<size_t>(num_stages));  // I done, W not
+  std::vector<size_t> next(static_cast<size_t>(num_devices), 0);
+  std::vector<double> free_at(static_cast<size_t>(num_devices), 0);
+  std::vector<std::deque<int>> waiting(static_cast<size_t>(num_devices));  // I done, W not
   size_t remaining = split ? static_cast<size_t>(num_stages * microbatches) : 0;
   for (const auto& o : order) remaining += o.size();
-  // When stage s could start its task of micro-batch m in `phase`: null while an input is unknown.
-  auto ready_at = [&](int s, int m, int phase) -> std::optional<double> {
-    double ready = free_at[static_cast<size_t>(s)];
+  // When stage st could start its task of micro-batch m in `phase`: null while an input is
+  // unknown.
+  auto ready_at = [&](int st, int m, int phase) -> std::optional<double> {
+    double ready = free_at[static_cast<size_t>(device_of(st))];
     if (phase > 0) {  // after the stage's own previous phase of m
-      auto own = end.find({s, m, phase - 1});
+      auto own = end.find({st, m, phase - 1});
       if (own == end.end()) return std::nullopt;
       ready = std::max(ready, own->second);
     }
     for (const auto& [edge, seconds] : delay) {
       const auto [from, from_phase, to, to_phase] = edge;
-      if (to != s || to_phase != phase) continue;
+      if (to != st || to_phase != phase) continue;
       auto it = end.find({from, m, from_phase});
       if (it == end.end()) return std::nullopt;
       ready = std::max(ready, it->second + seconds);
     }
     return ready;
   };
-  auto settle = [&](int s, int m, int phase, double at) {
-    PipelineStage& stage = r.stages[static_cast<size_t>(s)];
+  auto settle = [&](int st, int m, int phase, double at) {
+    const Work& w = work[static_cast<size_t>(st)];
+    PipelineStage& stage = r.stages[static_cast<size_t>(device_of(st))];
     // A stage that recomputes runs its forward again before its backward.
-    const double duration = phase == 0 ? stage.forward_s
-                            : phase == 2
-                                ? stage.weight_s
-                                : (split ? stage.backward_s - stage.weight_s : stage.backward_s) +
-                                      (stage.recomputes ? stage.forward_s : 0);
-    start[{s, m, phase}] = at;
-    end[{s, m, phase}] = at + duration;
-    free_at[static_cast<size_t>(s)] = at + duration;
+    const double duration = phase == 0   ? w.forward_s
+                            : phase == 2 ? w.weight_s
+                                         : (split ? w.backward_s - w.weight_s : w.backward_s) +
+                                               (stage.recomputes ? w.forward_s : 0);
+    start[{st, m, phase}] = at;
+    end[{st, m, phase}] = at + duration;
+    free_at[static_cast<size_t>(device_of(st))] = at + duration;
     stage.busy_s += duration;
     const TaskKind kind = phase == 0   ? TaskKind::kForward
                           : phase == 2 ? TaskKind::kWeight
                           : split      ? TaskKind::kInput
                                        : TaskKind::kBackward;
-    r.tasks.push_back({stage_devices[static_cast<size_t>(s)], m, kind, at, at + duration});
+    r.tasks.push_back({stage.device, st, m, kind, at, at + duration});
     --remaining;
   };
   while (remaining > 0) {
     bool progress = false;
-    for (int s = 0; s < num_stages; ++s) {
-      auto& k = next[static_cast<size_t>(s)];
-      auto& wait = waiting[static_cast<size_t>(s)];
-      const bool more = k < order[static_cast<size_t>(s)].size();
+    for (int d = 0; d < num_devices; ++d) {
+      auto& k = next[static_cast<size_t>(d)];
+      auto& wait = waiting[static_cast<size_t>(d)];
+      const bool more = k < order[static_cast<size_t>(d)].size();
       std::optional<double> main;
       if (more) {
-        const auto [m, backward] = order[static_cast<size_t>(s)][k];
-        main = ready_at(s, m, backward ? 1 : 0);
+        const auto [st, m, backward] = order[static_cast<size_t>(d)][k];
+        main = ready_at(st, m, backward ? 1 : 0);
       }
       if (!wait.empty()) {
         // The oldest W: when too many wait, when nothing else is left, or in a gap it fits.
         const int m = wait.front();
-        const std::optional<double> w = ready_at(s, m, 2);
-        const bool due = wait.size() > WeightAllowance(schedule, s) || !more;
-        if (w && (due || (main && *w + r.stages[static_cast<size_t>(s)].weight_s <= *main))) {
-          settle(s, m, 2, *w);
+        const std::optional<double> w = ready_at(d, m, 2);
+        const bool due = wait.size() > WeightAllowance(schedule, d) || !more;
+        if (w && (due || (main && *w + work[static_cast<size_t>(d)].weight_s <= *main))) {
+          settle(d, m, 2, *w);
           wait.pop_front();
           progress = true;
           continue;
@@ -355,8 +544,8 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
         if (due) continue;
       }
       if (!main) continue;
-      const auto [m, backward] = order[static_cast<size_t>(s)][k];
-      settle(s, m, backward ? 1 : 0, *main);
+      const auto [st, m, backward] = order[static_cast<size_t>(d)][k];
+      settle(st, m, backward ? 1 : 0, *main);
       if (backward && split) wait.push_back(m);
       ++k;
       progress = true;
@@ -370,20 +559,14 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
   for (const PipelineTask& t : r.tasks) r.makespan_s = std::max(r.makespan_s, t.end_s);
   r.time_per_microbatch_s = r.makespan_s / microbatches;
   double busy = 0;
-  for (int s = 0; s < num_stages; ++s) {
-    PipelineStage& stage = r.stages[static_cast<size_t>(s)];
-    stage.device = stage_devices[static_cast<size_t>(s)];
+  for (int d = 0; d < num_devices; ++d) {
+    PipelineStage& stage = r.stages[static_cast<size_t>(d)];
     busy += stage.busy_s;
-    stage.held_per_microbatch_bytes = per_microbatch[stage.device];
-    stage.held_for_weight_bytes = for_weights[stage.device];
-    stage.held_when_recomputing_bytes = inputs[stage.device];
-    // A micro-batch is held from the start of F(m) to the end of B(m) (I(m); F(m) for inference):
-    // in full, or, recomputing, its inputs, and in full again while B(m) (I(m)) recomputes and
-    // runs; then what its weight gradients need until the end of W(m). The recorded instants,
-    // not an end less its duration: a start that rounds below the end it waited for would count
-    // one micro-batch too many.
-    const double kept =
-        stage.recomputes ? stage.held_when_recomputing_bytes : stage.held_per_microbatch_bytes;
+    // A micro-batch is held from the start of F(m) to the end of B(m) (I(m); F(m) for inference),
+    // per chunk: in full, or, recomputing, its inputs and outputs, and in full again while B(m)
+    // (I(m)) recomputes and runs; then what its weight gradients need until the end of W(m). The
+    // recorded instants, not an end less its duration: a start that rounds below the end it
+    // waited for would count one micro-batch too many.
     struct Change {
       double time;
       int microbatches;  // in flight
@@ -391,14 +574,18 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
     };
     std::vector<Change> changes;
     const int last = training ? 1 : 0;
-    for (int m = 0; m < microbatches; ++m) {
-      changes.push_back({start[{s, m, 0}], 1, kept});
-      changes.push_back(
-          {end[{s, m, last}], split ? 0 : -1, (split ? stage.held_for_weight_bytes : 0) - kept});
-      if (split) changes.push_back({end[{s, m, 2}], -1, -stage.held_for_weight_bytes});
-      if (stage.recomputes) {
-        changes.push_back({start[{s, m, last}], 0, stage.held_per_microbatch_bytes});
-        changes.push_back({end[{s, m, last}], 0, -stage.held_per_microbatch_bytes});
+    for (int st = d; st < num_stages; st += num_devices) {
+      const size_t i = static_cast<size_t>(st);
+      const double kept = stage.recomputes ? inputs[i] : per_microbatch[i];
+      for (int m = 0; m < microbatches; ++m) {
+        changes.push_back({start[{st, m, 0}], 1, kept});
+        changes.push_back(
+            {end[{st, m, last}], split ? 0 : -1, (split ? for_weights[i] : 0) - kept});
+        if (split) changes.push_back({end[{st, m, 2}], -1, -for_weights[i]});
+        if (stage.recomputes) {
+          changes.push_back({start[{st, m, last}], 0, per_microbatch[i]});
+          changes.push_back({end[{st, m, last}], 0, -per_microbatch[i]});
+        }
       }
     }
     std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
@@ -412,7 +599,7 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
       stage.peak_in_flight = std::max(stage.peak_in_flight, in_flight);
       peak_held = std::max(peak_held, bytes);
     }
-    stage.peak_memory_bytes = resident[static_cast<size_t>(s)] + peak_held;
+    stage.peak_memory_bytes = resident[static_cast<size_t>(d)] + peak_held;
     stage.memory_capacity_bytes = p.c().device(stage.device).memory_bytes;
     if (r.feasible && stage.peak_memory_bytes > stage.memory_capacity_bytes) {
       r.feasible = false;
@@ -422,7 +609,7 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
           " micro-batches in flight exceeds capacity " + FormatBytes(stage.memory_capacity_bytes);
     }
   }
-  r.bubble_fraction = r.makespan_s > 0 ? 1 - busy / (num_stages * r.makespan_s) : 0;
+  r.bubble_fraction = r.makespan_s > 0 ? 1 - busy / (num_devices * r.makespan_s) : 0;
   return r;
 }
 
@@ -447,10 +634,9 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
     DPLACE_ASSIGN_OR_RETURN(PipelineResult r,
                             SimulateWith(p, placement, schedule, microbatches, recomputing));
     bool more = false;
-    for (size_t s = 0; s < r.stages.size(); ++s) {
-      const PipelineStage& stage = r.stages[s];
+    for (const PipelineStage& stage : r.stages) {
       if (!stage.recomputes && stage.peak_memory_bytes > stage.memory_capacity_bytes) {
-        recomputing[s] = 1;
+        recomputing[stage.device.index()] = 1;
         more = true;
       }
     }

@@ -1,7 +1,9 @@
 // Pipeline-schedule simulation of a stage split: M micro-batches flow through the stages (the
 // devices that hold ops, in the order forward tensors flow between them; ops that read nothing and
 // hold no weights, such as exported constants, are made by each stage that uses them) under one
-// of the schedules of schedules.h.
+// of the schedules of schedules.h. Under an interleaved schedule a device runs several stages
+// (chunks, found by depth: see SimulatePipeline) in InterleavedOrder, one task at a time, and
+// holds what each of its chunks holds.
 //  - A stage's forward task F(m) runs its forward ops of micro-batch m; B(m) its backward and
 //    update ops (absent for inference graphs). Under a schedule that splits backward (zb-h1,
 //    zb-h2), B(m) runs as I(m), the input-gradient work (each backward op's time but its
@@ -40,11 +42,13 @@ enum class TaskKind : char { kForward = 'F', kBackward = 'B', kInput = 'I', kWei
 
 struct PipelineTask {
   DeviceId device;
+  int stage;  // in pipeline order: the device's under an interleaved schedule's chunks (c * S + s)
   int microbatch;
   TaskKind kind;
   double start_s, end_s;
 };
 
+// A device of the pipeline: its stage, or under an interleaved schedule its chunks together.
 struct PipelineStage {
   DeviceId device;
   double forward_s = 0, backward_s = 0;  // per micro-batch; backward_s with the updates
@@ -62,6 +66,7 @@ struct PipelineStage {
 struct PipelineResult {
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int microbatches = 0;
+  int virtual_stages = 1;  // chunks a device (interleaved), stages = devices x virtual_stages
   double makespan_s = 0;
   double time_per_microbatch_s = 0;  // makespan / micro-batches
   double bubble_fraction = 0;        // 1 - Σ busy / (stages × makespan)
@@ -97,13 +102,18 @@ IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placem
 // sender's size.
 IdVector<DeviceId, double> HeldWhenRecomputing(const Problem& p, const Placement& placement);
 
-// InvalidInput when microbatches < 1. The placement must pass CheckShape.
+// InvalidInput when microbatches < 1. Under an interleaved schedule a forward op's depth is the
+// most device changes on a path to it from the graph's inputs; a device's forward ops of one
+// depth are a chunk, the chunks by depth the stages, which must go round the devices (chunk k on
+// the device of chunk k mod S; InvalidInput otherwise, and when the micro-batches are not a
+// multiple of the devices); backward and update ops go with the chunk whose forward ops they
+// read. A plan of one chunk a device runs 1F1B. The placement must pass CheckShape.
 StatusOr<PipelineResult> SimulatePipeline(const Problem& problem, const Placement& placement,
                                           PipelineSchedule schedule, int microbatches,
                                           Recompute recompute = Recompute::kNone);
 
-// The schedules `--schedule auto` chooses from: 1F1B, ZB-H1 and ZB-H2 (GPipe has 1F1B's bubble
-// and holds more).
+// The schedules `--schedule auto` chooses from for a split: 1F1B, ZB-H1 and ZB-H2 (GPipe has
+// 1F1B's bubble and holds more; interleaving needs a plan of chunks, which the run service makes).
 // The fastest of them over `microbatches` whose stages fit their memory, or the fastest when none
 // fits; ties to the one listed first. The errors of SimulatePipeline.
 StatusOr<PipelineResult> SimulateFastestSchedule(const Problem& problem, const Placement& placement,

@@ -218,9 +218,9 @@ TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
 // W of it weight gradients), f_s -> f_s+1, b_s+1 -> b_s, f_s kept by b_s; activations of 5
 // bytes, gradients of 1, moving in no time.
 Problem UniformStages(int stages, double f, double i, double w,
-                      double first_memory_bytes = hw::kUnlimited) {
+                      double first_memory_bytes = hw::kUnlimited, int devices = 0) {
   hw::ClusterBuilder c("uniform");
-  for (int s = 0; s < stages; ++s) {
+  for (int s = 0; s < (devices > 0 ? devices : stages); ++s) {
     c.AddDevice({.name = "d" + std::to_string(s),
                  .kind = "gpu",
                  .memory_bytes = s == 0 ? first_memory_bytes : hw::kUnlimited});
@@ -249,6 +249,15 @@ Placement UniformSplit(int stages) {
   Placement p;
   for (int k = 0; k < 2; ++k) {
     for (int s = 0; s < stages; ++s) p.push_back(DeviceId(s));
+  }
+  return p;
+}
+
+// Stage k of `stages` (its forward and backward op) on device k mod `devices`.
+Placement RoundRobinSplit(int stages, int devices) {
+  Placement p;
+  for (int k = 0; k < 2; ++k) {
+    for (int s = 0; s < stages; ++s) p.push_back(DeviceId(s % devices));
   }
   return p;
 }
@@ -315,6 +324,53 @@ TEST(PipelineScheduleTest, EveryScheduleIdlesAsItsFormulaSaysOnUniformStages) {
       }
     }
   }
+}
+
+TEST(PipelineScheduleTest, InterleavingDividesTheBubbleByItsChunks) {
+  // S devices of V uniform chunks each, round robin: bubble (S-1)/(VM+S-1) (Narayanan et al.
+  // 2021); device r holds at most its warm-up and one more chunk-micro-batch in flight.
+  for (int devices : {2, 4, 8}) {
+    for (int chunks : {2, 3, 4}) {
+      for (int m : {8, 16, 32}) {
+        if (m % devices != 0) continue;
+        const std::string where = "S=" + std::to_string(devices) + " V=" + std::to_string(chunks) +
+                                  " M=" + std::to_string(m);
+        const Problem p = UniformStages(devices * chunks, 1, 1, 1, hw::kUnlimited, devices);
+        auto r = SimulatePipeline(p, RoundRobinSplit(devices * chunks, devices),
+                                  PipelineSchedule::kInterleaved, m);
+        ASSERT_TRUE(r.ok()) << r.status().message() << " " << where;
+        EXPECT_EQ(r->virtual_stages, chunks) << where;
+        ASSERT_EQ(r->stages.size(), static_cast<size_t>(devices)) << where;
+        const double bubble = (devices - 1.0) / (chunks * m + devices - 1.0);
+        EXPECT_NEAR(r->bubble_fraction, bubble, 0.02 * bubble) << where;
+        for (int d = 0; d < devices; ++d) {
+          const int warmup =
+              m == devices ? chunks * m : 2 * (devices - d - 1) + (chunks - 1) * devices + 1;
+          EXPECT_EQ(r->stages[d].peak_in_flight, std::min(warmup, chunks * m)) << where;
+          EXPECT_EQ(r->stages[d].busy_s, chunks * m * 3.0) << where;
+        }
+        // The same chunks under 1F1B are no pipeline; one chunk a device runs 1F1B.
+        EXPECT_FALSE(SimulatePipeline(p, RoundRobinSplit(devices * chunks, devices),
+                                      PipelineSchedule::k1F1B, m)
+                         .ok());
+      }
+    }
+  }
+  const Problem one = UniformStages(4, 1, 1, 1);
+  auto a = SimulatePipeline(one, UniformSplit(4), PipelineSchedule::kInterleaved, 8);
+  auto b = SimulatePipeline(one, UniformSplit(4), PipelineSchedule::k1F1B, 8);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->virtual_stages, 1);
+  EXPECT_DOUBLE_EQ(a->makespan_s, b->makespan_s);
+  // Micro-batches go in groups of the devices; chunks that do not go round are refused.
+  const Problem two = UniformStages(4, 1, 1, 1, hw::kUnlimited, 2);
+  auto odd = SimulatePipeline(two, RoundRobinSplit(4, 2), PipelineSchedule::kInterleaved, 7);
+  EXPECT_FALSE(odd.ok());
+  Placement skewed = RoundRobinSplit(4, 2);
+  skewed[OpId(3)] = skewed[OpId(7)] = DeviceId(0);  // d0 d1 d0 d0: three chunks on two
+  auto bad = SimulatePipeline(two, skewed, PipelineSchedule::kInterleaved, 8);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("round robin"), std::string::npos);
 }
 
 TEST(PipelineScheduleTest, ZeroBubbleSplitsBackwardIntoInputAndWeightGradients) {

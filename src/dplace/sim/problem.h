@@ -103,6 +103,8 @@ struct Problem {
   // Which stages recompute their forward in backward (the pipeline objective; schedules.h).
   Recompute recompute = Recompute::kNone;
   int microbatches = 8;
+  // Chunks a device runs under the interleaved schedule (virtual stages a device, V).
+  int virtual_stages = 2;
   // Whether op times (and so every objective's value) are seconds: all but the paper's files,
   // whose times are in the paper's own unit (the run service says so; tables print bare numbers).
   bool times_in_seconds = true;
@@ -120,10 +122,19 @@ struct Problem {
   double LowerBound() const { return lower_bound; }
 };
 
-// Micro-batches in flight on stage `stage` (from 0) of `stages` under the problem's schedule
-// (schedules.h).
+// Micro-batches in flight on device stage `stage` (from 0) of `stages` under the problem's
+// schedule (schedules.h); interleaved: its chunks' counts summed, as whole micro-batches of the
+// device (each chunk holding about a V-th), rounded up.
 inline int InFlight(const Problem& problem, int stage, int stages) {
-  return InFlight(problem.schedule, stage, stages, problem.microbatches);
+  if (problem.schedule != PipelineSchedule::kInterleaved) {
+    return InFlight(problem.schedule, stage, stages, problem.microbatches);
+  }
+  const int v = problem.virtual_stages;
+  int sum = 0;
+  for (int c = 0; c < v; ++c) {
+    sum += InFlight(problem.schedule, c * stages + stage, stages * v, problem.microbatches, v);
+  }
+  return (sum + v - 1) / v;
 }
 
 // Makes `problem` judge placements as a device map runs under accelerate: ops issued in program

@@ -6,15 +6,18 @@
 namespace dplace::sim {
 namespace {
 
-constexpr std::array<ScheduleRow, 4> kSchedules = {{
-    {PipelineSchedule::kGPipe, "gpipe", false,
+constexpr std::array<ScheduleRow, 5> kSchedules = {{
+    {PipelineSchedule::kGPipe, "gpipe", false, false,
      "every forward, then every backward (GPipe): holds all micro-batches"},
-    {PipelineSchedule::k1F1B, "1f1b", false,
+    {PipelineSchedule::k1F1B, "1f1b", false, false,
      "stages - s warm-up forwards, then one forward, one backward (PipeDream-Flush)"},
-    {PipelineSchedule::kZBH1, "zb-h1", true,
+    {PipelineSchedule::kInterleaved, "interleaved", false, true,
+     "V chunks a device, round robin, 1F1B over them (Megatron-LM's interleaved schedule): "
+     "bubble (S-1)/(VM+S-1); micro-batches a multiple of the stages"},
+    {PipelineSchedule::kZBH1, "zb-h1", true, false,
      "1F1B's forwards and input gradients; weight gradients fill the bubbles (ZB-H1, Qi et al. "
      "2024): bubble (S-1)(F+I-W), about 1F1B's memory"},
-    {PipelineSchedule::kZBH2, "zb-h2", true,
+    {PipelineSchedule::kZBH2, "zb-h2", true, false,
      "2(S-s)-1 forwards before the first input gradient, weight gradients filling the bubbles "
      "(ZB-H2): bubble (S-1)(F+I-2W) down to none, about twice 1F1B's memory"},
 }};
@@ -57,8 +60,42 @@ std::string_view RecomputeName(Recompute recompute) {
   return recompute == Recompute::kNone ? "none" : recompute == Recompute::kFull ? "full" : "auto";
 }
 
-int InFlight(PipelineSchedule schedule, int stage, int stages, int microbatches) {
+std::vector<ChunkTask> InterleavedOrder(int rank, int stages, int chunks, int microbatches) {
+  // The k-th forward (backward) of the device: micro-batch group k / (stages * chunks), chunk
+  // (k / stages) % chunks (from the last for backwards), micro-batch k % stages of the group.
+  const int total = chunks * microbatches;
+  auto task = [&](int k, bool backward) {
+    const int c = (k / stages) % chunks;
+    return ChunkTask{backward ? chunks - 1 - c : c, k / (stages * chunks) * stages + k % stages,
+                     backward};
+  };
+  const int warmup = microbatches == stages
+                         ? total
+                         : std::min(total, 2 * (stages - rank - 1) + (chunks - 1) * stages);
+  std::vector<ChunkTask> order;
+  int f = 0, b = 0;
+  for (; f < warmup; ++f) order.push_back(task(f, false));
+  while (f < total) {
+    order.push_back(task(f++, false));
+    order.push_back(task(b++, true));
+  }
+  while (b < total) order.push_back(task(b++, true));
+  return order;
+}
+
+int InFlight(PipelineSchedule schedule, int stage, int stages, int microbatches, int chunks) {
   switch (schedule) {
+    case PipelineSchedule::kInterleaved: {
+      const int devices = std::max(1, stages / std::max(1, chunks));
+      const int chunk = stage / devices;
+      int now = 0, most = 0;
+      for (const ChunkTask& t : InterleavedOrder(stage % devices, devices, chunks, microbatches)) {
+        if (t.chunk != chunk) continue;
+        now += t.backward ? -1 : 1;
+        most = std::max(most, now);
+      }
+      return most;
+    }
     case PipelineSchedule::kGPipe:
       return microbatches;
     case PipelineSchedule::k1F1B:
