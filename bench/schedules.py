@@ -29,7 +29,8 @@ import dplace.torch as dt  # noqa: E402
 import user_models  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-PLANS = [("1f1b, keep all", "1f1b", "none"), ("zb-h1", "zb-h1", "none"), ("zb-h2", "zb-h2", "none"),
+PLANS = [("1f1b, keep all", "1f1b", "none"), ("interleaved, 2 chunks", "interleaved:2", "none"),
+         ("zb-h1", "zb-h1", "none"), ("zb-h2", "zb-h2", "none"),
          ("auto, recompute auto", "auto", "auto")]
 
 
@@ -77,7 +78,7 @@ def main():
                 start = time.perf_counter()
                 r = dplace.place(problem, "dp", time_limit=a.time_limit)
                 secs = time.perf_counter() - start
-                run = dplace.pipeline(problem, r, schedule, a.microbatches)
+                run = dplace.pipeline(problem, r, schedule.split(":")[0], a.microbatches)
                 if label == PLANS[0][0] and run["feasible"]:
                     base = min(base or run["time_per_microbatch_s"], run["time_per_microbatch_s"])
                 rows.append((unit, label, run, secs))

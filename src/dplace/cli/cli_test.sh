@@ -181,7 +181,7 @@ section_onnx() {
     --graph "$ONNX" --cluster k80x4 --objective throughput --export device_map=x.json
   expect_bad_input runtime_unknown "--runtime: 'async' is not executor or eager" place \
     --graph "$ONNX" --cluster k80x4 --runtime async
-  expect_bad_input schedule_bad "--schedule: 'gpipe:0' is not auto or a schedule (gpipe, 1f1b, zb-h1 or zb-h2)" place \
+  expect_bad_input schedule_bad "--schedule: 'gpipe:0' is not auto or a schedule (gpipe, 1f1b, interleaved, zb-h1 or zb-h2)" place \
     --graph "$ONNX" --cluster k80x4 --schedule gpipe:0
   expect_bad_input recompute_bad "--recompute: 'some' is not none, full or auto" place \
     --graph "$ONNX" --cluster k80x4 --recompute some

@@ -68,15 +68,17 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "again in backward (torch.utils.checkpoint of the stage): none (default), full "
                   "(every stage) or auto (the stages that do not fit keeping everything)");
   cmd->add_option("--schedule", flags->schedule,
-                  "pipeline schedule of a training step's stages: 1f1b (default), gpipe, zb-h1 "
-                  "or zb-h2 (zero bubble: weight gradients apart, filling the bubbles), or auto "
-                  "(the pipeline objective takes the fastest of 1f1b, zb-h1 and zb-h2 that fits "
-                  "each split, and holds 1F1B's micro-batches in the other memory checks), "
-                  "optionally :MICROBATCHES (default 8): how many micro-batches a stage holds "
-                  "(1F1B: one per stage from it to the last; GPipe: all; ZB-H1: as many as "
-                  "stages; ZB-H2: twice as many less one) in the throughput objective's and the "
-                  "exact placers' memory check, the pipeline objective and the stages file's "
-                  "run");
+                  "pipeline schedule of a training step's stages: 1f1b (default), gpipe, "
+                  "interleaved[:CHUNKS] (each device runs CHUNKS chunks, default 2, round robin: "
+                  "Megatron's interleaved 1F1B; place plans the chunks), zb-h1 or zb-h2 (zero "
+                  "bubble: weight gradients apart, filling the bubbles), or auto (the pipeline "
+                  "objective takes the fastest of 1f1b, zb-h1 and zb-h2 that fits each split, "
+                  "and holds 1F1B's micro-batches in the other memory checks; place also plans "
+                  "interleaved chunks and keeps them when faster), optionally :MICROBATCHES "
+                  "(default 8; interleaved:2:8): how many micro-batches a stage holds (1F1B: one "
+                  "per stage from it to the last; GPipe: all; ZB-H1: as many as stages; ZB-H2: "
+                  "twice as many less one) in the throughput objective's and the exact placers' "
+                  "memory check, the pipeline objective and the stages file's run");
   // One word, split here: CLI11 drops empty names and, given none, reads the next flag as one.
   cmd->add_option_function<std::string>(
       "--devices",

@@ -59,6 +59,15 @@ CostTable CostTable::Summed(const CostTable& fine,
   return t;
 }
 
+CostTable CostTable::Chunked(int chunks) const {
+  CostTable t = *this;
+  t.class_of_.clear();
+  for (int c = 0; c < chunks; ++c) {
+    for (hw::DeviceId d : class_of_.ids()) t.class_of_.push_back(class_of_[d]);
+  }
+  return t;
+}
+
 CostTable CostTable::Scaled(const std::vector<double>& factor) const {
   CostTable t = *this;
   for (size_t i = 0; i < t.times_.size(); ++i) t.times_[i] *= factor[i];

@@ -56,6 +56,8 @@ class CostTable {
   // This table with op i's time on class k multiplied by factor[k * num_ops() + i] (factors finite
   // and non-negative): a noisy variant of the cost model (sim/variants.h).
   CostTable Scaled(const std::vector<double>& factor) const;
+  // This table for hw::Cluster::Chunked(chunks): device k times as device k mod n.
+  CostTable Chunked(int chunks) const;
   // Smallest time of `op` over the devices it may run on (`allowed(op, d)` decides).
   template <typename Allowed>
   double MinOpTime(graph::OpId op, int num_devices, Allowed allowed) const {

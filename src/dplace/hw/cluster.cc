@@ -51,6 +51,31 @@ Cluster Cluster::Subset(const std::vector<DeviceId>& keep) const {
   return out;
 }
 
+Cluster Cluster::Chunked(int chunks) const {
+  Cluster out;
+  out.name_ = name_;
+  const size_t n = devices_.size();
+  for (int c = 0; c < chunks; ++c) {
+    for (const Device& d : devices_) {
+      Device copy = d;
+      copy.name += "#" + std::to_string(c);
+      copy.memory_bytes /= chunks;
+      out.devices_.push_back(std::move(copy));
+    }
+  }
+  const size_t total = out.devices_.size();
+  for (size_t a = 0; a < total; ++a) {
+    for (size_t b = 0; b < total; ++b) {
+      out.links_.push_back(a % n == b % n ? Link{} : links_[(a % n) * n + b % n]);
+    }
+  }
+  for (DeviceId d{0}; d < out.num_devices(); ++d) {
+    out.kind_index_.push_back(kind_index_[DeviceId(static_cast<int32_t>(d.index() % n))]);
+  }
+  out.kinds_ = kinds_;
+  return out;
+}
+
 DeviceId ClusterBuilder::AddDevice(Device device) {
   devices_.push_back(std::move(device));
   return static_cast<DeviceId>(devices_.size() - 1);

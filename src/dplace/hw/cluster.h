@@ -63,6 +63,10 @@ class Cluster {
   // This machine with only the devices `keep` (distinct, valid ids), in that order, and the links
   // between them: a device subset for a pipeline of fewer stages than the machine has devices.
   Cluster Subset(const std::vector<DeviceId>& keep) const;
+  // This machine with each device run as `chunks` (>= 1) chunks of an interleaved pipeline: device
+  // k of n * chunks a copy of device k mod n named "name#c" (c = k / n), with a chunks-th of its
+  // memory; between copies of two devices their link, between copies of one a free one.
+  Cluster Chunked(int chunks) const;
   // Distinct device kinds in order of first appearance; KindIndex maps a device to its position.
   const std::vector<std::string>& kinds() const { return kinds_; }
   int KindIndex(DeviceId d) const { return kind_index_[d]; }

@@ -24,6 +24,25 @@ TEST(ClusterTest, LinksResolveToAMatrix) {
   EXPECT_EQ(c->FindDevice("gpu2"), g2);
 }
 
+TEST(ClusterTest, AChunkedClusterRepeatsItsDevicesWithAShareOfTheirMemory) {
+  ClusterBuilder b("c");
+  const DeviceId g0 = b.AddDevice({.name = "gpu0", .kind = "gpu", .memory_bytes = 8});
+  const DeviceId c0 = b.AddDevice({.name = "cpu0", .kind = "cpu"});
+  b.SetLink(g0, c0, {.bandwidth_bytes_per_s = 1e9, .latency_s = 1e-5});
+  auto c = b.Build();
+  ASSERT_TRUE(c.ok());
+  const Cluster chunked = c->Chunked(2);
+  ASSERT_EQ(chunked.num_devices(), 4);
+  EXPECT_EQ(chunked.device(DeviceId(2)).name, "gpu0#1");
+  EXPECT_DOUBLE_EQ(chunked.device(DeviceId(2)).memory_bytes, 4);
+  EXPECT_EQ(chunked.device(DeviceId(3)).memory_bytes, kUnlimited);
+  EXPECT_EQ(chunked.KindIndex(DeviceId(3)), c->KindIndex(c0));
+  // Copies of two devices: their link; of one device: free.
+  EXPECT_DOUBLE_EQ(chunked.LinkBetween(DeviceId(2), DeviceId(1)).latency_s, 1e-5);
+  EXPECT_EQ(chunked.LinkBetween(DeviceId(0), DeviceId(2)).bandwidth_bytes_per_s, kUnlimited);
+  EXPECT_DOUBLE_EQ(chunked.LinkBetween(DeviceId(0), DeviceId(2)).latency_s, 0);
+}
+
 TEST(ClusterTest, RejectsDuplicateNamesAndBadLinks) {
   {
     ClusterBuilder b("c");

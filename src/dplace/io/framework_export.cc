@@ -120,9 +120,18 @@ Json SeveralStacks(const std::vector<std::string>& stacks, const std::vector<Ent
 
 Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
                      const std::vector<sim::DeviceId>& stages) {
-  const graph::Graph& g = p.g();
   std::map<sim::DeviceId, int> stage_of;
   for (size_t i = 0; i < stages.size(); ++i) stage_of[stages[i]] = static_cast<int>(i);
+  sim::PipelineStages pipeline{.device = stages};
+  for (sim::DeviceId d : placement) {
+    pipeline.stage.push_back(stage_of.count(d) ? stage_of[d] : -1);
+  }
+  return FrameworkSplits(p, pipeline);
+}
+
+Json FrameworkSplits(const sim::Problem& p, const sim::PipelineStages& pipeline) {
+  const graph::Graph& g = p.g();
+  const std::vector<sim::DeviceId>& stages = pipeline.device;
   // Each op's module as the device map reads it (a module called again, "refine_1", is "refine").
   const std::vector<std::string> modules = graph::OpModules(g);
   std::vector<sim::OpId> forward;
@@ -168,7 +177,7 @@ Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
           stack == stacks.end() || name != block ? -1 : static_cast<int>(stack - stacks.begin()));
     auto [it, added] = entry_of.try_emplace(name, entries.size());
     if (added) entries.push_back({.name = name, .block = in_list});
-    entries[it->second].stages.insert(stage_of.count(placement[op]) ? stage_of[placement[op]] : -1);
+    entries[it->second].stages.insert(pipeline.stage[op]);
   }
   const auto device = [&](int s) {
     return s >= 0 ? p.c().device(stages[static_cast<size_t>(s)]).name : std::string("?");
@@ -268,11 +277,25 @@ Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
         "(VLLM_PP_LAYER_PARTITION); " +
         uncountable);
   }
+  Json deepspeed = {{"layers", layers}, {"parts", parts}};
+  if (pipeline.chunks > 1) {
+    // Megatron-LM's layout lists the virtual stages in order (chunk c of rank r is c * S + r).
+    const std::string chunks = std::to_string(pipeline.chunks) + " chunks a device";
+    if (megatron.contains("pipeline_model_parallel_layout")) {
+      megatron = {{"pipeline_model_parallel_layout", layout},
+                  {"virtual_pipeline_model_parallel_size", pipeline.chunks}};
+      bool even = true;
+      for (int k : blocks) even = even && k == blocks.front();
+      if (even) megatron["num_layers_per_virtual_pipeline_stage"] = blocks.front();
+    }
+    deepspeed = Unavailable("DeepSpeed's PipelineModule runs one stage a device, not " + chunks);
+    vllm = Unavailable("vLLM runs one stage a device, not " + chunks);
+  }
   return {{"block_list", list},
           {"num_blocks", lists[list].size()},
           {"torch_pipelining", {{"split_spec", spec}}},
           {"torchtitan", {{"pipeline_parallel_split_points", split_points}}},
-          {"deepspeed", {{"layers", layers}, {"parts", parts}}},
+          {"deepspeed", deepspeed},
           {"megatron", megatron},
           {"vllm", vllm}};
 }
@@ -280,13 +303,15 @@ Json FrameworkSplits(const sim::Problem& p, const sim::Placement& placement,
 Json FrameworkSchedule(const sim::PipelineResult& run) {
   const sim::PipelineSchedule schedule = run.schedule;
   const bool table = sim::RowOf(schedule).splits_backward;
+  const bool interleaved = run.virtual_stages > 1;
   // The order each rank ran its tasks in, as torch's actions: "{stage}{F|B|I|W}{micro-batch}".
   Json actions = Json::array();
   for (size_t s = 0; s < run.stages.size(); ++s) {
     Json row = Json::array();
     for (const sim::PipelineTask& t : run.tasks) {
       if (t.device != run.stages[s].device) continue;
-      row.push_back(std::to_string(s) + static_cast<char>(t.kind) + std::to_string(t.microbatch));
+      row.push_back(std::to_string(t.stage) + static_cast<char>(t.kind) +
+                    std::to_string(t.microbatch));
     }
     actions.push_back(row);
   }
@@ -297,20 +322,25 @@ Json FrameworkSchedule(const sim::PipelineResult& run) {
                               std::to_string(run.stages.size()) +
                               " stages, and the framework recomputes alike on every stage";
   const std::string name(sim::PipelineScheduleName(schedule));
-  Json torch =
-      table ? Json{{"actions", actions}}
-            : Json{{"schedule_class",
-                    schedule == sim::PipelineSchedule::kGPipe ? "ScheduleGPipe" : "Schedule1F1B"}};
+  // A plan of one stage a device runs 1F1B under the interleaved schedule.
+  const bool one_f_one_b = schedule == sim::PipelineSchedule::k1F1B ||
+                           (schedule == sim::PipelineSchedule::kInterleaved && !interleaved);
+  const bool megatron_runs = one_f_one_b || interleaved;
+  Json torch = table ? Json{{"actions", actions}}
+               : interleaved
+                   ? Json{{"schedule_class", "ScheduleInterleaved1F1B"}}
+                   : Json{{"schedule_class", one_f_one_b ? "Schedule1F1B" : "ScheduleGPipe"}};
   Json titan = table ? Json{{"pipeline_parallel_schedule_csv",
                              "the actions table, written as CSV (a row per rank)"}}
-                     : Json{{"pipeline_parallel_schedule",
-                             schedule == sim::PipelineSchedule::kGPipe ? "GPipe" : "1F1B"}};
+                     : Json{{"pipeline_parallel_schedule", interleaved   ? "Interleaved1F1B"
+                                                           : one_f_one_b ? "1F1B"
+                                                                         : "GPipe"}};
   titan["activation_checkpoint"] =
       some ? Unavailable(partial) : Json{{"mode", recomputing > 0 ? "full" : "none"}};
-  Json megatron = schedule == sim::PipelineSchedule::k1F1B
+  Json megatron = megatron_runs
                       ? Json::object()
                       : Unavailable("Megatron-LM runs 1F1B (and interleaved 1F1B), not " + name);
-  if (schedule == sim::PipelineSchedule::k1F1B) {
+  if (megatron_runs) {
     if (some) {
       megatron = Unavailable(partial);
     } else if (recomputing > 0) {
@@ -318,12 +348,13 @@ Json FrameworkSchedule(const sim::PipelineResult& run) {
                   {"recompute_method", "uniform"},
                   {"recompute_num_layers", 1}};
     }
+    if (interleaved && !some) megatron["virtual_pipeline_model_parallel_size"] = run.virtual_stages;
   }
-  Json deepspeed =
-      schedule == sim::PipelineSchedule::k1F1B
-          ? Json{{"activation_checkpoint_interval", recomputing > 0 ? 1 : 0}}
-          : Unavailable("DeepSpeed's PipelineEngine runs its own 1F1B schedule, not " + name);
-  if (schedule == sim::PipelineSchedule::k1F1B && some) deepspeed = Unavailable(partial);
+  Json deepspeed = one_f_one_b
+                       ? Json{{"activation_checkpoint_interval", recomputing > 0 ? 1 : 0}}
+                       : Unavailable("DeepSpeed's PipelineEngine runs its own 1F1B schedule, not " +
+                                     (interleaved ? "interleaved chunks" : name));
+  if (one_f_one_b && some) deepspeed = Unavailable(partial);
   return {{"schedule", name},          {"microbatches", run.microbatches},
           {"torch_pipelining", torch}, {"torchtitan", titan},
           {"megatron", megatron},      {"deepspeed", deepspeed}};

@@ -23,15 +23,21 @@ namespace dplace::io {
 // order, {"reason": "..."} says why no framework can take it.
 Json FrameworkSplits(const sim::Problem& problem, const sim::Placement& placement,
                      const std::vector<sim::DeviceId>& stages);
+// The same of a pipeline's stages (sim::StagesOf): under an interleaved plan each chunk a stage,
+// in pipeline order (torch pipelining's and torchtitan's split points; Megatron's layout and
+// virtual pipeline size; no DeepSpeed or vLLM terms, which run one stage a device).
+Json FrameworkSplits(const sim::Problem& problem, const sim::PipelineStages& stages);
 
 // A simulated pipeline's schedule and recomputation in the frameworks' terms:
-//   torch.distributed.pipelining  its schedule class (Schedule1F1B, ScheduleGPipe), or for the
+//   torch.distributed.pipelining  its schedule class (Schedule1F1B, ScheduleGPipe,
+//                                 ScheduleInterleaved1F1B), or for the
 //                                 zero-bubble schedules the per-rank action table
 //                                 ("0F0", "0I0", "0W0": stage, F/B/I/W, micro-batch) that
 //                                 _PipelineScheduleRuntime loads from CSV, a row per rank;
 //   torchtitan                    pipeline_parallel_schedule (or _schedule_csv for the table) and
 //                                 activation_checkpoint.mode;
-//   Megatron-LM                   --recompute-granularity/-method/-num-layers;
+//   Megatron-LM                   --recompute-granularity/-method/-num-layers and
+//                                 --virtual-pipeline-model-parallel-size;
 //   DeepSpeed                     PipelineModule's activation_checkpoint_interval.
 // What a framework cannot express (a schedule it does not run, recomputation on some stages only)
 // is {"reason": "..."}.

@@ -238,6 +238,7 @@ Json PipelineResultJson(const sim::Problem& p, const sim::PipelineResult& r) {
   for (const sim::PipelineStage& st : r.stages) stages.push_back(PipelineStageJson(p, st));
   Json out = {{"schedule", sim::PipelineScheduleName(r.schedule)},
               {"microbatches", r.microbatches},
+              {"virtual_stages", r.virtual_stages},
               {"makespan_s", r.makespan_s},
               {"time_per_microbatch_s", r.time_per_microbatch_s},
               {"bubble_fraction", r.bubble_fraction},
@@ -255,15 +256,20 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     bool fed = false;
     int ops = 0;
   };
-  std::map<sim::DeviceId, Stage> by_device;
+  // Pipeline order: the simulator's (data order, shared constants ordering no stage; the chunks
+  // of an interleaved plan).
+  DPLACE_ASSIGN_OR_RETURN(
+      const sim::PipelineStages pipeline,
+      sim::StagesOf(p, placement, sim::RowOf(p.schedule).interleaves || p.schedule_auto));
+  std::map<int, Stage> by_stage;
   for (sim::OpId op : g.TopologicalOrder()) {
     if (g.op(op).kind != graph::OpKind::kForward) continue;
-    Stage& s = by_device[placement[op]];
+    Stage& s = by_stage[pipeline.stage[op]];
     s.device = placement[op];
     // The stage's entry: its first op fed from another stage (else its first op at all).
     bool fed = false;
     for (sim::OpId pred : g.Predecessors(op)) {
-      fed = fed || placement[pred] != s.device;
+      fed = fed || pipeline.stage[pred] != pipeline.stage[op];
     }
     if (s.first < 0 || (fed && !s.fed)) {
       if (s.first < 0 || !s.fed) s.first = op;
@@ -272,12 +278,11 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     s.last = op;
     ++s.ops;
   }
-  // Pipeline order: the simulator's (data order; shared constants order no stage).
-  DPLACE_ASSIGN_OR_RETURN(const std::vector<sim::DeviceId> order_all,
-                          sim::PipelineStageOrder(g, placement, p.num_devices()));
   std::vector<Stage> stages;
-  for (sim::DeviceId d : order_all) {
-    if (by_device.count(d)) stages.push_back(by_device[d]);
+  std::map<int, size_t> index_of_stage;  // pipeline stage -> index in `stages`
+  for (const auto& [stage, s] : by_stage) {
+    index_of_stage[stage] = stages.size();
+    stages.push_back(s);
   }
   // The max-load model (throughput) sends a CPU's tensors for free: real for the host holding the
   // model's inputs or outputs (the first or last stage), not for a stage in between.
@@ -295,13 +300,11 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
   // A stage's module: the outermost module that starts in it (its first op's module, or the block
   // around it when no op of the block is in an earlier stage: "layers.7", not
   // "layers.7.input_norm").
-  std::map<sim::DeviceId, size_t> stage_of_device;
-  for (size_t i = 0; i < stages.size(); ++i) stage_of_device[stages[i].device] = i;
   const std::vector<std::string> op_module = graph::OpModules(g);
   std::map<std::string, size_t> first_stage;  // per module path: the earliest stage of its ops
   for (sim::OpId op : g.op_ids()) {
-    auto it = stage_of_device.find(placement[op]);
-    if (it == stage_of_device.end()) continue;
+    auto it = index_of_stage.find(pipeline.stage[op]);
+    if (it == index_of_stage.end()) continue;
     for (std::string m = op_module[static_cast<size_t>(op.index())]; !m.empty();) {
       auto [at, added] = first_stage.try_emplace(m, it->second);
       if (!added) at->second = std::min(at->second, it->second);
@@ -323,8 +326,6 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
       if ((first_stage[prefix] == i && !is_list(m, dot)) || dot == std::string::npos) return prefix;
     }
   };
-  std::vector<sim::DeviceId> order;
-  for (const Stage& s : stages) order.push_back(s.device);
   for (size_t i = 0; i < stages.size(); ++i) {
     const Stage& s = stages[i];
     list.push_back({{"device", p.c().device(s.device).name},
@@ -350,7 +351,7 @@ StatusOr<Json> StagesJson(const sim::Problem& p, const sim::Placement& placement
     out["feasible"] = false;
     out["pipeline"] = {{"reason", std::string(run.status().message())}};
   }
-  out["frameworks"] = FrameworkSplits(p, placement, order);
+  out["frameworks"] = FrameworkSplits(p, pipeline);
   return out;
 }
 

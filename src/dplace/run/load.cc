@@ -131,23 +131,37 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
       std::any_of(loaded.graph->ops().begin(), loaded.graph->ops().end(),
                   [](const graph::Op& op) { return op.kind == graph::OpKind::kBackward; });
   if (!schedule.empty()) {
-    const size_t colon = schedule.find(':');
-    const std::string kind = schedule.substr(0, colon);
-    char* end = nullptr;
-    const long m =
-        colon == std::string::npos ? 8 : std::strtol(schedule.c_str() + colon + 1, &end, 10);
-    const bool choose = kind == "auto";
-    const auto parsed = choose ? sim::PipelineSchedule::k1F1B : sim::ParsePipelineSchedule(kind);
-    if (!parsed ||
-        (colon != std::string::npos &&
-         (end == nullptr || *end != '\0' || colon + 1 == schedule.size())) ||
-        m < 1 || m > 4096) {
+    // NAME[:MICROBATCHES], interleaved[:CHUNKS[:MICROBATCHES]].
+    std::vector<std::string> parts;
+    for (size_t at = 0;;) {
+      const size_t colon = schedule.find(':', at);
+      parts.push_back(schedule.substr(at, colon == std::string::npos ? colon : colon - at));
+      if (colon == std::string::npos) break;
+      at = colon + 1;
+    }
+    const bool choose = parts[0] == "auto";
+    const auto parsed =
+        choose ? sim::PipelineSchedule::k1F1B : sim::ParsePipelineSchedule(parts[0]);
+    const bool interleaved = parsed && sim::RowOf(*parsed).interleaves;
+    auto number = [&](size_t i, long fallback) {
+      if (i >= parts.size()) return fallback;
+      char* end = nullptr;
+      const long v = std::strtol(parts[i].c_str(), &end, 10);
+      return parts[i].empty() || *end != '\0' ? -1 : v;
+    };
+    const long chunks = interleaved ? number(1, 2) : 1;
+    const long m = number(interleaved ? 2 : 1, 8);
+    if (!parsed || parts.size() > (interleaved ? 3U : 2U) || m < 1 || m > 4096 || chunks < 1 ||
+        chunks > 64) {
       return InvalidInput("schedule: '" + schedule + "' is not auto or a schedule (" +
-                          sim::PipelineScheduleNames() + "), optionally :MICROBATCHES (1 to 4096)");
+                          sim::PipelineScheduleNames() +
+                          "), optionally :MICROBATCHES (1 to 4096); interleaved[:CHUNKS (1 to "
+                          "64, default 2)[:MICROBATCHES]]");
     }
     problem->schedule = *parsed;
     problem->schedule_auto = choose;
     problem->microbatches = static_cast<int>(m);
+    if (interleaved) problem->virtual_stages = static_cast<int>(chunks);
   }
   if (training && loaded.format != io::GraphFormat::kPaper) {
     problem->stage_memory = sim::Problem::StageMemory::kSchedule;

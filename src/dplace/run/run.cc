@@ -4,6 +4,7 @@
 
 #include "dplace/base/units.h"
 #include "dplace/place/coarsen.h"
+#include "dplace/run/chunks.h"
 #include "dplace/sim/variants.h"
 
 namespace dplace::run {
@@ -57,9 +58,24 @@ StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
   return Run(shared, valid.request(), valid.Take(0));
 }
 
-StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
-                           const RunRequest& request, place::Member member) {
-  std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(shared);
+namespace {
+
+// Places `shared` with `member` and judges the result; with `real`, `shared` is `real` chunked
+// (chunks.h): the placer searches by `real`'s evaluator on its plans mapped back, and the result
+// is the plan mapped back, judged on `real`, with no bound proved (a placer's proof is of the
+// chunks' problem).
+StatusOr<PlacerResult> RunOn(const std::shared_ptr<const sim::Problem>& shared,
+                             const RunRequest& request, place::Member member,
+                             const std::shared_ptr<const sim::Problem>& real = nullptr) {
+  std::unique_ptr<sim::Evaluator> evaluator =
+      real == nullptr ? sim::MakeEvaluator(shared)
+                      : std::make_unique<ChunkedEvaluator>(shared, sim::MakeEvaluator(real));
+  if (real != nullptr &&
+      (request.robust.count > 0 || request.optimise_robust || request.measure != nullptr)) {
+    return InvalidInput(
+        "schedule: interleaved plans are judged by the simulation only (not robust or "
+        "measured)");
+  }
   std::unique_ptr<sim::RobustEvaluator> robust;
   // What the placer places: the problem, or, searching by the robust value, a copy whose lower
   // bound is the robust one (a search stops at its problem's bound).
@@ -93,12 +109,17 @@ StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
           : member.placer->Place(problem, place_request);
   if (!placed.ok()) return placed.status().WithContext("placer " + member.name);
   // A device map's plan is where its ops run once dispatched (the placement its figures are of).
+  const sim::Placement plan = real == nullptr ? sim::Dispatched(*shared, placed->placement)
+                                              : FromChunks(*real, placed->placement);
   PlacerResult result{.placer = member.name,
-                      .placement = sim::Dispatched(*shared, placed->placement),
-                      .evaluation = sim::MakeEvaluator(shared)->Evaluate(placed->placement),
-                      .proven_bound = placed->proven_bound,
+                      .placement = plan,
+                      .evaluation = sim::MakeEvaluator(real == nullptr ? shared : real)
+                                        ->Evaluate(real == nullptr ? placed->placement : plan),
+                      .proven_bound = real == nullptr ? placed->proven_bound : 0,
                       .search_time_s = placed->stats.seconds,
-                      .note = std::move(placed->note),
+                      .note = real == nullptr || placed->note.empty()
+                                  ? std::move(placed->note)
+                                  : placed->note + " for its chunks",
                       .evaluations = placed->stats.evaluations};
   if (robust != nullptr) {
     result.robust = robust->Judge(result.placement);
@@ -116,6 +137,37 @@ StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
     }
   }
   return result;
+}
+
+}  // namespace
+
+StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
+                           const RunRequest& request, place::Member member) {
+  const bool interleaved = sim::RowOf(shared->schedule).interleaves;
+  // Under auto, the pipeline objective also weighs interleaving: the placer plans both, each in
+  // half the request's limits, and the faster plan that fits is kept (the plain one on ties).
+  const bool weigh = shared->schedule_auto && shared->objective == sim::Objective::kPipeline &&
+                     shared->c().num_devices() > 1 && shared->virtual_stages > 1 &&
+                     shared->microbatches % shared->c().num_devices() == 0;
+  if (!(interleaved && shared->virtual_stages > 1) && !weigh) {
+    return RunOn(shared, request, std::move(member));
+  }
+  DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<const sim::Problem> chunked,
+                          ChunkedProblem(*shared, shared->virtual_stages));
+  if (!weigh) return RunOn(chunked, request, std::move(member), shared);
+  RunRequest half = request;
+  half.limits.seconds /= 2;
+  if (half.limits.evaluations > 0) half.limits.evaluations = (half.limits.evaluations + 1) / 2;
+  DPLACE_ASSIGN_OR_RETURN(PlacerResult plain, RunOn(shared, half, std::move(member)));
+  DPLACE_ASSIGN_OR_RETURN(place::Member again, place::MakePlacer(plain.placer, request.options));
+  DPLACE_ASSIGN_OR_RETURN(PlacerResult chunks, RunOn(chunked, half, std::move(again), shared));
+  const auto key = [](const PlacerResult& r) {
+    return std::make_pair(!r.evaluation.feasible, r.evaluation.value);
+  };
+  PlacerResult& kept = key(chunks) < key(plain) ? chunks : plain;
+  kept.search_time_s = plain.search_time_s + chunks.search_time_s;
+  kept.evaluations = plain.evaluations + chunks.evaluations;
+  return std::move(kept);
 }
 
 double LowerBound(const sim::Problem& problem, const std::vector<PlacerResult>& results) {

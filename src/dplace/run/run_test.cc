@@ -12,6 +12,7 @@
 #include "dplace/registry/registry.h"
 #include "dplace/run/load.h"
 #include "dplace/sim/objectives.h"
+#include "dplace/sim/pipeline_sim.h"
 
 namespace dplace::run {
 namespace {
@@ -194,6 +195,37 @@ TEST(RunTest, ExactPlacersAreNotCoarsened) {
   ASSERT_TRUE(heft.ok() && dp.ok());
   EXPECT_EQ(heft->note.rfind("coarsened", 0), 0u) << heft->note;
   EXPECT_EQ(dp->note, "optimal contiguous split (30 ideals)");
+}
+
+TEST(RunTest, AnInterleavedScheduleIsPlannedAsChunksThatGoRoundTheDevices) {
+  auto load = [](const std::string& schedule) {
+    auto lp = LoadProblem(
+        {.graph = {.path = kRoot + "/models/bert_encoder.onnx", .training = true, .pipeline = true},
+         .cluster = "a100x8",
+         .stages = 2,
+         .objective = "pipeline",
+         .schedule = schedule});
+    EXPECT_TRUE(lp.ok()) << lp.status().message();
+    return lp->problem;
+  };
+  const auto plain = load("1f1b:8"), chunked = load("interleaved:2:8"), chosen = load("auto:8");
+  EXPECT_EQ(chunked->virtual_stages, 2);
+  auto one = run::Run(plain, {.placer = "dp"});
+  auto two = run::Run(chunked, {.placer = "dp"});
+  auto best = run::Run(chosen, {.placer = "dp"});
+  ASSERT_TRUE(one.ok() && two.ok() && best.ok()) << two.status().message();
+  // The plan is of the problem's two devices, in four chunks round them; judged as they run it,
+  // with no bound (dp's proof is of the chunks).
+  for (sim::DeviceId d : two->placement) EXPECT_LT(d.index(), 2u);
+  auto run = sim::SimulateProblemPipeline(*chunked, two->placement);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->virtual_stages, 2);
+  EXPECT_DOUBLE_EQ(two->evaluation.value, run->time_per_microbatch_s);
+  EXPECT_EQ(two->proven_bound, 0);
+  EXPECT_NE(two->note.find("for its chunks"), std::string::npos) << two->note;
+  // auto plans both and keeps the faster: no slower than either.
+  EXPECT_TRUE(best->evaluation.feasible);
+  EXPECT_LE(best->evaluation.value, std::min(one->evaluation.value, two->evaluation.value));
 }
 
 TEST(RunTest, StagesAndDevicesRestrictTheCluster) {

@@ -117,16 +117,9 @@ StatusOr<std::vector<DeviceId>> StagesInDataOrder(const graph::Graph& g, const P
   return order;
 }
 
-// Where each op runs in the pipeline: its stage (a device, or under an interleaved schedule one
-// of a device's chunks), and each stage's device, in pipeline order.
-struct StageMap {
-  IdVector<OpId, int> stage;
-  std::vector<DeviceId> device;
-};
-
 // Every device a stage (stage i is device i, whether it holds ops or not): the per-device rules.
-StageMap ByDevice(const Problem& p, const Placement& placement) {
-  StageMap m;
+PipelineStages ByDevice(const Problem& p, const Placement& placement) {
+  PipelineStages m;
   m.stage.resize(static_cast<size_t>(p.num_ops()));
   for (OpId op{0}; op < p.num_ops(); ++op) m.stage[op] = static_cast<int>(placement[op].index());
   for (DeviceId d : p.c().device_ids()) m.device.push_back(d);
@@ -134,7 +127,7 @@ StageMap ByDevice(const Problem& p, const Placement& placement) {
 }
 
 // Per device, the stage's values summed.
-IdVector<DeviceId, double> SumByDevice(const Problem& p, const StageMap& m,
+IdVector<DeviceId, double> SumByDevice(const Problem& p, const PipelineStages& m,
                                        const std::vector<double>& per_stage) {
   IdVector<DeviceId, double> out(p.c().devices().size(), 0);
   for (size_t s = 0; s < per_stage.size(); ++s) out[m.device[s]] += per_stage[s];
@@ -156,7 +149,8 @@ std::vector<double> HeldBytes(const Problem& p, size_t stages, Holdings held) {
 }
 
 // Per stage, HeldPerMicrobatch: what it keeps, sends and receives of one micro-batch.
-std::vector<double> HeldPerStage(const Problem& p, const Placement& placement, const StageMap& m) {
+std::vector<double> HeldPerStage(const Problem& p, const Placement& placement,
+                                 const PipelineStages& m) {
   // Forward tensors (by their base) that a backward op of the stage keeps, those it sends to
   // another stage's forward ops, and the copies it receives for its own ops. Each storage once.
   const graph::Graph& g = p.g();
@@ -184,7 +178,7 @@ std::vector<double> HeldPerStage(const Problem& p, const Placement& placement, c
 
 // Per stage, HeldForWeightGradients.
 std::vector<double> HeldForWeightsPerStage(const Problem& p, const Placement& placement,
-                                           const StageMap& m) {
+                                           const PipelineStages& m) {
   const graph::Graph& g = p.g();
   auto cpu = [&](OpId op) { return p.c().device(placement[op]).kind == "cpu"; };
   Holdings held;
@@ -206,7 +200,7 @@ std::vector<double> HeldForWeightsPerStage(const Problem& p, const Placement& pl
 
 // Per stage, HeldWhenRecomputing.
 std::vector<double> HeldRecomputingPerStage(const Problem& p, const Placement& placement,
-                                            const StageMap& m) {
+                                            const PipelineStages& m) {
   const graph::Graph& g = p.g();
   Holdings held;
   for (const graph::Edge& e : g.edges()) {
@@ -249,17 +243,17 @@ StatusOr<std::vector<DeviceId>> PipelineStageOrder(const graph::Graph& g,
 }
 
 IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& placement) {
-  const StageMap m = ByDevice(p, placement);
+  const PipelineStages m = ByDevice(p, placement);
   return SumByDevice(p, m, HeldPerStage(p, placement, m));
 }
 
 IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placement& placement) {
-  const StageMap m = ByDevice(p, placement);
+  const PipelineStages m = ByDevice(p, placement);
   return SumByDevice(p, m, HeldForWeightsPerStage(p, placement, m));
 }
 
 IdVector<DeviceId, double> HeldWhenRecomputing(const Problem& p, const Placement& placement) {
-  const StageMap m = ByDevice(p, placement);
+  const PipelineStages m = ByDevice(p, placement);
   return SumByDevice(p, m, HeldRecomputingPerStage(p, placement, m));
 }
 
@@ -267,8 +261,8 @@ namespace {
 
 // The stages of `placement` under a schedule that runs one a device: its devices in pipeline
 // order (PipelineStageOrder).
-StatusOr<StageMap> DeviceStages(const Problem& p, const Placement& placement) {
-  StageMap m;
+StatusOr<PipelineStages> DeviceStages(const Problem& p, const Placement& placement) {
+  PipelineStages m;
   DPLACE_ASSIGN_OR_RETURN(m.device, PipelineStageOrder(p.g(), placement, p.num_devices()));
   IdVector<DeviceId, int> index(p.c().devices().size(), -1);
   for (size_t s = 0; s < m.device.size(); ++s) index[m.device[s]] = static_cast<int>(s);
@@ -277,93 +271,142 @@ StatusOr<StageMap> DeviceStages(const Problem& p, const Placement& placement) {
   return m;
 }
 
-// The stages of `placement` under an interleaved schedule, and the chunks a device runs. A
-// forward op's depth is the most device changes on a path to it from the graph's inputs (its
-// producers' depth, one more after one on another device); a device's ops of one depth are one
-// of its chunks, the chunks in order of depth (ties: device order) the pipeline's stages, which
-// must go round the devices: chunk k on the device of chunk k mod S, every device as many. Ops
-// that read nothing and compute nothing go with the first chunk on their device that reads them;
-// a backward or update op with the earliest chunk whose forward ops on its device it reads, else
-// the earliest of the ops on its device it reads, else the latest that read it, else its
-// device's first chunk.
-StatusOr<StageMap> ChunkStages(const Problem& p, const Placement& placement, int& chunks) {
+// The stages of `placement` under an interleaved schedule: its chunks, the stage of each forward
+// op the chunk of its device it runs in (chunk c of the device at position r of the ring is stage
+// c * S + r). Counting the device changes on the paths through each op (Replicable ops apart),
+// `lo` is the most on a path from the graph's inputs to it and D the most on any path; an op with
+// D - lo changes on a path from it to the outputs lies on a longest path and pins its device's
+// position in the ring (its stage mod S). Every forward op then takes the first stage of its
+// device at or after `lo` and after what it reads (the same stage on the same device), in
+// topological order. InvalidInput when D + 1 is no multiple of the devices, a device has no
+// pinned op or two positions, or an op would need a stage past D, or a device holds no forward
+// op. Backward and update ops: see below.
+StatusOr<PipelineStages> ChunkStages(const Problem& p, const Placement& placement) {
   const graph::Graph& g = p.g();
   const auto& topo = g.TopologicalOrder();
-  IdVector<OpId, int> depth(static_cast<size_t>(p.num_ops()), -1);
+  const size_t n = static_cast<size_t>(p.num_ops());
+  auto counted = [&](OpId op) { return IsForward(g.op(op)) && !Replicable(g, op); };
+  IdVector<OpId, int> lo(n, -1), to_end(n, -1);
+  int longest = 0;
   for (OpId op : topo) {
-    if (!IsForward(g.op(op)) || Replicable(g, op)) continue;
-    int d = 0;
+    if (!counted(op)) continue;
+    lo[op] = 0;
     for (OpId pred : g.Predecessors(op)) {
-      if (depth[pred] >= 0) d = std::max(d, depth[pred] + (placement[pred] != placement[op]));
+      if (lo[pred] >= 0) lo[op] = std::max(lo[op], lo[pred] + (placement[pred] != placement[op]));
     }
-    depth[op] = d;
-  }
-  std::map<std::pair<int, DeviceId>, int> chunk_of;
-  for (OpId op{0}; op < p.num_ops(); ++op) {
-    if (depth[op] >= 0) chunk_of[{depth[op], placement[op]}] = 0;
-  }
-  StageMap m;
-  for (auto& [key, index] : chunk_of) {
-    index = static_cast<int>(m.device.size());
-    m.device.push_back(key.second);
-  }
-  std::vector<DeviceId> ring;
-  for (DeviceId d : m.device) {
-    if (std::find(ring.begin(), ring.end(), d) == ring.end()) ring.push_back(d);
-  }
-  bool round_robin = !ring.empty() && m.device.size() % ring.size() == 0;
-  for (size_t k = 0; k < m.device.size() && round_robin; ++k) {
-    round_robin = m.device[k] == ring[k % ring.size()];
-  }
-  if (!round_robin) {
-    return InvalidInput(
-        "the interleaved schedule runs chunk k of the pipeline on device k mod S (round robin), "
-        "and this plan's " +
-        std::to_string(m.device.size()) + " chunks on " + std::to_string(ring.size()) +
-        " devices do not go round (plan with place --schedule interleaved:V)");
-  }
-  chunks = static_cast<int>(m.device.size() / ring.size());
-  m.stage.assign(static_cast<size_t>(p.num_ops()), -1);
-  for (OpId op{0}; op < p.num_ops(); ++op) {
-    if (depth[op] >= 0) m.stage[op] = chunk_of[{depth[op], placement[op]}];
-  }
-  auto same = [&](OpId a, OpId b) { return placement[a] == placement[b]; };
-  auto least = [](int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); };
-  for (OpId op : topo) {
-    if (m.stage[op] >= 0) continue;
-    if (IsForward(g.op(op))) {  // replicable
-      for (OpId c : g.Successors(op)) {
-        if (same(op, c) && IsForward(g.op(c))) m.stage[op] = least(m.stage[op], m.stage[c]);
-      }
-      continue;
-    }
-    int forward = -1, other = -1;
-    for (OpId pred : g.Predecessors(op)) {
-      if (!same(op, pred) || m.stage[pred] < 0) continue;
-      (IsForward(g.op(pred)) ? forward : other) =
-          least(IsForward(g.op(pred)) ? forward : other, m.stage[pred]);
-    }
-    m.stage[op] = forward >= 0 ? forward : other;
+    longest = std::max(longest, lo[op]);
   }
   for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
-    if (m.stage[*it] >= 0) continue;
+    if (!counted(*it)) continue;
+    to_end[*it] = 0;
     for (OpId c : g.Successors(*it)) {
-      if (same(*it, c)) m.stage[*it] = std::max(m.stage[*it], m.stage[c]);
+      if (to_end[c] >= 0) {
+        to_end[*it] = std::max(to_end[*it], to_end[c] + (placement[c] != placement[*it]));
+      }
     }
   }
-  for (OpId op{0}; op < p.num_ops(); ++op) {
+  // The ring: the devices with forward work, each at the position its pinned ops say.
+  std::map<DeviceId, int> position;
+  std::vector<DeviceId> devices;
+  for (OpId op : topo) {
+    if (counted(op) && std::find(devices.begin(), devices.end(), placement[op]) == devices.end())
+      devices.push_back(placement[op]);
+  }
+  const int ring = static_cast<int>(devices.size());
+  auto refuse = [&](const std::string& why) {
+    return InvalidInput(
+        "the interleaved schedule runs chunk k of the pipeline on device k mod S (round robin), "
+        "and this plan's chunks on " +
+        std::to_string(ring) + " devices do not go round: " + why +
+        " (plan with place --schedule interleaved:V)");
+  };
+  if (ring == 0) return InvalidInput("the plan has no forward work to pipeline");
+  if ((longest + 1) % ring != 0) {
+    return refuse(std::to_string(longest + 1) + " stages on the longest path");
+  }
+  for (OpId op : topo) {
+    if (!counted(op) || lo[op] + to_end[op] != longest) continue;
+    auto [at, added] = position.try_emplace(placement[op], lo[op] % ring);
+    if (!added && at->second != lo[op] % ring) {
+      return refuse("device " + p.c().device(placement[op]).name + " holds stages " +
+                    std::to_string(at->second) + " and " + std::to_string(lo[op]) + " mod " +
+                    std::to_string(ring));
+    }
+  }
+  PipelineStages m;
+  m.device.assign(static_cast<size_t>(longest + 1), DeviceId(0));
+  for (DeviceId d : devices) {
+    if (!position.count(d)) {
+      return refuse("device " + p.c().device(d).name + " is on no longest path");
+    }
+    for (int k = position[d]; k <= longest; k += ring) m.device[static_cast<size_t>(k)] = d;
+  }
+  std::vector<char> taken(static_cast<size_t>(ring), 0);
+  for (const auto& [d, r] : position) {
+    if (taken[static_cast<size_t>(r)]++)
+      return refuse("two devices hold stage " + std::to_string(r));
+  }
+  m.chunks = (longest + 1) / ring;
+  m.stage.assign(n, -1);
+  for (OpId op : topo) {
+    if (!counted(op)) continue;
+    int first = lo[op];
+    for (OpId pred : g.Predecessors(op)) {
+      if (m.stage[pred] >= 0 && counted(pred)) {
+        first = std::max(first, m.stage[pred] + (placement[pred] != placement[op]));
+      }
+    }
+    const int r = position[placement[op]];
+    const int stage = first + ((r - first) % ring + ring) % ring;
+    if (stage > longest) {
+      return refuse("op " + g.op(op).name + " would run after the last stage");
+    }
+    m.stage[op] = stage;
+  }
+  // The rest in topological order: an op that reads nothing and computes nothing with the first
+  // chunk on its device that reads it; a backward or update op in the last stage of its device no
+  // later than what it reads of the backward (a stage before one on another device). With each
+  // backward op on its forward op's device that is never before its forward op's stage, so the
+  // backward runs through the stages in reverse as the schedule runs them.
+  for (OpId op : topo) {
     if (m.stage[op] >= 0) continue;
-    const auto first = std::find(m.device.begin(), m.device.end(), placement[op]);
-    if (first == m.device.end()) {
+    const DeviceId d = placement[op];
+    if (!position.count(d)) {
       return InvalidInput(
           "the interleaved schedule needs forward work on every device of the "
           "pipeline, and device " +
-          p.c().device(placement[op]).name + " has none");
+          p.c().device(d).name + " has none");
     }
-    m.stage[op] = static_cast<int>(first - m.device.begin());
+    if (IsForward(g.op(op))) {
+      for (OpId c : g.Successors(op)) {
+        if (placement[c] == d && counted(c) && (m.stage[op] < 0 || m.stage[c] < m.stage[op])) {
+          m.stage[op] = m.stage[c];
+        }
+      }
+      if (m.stage[op] < 0) m.stage[op] = position[d];
+      continue;
+    }
+    int want = longest;
+    for (OpId pred : g.Predecessors(op)) {
+      if (!IsForward(g.op(pred))) want = std::min(want, m.stage[pred] - (placement[pred] != d));
+    }
+    // The last stage of d at or before `want` (its first when none is: the schedule then
+    // deadlocks, and says so).
+    const int r = position[d];
+    m.stage[op] = want < r ? r : r + (want - r) / ring * ring;
   }
   return m;
 }
+
+}  // namespace
+
+StatusOr<PipelineStages> StagesOf(const Problem& p, const Placement& placement, bool interleaved) {
+  auto by_device = DeviceStages(p, placement);
+  if (by_device.ok() || !interleaved) return by_device;
+  return ChunkStages(p, placement);
+}
+
+namespace {
 
 // SimulatePipeline with the devices that recompute (`recomputing`, one flag a device by id, or
 // empty: none).
@@ -375,10 +418,9 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
   r.schedule = schedule;
   r.microbatches = microbatches;
 
-  int chunks = 1;
-  DPLACE_ASSIGN_OR_RETURN(const StageMap map, RowOf(schedule).interleaves
-                                                  ? ChunkStages(p, placement, chunks)
-                                                  : DeviceStages(p, placement));
+  DPLACE_ASSIGN_OR_RETURN(const PipelineStages map,
+                          StagesOf(p, placement, RowOf(schedule).interleaves));
+  const int chunks = map.chunks;
   // Stages (chunks under an interleaved schedule, one a device otherwise) in pipeline order; the
   // devices, one PipelineStage each, in the order of their first stage.
   const int num_stages = static_cast<int>(map.device.size());
@@ -647,15 +689,20 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
 StatusOr<PipelineResult> SimulateFastestSchedule(const Problem& problem, const Placement& placement,
                                                  int microbatches, Recompute recompute) {
   std::optional<PipelineResult> best;
-  for (PipelineSchedule schedule :
-       {PipelineSchedule::k1F1B, PipelineSchedule::kZBH1, PipelineSchedule::kZBH2}) {
-    DPLACE_ASSIGN_OR_RETURN(
-        PipelineResult r, SimulatePipeline(problem, placement, schedule, microbatches, recompute));
-    if (!best || std::make_pair(!r.feasible, r.time_per_microbatch_s) <
+  std::optional<Status> first_error;
+  for (PipelineSchedule schedule : {PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved,
+                                    PipelineSchedule::kZBH1, PipelineSchedule::kZBH2}) {
+    auto r = SimulatePipeline(problem, placement, schedule, microbatches, recompute);
+    if (!r.ok()) {
+      if (!first_error) first_error = r.status();
+      continue;
+    }
+    if (!best || std::make_pair(!r->feasible, r->time_per_microbatch_s) <
                      std::make_pair(!best->feasible, best->time_per_microbatch_s)) {
-      best = std::move(r);
+      best = *std::move(r);
     }
   }
+  if (!best) return *first_error;
   return *std::move(best);
 }
 

@@ -54,7 +54,7 @@ struct PipelineStage {
   double forward_s = 0, backward_s = 0;  // per micro-batch; backward_s with the updates
   double weight_s = 0;  // of backward_s, what runs as W under a schedule that splits backward
   double busy_s = 0;
-  int peak_in_flight = 0;                  // micro-batches whose activations were held at once
+  int peak_in_flight = 0;  // micro-batches (of a chunk, interleaved) whose activations were held
   double held_per_microbatch_bytes = 0;    // HeldPerMicrobatch (every forward output: inference)
   double held_for_weight_bytes = 0;        // HeldForWeightGradients, from I(m) to W(m)
   bool recomputes = false;                 // keeps only its inputs, runs its forward again
@@ -83,6 +83,19 @@ struct PipelineResult {
 StatusOr<std::vector<DeviceId>> PipelineStageOrder(const graph::Graph& g,
                                                    const Placement& placement, int num_devices);
 
+// Where each op runs in a pipeline: its stage, in pipeline order, and each stage's device; one
+// stage a device that holds ops, or under an interleaved schedule one a chunk of a device.
+struct PipelineStages {
+  IdVector<OpId, int> stage;
+  std::vector<DeviceId> device;
+  int chunks = 1;  // stages a device
+};
+
+// The stages of `placement`: one a device (PipelineStageOrder) where they make a pipeline, or
+// else, `interleaved`, its chunks (SimulatePipeline says how they are found). The errors of
+// PipelineStageOrder, or with `interleaved` of the chunks.
+StatusOr<PipelineStages> StagesOf(const Problem& p, const Placement& placement, bool interleaved);
+
 // Bytes device d holds for one micro-batch in flight of a training graph (forward, backward and
 // update ops) under `placement`: the storages (a view counts as its base, a view of a parameter
 // or a model input as nothing) of the forward tensors that a backward op on d keeps or that d
@@ -102,20 +115,22 @@ IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placem
 // sender's size.
 IdVector<DeviceId, double> HeldWhenRecomputing(const Problem& p, const Placement& placement);
 
-// InvalidInput when microbatches < 1. Under an interleaved schedule a forward op's depth is the
-// most device changes on a path to it from the graph's inputs; a device's forward ops of one
-// depth are a chunk, the chunks by depth the stages, which must go round the devices (chunk k on
-// the device of chunk k mod S; InvalidInput otherwise, and when the micro-batches are not a
-// multiple of the devices); backward and update ops go with the chunk whose forward ops they
-// read. A plan of one chunk a device runs 1F1B. The placement must pass CheckShape.
+// InvalidInput when microbatches < 1. Under an interleaved schedule a plan whose devices make a
+// pipeline runs 1F1B; otherwise a forward op's depth is the most device changes on a path to it
+// from the graph's inputs, a device's forward ops of one depth are a chunk, and the chunks by
+// depth the stages, which must go round the devices (chunk k on the device of chunk k mod S;
+// InvalidInput otherwise, and when the micro-batches are not a multiple of the devices); backward
+// and update ops go with the chunk whose forward ops they read. The placement must pass
+// CheckShape.
 StatusOr<PipelineResult> SimulatePipeline(const Problem& problem, const Placement& placement,
                                           PipelineSchedule schedule, int microbatches,
                                           Recompute recompute = Recompute::kNone);
 
-// The schedules `--schedule auto` chooses from for a split: 1F1B, ZB-H1 and ZB-H2 (GPipe has
-// 1F1B's bubble and holds more; interleaving needs a plan of chunks, which the run service makes).
-// The fastest of them over `microbatches` whose stages fit their memory, or the fastest when none
-// fits; ties to the one listed first. The errors of SimulatePipeline.
+// The schedules `--schedule auto` chooses from: 1F1B, interleaved (which runs a plan of chunks,
+// and a plan of one stage a device as 1F1B), ZB-H1 and ZB-H2 (GPipe has 1F1B's bubble and holds
+// more). The fastest of them over `microbatches` whose stages fit their memory, or the fastest
+// when none fits; ties to the one listed first. The first error of SimulatePipeline when every
+// schedule fails.
 StatusOr<PipelineResult> SimulateFastestSchedule(const Problem& problem, const Placement& placement,
                                                  int microbatches, Recompute recompute);
 

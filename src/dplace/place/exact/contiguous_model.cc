@@ -288,6 +288,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.schedule = p.schedule;
   m.recompute = p.recompute;
   m.microbatches = p.microbatches;
+  m.chunks = sim::RowOf(p.schedule).interleaves ? p.virtual_stages : 1;
   m.accel_ok.assign(n, 1);
   m.cpu_ok.assign(n, 1);
   sim::PerOp<int>& unit_of_op = m.unit_of_op;

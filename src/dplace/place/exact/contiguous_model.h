@@ -47,9 +47,12 @@ struct ContiguousModel {
   sim::PipelineSchedule schedule = sim::PipelineSchedule::k1F1B;
   sim::Recompute recompute = sim::Recompute::kNone;
   int microbatches = 8;
+  int chunks = 1;  // under the interleaved schedule, chunks a device: the accelerators are chunks
   // Micro-batches in flight on accelerator `index` of `k` (the DP's order: k - index under 1F1B,
   // counting every accelerator a stage; sim::InFlight), and at least as few as any stage holds.
-  int InFlight(int index, int k) const { return sim::InFlight(schedule, index, k, microbatches); }
+  int InFlight(int index, int k) const {
+    return sim::InFlight(schedule, index, k, microbatches, chunks);
+  }
   int FewestInFlight() const {
     return schedule == sim::PipelineSchedule::kGPipe ? microbatches : 1;
   }
