@@ -464,9 +464,9 @@ void BindTypes(py::module_& m) {
            "accelerators (a pipeline of N stages); runtime: 'executor' (default: each device "
            "runs its ready ops, as dplace.torch.apply) or 'eager' (a device map under "
            "accelerate: ops in program order, modules whole, inputs moved at a module's entry); "
-           "schedule: '1f1b' (default), 'gpipe', 'zb-h1', 'zb-h2' or 'auto', optionally "
-           "':MICROBATCHES' (the CLI's --schedule); recompute: 'none' (default), 'full' or "
-           "'auto' (--recompute).")
+           "schedule: '1f1b' (default), 'gpipe', 'interleaved[:CHUNKS]', 'zb-h1', 'zb-h2' or "
+           "'auto', optionally ':MICROBATCHES' (the CLI's --schedule); recompute: 'none' "
+           "(default), 'selective', 'full' or 'auto' (--recompute).")
       .def_property_readonly("runtime",
                              [](const PyProblem& p) {
                                return std::string(sim::IssueName(p.problem->step_model.issue));

@@ -8,13 +8,15 @@ inputs it received and the outputs it sent (kept until their backward).
 
     held = run(name, split_modules, microbatches, schedule="1f1b")   # bytes per stage
     held = run(name, split_modules, microbatches, actions=table)     # "0F0", "0I0", "0W0", ...
-    held = run(name, split_modules, microbatches, recompute=True)    # torch.utils.checkpoint
+    held = run(name, split_modules, microbatches, recompute="full")  # torch.utils.checkpoint
 
 An action table's I(k) runs the micro-batch's backward with every linear layer's weight gradient
 deferred (the zero-bubble schedules' split: the layer keeps its input and its output's gradient,
-autograd frees the rest), and W(k) computes those weight gradients. With `recompute`, each stage
-runs under torch.utils.checkpoint: its forward keeps only its input, and its backward runs the
-forward again, whose saved tensors are counted with what the rank holds then.
+autograd frees the rest), and W(k) computes those weight gradients. With recompute="full", each
+stage runs under torch.utils.checkpoint: its forward keeps only its input, and its backward runs
+the forward again, whose saved tensors are counted with what the rank holds then; with
+"selective", only attention's core (scores, softmax, the product with the values) runs under it,
+as Megatron-LM's selective recomputation.
 
 `name` is a model of user_models whose forward is a chain of blocks (CHAINS says how each block is
 called); `split_modules` are the modules the stages after the first begin at, as a stages file
@@ -31,6 +33,8 @@ import tempfile
 import torch
 import torch.distributed as dist
 import torch.utils.checkpoint
+
+import math
 
 import user_models
 
@@ -92,6 +96,27 @@ class _DeferredLinear(torch.autograd.Function):
         return grad @ ctx.weight, None, None, None
 
 
+def _checkpoint_attention_core(attn):
+    """user_models.Attention's forward with its core (scores, softmax, the product with the
+    values) under torch.utils.checkpoint."""
+    def core(q, k, v, mask):
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        return torch.softmax(scores + mask, dim=-1) @ v
+
+    def forward(x, cos, sin, mask):
+        b, t, d = x.shape
+        h = attn.heads
+
+        def split(y):
+            return y.view(b, t, h, d // h).transpose(1, 2)
+
+        q, k, v = split(attn.q(x)), split(attn.k(x)), split(attn.v(x))
+        q, k = user_models.rotate(q, cos, sin), user_models.rotate(k, cos, sin)
+        y = torch.utils.checkpoint.checkpoint(core, q, k, v, mask, use_reentrant=True)
+        return attn.o(y.transpose(1, 2).reshape(b, t, d))
+    attn.forward = forward
+
+
 def _weight_gradients(queued):
     """W: the deferred weight (and bias) gradients, accumulated as autograd would."""
     with torch.no_grad():
@@ -142,6 +167,12 @@ def _rank(rank, stages, name, split_modules, microbatches, schedule, actions, re
                     m.forward = (lambda x, m=m:
                                  _DeferredLinear.apply(x, m.weight, m.bias, pending))
 
+    if recompute == "selective":
+        for n, _ in mine:
+            for m in model.get_submodule(n).modules():
+                if isinstance(m, user_models.Attention):
+                    _checkpoint_attention_core(m)
+
     outside = {_storage(t)[0] for t in list(model.parameters()) + list(model.buffers())}
     in_flight = {}  # micro-batch -> {storage: bytes}, (input, output)
     weights = {}  # micro-batch -> what its deferred weight gradients hold, {storage: bytes}
@@ -184,7 +215,7 @@ def _rank(rank, stages, name, split_modules, microbatches, schedule, actions, re
                 return t
 
             with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-                if recompute:
+                if recompute == "full":
                     y = torch.utils.checkpoint.checkpoint(run_blocks, x, dummy,
                                                           use_reentrant=True)
                 else:
@@ -239,9 +270,11 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def run(name, split_modules, microbatches, schedule="1f1b", actions=None, recompute=False):
+def run(name, split_modules, microbatches, schedule="1f1b", actions=None, recompute="none"):
     """Per stage, the bytes its process held at its fullest: {"resident", "activations"}.
-    `actions`: a list per rank of torch pipelining's actions, run instead of `schedule`."""
+    `actions`: a list per rank of torch pipelining's actions, run instead of `schedule`;
+    `recompute`: "none", "selective" or "full"."""
+    assert recompute in ("none", "selective", "full")
     stages = len(split_modules) + 1
     assert actions is None or len(actions) == stages
     with tempfile.TemporaryDirectory() as out_dir:

@@ -183,7 +183,7 @@ section_onnx() {
     --graph "$ONNX" --cluster k80x4 --runtime async
   expect_bad_input schedule_bad "--schedule: 'gpipe:0' is not auto or a schedule (gpipe, 1f1b, interleaved, zb-h1 or zb-h2)" place \
     --graph "$ONNX" --cluster k80x4 --schedule gpipe:0
-  expect_bad_input recompute_bad "--recompute: 'some' is not none, full or auto" place \
+  expect_bad_input recompute_bad "--recompute: 'some' is not none, selective, full or auto" place \
     --graph "$ONNX" --cluster k80x4 --recompute some
   expect_bad_input option_cycle "its own start or member (mcmc -> local_search -> mcmc)" place \
     --graph "$ONNX" --cluster k80x4 --placer mcmc --opt mcmc.start=local_search \

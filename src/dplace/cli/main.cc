@@ -64,9 +64,12 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "running a device map under accelerate: ops in program order, whole modules, "
                   "inputs moved at a module's entry); --export device_map implies eager");
   cmd->add_option("--recompute", flags->recompute,
-                  "pipeline objective: which stages keep only their inputs and run their forward "
-                  "again in backward (torch.utils.checkpoint of the stage): none (default), full "
-                  "(every stage) or auto (the stages that do not fit keeping everything)");
+                  "pipeline objective: what stages recompute in backward instead of keeping it: "
+                  "none (default), selective (attention's core: its scores and probabilities, "
+                  "as Megatron-LM's selective recomputation), full (every stage keeps only its "
+                  "inputs and outputs and runs its forward again: torch.utils.checkpoint of the "
+                  "stage) or auto (on the stages that do not fit keeping everything, selective, "
+                  "then full)");
   cmd->add_option("--schedule", flags->schedule,
                   "pipeline schedule of a training step's stages: 1f1b (default), gpipe, "
                   "interleaved[:CHUNKS] (each device runs CHUNKS chunks, default 2, round robin: "

@@ -39,10 +39,14 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
                       ? " (weight gradients " + std::to_string(st.weight_s) + ")"
                       : std::string())
               << ", busy " << st.busy_s << ", in flight " << st.peak_in_flight << " x "
-              << FormatBytes(st.recomputes ? st.held_when_recomputing_bytes
-                                           : st.held_per_microbatch_bytes)
-              << (st.recomputes ? " (recomputing)" : "") << ", peak memory "
-              << FormatBytes(st.peak_memory_bytes) << "\n";
+              << FormatBytes(st.recompute == sim::Recompute::kFull ? st.held_when_recomputing_bytes
+                             : st.recompute == sim::Recompute::kSelective
+                                 ? st.held_selective_bytes
+                                 : st.held_per_microbatch_bytes)
+              << (st.recomputes
+                      ? " (recomputing: " + std::string(sim::RecomputeName(st.recompute)) + ")"
+                      : std::string())
+              << ", peak memory " << FormatBytes(st.peak_memory_bytes) << "\n";
   }
   if (!r.feasible) std::cout << "infeasible: " << r.reason << "\n";
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";

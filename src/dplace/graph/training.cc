@@ -1,7 +1,9 @@
 #include "dplace/graph/training.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <string>
 
 #include "dplace/graph/graph_builder.h"
 
@@ -154,6 +156,57 @@ double SavedActivationBytes(const Graph& forward, bool on_cpu) {
   for (const Op& op : forward.ops())
     bytes += on_cpu && op.saved_bytes_cpu >= 0 ? op.saved_bytes_cpu : op.saved_bytes;
   return bytes;
+}
+
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool IsMatrixProduct(const std::string& type) {
+  for (const char* name : {"matmul", "bmm", "baddbmm", "mm", "einsum", "gemm"}) {
+    if (type == name || type == std::string("aten::") + name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<char> AttentionCoreOps(const Graph& g) {
+  std::vector<char> core(static_cast<size_t>(g.num_ops()), 0);
+  auto forward = [&](OpId op) { return g.op(op).kind == OpKind::kForward; };
+  for (OpId s : g.op_ids()) {
+    if (!forward(s) || Lower(g.op(s).type).find("softmax") == std::string::npos) continue;
+    // Back along the scores to the product that makes them, a few elementwise steps at most; a
+    // softmax that no product feeds so (a classifier's) is no attention.
+    std::vector<OpId> chain{s};
+    bool product = false;
+    for (OpId at = s; !product && chain.size() < 9;) {
+      OpId widest{-1};
+      double bytes = -1;
+      for (TensorId t : g.Inputs(at)) {
+        const OpId producer = g.tensor(t).producer;
+        if (forward(producer) && g.tensor(t).bytes > bytes) {
+          widest = producer;
+          bytes = g.tensor(t).bytes;
+        }
+      }
+      if (widest < 0) break;
+      chain.push_back(widest);
+      product = IsMatrixProduct(Lower(g.op(widest).type));
+      at = widest;
+    }
+    if (!product) continue;
+    for (OpId o : chain) core[o.index()] = 1;
+    for (OpId c : g.Successors(s)) {
+      if (forward(c) && Lower(g.op(c).type).find("dropout") != std::string::npos) {
+        core[c.index()] = 1;
+      }
+    }
+  }
+  return core;
 }
 
 }  // namespace dplace::graph

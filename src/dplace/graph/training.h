@@ -14,6 +14,8 @@
 //     after f), as TensorFlow's colocate_gradients_with_ops does; `colocate = false` frees them.
 #pragma once
 
+#include <vector>
+
 #include "dplace/base/status.h"
 #include "dplace/graph/graph.h"
 
@@ -39,5 +41,14 @@ double SavedActivationBytes(const Graph& graph, bool on_cpu = false);
 
 // InvalidInput when the graph already has backward or update ops.
 StatusOr<Graph> ExpandTraining(const Graph& forward, const TrainingOptions& options = {});
+
+// The forward ops of attention's core, which selective recomputation runs again before the
+// backward instead of keeping what they make (Korthikanti et al. 2022; Megatron-LM's
+// --recompute-granularity selective): each softmax (an op whose type names it, in any case), the
+// ops from it back to and including the matrix product that makes its scores (each step to the
+// input with the most bytes: the scores, not the mask), and the dropout ops that read it; a
+// softmax that no matrix product feeds within 8 such steps is no attention's. Per op (by index),
+// 1 for those; none where attention is one fused op.
+std::vector<char> AttentionCoreOps(const Graph& g);
 
 }  // namespace dplace::graph

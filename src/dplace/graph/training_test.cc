@@ -111,5 +111,34 @@ TEST(TrainingTest, ATrainingGraphIsNotExpandedTwice) {
   EXPECT_NE(twice.status().message().find("already has backward ops"), std::string::npos);
 }
 
+TEST(TrainingTest, AttentionsCoreRunsFromTheScoresProductToTheDropoutAfterItsSoftmax) {
+  // q, k -> matmul (scores) -> div -> add (a mask) -> Softmax -> dropout -> matmul (with v) -> out.
+  GraphBuilder b("attention");
+  auto op = [&](const std::string& name, const std::string& type, double bytes) {
+    return b.AddOp({.name = name, .type = type}, {{bytes, -1}});
+  };
+  const OpId q = op("q", "Linear", 4), k = op("k", "Linear", 4), v = op("v", "Linear", 4);
+  const OpId scores = op("scores", "MatMul", 16), scale = op("scale", "Div", 16);
+  const OpId mask = op("mask", "Constant", 8), masked = op("masked", "Add", 16);
+  const OpId probs = op("probs", "Softmax", 16), drop = op("drop", "Dropout", 16);
+  const OpId out = op("out", "MatMul", 4), proj = op("proj", "Linear", 4);
+  b.AddEdge(q, 0, scores);
+  b.AddEdge(k, 0, scores);
+  b.AddEdge(scores, 0, scale);
+  b.AddEdge(scale, 0, masked);
+  b.AddEdge(mask, 0, masked);
+  b.AddEdge(masked, 0, probs);
+  b.AddEdge(probs, 0, drop);
+  b.AddEdge(drop, 0, out);
+  b.AddEdge(v, 0, out);
+  b.AddEdge(out, 0, proj);
+  auto g = std::move(b).Build();
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const std::vector<char> core = AttentionCoreOps(*g);
+  std::string marked;
+  for (OpId o : g->op_ids()) marked += core[o.index()] ? g->op(o).name + " " : "";
+  EXPECT_EQ(marked, "scores scale masked probs drop ");
+}
+
 }  // namespace
 }  // namespace dplace::graph

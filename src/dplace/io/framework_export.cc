@@ -315,12 +315,19 @@ Json FrameworkSchedule(const sim::PipelineResult& run) {
     }
     actions.push_back(row);
   }
+  // What every stage recomputes, when they all recompute alike.
   size_t recomputing = 0;
   for (const sim::PipelineStage& st : run.stages) recomputing += st.recomputes ? 1 : 0;
-  const bool some = recomputing > 0 && recomputing < run.stages.size();
+  bool some = false;
+  for (const sim::PipelineStage& st : run.stages) {
+    some = some || st.recompute != run.stages.front().recompute;
+  }
+  const sim::Recompute alike =
+      run.stages.empty() ? sim::Recompute::kNone : run.stages.front().recompute;
   const std::string partial = "this plan recomputes on " + std::to_string(recomputing) + " of " +
                               std::to_string(run.stages.size()) +
-                              " stages, and the framework recomputes alike on every stage";
+                              " stages (or not alike), and the framework recomputes alike on "
+                              "every stage";
   const std::string name(sim::PipelineScheduleName(schedule));
   // A plan of one stage a device runs 1F1B under the interleaved schedule.
   const bool one_f_one_b = schedule == sim::PipelineSchedule::k1F1B ||
@@ -336,17 +343,24 @@ Json FrameworkSchedule(const sim::PipelineResult& run) {
                                                            : one_f_one_b ? "1F1B"
                                                                          : "GPipe"}};
   titan["activation_checkpoint"] =
-      some ? Unavailable(partial) : Json{{"mode", recomputing > 0 ? "full" : "none"}};
+      some ? Unavailable(partial)
+      : alike == sim::Recompute::kSelective
+          ? Unavailable(
+                "torchtitan's selective checkpointing keeps matrix products and "
+                "recomputes the rest, not attention's core only")
+          : Json{{"mode", alike == sim::Recompute::kFull ? "full" : "none"}};
   Json megatron = megatron_runs
                       ? Json::object()
                       : Unavailable("Megatron-LM runs 1F1B (and interleaved 1F1B), not " + name);
   if (megatron_runs) {
     if (some) {
       megatron = Unavailable(partial);
-    } else if (recomputing > 0) {
+    } else if (alike == sim::Recompute::kFull) {
       megatron = {{"recompute_granularity", "full"},
                   {"recompute_method", "uniform"},
                   {"recompute_num_layers", 1}};
+    } else if (alike == sim::Recompute::kSelective) {
+      megatron = {{"recompute_granularity", "selective"}};  // its core_attn module
     }
     if (interleaved && !some) megatron["virtual_pipeline_model_parallel_size"] = run.virtual_stages;
   }
@@ -355,6 +369,11 @@ Json FrameworkSchedule(const sim::PipelineResult& run) {
                        : Unavailable("DeepSpeed's PipelineEngine runs its own 1F1B schedule, not " +
                                      (interleaved ? "interleaved chunks" : name));
   if (one_f_one_b && some) deepspeed = Unavailable(partial);
+  if (one_f_one_b && !some && alike == sim::Recompute::kSelective) {
+    deepspeed = Unavailable(
+        "DeepSpeed's PipelineModule checkpoints whole layers (activation_checkpoint_interval), "
+        "not attention's core");
+  }
   return {{"schedule", name},          {"microbatches", run.microbatches},
           {"torch_pipelining", torch}, {"torchtitan", titan},
           {"megatron", megatron},      {"deepspeed", deepspeed}};

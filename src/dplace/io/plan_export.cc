@@ -227,7 +227,9 @@ Json PipelineStageJson(const sim::Problem& p, const sim::PipelineStage& st) {
       {"held_per_microbatch_bytes", st.held_per_microbatch_bytes},
       {"held_for_weight_bytes", st.held_for_weight_bytes},
       {"recomputes", st.recomputes},
+      {"recompute", sim::RecomputeName(st.recompute)},
       {"held_when_recomputing_bytes", st.held_when_recomputing_bytes},
+      {"held_selective_bytes", st.held_selective_bytes},
       {"peak_memory_bytes", st.peak_memory_bytes},
       {"memory_capacity_bytes",
        std::isfinite(st.memory_capacity_bytes) ? Json(st.memory_capacity_bytes) : Json(nullptr)}};

@@ -168,7 +168,8 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
   }
   if (!recompute.empty()) {
     const auto parsed = sim::ParseRecompute(recompute);
-    if (!parsed) return InvalidInput("recompute: '" + recompute + "' is not none, full or auto");
+    if (!parsed)
+      return InvalidInput("recompute: '" + recompute + "' is not none, selective, full or auto");
     problem->recompute = *parsed;
   }
   problem->times_in_seconds = loaded.format != io::GraphFormat::kPaper;

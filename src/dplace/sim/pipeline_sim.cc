@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "dplace/base/units.h"
+#include "dplace/graph/training.h"
 #include "dplace/sim/constraints.h"
 #include "dplace/sim/max_load.h"
 
@@ -148,9 +149,11 @@ std::vector<double> HeldBytes(const Problem& p, size_t stages, Holdings held) {
   return bytes;
 }
 
-// Per stage, HeldPerMicrobatch: what it keeps, sends and receives of one micro-batch.
+// Per stage, HeldPerMicrobatch: what it keeps, sends and receives of one micro-batch; with
+// `recomputed` (per op index), less what its backward keeps of those ops' outputs.
 std::vector<double> HeldPerStage(const Problem& p, const Placement& placement,
-                                 const PipelineStages& m) {
+                                 const PipelineStages& m,
+                                 const std::vector<char>* recomputed = nullptr) {
   // Forward tensors (by their base) that a backward op of the stage keeps, those it sends to
   // another stage's forward ops, and the copies it receives for its own ops. Each storage once.
   const graph::Graph& g = p.g();
@@ -168,7 +171,8 @@ std::vector<double> HeldPerStage(const Problem& p, const Placement& placement,
         // sender keeps what it sent until its backward.
         held.emplace_back(dst, t, cpu(producer));
         if (IsForward(g.op(c)) && root >= 0) held.emplace_back(src, root, cpu(producer));
-      } else if (!IsForward(g.op(c)) && root >= 0) {
+      } else if (!IsForward(g.op(c)) && root >= 0 &&
+                 (recomputed == nullptr || !(*recomputed)[producer.index()])) {
         held.emplace_back(src, root, cpu(producer));
       }
     }
@@ -334,7 +338,7 @@ StatusOr<PipelineStages> ChunkStages(const Problem& p, const Placement& placemen
     }
   }
   PipelineStages m;
-  m.device.assign(static_cast<size_t>(longest + 1), DeviceId(0));
+  m.device.assign(static_cast<size_t>(longest) + 1, DeviceId(0));
   for (DeviceId d : devices) {
     if (!position.count(d)) {
       return refuse("device " + p.c().device(d).name + " is on no longest path");
@@ -408,11 +412,10 @@ StatusOr<PipelineStages> StagesOf(const Problem& p, const Placement& placement, 
 
 namespace {
 
-// SimulatePipeline with the devices that recompute (`recomputing`, one flag a device by id, or
-// empty: none).
+// SimulatePipeline with what each device recomputes (`recomputing`, by device id; empty: none).
 StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placement,
                                       PipelineSchedule schedule, int microbatches,
-                                      const std::vector<char>& recomputing) {
+                                      const std::vector<Recompute>& recomputing) {
   const graph::Graph& g = p.g();
   PipelineResult r;
   r.schedule = schedule;
@@ -437,7 +440,9 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
   r.stages.resize(static_cast<size_t>(num_devices));
   struct Work {
     double forward_s = 0, backward_s = 0, weight_s = 0;
+    double core_s = 0;  // forward time of attention's core (selective recomputation)
   };
+  const std::vector<char> core = graph::AttentionCoreOps(g);
   std::vector<Work> work(static_cast<size_t>(num_stages));
   std::vector<double> resident(static_cast<size_t>(num_devices), 0);
   bool training = false;
@@ -447,6 +452,7 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
     const graph::Op& o = g.op(op);
     const double seconds = p.costs.OpTime(op, placement[op]);
     (IsForward(o) ? w.forward_s : w.backward_s) += seconds;
+    if (core[op.index()]) w.core_s += seconds;
     if (o.kind == graph::OpKind::kUpdate) w.weight_s += seconds;
     if (o.kind == graph::OpKind::kBackward) w.weight_s += o.weight_gradient_share * seconds;
     training = training || !IsForward(o);
@@ -467,14 +473,19 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
       split ? HeldForWeightsPerStage(p, placement, map) : std::vector<double>(n, 0);
   const std::vector<double> inputs =
       training ? HeldRecomputingPerStage(p, placement, map) : std::vector<double>(n, 0);
+  const std::vector<double> selective =
+      training ? HeldPerStage(p, placement, map, &core) : per_microbatch;
   for (PipelineStage& stage : r.stages) {
-    stage.recomputes = training && !recomputing.empty() && recomputing[stage.device.index()];
+    stage.recompute =
+        training && !recomputing.empty() ? recomputing[stage.device.index()] : Recompute::kNone;
+    stage.recomputes = stage.recompute != Recompute::kNone;
   }
   for (int st = 0; st < num_stages; ++st) {
     PipelineStage& stage = r.stages[static_cast<size_t>(device_of(st))];
     stage.held_per_microbatch_bytes += per_microbatch[static_cast<size_t>(st)];
     stage.held_for_weight_bytes += for_weights[static_cast<size_t>(st)];
     stage.held_when_recomputing_bytes += inputs[static_cast<size_t>(st)];
+    stage.held_selective_bytes += selective[static_cast<size_t>(st)];
   }
   // delay[(from stage, from phase, to stage, to phase)] = Σ transfer time of crossing tensors.
   std::map<std::tuple<int, int, int, int>, double> delay;
@@ -545,11 +556,14 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
   auto settle = [&](int st, int m, int phase, double at) {
     const Work& w = work[static_cast<size_t>(st)];
     PipelineStage& stage = r.stages[static_cast<size_t>(device_of(st))];
-    // A stage that recomputes runs its forward again before its backward.
-    const double duration = phase == 0   ? w.forward_s
-                            : phase == 2 ? w.weight_s
-                                         : (split ? w.backward_s - w.weight_s : w.backward_s) +
-                                               (stage.recomputes ? w.forward_s : 0);
+    // A stage that recomputes runs its forward (or attention's core) again before its backward.
+    const double again = stage.recompute == Recompute::kFull        ? w.forward_s
+                         : stage.recompute == Recompute::kSelective ? w.core_s
+                                                                    : 0;
+    const double duration = phase == 0 ? w.forward_s
+                            : phase == 2
+                                ? w.weight_s
+                                : (split ? w.backward_s - w.weight_s : w.backward_s) + again;
     start[{st, m, phase}] = at;
     end[{st, m, phase}] = at + duration;
     free_at[static_cast<size_t>(device_of(st))] = at + duration;
@@ -618,15 +632,20 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
     const int last = training ? 1 : 0;
     for (int st = d; st < num_stages; st += num_devices) {
       const size_t i = static_cast<size_t>(st);
-      const double kept = stage.recomputes ? inputs[i] : per_microbatch[i];
+      // What it keeps of a micro-batch, and what it makes again while the backward runs.
+      const double kept = stage.recompute == Recompute::kFull        ? inputs[i]
+                          : stage.recompute == Recompute::kSelective ? selective[i]
+                                                                     : per_microbatch[i];
+      const double again =
+          stage.recompute == Recompute::kFull ? per_microbatch[i] : per_microbatch[i] - kept;
       for (int m = 0; m < microbatches; ++m) {
         changes.push_back({start[{st, m, 0}], 1, kept});
         changes.push_back(
             {end[{st, m, last}], split ? 0 : -1, (split ? for_weights[i] : 0) - kept});
         if (split) changes.push_back({end[{st, m, 2}], -1, -for_weights[i]});
         if (stage.recomputes) {
-          changes.push_back({start[{st, m, last}], 0, per_microbatch[i]});
-          changes.push_back({end[{st, m, last}], 0, -per_microbatch[i]});
+          changes.push_back({start[{st, m, last}], 0, again});
+          changes.push_back({end[{st, m, last}], 0, -again});
         }
       }
     }
@@ -665,22 +684,29 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
                         std::to_string(microbatches));
   }
   if (recompute != Recompute::kAuto) {
-    const std::vector<char> all(recompute == Recompute::kFull ? p.num_devices() : 0, 1);
+    const std::vector<Recompute> all(static_cast<size_t>(p.num_devices()), recompute);
     return SimulateWith(p, placement, schedule, microbatches, all);
   }
   // Auto: a stage recomputes only when it does not fit keeping everything (recomputing takes
-  // time and never saves any). Which stages overflow can change as the others' times do: again
-  // until none more does, at most once a stage.
-  std::vector<char> recomputing(static_cast<size_t>(p.num_devices()), 0);
+  // time and never saves any): attention's core first where that frees anything, then its whole
+  // forward. Which stages overflow can change as the others' times do: again until none more
+  // does, at most twice a stage.
+  std::vector<Recompute> recomputing(static_cast<size_t>(p.num_devices()), Recompute::kNone);
   while (true) {
     DPLACE_ASSIGN_OR_RETURN(PipelineResult r,
                             SimulateWith(p, placement, schedule, microbatches, recomputing));
     bool more = false;
     for (const PipelineStage& stage : r.stages) {
-      if (!stage.recomputes && stage.peak_memory_bytes > stage.memory_capacity_bytes) {
-        recomputing[stage.device.index()] = 1;
-        more = true;
+      if (stage.recompute == Recompute::kFull ||
+          stage.peak_memory_bytes <= stage.memory_capacity_bytes) {
+        continue;
       }
+      Recompute& mine = recomputing[stage.device.index()];
+      mine =
+          mine == Recompute::kNone && stage.held_selective_bytes < stage.held_per_microbatch_bytes
+              ? Recompute::kSelective
+              : Recompute::kFull;
+      more = true;
     }
     if (!more) return r;
   }

@@ -55,10 +55,14 @@ struct PipelineStage {
   double weight_s = 0;  // of backward_s, what runs as W under a schedule that splits backward
   double busy_s = 0;
   int peak_in_flight = 0;  // micro-batches (of a chunk, interleaved) whose activations were held
-  double held_per_microbatch_bytes = 0;    // HeldPerMicrobatch (every forward output: inference)
-  double held_for_weight_bytes = 0;        // HeldForWeightGradients, from I(m) to W(m)
-  bool recomputes = false;                 // keeps only its inputs, runs its forward again
+  double held_per_microbatch_bytes = 0;  // HeldPerMicrobatch (every forward output: inference)
+  double held_for_weight_bytes = 0;      // HeldForWeightGradients, from I(m) to W(m)
+  bool recomputes = false;               // recompute != kNone
+  // kFull: keeps only its inputs and outputs, runs its forward again; kSelective: keeps all but
+  // what attention's core makes (graph::AttentionCoreOps), runs the core again.
+  Recompute recompute = Recompute::kNone;
   double held_when_recomputing_bytes = 0;  // HeldWhenRecomputing
+  double held_selective_bytes = 0;         // HeldPerMicrobatch less attention's core outputs
   double peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;
 };

@@ -397,8 +397,10 @@ TEST(PipelineScheduleTest, ZeroBubbleSplitsBackwardIntoInputAndWeightGradients) 
 
 // Two stages of two forward ops each: a (0.5 s, an inner tensor of 20 bytes that b's backward
 // keeps) and b (0.5 s, 5 bytes sent on or, on the last stage, kept), and their backward ops
-// (0.5 s each, 1-byte gradients). The first device holds `first_memory_bytes`.
-Problem StagesWithInsides(double first_memory_bytes) {
+// (0.5 s each, 1-byte gradients). The first device holds `first_memory_bytes`. With `attention`,
+// a is a softmax whose scores a matrix product makes (m: no time, a 1-byte output, ops 8 and 9,
+// m1 reading b0 in a0's stead): attention's core, m and a.
+Problem StagesWithInsides(double first_memory_bytes, bool attention = false) {
   hw::ClusterBuilder c("insides");
   for (int s = 0; s < 2; ++s) {
     c.AddDevice({.name = "d" + std::to_string(s),
@@ -410,7 +412,9 @@ Problem StagesWithInsides(double first_memory_bytes) {
   std::vector<graph::OpId> fa, fb, ba, bb;
   for (int s = 0; s < 2; ++s) {
     const std::string n = std::to_string(s);
-    fa.push_back(b.AddOp(testing::TimedOp("fa" + n, 0.5), {{20, 0}}));
+    graph::Op a = testing::TimedOp("fa" + n, 0.5);
+    if (attention) a.type = "Softmax";
+    fa.push_back(b.AddOp(std::move(a), {{20, 0}}));
     fb.push_back(b.AddOp(testing::TimedOp("fb" + n, 0.5), {{5, 0}}));
   }
   for (int s = 0; s < 2; ++s) {
@@ -424,10 +428,19 @@ Problem StagesWithInsides(double first_memory_bytes) {
     b.AddEdge(fa[s], 0, fb[s]);
     b.AddEdge(fa[s], 0, bb[s]);  // the inner tensor, kept
     b.AddEdge(bb[s], 0, ba[s]);
-    if (s == 0) b.AddEdge(fb[0], 0, fa[1]);
+    if (s == 0 && !attention) b.AddEdge(fb[0], 0, fa[1]);
     if (s == 0) b.AddEdge(ba[1], 0, bb[0]);
   }
   b.AddEdge(fb[1], 0, bb[1]);  // the last output, kept
+  if (attention) {
+    for (int s = 0; s < 2; ++s) {
+      graph::Op m = testing::TimedOp("fm" + std::to_string(s), 0);
+      m.type = "MatMul";
+      const graph::OpId id = b.AddOp(std::move(m), {{1, 0}});
+      b.AddEdge(id, 0, fa[s]);
+      if (s == 1) b.AddEdge(fb[0], 0, id);
+    }
+  }
   return testing::Make(b, std::make_shared<const hw::Cluster>(std::move(c.Build()).value()));
 }
 
@@ -463,6 +476,38 @@ TEST(PipelineScheduleTest, ARecomputingStageKeepsItsInputsAndOutputsAndRunsItsFo
   EXPECT_TRUE(chosen->stages[0].recomputes);
   EXPECT_FALSE(chosen->stages[1].recomputes);
   EXPECT_LT(chosen->makespan_s, full->makespan_s);
+}
+
+TEST(PipelineScheduleTest, RecomputingAttentionsCoreKeepsAllButItsOutputs) {
+  // As above, a0 and a1 attention's core: selective recomputation keeps their outputs (20) of no
+  // micro-batch in flight but the one whose backward runs, and runs a again (0.5 s).
+  const Problem p = StagesWithInsides(hw::kUnlimited, /*attention=*/true);
+  const Placement split{DeviceId(0), DeviceId(0), DeviceId(1), DeviceId(1), DeviceId(0),
+                        DeviceId(0), DeviceId(1), DeviceId(1), DeviceId(0), DeviceId(1)};
+  auto none = SimulatePipeline(p, split, PipelineSchedule::k1F1B, 4);
+  auto core = SimulatePipeline(p, split, PipelineSchedule::k1F1B, 4, Recompute::kSelective);
+  ASSERT_TRUE(none.ok() && core.ok()) << none.status().message() << core.status().message();
+  EXPECT_DOUBLE_EQ(none->stages[0].peak_memory_bytes, 2 * 25);
+  EXPECT_EQ(core->stages[0].recompute, Recompute::kSelective);
+  EXPECT_DOUBLE_EQ(core->stages[0].held_selective_bytes, 5);
+  EXPECT_DOUBLE_EQ(core->stages[0].peak_memory_bytes, 2 * 5 + 20);
+  EXPECT_DOUBLE_EQ(core->stages[1].held_selective_bytes, 10);
+  EXPECT_DOUBLE_EQ(core->stages[0].busy_s, none->stages[0].busy_s + 4 * 0.5);
+  // Auto takes it before recomputing everything, which would hold 35 and cost 1 s a backward.
+  const Problem tight = StagesWithInsides(40, /*attention=*/true);
+  auto chosen = SimulatePipeline(tight, split, PipelineSchedule::k1F1B, 4, Recompute::kAuto);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_TRUE(chosen->feasible) << chosen->reason;
+  EXPECT_EQ(chosen->stages[0].recompute, Recompute::kSelective);
+  EXPECT_EQ(chosen->stages[1].recompute, Recompute::kNone);
+  // Without a matrix product before it, a softmax is no attention's: nothing to recompute.
+  const Problem plain = StagesWithInsides(hw::kUnlimited);
+  Placement eight = split;
+  eight.resize(8);
+  auto nothing = SimulatePipeline(plain, eight, PipelineSchedule::k1F1B, 4, Recompute::kSelective);
+  ASSERT_TRUE(nothing.ok());
+  EXPECT_DOUBLE_EQ(nothing->stages[0].held_selective_bytes,
+                   nothing->stages[0].held_per_microbatch_bytes);
 }
 
 TEST(PipelineScheduleTest, AutoTakesTheFastestScheduleThatFits) {

@@ -51,13 +51,17 @@ std::string PipelineScheduleNames() {
 
 std::optional<Recompute> ParseRecompute(std::string_view name) {
   if (name == "none") return Recompute::kNone;
+  if (name == "selective") return Recompute::kSelective;
   if (name == "full") return Recompute::kFull;
   if (name == "auto") return Recompute::kAuto;
   return std::nullopt;
 }
 
 std::string_view RecomputeName(Recompute recompute) {
-  return recompute == Recompute::kNone ? "none" : recompute == Recompute::kFull ? "full" : "auto";
+  return recompute == Recompute::kNone        ? "none"
+         : recompute == Recompute::kSelective ? "selective"
+         : recompute == Recompute::kFull      ? "full"
+                                              : "auto";
 }
 
 std::vector<ChunkTask> InterleavedOrder(int rank, int stages, int chunks, int microbatches) {

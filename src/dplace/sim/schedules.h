@@ -33,11 +33,12 @@ std::string_view PipelineScheduleName(PipelineSchedule schedule);
 std::string PipelineScheduleNames();
 
 // What a stage keeps of a micro-batch between its forward and its backward: everything (none
-// recomputed), or only its inputs, running its forward again before its backward (full
-// recomputation, torch.utils.checkpoint of the whole stage); auto: full on the stages that do not
-// fit keeping everything.
-enum class Recompute { kNone, kFull, kAuto };
-std::optional<Recompute> ParseRecompute(std::string_view name);  // none | full | auto
+// recomputed); all but attention's inner tensors, running attention's core again before its
+// backward (selective, Megatron-LM's); or only its inputs, running its forward again (full
+// recomputation, torch.utils.checkpoint of the whole stage); auto: on the stages that do not fit
+// keeping everything, selective, then full where that does not fit either.
+enum class Recompute { kNone, kSelective, kFull, kAuto };
+std::optional<Recompute> ParseRecompute(std::string_view name);  // none|selective|full|auto
 std::string_view RecomputeName(Recompute recompute);
 
 // One task of a device under interleaved 1F1B: which of its chunks (0 first), which micro-batch,

@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "dplace/graph/training.h"
 #include "dplace/sim/constraints.h"
 
 namespace dplace::place {
@@ -284,6 +285,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.bytes.assign(n, 0);
   m.resident.assign(n, 0);
   m.held.assign(n, 0);
+  m.held_selective.assign(n, 0);
   m.pipeline_memory = p.stage_memory != sim::Problem::StageMemory::kOpSizes;
   m.schedule = p.schedule;
   m.recompute = p.recompute;
@@ -381,8 +383,12 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   }
   std::sort(kept_in_unit.begin(), kept_in_unit.end());
   kept_in_unit.erase(std::unique(kept_in_unit.begin(), kept_in_unit.end()), kept_in_unit.end());
+  const std::vector<char> core = graph::AttentionCoreOps(g);
   for (const auto& [unit, root] : kept_in_unit) {
     m.held[static_cast<size_t>(unit)] += g.tensor(root).bytes;
+    if (!core[g.tensor(root).producer.index()]) {
+      m.held_selective[static_cast<size_t>(unit)] += g.tensor(root).bytes;
+    }
   }
   return m;
 }
@@ -403,7 +409,7 @@ void UnitSetLoad::Reset(const std::vector<char>* fixed) {
     std::fill(inside_backward_.begin(), inside_backward_.end(), 0);
     size_ = 0;
   }
-  accel_s = cpu_s = bytes = resident = held = boundary = comm = fixed_comm = 0;
+  accel_s = cpu_s = bytes = resident = held = held_selective = boundary = comm = fixed_comm = 0;
   not_accel = not_cpu = 0;
 }
 
@@ -461,6 +467,7 @@ void UnitSetLoad::Toggle(int unit, double sign) {
   bytes += sign * m_.bytes[x];
   resident += sign * m_.resident[x];
   held += sign * m_.held[x];
+  held_selective += sign * m_.held_selective[x];
   not_accel += (m_.accel_ok[x] ? 0 : 1) * static_cast<int>(sign);
   not_cpu += (m_.cpu_ok[x] ? 0 : 1) * static_cast<int>(sign);
 }

@@ -43,6 +43,7 @@ struct ContiguousModel {
   // copy_bytes, by where their readers are); a stage's memory is then resident + in-flight x
   // (held + what it holds of the tensors crossing units), the simulator's HeldPerMicrobatch.
   std::vector<double> resident, held;
+  std::vector<double> held_selective;  // held less what attention's core makes (kSelective)
   bool pipeline_memory = false;
   sim::PipelineSchedule schedule = sim::PipelineSchedule::k1F1B;
   sim::Recompute recompute = sim::Recompute::kNone;
@@ -85,25 +86,47 @@ class UnitSetLoad {
   // Memory of the set as a stage with `in_flight` micro-batches in flight (op sizes: `bytes`).
   // Under 1F1B, per micro-batch, the simulator's HeldPerMicrobatch: what backward keeps, what
   // the set sends and what it receives (a storage kept and sent counted once). Recomputing
-  // (sim::Recompute::kFull), what crosses its border per micro-batch (the simulator's
-  // HeldWhenRecomputing: what it receives and what it sends) and one micro-batch in full; kAuto
-  // the less of the two.
+  // attention's core (sim::Recompute::kSelective), what it keeps of the rest per micro-batch and
+  // the core's outputs of one; recomputing everything (kFull), what crosses its border per
+  // micro-batch (the simulator's HeldWhenRecomputing: what it receives and what it sends) and
+  // one micro-batch in full; kAuto the least of the three.
   double MemoryAt(int in_flight) const {
     if (!m_.pipeline_memory) return bytes;
     const double keep = resident + in_flight * (held + boundary);
+    const double selective =
+        resident + in_flight * (held_selective + boundary) + held - held_selective;
     const double recompute = resident + in_flight * boundary + held + boundary;
-    return m_.recompute == sim::Recompute::kNone   ? keep
-           : m_.recompute == sim::Recompute::kFull ? recompute
-                                                   : std::min(keep, recompute);
+    switch (m_.recompute) {
+      case sim::Recompute::kNone:
+        return keep;
+      case sim::Recompute::kSelective:
+        return selective;
+      case sim::Recompute::kFull:
+        return recompute;
+      case sim::Recompute::kAuto:
+        break;
+    }
+    return std::min({keep, selective, recompute});
   }
   // What MemoryAt is never below for any superset of the set (what the set holds of the tensors
   // crossing units may shrink as it grows): for pruning.
   double MemoryFloorAt(int in_flight) const {
     if (!m_.pipeline_memory) return bytes;
-    return resident + (m_.recompute == sim::Recompute::kNone ? in_flight : 1) * held;
+    switch (m_.recompute) {
+      case sim::Recompute::kNone:
+        return resident + in_flight * held;
+      case sim::Recompute::kSelective:
+        return resident + in_flight * held_selective + held - held_selective;
+      case sim::Recompute::kFull:
+        return resident + held;
+      case sim::Recompute::kAuto:
+        break;
+    }
+    return resident + held;
   }
 
   double accel_s = 0, cpu_s = 0, bytes = 0, resident = 0, held = 0;
+  double held_selective = 0;       // held less what attention's core makes
   double boundary = 0;             // what the set holds of the tensors crossing units
   double comm = 0;                 // every crossing tensor
   double fixed_comm = 0;           // crossing tensors produced by fixed units (monotone under Add)
