@@ -6,13 +6,14 @@ A decoder written as its authors write it (tests/user_models.py's Decoder: RMSNo
 attention, SwiGLU), scaled up and traced on the meta device (no memory, no arithmetic), its
 training step placed over the first 4 GPUs of an A100 machine whose GPUs have 24 GiB, M
 micro-batches. At each micro-batch size and for each unit (ops, or each block one unit: --unit
-module:2), dp's split under 1F1B with everything kept, then dp's split with `schedule` and
-`recompute` as given, each judged by the pipeline objective (time per micro-batch, simulated)
-and every stage's peak memory, against the best 1F1B split that keeps everything over both units.
+blocks), dp's split under 1F1B with everything kept, then dp's plan with `schedule` (interleaved:
+two chunks a GPU) and `recompute` as given, each judged by the pipeline objective (time per
+micro-batch, simulated) and every stage's peak memory, against the best 1F1B split that keeps
+everything over both units.
 
   PYTHONPATH=build/release/python:python/tests python3 bench/schedules.py [--layers 12]
       [--d 2048] [--heads 16] [--seq 2048] [--batches 1,2,4,8] [--microbatches 8]
-      [--units op,module:2]
+      [--units op,blocks]
 """
 import argparse
 import json
@@ -31,6 +32,7 @@ import user_models  # noqa: E402
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 PLANS = [("1f1b, keep all", "1f1b", "none"), ("interleaved, 2 chunks", "interleaved:2", "none"),
          ("zb-h1", "zb-h1", "none"), ("zb-h2", "zb-h2", "none"),
+         ("1f1b, recompute selective", "1f1b", "selective"),
          ("auto, recompute auto", "auto", "auto")]
 
 
@@ -55,8 +57,8 @@ def main():
     ap.add_argument("--stages", type=int, default=4)
     ap.add_argument("--memory-gib", type=int, default=24)
     ap.add_argument("--time-limit", type=float, default=20)
-    ap.add_argument("--units", default="op,module:2",
-                    help="what dp moves, each in turn: op, or module:2 (the docs' command)")
+    ap.add_argument("--units", default="op,blocks",
+                    help="what dp moves, each in turn: op, or blocks (the docs' command)")
     a = ap.parse_args()
     c = cluster(a.memory_gib)
     print("| micro-batch | unit | plan | time per micro-batch (ms) | best 1F1B keep-all / this | "

@@ -69,7 +69,7 @@ section_place() {
   "$DPLACE" place --graph "$ONNX" --training --cluster k80x4 --stages 2 --objective pipeline \
     --schedule auto:8 --recompute auto --placer contiguous --export stages="$TMP/auto_stages.json" \
     --out "$TMP/auto_plan.json" >/dev/null && ok || fail "place --schedule auto"
-  [[ $(json_get "$TMP/auto_stages.json" "d['pipeline']['schedule'] in ('1f1b', 'zb-h1', 'zb-h2')") \
+  [[ $(json_get "$TMP/auto_stages.json" "d['pipeline']['schedule'] in ('1f1b', 'interleaved', 'zb-h1', 'zb-h2')") \
     == True ]] && ok || fail "the stages file's schedule"
   # ...in the frameworks' terms: a schedule class, or a zero-bubble schedule's action table (a row
   # per rank, every micro-batch's F, I and W).
@@ -77,12 +77,26 @@ section_place() {
       and ('schedule_class' in d['schedule']['torch_pipelining'] or \
       [len(r) for r in d['schedule']['torch_pipelining']['actions']] == [24, 24])") == True ]] \
     && ok || fail "the schedule's terms"
-  "$DPLACE" simulate --graph "$ONNX" --training --cluster k80x4 --stages 2 --plan "$TMP/auto_plan.json" \
+  # Interleaved chunks, two a GPU round the two: torch's interleaved class, three split points,
+  # and simulate finds the chunks in the plan file.
+  "$DPLACE" place --graph "$ONNX" --training --cluster k80x4 --stages 2 --objective pipeline \
+    --schedule interleaved:2:8 --placer dp --export stages="$TMP/chunk_stages.json" \
+    --out "$TMP/chunk_plan.json" >/dev/null && ok || fail "place --schedule interleaved"
+  [[ $(json_get "$TMP/chunk_stages.json" "d['pipeline']['virtual_stages'], \
+      d['schedule']['torch_pipelining']['schedule_class'], len(d['split_points'])") \
+    == "(2, 'ScheduleInterleaved1F1B', 3)" ]] && ok || fail "the interleaved stages file"
+  "$DPLACE" simulate --graph "$ONNX" --training --cluster k80x4 --stages 2 --plan "$TMP/chunk_plan.json" \
+    --pipeline interleaved --json >"$TMP/chunk_run.json" && ok || fail "simulate --pipeline interleaved"
+  [[ $(json_get "$TMP/chunk_run.json" "d['virtual_stages']") == 2 ]] && ok || fail "the plan's chunks"
+  "$DPLACE" place --graph "$ONNX" --training --cluster k80x4 --stages 2 --objective pipeline \
+    --schedule 1f1b:8 --placer contiguous --out "$TMP/split_plan.json" >/dev/null \
+    && ok || fail "place a 1F1B split"
+  "$DPLACE" simulate --graph "$ONNX" --training --cluster k80x4 --stages 2 --plan "$TMP/split_plan.json" \
     --pipeline zb-h1 --trace "$TMP/zb.json" >/dev/null && ok || fail "simulate --pipeline zb-h1"
   [[ $(json_get "$TMP/zb.json" "sum(e['name'].startswith('W') for e in d['traceEvents'] if e['ph'] == 'X')") \
     == 16 ]] && ok || fail "zb-h1 trace: a W task per micro-batch and stage"
   expect_bad_input pipeline_bad "--pipeline: 'zb' is not auto or a schedule" simulate \
-    --graph "$ONNX" --training --cluster k80x4 --stages 2 --plan "$TMP/auto_plan.json" --pipeline zb
+    --graph "$ONNX" --training --cluster k80x4 --stages 2 --plan "$TMP/split_plan.json" --pipeline zb
 }
 
 # Infeasible instances are results from every placer.
