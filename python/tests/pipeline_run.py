@@ -8,6 +8,7 @@ inputs it received and the outputs it sent (kept until their backward).
 
     held = run(name, split_modules, microbatches, schedule="1f1b")   # bytes per stage
     held = run(name, split_modules, microbatches, actions=table)     # "0F0", "0I0", "0W0", ...
+                                                                     # (stage k on rank k mod R)
     held = run(name, split_modules, microbatches, recompute="full")  # torch.utils.checkpoint
 
 An action table's I(k) runs the micro-batch's backward with every linear layer's weight gradient
@@ -68,12 +69,12 @@ ACTION = re.compile(r"^(\d+)([FBIW])(\d+)$")
 
 
 def parse(actions):
-    """A rank's action table ("0F0", "0I0", "0W0", ...) as (letter, micro-batch) pairs."""
+    """A rank's action table ("0F0", "0I0", "0W0", ...) as (letter, stage, micro-batch)."""
     out = []
     for a in actions:
         m = ACTION.match(a)
         assert m, a
-        out.append((m.group(2), int(m.group(3))))
+        out.append((m.group(2), int(m.group(1)), int(m.group(3))))
     return out
 
 
@@ -137,30 +138,34 @@ def _storage(t):
     return t._storage().data_ptr(), t._storage().nbytes()
 
 
-def _rank(rank, stages, name, split_modules, microbatches, schedule, actions, recompute, port,
+def _rank(rank, ranks, name, split_modules, microbatches, schedule, actions, recompute, port,
           out_dir):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=stages)
+    dist.init_process_group("gloo", rank=rank, world_size=ranks)
     model, inputs = user_models.build(name)  # seeded: every rank builds the same model
     model.train()
     chain = CHAINS[name](model)
     names = [n for n, _ in chain]
     starts = [0] + [names.index(m) for m in split_modules] + [len(chain)]
-    mine = chain[starts[rank]:starts[rank + 1]]
+    stages = len(starts) - 1  # stage k runs on rank k mod ranks (several a rank: interleaved)
+    blocks = {k: chain[starts[k]:starts[k + 1]] for k in range(rank, stages, ranks)}
+    mine = [block for k in sorted(blocks) for block in blocks[k]]
     params = list({id(p): p for n, _ in mine
                    for p in model.get_submodule(n).parameters()}.values())
     torch.manual_seed(1)
     batches = [tuple(torch.randint_like(x, 0, 512) if not x.is_floating_point()
                      else torch.randn_like(x) for x in inputs) for _ in range(microbatches)]
-    with torch.no_grad():  # the shape of the value that enters this stage
-        x = batches[0][0]
-        for _, block in chain[:starts[rank]]:
-            x = block(x)
-        entering = (x.shape, x.dtype)
+    entering = {}  # per stage of this rank: the shape of the value that enters it
+    with torch.no_grad():
+        for k in blocks:
+            x = batches[0][0]
+            for _, block in chain[:starts[k]]:
+                x = block(x)
+            entering[k] = (x.shape, x.dtype)
 
     pending = [None]  # where the linear layers' deferred weight gradients go
-    if actions is not None:
+    if actions is not None and any("I" in a for a in actions[rank]):
         for n, _ in mine:
             for m in model.get_submodule(n).modules():
                 if isinstance(m, torch.nn.Linear):
@@ -174,9 +179,9 @@ def _rank(rank, stages, name, split_modules, microbatches, schedule, actions, re
                     _checkpoint_attention_core(m)
 
     outside = {_storage(t)[0] for t in list(model.parameters()) + list(model.buffers())}
-    in_flight = {}  # micro-batch -> {storage: bytes}, (input, output)
-    weights = {}  # micro-batch -> what its deferred weight gradients hold, {storage: bytes}
-    queued = {}  # micro-batch -> its deferred weight gradients
+    in_flight = {}  # (stage, micro-batch) -> {storage: bytes}, (input, output)
+    weights = {}  # (stage, micro-batch) -> what its deferred weight gradients hold
+    queued = {}  # (stage, micro-batch) -> its deferred weight gradients
     peak, sends = 0, []
     dummy = torch.ones(1, requires_grad=True)  # checkpoint's gradient path on the first stage
 
@@ -188,31 +193,35 @@ def _rank(rank, stages, name, split_modules, microbatches, schedule, actions, re
             every.update(kept)
         return sum(every.values())
 
-    def run_blocks(y, _):
-        for _, block in mine:
-            y = block(y)
-        return y
+    def tag(stage, k, backward):  # messages between two ranks matched by what they carry
+        return (stage * microbatches + k) * 2 + backward
 
     steps = (parse(actions[rank]) if actions is not None
-             else order(schedule, rank, stages, microbatches))
-    for action, k in steps:
+             else [(a, rank, k) for a, k in order(schedule, rank, ranks, microbatches)])
+    for action, stage, k in steps:
+        key = stage, k
         if action == "W":
-            _weight_gradients(queued.pop(k))
-            weights.pop(k)
+            _weight_gradients(queued.pop(key))
+            weights.pop(key)
         elif action == "F":
-            if rank == 0:
+            if stage == 0:
                 x = batches[k][0]
             else:
-                x = torch.empty(entering[0], dtype=entering[1])
-                dist.recv(x, rank - 1)
+                x = torch.empty(entering[stage][0], dtype=entering[stage][1])
+                dist.recv(x, (stage - 1) % ranks, tag=tag(stage, k, 0))
                 x.requires_grad_(True)
             kept = {}
 
             def pack(t, kept=kept):
-                key, nbytes = _storage(t)
-                if key not in outside:
-                    kept[key] = nbytes
+                storage, nbytes = _storage(t)
+                if storage not in outside:
+                    kept[storage] = nbytes
                 return t
+
+            def run_blocks(y, _, stage=stage):
+                for _, block in blocks[stage]:
+                    y = block(y)
+                return y
 
             with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
                 if recompute == "full":
@@ -223,34 +232,36 @@ def _rank(rank, stages, name, split_modules, microbatches, schedule, actions, re
             for t in (x, y):
                 if t.is_floating_point():
                     kept.setdefault(*_storage(t))
-            in_flight[k] = kept, (x, y)
+            in_flight[key] = kept, (x, y)
             peak = max(peak, held())
-            if rank + 1 < stages:
-                sends.append(dist.isend(y.detach().contiguous(), rank + 1))
+            if stage + 1 < stages:
+                sends.append(dist.isend(y.detach().contiguous(), (stage + 1) % ranks,
+                                        tag=tag(stage + 1, k, 0)))
         else:
-            _, (x, y) = in_flight[k]
+            _, (x, y) = in_flight[key]
             grad = torch.ones_like(y)
-            if rank + 1 < stages:
-                dist.recv(grad, rank + 1)
+            if stage + 1 < stages:
+                dist.recv(grad, (stage + 1) % ranks, tag=tag(stage, k, 1))
             again = {}  # what recomputing the forward saves, until the backward is done
 
             def pack_again(t, again=again):
-                key, nbytes = _storage(t)
-                if key not in outside:
-                    again[key] = nbytes
+                storage, nbytes = _storage(t)
+                if storage not in outside:
+                    again[storage] = nbytes
                 return t
 
-            pending[0] = queued[k] = []
+            pending[0] = queued[key] = []
             with torch.autograd.graph.saved_tensors_hooks(pack_again, lambda t: t):
                 y.backward(grad)
             peak = max(peak, held(again))
-            in_flight.pop(k)
+            in_flight.pop(key)
             if action == "I":
-                weights[k] = {}
-                for t in (t for q in queued[k] for t in q[:2]):
-                    weights[k].setdefault(*_storage(t))
-            if rank > 0:
-                sends.append(dist.isend(x.grad.contiguous(), rank - 1))
+                weights[key] = {}
+                for t in (t for q in queued[key] for t in q[:2]):
+                    weights[key].setdefault(*_storage(t))
+            if stage > 0:
+                sends.append(dist.isend(x.grad.contiguous(), (stage - 1) % ranks,
+                                        tag=tag(stage - 1, k, 1)))
     for s in sends:
         s.wait()
     optimiser = torch.optim.Adam(params)
@@ -271,14 +282,14 @@ def _free_port():
 
 
 def run(name, split_modules, microbatches, schedule="1f1b", actions=None, recompute="none"):
-    """Per stage, the bytes its process held at its fullest: {"resident", "activations"}.
-    `actions`: a list per rank of torch pipelining's actions, run instead of `schedule`;
-    `recompute`: "none", "selective" or "full"."""
+    """Per rank, the bytes its process held at its fullest: {"resident", "activations"}.
+    `actions`: a list per rank of torch pipelining's actions, run instead of `schedule` (with
+    more stages than ranks, stage k on rank k mod ranks: interleaved); `recompute`: "none",
+    "selective" or "full"."""
     assert recompute in ("none", "selective", "full")
-    stages = len(split_modules) + 1
-    assert actions is None or len(actions) == stages
+    ranks = len(actions) if actions is not None else len(split_modules) + 1
     with tempfile.TemporaryDirectory() as out_dir:
         torch.multiprocessing.spawn(
-            _rank, args=(stages, name, list(split_modules), microbatches, schedule, actions,
-                         recompute, _free_port(), out_dir), nprocs=stages, join=True)
-        return [json.load(open(os.path.join(out_dir, f"{r}.json"))) for r in range(stages)]
+            _rank, args=(ranks, name, list(split_modules), microbatches, schedule, actions,
+                         recompute, _free_port(), out_dir), nprocs=ranks, join=True)
+        return [json.load(open(os.path.join(out_dir, f"{r}.json"))) for r in range(ranks)]

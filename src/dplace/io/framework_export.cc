@@ -335,7 +335,7 @@ Json FrameworkSchedule(const sim::PipelineResult& run) {
   const bool megatron_runs = one_f_one_b || interleaved;
   Json torch = table ? Json{{"actions", actions}}
                : interleaved
-                   ? Json{{"schedule_class", "ScheduleInterleaved1F1B"}}
+                   ? Json{{"schedule_class", "ScheduleInterleaved1F1B"}, {"actions", actions}}
                    : Json{{"schedule_class", one_f_one_b ? "Schedule1F1B" : "ScheduleGPipe"}};
   Json titan = table ? Json{{"pipeline_parallel_schedule_csv",
                              "the actions table, written as CSV (a row per rank)"}}

@@ -30,8 +30,8 @@ Json FrameworkSplits(const sim::Problem& problem, const sim::PipelineStages& sta
 
 // A simulated pipeline's schedule and recomputation in the frameworks' terms:
 //   torch.distributed.pipelining  its schedule class (Schedule1F1B, ScheduleGPipe,
-//                                 ScheduleInterleaved1F1B), or for the
-//                                 zero-bubble schedules the per-rank action table
+//                                 ScheduleInterleaved1F1B, with the action table too), or for
+//                                 the zero-bubble schedules the per-rank action table
 //                                 ("0F0", "0I0", "0W0": stage, F/B/I/W, micro-batch) that
 //                                 _PipelineScheduleRuntime loads from CSV, a row per rank;
 //   torchtitan                    pipeline_parallel_schedule (or _schedule_csv for the table) and

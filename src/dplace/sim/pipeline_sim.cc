@@ -282,9 +282,9 @@ StatusOr<PipelineStages> DeviceStages(const Problem& p, const Placement& placeme
 // D - lo changes on a path from it to the outputs lies on a longest path and pins its device's
 // position in the ring (its stage mod S). Every forward op then takes the first stage of its
 // device at or after `lo` and after what it reads (the same stage on the same device), in
-// topological order. InvalidInput when D + 1 is no multiple of the devices, a device has no
-// pinned op or two positions, or an op would need a stage past D, or a device holds no forward
-// op. Backward and update ops: see below.
+// topological order; each device runs ceil((D + 1) / S) chunks (its last may be empty).
+// InvalidInput when a device has no pinned op or two positions, an op would need a stage past the
+// last, or a device holds no forward op. Backward and update ops: see below.
 StatusOr<PipelineStages> ChunkStages(const Problem& p, const Placement& placement) {
   const graph::Graph& g = p.g();
   const auto& topo = g.TopologicalOrder();
@@ -325,9 +325,6 @@ StatusOr<PipelineStages> ChunkStages(const Problem& p, const Placement& placemen
         " (plan with place --schedule interleaved:V)");
   };
   if (ring == 0) return InvalidInput("the plan has no forward work to pipeline");
-  if ((longest + 1) % ring != 0) {
-    return refuse(std::to_string(longest + 1) + " stages on the longest path");
-  }
   for (OpId op : topo) {
     if (!counted(op) || lo[op] + to_end[op] != longest) continue;
     auto [at, added] = position.try_emplace(placement[op], lo[op] % ring);
@@ -337,20 +334,22 @@ StatusOr<PipelineStages> ChunkStages(const Problem& p, const Placement& placemen
                     std::to_string(ring));
     }
   }
+  // As many chunks a device as the longest path needs: the last ones may be empty.
   PipelineStages m;
-  m.device.assign(static_cast<size_t>(longest) + 1, DeviceId(0));
+  m.chunks = (longest + ring) / ring;
+  const int last = m.chunks * ring - 1;
+  m.device.assign(static_cast<size_t>(last) + 1, DeviceId(0));
   for (DeviceId d : devices) {
     if (!position.count(d)) {
       return refuse("device " + p.c().device(d).name + " is on no longest path");
     }
-    for (int k = position[d]; k <= longest; k += ring) m.device[static_cast<size_t>(k)] = d;
+    for (int k = position[d]; k <= last; k += ring) m.device[static_cast<size_t>(k)] = d;
   }
   std::vector<char> taken(static_cast<size_t>(ring), 0);
   for (const auto& [d, r] : position) {
     if (taken[static_cast<size_t>(r)]++)
       return refuse("two devices hold stage " + std::to_string(r));
   }
-  m.chunks = (longest + 1) / ring;
   m.stage.assign(n, -1);
   for (OpId op : topo) {
     if (!counted(op)) continue;
@@ -362,9 +361,7 @@ StatusOr<PipelineStages> ChunkStages(const Problem& p, const Placement& placemen
     }
     const int r = position[placement[op]];
     const int stage = first + ((r - first) % ring + ring) % ring;
-    if (stage > longest) {
-      return refuse("op " + g.op(op).name + " would run after the last stage");
-    }
+    if (stage > last) return refuse("op " + g.op(op).name + " would run after the last stage");
     m.stage[op] = stage;
   }
   // The rest in topological order: an op that reads nothing and computes nothing with the first
@@ -390,7 +387,7 @@ StatusOr<PipelineStages> ChunkStages(const Problem& p, const Placement& placemen
       if (m.stage[op] < 0) m.stage[op] = position[d];
       continue;
     }
-    int want = longest;
+    int want = last;
     for (OpId pred : g.Predecessors(op)) {
       if (!IsForward(g.op(pred))) want = std::min(want, m.stage[pred] - (placement[pred] != d));
     }

@@ -366,9 +366,16 @@ TEST(PipelineScheduleTest, InterleavingDividesTheBubbleByItsChunks) {
   const Problem two = UniformStages(4, 1, 1, 1, hw::kUnlimited, 2);
   auto odd = SimulatePipeline(two, RoundRobinSplit(4, 2), PipelineSchedule::kInterleaved, 7);
   EXPECT_FALSE(odd.ok());
-  Placement skewed = RoundRobinSplit(4, 2);
-  skewed[OpId(3)] = skewed[OpId(7)] = DeviceId(0);  // d0 d1 d0 d0: three chunks on two
-  auto bad = SimulatePipeline(two, skewed, PipelineSchedule::kInterleaved, 8);
+  // Three chunks on two devices go round with an empty fourth; d0 d1 d2 d1 does not go round.
+  Placement three = RoundRobinSplit(4, 2);
+  three[OpId(3)] = three[OpId(7)] = DeviceId(0);  // d0 d1 d0 d0
+  auto padded = SimulatePipeline(two, three, PipelineSchedule::kInterleaved, 8);
+  ASSERT_TRUE(padded.ok()) << padded.status().message();
+  EXPECT_EQ(padded->virtual_stages, 2);
+  const Problem on_three = UniformStages(4, 1, 1, 1, hw::kUnlimited, 3);
+  Placement skewed = RoundRobinSplit(4, 3);
+  skewed[OpId(3)] = skewed[OpId(7)] = DeviceId(1);  // d0 d1 d2 d1
+  auto bad = SimulatePipeline(on_three, skewed, PipelineSchedule::kInterleaved, 9);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("round robin"), std::string::npos);
 }
