@@ -711,21 +711,25 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
 
 StatusOr<PipelineResult> SimulateFastestSchedule(const Problem& problem, const Placement& placement,
                                                  int microbatches, Recompute recompute) {
+  // A plan of one stage a device runs the others (interleaved would run it as 1F1B); a plan of
+  // chunks runs interleaved only, and when it does not, the plain error says why.
+  auto stages = PipelineStageOrder(problem.g(), placement, problem.num_devices());
+  if (!stages.ok()) {
+    auto r = SimulatePipeline(problem, placement, PipelineSchedule::kInterleaved, microbatches,
+                              recompute);
+    if (!r.ok()) return stages.status();
+    return r;
+  }
   std::optional<PipelineResult> best;
-  std::optional<Status> first_error;
-  for (PipelineSchedule schedule : {PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved,
-                                    PipelineSchedule::kZBH1, PipelineSchedule::kZBH2}) {
-    auto r = SimulatePipeline(problem, placement, schedule, microbatches, recompute);
-    if (!r.ok()) {
-      if (!first_error) first_error = r.status();
-      continue;
-    }
-    if (!best || std::make_pair(!r->feasible, r->time_per_microbatch_s) <
+  for (PipelineSchedule schedule :
+       {PipelineSchedule::k1F1B, PipelineSchedule::kZBH1, PipelineSchedule::kZBH2}) {
+    DPLACE_ASSIGN_OR_RETURN(
+        PipelineResult r, SimulatePipeline(problem, placement, schedule, microbatches, recompute));
+    if (!best || std::make_pair(!r.feasible, r.time_per_microbatch_s) <
                      std::make_pair(!best->feasible, best->time_per_microbatch_s)) {
-      best = *std::move(r);
+      best = std::move(r);
     }
   }
-  if (!best) return *first_error;
   return *std::move(best);
 }
 

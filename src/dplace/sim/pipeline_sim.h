@@ -133,8 +133,9 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& problem, const Placemen
 // The schedules `--schedule auto` chooses from: 1F1B, interleaved (which runs a plan of chunks,
 // and a plan of one stage a device as 1F1B), ZB-H1 and ZB-H2 (GPipe has 1F1B's bubble and holds
 // more). The fastest of them over `microbatches` whose stages fit their memory, or the fastest
-// when none fits; ties to the one listed first. The first error of SimulatePipeline when every
-// schedule fails.
+// when none fits; ties to the one listed first. A plan whose devices are no pipeline of one stage
+// each runs interleaved only; PipelineStageOrder's error when it does not. The errors of
+// SimulatePipeline.
 StatusOr<PipelineResult> SimulateFastestSchedule(const Problem& problem, const Placement& placement,
                                                  int microbatches, Recompute recompute);
 
