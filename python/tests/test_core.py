@@ -119,7 +119,7 @@ def test_a_zero_bubble_schedule_splits_backward_and_auto_chooses_the_fastest_tha
     fastest = min(("1f1b", "zb-h1", "zb-h2"), key=lambda s: runs[s]["time_per_microbatch_s"])
     assert runs["auto"]["schedule"] == fastest
     assert r.value == pytest.approx(runs["auto"]["time_per_microbatch_s"])
-    with pytest.raises(dplace.Error, match="recompute: 'some' is not none, full or auto"):
+    with pytest.raises(dplace.Error, match="recompute: 'some' is not none, selective, full or auto"):
         dplace.Problem(g, "k80x4", "pipeline", stages=2, recompute="some")
     with pytest.raises(dplace.Error, match="'zb' is not auto or a schedule"):
         dplace.pipeline(p, r, "zb", 8)

@@ -48,11 +48,29 @@ bool IsAccelerator(const ContiguousModel& m, sim::DeviceId d) {
   return std::find(m.accelerators.begin(), m.accelerators.end(), d) != m.accelerators.end();
 }
 
-// The least memory unit u needs on an accelerator: its op sizes, or under 1F1B what it keeps for
-// the step and for one micro-batch.
-double UnitMemoryFloor(const ContiguousModel& m, int u) {
+// What unit u holds on a device with `in_flight` micro-batches in flight, by what the problem
+// recomputes (ContiguousModel): resident + in_flight x held keeping everything; attention's
+// core's outputs of one micro-batch only, recomputing them; one micro-batch in full, recomputing
+// everything. Auto counts everything kept: the most, safe.
+double UnitMemory(const ContiguousModel& m, int u, double in_flight) {
   const auto x = static_cast<size_t>(u);
-  return m.pipeline_memory ? m.resident[x] + m.FewestInFlight() * m.held[x] : m.bytes[x];
+  if (!m.pipeline_memory) return m.bytes[x];
+  switch (m.recompute) {
+    case sim::Recompute::kSelective:
+      return m.resident[x] + in_flight * m.held_selective[x] + m.held[x] - m.held_selective[x];
+    case sim::Recompute::kFull:
+      return m.resident[x] + m.held[x];
+    case sim::Recompute::kNone:
+    case sim::Recompute::kAuto:
+      break;
+  }
+  return m.resident[x] + in_flight * m.held[x];
+}
+
+// The least memory unit u needs on an accelerator: its op sizes, or under a schedule what it
+// keeps for the step and for the fewest micro-batches any stage holds (UnitMemory).
+double UnitMemoryFloor(const ContiguousModel& m, int u) {
+  return UnitMemory(m, u, m.FewestInFlight());
 }
 
 bool FitsAccelerator(const ContiguousModel& m, int u) {
@@ -61,7 +79,8 @@ bool FitsAccelerator(const ContiguousModel& m, int u) {
 
 // The memory of the units on one device (slot or block) as a linear expression, by the problem's
 // rule (ContiguousModel): op sizes, Σ bytes_u x_u; or 1F1B with `in_flight` micro-batches,
-// Σ (resident_u + in_flight held_u) x_u + in_flight Σ_t (kept_t keep_t + copy_t recv_t), where
+// Σ UnitMemory_u x_u + in_flight Σ_t (kept_t keep_t + copy_t recv_t) (in_flight + 1 recomputing
+// everything: DeviceMemory's `crossing`), where
 // new columns keep_t >= x_p (a backward op of the producer's unit keeps t), >= x_p - x_c for a
 // forward reader c, >= x_p + x_c - 1 for a backward reader c, and recv_t >= x_c - x_p: what the
 // device keeps or sends of t and the copy it receives, as the pipeline simulator counts them.
@@ -72,17 +91,19 @@ Expr DeviceMemory(const ContiguousModel& m, Milp* milp, double in_flight, AddX a
   Expr memory;
   *largest = 0;
   for (int u = 0; u < m.num_units; ++u) {
-    const auto x = static_cast<size_t>(u);
-    const double bytes = m.pipeline_memory ? m.resident[x] + in_flight * m.held[x] : m.bytes[x];
+    const double bytes = UnitMemory(m, u, in_flight);
     add_x(&memory, u, bytes);
     *largest += bytes;
   }
   if (!m.pipeline_memory) return memory;
+  // What crosses the device's border: per micro-batch in flight, and recomputing everything, of
+  // one more (the micro-batch whose backward runs).
+  const double crossing = in_flight + (m.recompute == sim::Recompute::kFull ? 1 : 0);
   for (const ContiguousModel::Tensor& t : m.tensors) {
     if (t.kept_bytes > 0) {
       const int keep = milp->AddColumn(0, 1, 0, false);
-      memory.Add(keep, in_flight * t.kept_bytes);
-      *largest += in_flight * t.kept_bytes;
+      memory.Add(keep, crossing * t.kept_bytes);
+      *largest += crossing * t.kept_bytes;
       auto at_least = [&](int c, double coef_c, double rhs) {
         Expr e;
         e.Add(keep, 1);
@@ -98,8 +119,8 @@ Expr DeviceMemory(const ContiguousModel& m, Milp* milp, double in_flight, AddX a
     }
     if (t.copy_bytes > 0) {
       const int recv = milp->AddColumn(0, 1, 0, false);
-      memory.Add(recv, in_flight * t.copy_bytes);
-      *largest += in_flight * t.copy_bytes;
+      memory.Add(recv, crossing * t.copy_bytes);
+      *largest += crossing * t.copy_bytes;
       for (int c : t.consumers) {
         Expr e;  // recv >= x_c - x_p
         e.Add(recv, 1);

@@ -190,5 +190,37 @@ TEST(IlpTest, OneFOneBStageMemoryAsTheSimulatorCountsIt) {
   }
 }
 
+TEST(IlpTest, ARecomputingStageFitsWhereKeepingEverythingDoesNot) {
+  // The training chain under GPipe over 4 micro-batches on two GPUs of 800 bytes: keeping
+  // everything, the first stage of the 2-2 split holds 80 + 4 x 200 and the second 80 + 4 x 300;
+  // recomputing, 80 + 4 x 100 + 200 and 80 + 4 x 100 + 300 (what crosses a border per micro-batch,
+  // one micro-batch in full).
+  const sim::Problem chain = sim::testing::TrainingChain(true);
+  hw::ClusterBuilder c("two_gpus");
+  for (const char* name : {"gpu0", "gpu1"}) {
+    c.AddDevice({.name = name, .kind = "gpu", .memory_bytes = 800, .peak_flops = 1e12});
+  }
+  auto cluster = std::make_shared<const hw::Cluster>(std::move(c.Build()).value());
+  for (sim::Recompute recompute : {sim::Recompute::kNone, sim::Recompute::kFull}) {
+    sim::Problem p = std::move(sim::MakeProblem(chain.graph, cluster, sim::Objective::kPipeline,
+                                                cost::RooflineCostModel()))
+                         .value();
+    p.stage_memory = sim::Problem::StageMemory::kSchedule;
+    p.schedule = sim::PipelineSchedule::kGPipe;
+    p.microbatches = 4;
+    p.recompute = recompute;
+    const auto evaluator = sim::testing::EvaluatorOf(p);
+    // With their starts (the linear-order optimum, dp's split), as the table makes them.
+    for (const bool contiguous : {false, true}) {
+      const std::unique_ptr<Placer> placer =
+          contiguous ? MakeIlpContiguousPlacer({.start_share = 0.5}) : MakeIlpPlacer();
+      auto placed = placer->Place(p, {.evaluator = evaluator.get()});
+      ASSERT_TRUE(placed.ok()) << placed.status().message();
+      const sim::Evaluation e = evaluator->Evaluate(placed->placement);
+      EXPECT_EQ(e.feasible, recompute == sim::Recompute::kFull) << contiguous << e.reason;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dplace::place
