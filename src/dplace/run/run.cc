@@ -146,9 +146,12 @@ StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& shared,
   const bool interleaved = sim::RowOf(shared->schedule).interleaves;
   // Under auto, the pipeline objective also weighs interleaving: the placer plans both, each in
   // half the request's limits, and the faster plan that fits is kept (the plain one on ties).
+  // Not where the request judges by robust or measured values, which interleaved plans lack.
+  const bool simulated_only =
+      request.robust.count == 0 && !request.optimise_robust && request.measure == nullptr;
   const bool weigh = shared->schedule_auto && shared->objective == sim::Objective::kPipeline &&
                      shared->c().num_devices() > 1 && shared->virtual_stages > 1 &&
-                     shared->microbatches % shared->c().num_devices() == 0;
+                     shared->microbatches % shared->c().num_devices() == 0 && simulated_only;
   if (!(interleaved && shared->virtual_stages > 1) && !weigh) {
     return RunOn(shared, request, std::move(member));
   }

@@ -96,7 +96,9 @@ StatusOr<ValidRequest> Validate(RunRequest request, std::vector<std::string> pla
                                 double total_time_limit_s = 0);
 
 // Places with `member` (made with request.options) and judges the result. The placer's own
-// errors with its name.
+// errors with its name. Under an interleaved schedule the placer plans chunks (chunks.h); under
+// `auto` with the pipeline objective it plans a split and chunks, each in half the limits, and
+// the faster is kept.
 StatusOr<PlacerResult> Run(const std::shared_ptr<const sim::Problem>& problem,
                            const RunRequest& request, place::Member member);
 // Validate for request.placer, then Run with it.
