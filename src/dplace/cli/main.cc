@@ -64,7 +64,9 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "running a device map under accelerate: ops in program order, whole modules, "
                   "inputs moved at a module's entry); --export device_map implies eager");
   cmd->add_option("--recompute", flags->recompute,
-                  "pipeline objective: what stages recompute in backward instead of keeping it: "
+                  "pipeline schedules (the pipeline objective, the throughput objective's and "
+                  "the exact placers' memory check): what stages recompute in backward instead "
+                  "of keeping it: "
                   "none (default), selective (attention's core: its scores and probabilities, "
                   "as Megatron-LM's selective recomputation), full (every stage keeps only its "
                   "inputs and outputs and runs its forward again: torch.utils.checkpoint of the "
@@ -251,8 +253,9 @@ int main(int argc, char** argv) {
       ->required();
   sim_cmd->add_option("--trace", simulate.trace, "write a Chrome trace of the step");
   sim_cmd->add_option("--pipeline", simulate.pipeline,
-                      "simulate a pipeline schedule of the plan's stages: gpipe, 1f1b, zb-h1, "
-                      "zb-h2 or auto (the fastest that fits), recomputing as --recompute says");
+                      "simulate a pipeline schedule of the plan's stages: gpipe, 1f1b, "
+                      "interleaved (the plan's chunks round the devices), zb-h1, zb-h2 or auto "
+                      "(the fastest that fits), recomputing as --recompute says");
   sim_cmd->add_option("--microbatches", simulate.microbatches, "micro-batches for --pipeline")
       ->capture_default_str();
   sim_cmd->add_option("--step-model", simulate.step_model,

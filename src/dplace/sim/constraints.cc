@@ -1,6 +1,7 @@
 #include "dplace/sim/constraints.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "dplace/base/units.h"
@@ -130,8 +131,23 @@ PerDevice<double> StageMemoryBytes(const Problem& p, const Placement& placement,
     memory[d] += resident[op];
     if (position[d] < 0 && p.g().op(op).kind == graph::OpKind::kForward) position[d] = stages++;
   }
+  // What a device keeps per micro-batch in flight, and of the one whose backward runs, by what it
+  // recomputes (as the pipeline simulator counts them); auto: the least.
+  const bool full = p.recompute == Recompute::kFull || p.recompute == Recompute::kAuto;
+  const bool selective = p.recompute == Recompute::kSelective || p.recompute == Recompute::kAuto;
+  const PerDevice<double> inputs =
+      full ? HeldWhenRecomputing(p, placement) : PerDevice<double>(held.size(), 0);
+  const PerDevice<double> core =
+      selective ? HeldSelectivePerMicrobatch(p, placement) : PerDevice<double>(held.size(), 0);
   for (DeviceId d : p.c().device_ids()) {
-    if (position[d] >= 0) memory[d] += InFlight(p, position[d], stages) * held[d];
+    if (position[d] < 0) continue;
+    const int in_flight = InFlight(p, position[d], stages);
+    double least = p.recompute == Recompute::kNone || p.recompute == Recompute::kAuto
+                       ? in_flight * held[d]
+                       : std::numeric_limits<double>::infinity();
+    if (full) least = std::min(least, in_flight * inputs[d] + held[d]);
+    if (selective) least = std::min(least, in_flight * core[d] + held[d] - core[d]);
+    memory[d] += least;
   }
   return memory;
 }

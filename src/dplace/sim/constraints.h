@@ -47,6 +47,9 @@ PerOp<double> HeldBytesPerOp(const graph::Graph& g);
 // what the pipeline simulator says a stage holds (pipeline_sim.h's HeldPerMicrobatch: what its
 // backward keeps, what it sends and receives); the stages are the devices that hold ops in the
 // order of their first forward op, InFlight(problem, s, S) micro-batches in flight on stage s.
+// A device that recomputes (Problem::recompute) keeps per micro-batch in flight what it keeps
+// recomputing (HeldWhenRecomputing, HeldSelectivePerMicrobatch) and holds one micro-batch in
+// full while its backward runs; auto: the least of the three.
 PerDevice<double> StageMemoryBytes(const Problem& problem, const Placement& placement,
                                    const PerOp<double>& footprint, const PerOp<double>& resident);
 

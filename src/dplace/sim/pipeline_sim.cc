@@ -251,6 +251,13 @@ IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& 
   return SumByDevice(p, m, HeldPerStage(p, placement, m));
 }
 
+IdVector<DeviceId, double> HeldSelectivePerMicrobatch(const Problem& p,
+                                                      const Placement& placement) {
+  const PipelineStages m = ByDevice(p, placement);
+  const std::vector<char> core = graph::AttentionCoreOps(p.g());
+  return SumByDevice(p, m, HeldPerStage(p, placement, m, &core));
+}
+
 IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placement& placement) {
   const PipelineStages m = ByDevice(p, placement);
   return SumByDevice(p, m, HeldForWeightsPerStage(p, placement, m));

@@ -113,6 +113,10 @@ IdVector<DeviceId, double> HeldPerMicrobatch(const Problem& p, const Placement& 
 // weight gradients (weight_gradient_share > 0) and the gradients those ops read. Each once.
 IdVector<DeviceId, double> HeldForWeightGradients(const Problem& p, const Placement& placement);
 
+// HeldPerMicrobatch less what device d's backward keeps of attention's core outputs
+// (graph::AttentionCoreOps): what it keeps of one micro-batch recomputing the core.
+IdVector<DeviceId, double> HeldSelectivePerMicrobatch(const Problem& p, const Placement& placement);
+
 // Bytes device d keeps of one micro-batch in flight when it recomputes: the forward tensors it
 // receives from other devices' forward ops (its stage's inputs) and the storages of those it sends
 // them (its outputs, kept until its backward as HeldPerMicrobatch keeps them), each once, at its

@@ -163,6 +163,26 @@ TEST(DpStageMemoryTest, DpCountsWhatTheSimulatorCountsAtEveryCut) {
     const sim::Evaluation e = sim::EvaluateMaxLoad(p, placement);
     EXPECT_DOUBLE_EQ(first.MemoryAt(2), e.devices[sim::DeviceId(0)].peak_memory_bytes) << cut;
     EXPECT_DOUBLE_EQ(second.MemoryAt(1), e.devices[sim::DeviceId(1)].peak_memory_bytes) << cut;
+    // Recomputing everything, the evaluator keeps per micro-batch what a device receives and
+    // sends, and one micro-batch in full; dp what crosses its units' borders (more: safe). Auto
+    // counts the less of keeping and recomputing.
+    sim::Problem full = p, chosen = p;
+    full.recompute = sim::Recompute::kFull;
+    chosen.recompute = sim::Recompute::kAuto;
+    auto recomputing = BuildContiguousModel(full);
+    ASSERT_TRUE(recomputing.ok());
+    UnitSetLoad a(*recomputing);
+    a.Reset(nullptr);
+    for (int u = 0; u < cut; ++u) a.Add(u);
+    const double kept = e.devices[sim::DeviceId(0)].peak_memory_bytes;
+    const double again =
+        sim::EvaluateMaxLoad(full, placement).devices[sim::DeviceId(0)].peak_memory_bytes;
+    EXPECT_GE(a.MemoryAt(2), again) << cut;
+    EXPECT_NE(again, kept) << cut;
+    EXPECT_DOUBLE_EQ(
+        sim::EvaluateMaxLoad(chosen, placement).devices[sim::DeviceId(0)].peak_memory_bytes,
+        std::min(kept, again))
+        << cut;
   }
 }
 
