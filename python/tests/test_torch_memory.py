@@ -178,22 +178,27 @@ def test_a_stages_file_run_in_processes_holds_per_stage_what_dplace_says(stages,
         assert ours == pytest.approx(theirs, rel=0.05), (schedule, split)
 
 
-@pytest.mark.parametrize("schedule,recompute",
-                         [("zb-h1", "none"), ("zb-h2", "none"), ("1f1b", "full"), ("zb-h1", "full"),
-                          ("1f1b", "selective"), ("interleaved:2", "none")])
+@pytest.mark.parametrize("schedule,recompute,path",
+                         [("zb-h1", "none", "from_module"), ("zb-h2", "none", "from_module"),
+                          ("1f1b", "full", "from_module"), ("zb-h1", "full", "from_module"),
+                          ("1f1b", "selective", "from_module"),
+                          ("interleaved:2", "none", "from_module"),
+                          ("zb-h1", "none", "onnx"), ("1f1b", "selective", "onnx"),
+                          ("interleaved:2", "none", "onnx")])
 def test_zero_bubble_and_recomputing_stages_hold_what_their_pytorch_run_holds(
-        schedule, recompute, tmp_path):
+        schedule, recompute, path, tmp_path):
     """dp's 4-stage split of the decoder (block units) under a zero-bubble schedule or recomputing
     on every stage, or its interleaved plan of two chunks on each of 2 GPUs, written as a stages
     file and run in processes (tests/pipeline_run.py): the file's per-rank action table (each
     linear layer's weight gradient deferred to its W; each rank running both its chunks), and
     torch.utils.checkpoint around each stage (full) or each attention's core (selective). Each
     device's peak within 15% of what its process held (the file also counts what the norms'
-    weight gradients keep until W)."""
+    weight gradients keep until W). The graph traced from the module or exported to ONNX."""
     import json
     import pipeline_run
     model, inputs = user_models.build("decoder")
-    g = dt.from_module(model, inputs, training=True, unit="blocks")
+    g = (dt.from_module(model, inputs, training=True, unit="blocks") if path == "from_module"
+         else _onnx_training_graph(model, inputs, tmp_path, unit="blocks"))
     interleaved = schedule.startswith("interleaved")
     problem = dplace.Problem(g, "a100x8", "pipeline", stages=2 if interleaved else 4,
                              schedule=schedule + ":8", recompute=recompute)
@@ -216,6 +221,28 @@ def test_zero_bubble_and_recomputing_stages_hold_what_their_pytorch_run_holds(
     if schedule == "zb-h2":  # the deeper warm-up holds more than 1F1B's on the first stage
         one_f_one_b = pipeline_run.run("decoder", f["split_modules"], 8, "1f1b")
         assert theirs[0] > one_f_one_b[0]["resident"] + one_f_one_b[0]["activations"]
+
+
+@pytest.mark.parametrize("path", ["from_module", "onnx"])
+def test_selective_recomputation_frees_exactly_the_attention_probabilities_of_a_vit(path, tmp_path):
+    """torchvision's VisionTransformer (its authors' code: nn.MultiheadAttention, 17 tokens, 4
+    heads), 4 layers over 2 GPUs: recomputing attention's core frees, per micro-batch, each
+    layer's softmax output, batch x heads x 17 x 17 floats, and nothing else; traced from the
+    module, nn.MultiheadAttention is one op, so there is no core to recompute."""
+    from torchvision.models.vision_transformer import VisionTransformer
+    torch.manual_seed(0)
+    model = VisionTransformer(image_size=32, patch_size=8, num_layers=4, num_heads=4,
+                              hidden_dim=64, mlp_dim=128)
+    inputs = (torch.randn(8, 3, 32, 32),)
+    g = (dt.from_module(model, inputs, training=True, unit="blocks") if path == "from_module"
+         else _onnx_training_graph(model, inputs, tmp_path, unit="blocks"))
+    problem = dplace.Problem(g, "a100x8", "pipeline", stages=2, recompute="selective")
+    plan = dplace.place(problem, "uniform")  # two layers a GPU
+    run = dplace.pipeline(problem, plan, "1f1b", 8)
+    probabilities = 2 * 8 * 4 * 17 * 17 * 4  # two layers a stage
+    for stage in run["stages"]:
+        freed = stage["held_per_microbatch_bytes"] - stage["held_selective_bytes"]
+        assert freed == (probabilities if path == "onnx" else 0), stage["name"]
 
 
 @pytest.mark.parametrize("name", user_models.NAMES)

@@ -289,9 +289,10 @@ StatusOr<PipelineStages> DeviceStages(const Problem& p, const Placement& placeme
 // D - lo changes on a path from it to the outputs lies on a longest path and pins its device's
 // position in the ring (its stage mod S). Every forward op then takes the first stage of its
 // device at or after `lo` and after what it reads (the same stage on the same device), in
-// topological order; each device runs ceil((D + 1) / S) chunks (its last may be empty).
-// InvalidInput when a device has no pinned op or two positions, an op would need a stage past the
-// last, or a device holds no forward op. Backward and update ops: see below.
+// topological order, and one that depends on no op's output as late as what reads it allows; each
+// device runs ceil((D + 1) / S) chunks (its last may be empty). InvalidInput when a device has no
+// pinned op or two positions, an op would need a stage past the last, or a device holds no forward
+// op. Backward and update ops: see below.
 StatusOr<PipelineStages> ChunkStages(const Problem& p, const Placement& placement) {
   const graph::Graph& g = p.g();
   const auto& topo = g.TopologicalOrder();
@@ -371,6 +372,26 @@ StatusOr<PipelineStages> ChunkStages(const Problem& p, const Placement& placemen
     if (stage > last) return refuse("op " + g.op(op).name + " would run after the last stage");
     m.stage[op] = stage;
   }
+  // An op that reads no other op's output, nor anything such an op does not make (a weight's
+  // transpose, a position table), waits for nothing: it runs in the last stage of its device
+  // before every op that reads it (one on another device: before that one's stage).
+  IdVector<OpId, char> floating(n, 0);
+  for (OpId op : topo) {
+    if (!counted(op)) continue;
+    floating[op] = 1;
+    for (OpId pred : g.Predecessors(op)) {
+      if (counted(pred) && !floating[pred]) floating[op] = 0;
+    }
+  }
+  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+    if (!floating[*it]) continue;
+    int cap = last + 1;
+    for (OpId c : g.Successors(*it)) {
+      if (counted(c)) cap = std::min(cap, m.stage[c] - (placement[c] != placement[*it]));
+    }
+    const int r = position[placement[*it]];
+    if (cap <= last && cap >= r) m.stage[*it] = std::max(m.stage[*it], r + (cap - r) / ring * ring);
+  }
   // The rest in topological order: an op that reads nothing and computes nothing with the first
   // chunk on its device that reads it; a backward or update op in the last stage of its device no
   // later than what it reads of the backward (a stage before one on another device). With each
@@ -417,9 +438,11 @@ StatusOr<PipelineStages> StagesOf(const Problem& p, const Placement& placement, 
 namespace {
 
 // SimulatePipeline with what each device recomputes (`recomputing`, by device id; empty: none).
+// What a stage would keep recomputing is worked out only where `asked` (the run's mode) may
+// recompute so: the pipeline objective's every evaluation keeping everything does none of it.
 StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placement,
                                       PipelineSchedule schedule, int microbatches,
-                                      const std::vector<Recompute>& recomputing) {
+                                      const std::vector<Recompute>& recomputing, Recompute asked) {
   const graph::Graph& g = p.g();
   PipelineResult r;
   r.schedule = schedule;
@@ -446,7 +469,11 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
     double forward_s = 0, backward_s = 0, weight_s = 0;
     double core_s = 0;  // forward time of attention's core (selective recomputation)
   };
-  const std::vector<char> core = graph::AttentionCoreOps(g);
+  const bool may_full = asked == Recompute::kFull || asked == Recompute::kAuto;
+  const bool may_select = asked == Recompute::kSelective || asked == Recompute::kAuto;
+  const std::vector<char> core = may_select
+                                     ? graph::AttentionCoreOps(g)
+                                     : std::vector<char>(static_cast<size_t>(p.num_ops()), 0);
   std::vector<Work> work(static_cast<size_t>(num_stages));
   std::vector<double> resident(static_cast<size_t>(num_devices), 0);
   bool training = false;
@@ -476,9 +503,9 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
   const std::vector<double> for_weights =
       split ? HeldForWeightsPerStage(p, placement, map) : std::vector<double>(n, 0);
   const std::vector<double> inputs =
-      training ? HeldRecomputingPerStage(p, placement, map) : std::vector<double>(n, 0);
+      training && may_full ? HeldRecomputingPerStage(p, placement, map) : std::vector<double>(n, 0);
   const std::vector<double> selective =
-      training ? HeldPerStage(p, placement, map, &core) : per_microbatch;
+      training && may_select ? HeldPerStage(p, placement, map, &core) : per_microbatch;
   for (PipelineStage& stage : r.stages) {
     stage.recompute =
         training && !recomputing.empty() ? recomputing[stage.device.index()] : Recompute::kNone;
@@ -689,7 +716,7 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   }
   if (recompute != Recompute::kAuto) {
     const std::vector<Recompute> all(static_cast<size_t>(p.num_devices()), recompute);
-    return SimulateWith(p, placement, schedule, microbatches, all);
+    return SimulateWith(p, placement, schedule, microbatches, all, recompute);
   }
   // Auto: a stage recomputes only when it does not fit keeping everything (recomputing takes
   // time and never saves any): attention's core first where that frees anything, then its whole
@@ -697,8 +724,8 @@ StatusOr<PipelineResult> SimulatePipeline(const Problem& p, const Placement& pla
   // does, at most twice a stage.
   std::vector<Recompute> recomputing(static_cast<size_t>(p.num_devices()), Recompute::kNone);
   while (true) {
-    DPLACE_ASSIGN_OR_RETURN(PipelineResult r,
-                            SimulateWith(p, placement, schedule, microbatches, recomputing));
+    DPLACE_ASSIGN_OR_RETURN(PipelineResult r, SimulateWith(p, placement, schedule, microbatches,
+                                                           recomputing, Recompute::kAuto));
     bool more = false;
     for (const PipelineStage& stage : r.stages) {
       if (stage.recompute == Recompute::kFull ||

@@ -61,8 +61,11 @@ struct PipelineStage {
   // kFull: keeps only its inputs and outputs, runs its forward again; kSelective: keeps all but
   // what attention's core makes (graph::AttentionCoreOps), runs the core again.
   Recompute recompute = Recompute::kNone;
-  double held_when_recomputing_bytes = 0;  // HeldWhenRecomputing
-  double held_selective_bytes = 0;         // HeldPerMicrobatch less attention's core outputs
+  // What it would keep of a micro-batch recomputing fully (HeldWhenRecomputing; 0 unless the
+  // run may recompute fully: full or auto) and selectively (HeldPerMicrobatch less attention's
+  // core outputs; held_per_microbatch_bytes unless the run may: selective or auto).
+  double held_when_recomputing_bytes = 0;
+  double held_selective_bytes = 0;
   double peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;
 };
