@@ -53,6 +53,7 @@ struct PyProblem {
   std::string runtime;    // as given: "", executor or eager
   std::string schedule;   // as given: "" or a schedule (sim/schedules.h), [:M]
   std::string recompute;  // as given: "", none, full or auto
+  std::string replicas;   // as given: "", N, N1,N2,... or auto (run::ProblemSpec)
 };
 
 // A judged placement of one problem (what place and simulate return).

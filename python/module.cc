@@ -88,7 +88,7 @@ std::shared_ptr<const hw::Cluster> LoadCluster(const py::handle& src) {
 PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
                         std::shared_ptr<const hw::Cluster> cluster, const std::string& objective,
                         const std::string& runtime, const std::string& schedule,
-                        const std::string& recompute) {
+                        const std::string& recompute, const std::string& replicas) {
   if (graph == nullptr) {
     throw py::type_error(
         "Problem: graph must be a dplace.Graph (load_graph(...)), "
@@ -98,9 +98,11 @@ PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
               .cluster = std::move(cluster),
               .runtime = runtime,
               .schedule = schedule,
-              .recompute = recompute};
+              .recompute = recompute,
+              .replicas = replicas};
   p.problem = Unwrap(run::MakeLoadedProblem(p.graph->loaded, p.cluster, objective, p.graph->source,
                                             runtime, schedule, recompute));
+  p.problem = Unwrap(run::WithReplicas(p.problem, replicas));
   return p;
 }
 
@@ -430,7 +432,8 @@ void BindTypes(py::module_& m) {
       .def(py::init([](std::shared_ptr<PyGraph> graph, const py::object& cluster,
                        const std::string& objective, const py::object& devices,
                        const py::object& stages_given, const std::string& runtime,
-                       const std::string& schedule, const std::string& recompute) {
+                       const std::string& schedule, const std::string& recompute,
+                       const std::string& replicas) {
              if (graph == nullptr) {
                throw py::type_error(
                    "Problem: graph must be a dplace.Graph (load_graph(...)), "
@@ -448,25 +451,28 @@ void BindTypes(py::module_& m) {
                  cluster.is_none() ? graph->loaded.cluster : LoadCluster(cluster);
              const std::vector<std::string> names =
                  devices.is_none() ? std::vector<std::string>{} : StringList(devices, "devices");
-             if (c != nullptr && (!names.empty() || stages != 0)) {
-               c = Unwrap(run::RestrictCluster(c, names, stages));
+             const int devices_for_stages = Unwrap(run::DevicesForStages(stages, replicas));
+             if (c != nullptr && (!names.empty() || devices_for_stages != 0)) {
+               c = Unwrap(run::RestrictCluster(c, names, devices_for_stages));
              }
              PyProblem made = MakePyProblem(
                  std::move(graph), cluster.is_none() && names.empty() && !stages ? nullptr : c,
-                 objective, runtime, schedule, recompute);
+                 objective, runtime, schedule, recompute, replicas);
              made.cluster_source = PathOf(cluster);
              return made;
            }),
            py::arg("graph"), py::arg("cluster") = py::none(), py::arg("objective") = "",
            py::kw_only(), py::arg("devices") = py::none(), py::arg("stages") = py::none(),
            py::arg("runtime") = "", py::arg("schedule") = "", py::arg("recompute") = "",
+           py::arg("replicas") = "",
            "devices: only these devices of the cluster, in order; stages: only its first N "
            "accelerators (a pipeline of N stages); runtime: 'executor' (default: each device "
            "runs its ready ops, as dplace.torch.apply) or 'eager' (a device map under "
            "accelerate: ops in program order, modules whole, inputs moved at a module's entry); "
            "schedule: '1f1b' (default), 'gpipe', 'interleaved[:CHUNKS]', 'zb-h1', 'zb-h2' or "
            "'auto', optionally ':MICROBATCHES' (the CLI's --schedule); recompute: 'none' "
-           "(default), 'selective', 'full' or 'auto' (--recompute).")
+           "(default), 'selective', 'full' or 'auto' (--recompute); replicas: 'N', 'N1,N2,...' "
+           "or 'auto', data-parallel replicas of each stage (--replicas).")
       .def_property_readonly("runtime",
                              [](const PyProblem& p) {
                                return std::string(sim::IssueName(p.problem->step_model.issue));
@@ -485,7 +491,8 @@ void BindTypes(py::module_& m) {
       .def(
           "with_objective",
           [](const PyProblem& p, const std::string& objective) {
-            return MakePyProblem(p.graph, p.cluster, objective, p.runtime, p.schedule, p.recompute);
+            return MakePyProblem(p.graph, p.cluster, objective, p.runtime, p.schedule, p.recompute,
+                                 p.replicas);
           },
           py::arg("objective"), "The same graph and cluster judged by another objective.");
 

@@ -29,6 +29,7 @@ Status WithFlagNames(const Status& status) {
            {"runtime", ""},
            {"schedule", ""},
            {"recompute", ""},
+           {"replicas", ""},
            {"export", ""},
            {"stages", ""},
            {"devices", ""},

@@ -68,6 +68,13 @@ CostTable CostTable::Chunked(int chunks) const {
   return t;
 }
 
+CostTable CostTable::Mapped(const std::vector<hw::DeviceId>& from) const {
+  CostTable t = *this;
+  t.class_of_.clear();
+  for (hw::DeviceId d : from) t.class_of_.push_back(class_of_[d]);
+  return t;
+}
+
 CostTable CostTable::Scaled(const std::vector<double>& factor) const {
   CostTable t = *this;
   for (size_t i = 0; i < t.times_.size(); ++i) t.times_[i] *= factor[i];

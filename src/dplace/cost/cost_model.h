@@ -58,6 +58,9 @@ class CostTable {
   CostTable Scaled(const std::vector<double>& factor) const;
   // This table for hw::Cluster::Chunked(chunks): device k times as device k mod n.
   CostTable Chunked(int chunks) const;
+  // This table for a machine whose device k is device from[k] of this one's (hw::Cluster::Grouped:
+  // a group's first device).
+  CostTable Mapped(const std::vector<hw::DeviceId>& from) const;
   // Smallest time of `op` over the devices it may run on (`allowed(op, d)` decides).
   template <typename Allowed>
   double MinOpTime(graph::OpId op, int num_devices, Allowed allowed) const {

@@ -76,6 +76,49 @@ Cluster Cluster::Chunked(int chunks) const {
   return out;
 }
 
+StatusOr<Cluster> Cluster::Grouped(const std::vector<std::vector<DeviceId>>& groups) const {
+  Cluster out;
+  out.name_ = name_;
+  std::vector<char> used(devices_.size(), 0);
+  for (const std::vector<DeviceId>& group : groups) {
+    if (group.empty()) return InvalidInput("replicas: a group of no devices");
+    Device d = devices_[group.front()];
+    d.replicas = static_cast<int>(group.size());
+    d.replica_link = Link{};
+    for (size_t i = 0; i < group.size(); ++i) {
+      const DeviceId m = group[i];
+      if (m.index() >= devices_.size() || used[m.index()]++) {
+        return InvalidInput("replicas: device " + std::to_string(m.index()) +
+                            " is not one device of one group");
+      }
+      const Device& member = devices_[m];
+      if (member.kind != d.kind || member.memory_bytes != devices_[group.front()].memory_bytes) {
+        return InvalidInput("replicas: " + member.name + " is not of the kind and memory of " +
+                            devices_[group.front()].name + ", the first of its group");
+      }
+      if (i > 0) {
+        d.name += "+" + member.name;
+        for (size_t j = 0; j < i; ++j) {
+          for (const Link& l : {LinkBetween(group[j], m), LinkBetween(m, group[j])}) {
+            d.replica_link.bandwidth_bytes_per_s =
+                std::min(d.replica_link.bandwidth_bytes_per_s, l.bandwidth_bytes_per_s);
+            d.replica_link.latency_s = std::max(d.replica_link.latency_s, l.latency_s);
+          }
+        }
+      }
+    }
+    out.devices_.push_back(std::move(d));
+  }
+  for (const auto& a : groups) {
+    for (const auto& b : groups) {
+      out.links_.push_back(&a == &b ? Link{} : LinkBetween(a.front(), b.front()));
+    }
+  }
+  for (const auto& group : groups) out.kind_index_.push_back(kind_index_[group.front()]);
+  out.kinds_ = kinds_;
+  return out;
+}
+
 DeviceId ClusterBuilder::AddDevice(Device device) {
   devices_.push_back(std::move(device));
   return static_cast<DeviceId>(devices_.size() - 1);

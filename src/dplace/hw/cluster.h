@@ -21,15 +21,6 @@ namespace dplace::hw {
 using DeviceId = Id<struct DeviceTag>;
 inline constexpr double kUnlimited = std::numeric_limits<double>::infinity();
 
-struct Device {
-  std::string name;
-  std::string kind;                  // "gpu", "cpu", "accel", ... free text
-  double memory_bytes = kUnlimited;  // capacity; infinity = unlimited
-  double peak_flops = 0;             // FP32 FLOP/s; 0 = unknown (roofline then uses bandwidth only)
-  double peak_flops_half = 0;        // FP16/BF16 FLOP/s (tensor cores); 0 = as peak_flops
-  double memory_bandwidth_bytes_per_s = 0;  // 0 = unknown
-};
-
 struct Link {
   double bandwidth_bytes_per_s = kUnlimited;
   double latency_s = 0;
@@ -38,6 +29,20 @@ struct Link {
   // TensorFlow _Recv). Baechi's model charges nothing (the cluster file's "zero_byte_transfers").
   bool empty_is_free = false;
 };
+
+struct Device {
+  std::string name;
+  std::string kind;                  // "gpu", "cpu", "accel", ... free text
+  double memory_bytes = kUnlimited;  // capacity; infinity = unlimited
+  double peak_flops = 0;             // FP32 FLOP/s; 0 = unknown (roofline then uses bandwidth only)
+  double peak_flops_half = 0;        // FP16/BF16 FLOP/s (tensor cores); 0 = as peak_flops
+  double memory_bandwidth_bytes_per_s = 0;  // 0 = unknown
+  // Devices this one stands for: a stage's data-parallel replicas (Cluster::Grouped), each running
+  // whole micro-batches in turn; `replica_link` the slowest link among them (their all-reduce's).
+  int replicas = 1;
+  Link replica_link;
+};
+
 
 class Cluster {
  public:
@@ -67,6 +72,12 @@ class Cluster {
   // k of n * chunks a copy of device k mod n named "name#c" (c = k / n), with a chunks-th of its
   // memory; between copies of two devices their link, between copies of one a free one.
   Cluster Chunked(int chunks) const;
+  // This machine with each group of devices (distinct valid ids, each group of one kind and
+  // memory) run as one device: device g a copy of group g's first device named by its members
+  // joined with '+', with `replicas` the group's size and `replica_link` the slowest link among
+  // them; between two groups the link of their first devices. InvalidInput for a group that is
+  // empty, mixes kinds or memories, or repeats a device.
+  StatusOr<Cluster> Grouped(const std::vector<std::vector<DeviceId>>& groups) const;
   // Distinct device kinds in order of first appearance; KindIndex maps a device to its position.
   const std::vector<std::string>& kinds() const { return kinds_; }
   int KindIndex(DeviceId d) const { return kind_index_[d]; }

@@ -43,6 +43,32 @@ TEST(ClusterTest, AChunkedClusterRepeatsItsDevicesWithAShareOfTheirMemory) {
   EXPECT_DOUBLE_EQ(chunked.LinkBetween(DeviceId(0), DeviceId(2)).latency_s, 0);
 }
 
+TEST(ClusterTest, AGroupedClusterRunsEachGroupAsOneDeviceOfItsReplicas) {
+  ClusterBuilder b("c");
+  for (int i = 0; i < 4; ++i) {
+    b.AddDevice({.name = "gpu" + std::to_string(i), .kind = "gpu", .memory_bytes = 8});
+  }
+  const DeviceId c0 = b.AddDevice({.name = "cpu0", .kind = "cpu"});
+  b.SetDefaultLink({.bandwidth_bytes_per_s = 1e9, .latency_s = 1e-5});
+  b.SetLink(DeviceId(0), DeviceId(1), {.bandwidth_bytes_per_s = 1e11, .latency_s = 1e-6});
+  auto c = b.Build();
+  ASSERT_TRUE(c.ok());
+  auto grouped = c->Grouped({{DeviceId(0), DeviceId(1)}, {DeviceId(2), DeviceId(3)}, {c0}});
+  ASSERT_TRUE(grouped.ok()) << grouped.status().message();
+  ASSERT_EQ(grouped->num_devices(), 3);
+  EXPECT_EQ(grouped->device(DeviceId(0)).name, "gpu0+gpu1");
+  EXPECT_EQ(grouped->device(DeviceId(0)).replicas, 2);
+  EXPECT_DOUBLE_EQ(grouped->device(DeviceId(0)).replica_link.bandwidth_bytes_per_s, 1e11);
+  EXPECT_DOUBLE_EQ(grouped->device(DeviceId(1)).replica_link.bandwidth_bytes_per_s, 1e9);
+  EXPECT_EQ(grouped->device(DeviceId(2)).replicas, 1);
+  EXPECT_EQ(grouped->KindIndex(DeviceId(2)), c->KindIndex(c0));
+  EXPECT_DOUBLE_EQ(grouped->LinkBetween(DeviceId(0), DeviceId(1)).latency_s, 1e-5);
+  // Groups of mixed kinds, or that share a device, are refused.
+  EXPECT_FALSE(c->Grouped({{DeviceId(0), c0}}).ok());
+  EXPECT_FALSE(c->Grouped({{DeviceId(0), DeviceId(1)}, {DeviceId(1)}}).ok());
+  EXPECT_FALSE(c->Grouped({{}}).ok());
+}
+
 TEST(ClusterTest, RejectsDuplicateNamesAndBadLinks) {
   {
     ClusterBuilder b("c");

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include "dplace/base/status.h"
 #include "dplace/sim/evaluator.h"
@@ -14,10 +16,32 @@
 
 namespace dplace::run {
 
+// `problem` on another machine (`cluster`, with `costs` for it): its graph, objective and every
+// setting of its run, its lower bound and reason.
+StatusOr<std::shared_ptr<const sim::Problem>> ProblemOn(const sim::Problem& problem,
+                                                        std::shared_ptr<const hw::Cluster> cluster,
+                                                        cost::CostTable costs);
+
 // `problem` on its cluster chunked `chunks` ways, with the interleaved schedule of that many
 // chunks and the problem's lower bound. InvalidInput when chunks < 2.
 StatusOr<std::shared_ptr<const sim::Problem>> ChunkedProblem(const sim::Problem& problem,
                                                              int chunks);
+
+// `problem` with each group of its devices run as one device of that many replicas
+// (hw::Cluster::Grouped): a stage on a group runs whole micro-batches on each replica in turn and
+// all-reduces its weight gradients over them (sim/pipeline_sim.h). The errors of Grouped.
+StatusOr<std::shared_ptr<const sim::Problem>> GroupedProblem(
+    const sim::Problem& problem, const std::vector<std::vector<sim::DeviceId>>& groups);
+
+// The degrees "N" or "N1,N2,..." names (each from 1 to 4096). InvalidInput "replicas: ..."
+// otherwise.
+StatusOr<std::vector<int>> ParseReplicaDegrees(std::string_view spec);
+
+// The groups of `problem`'s devices that `--replicas` names: "N" (each run of N devices in order;
+// their count must be a multiple of N) or "N1,N2,..." (runs of those sizes in order, covering
+// every device). InvalidInput "replicas: ..." otherwise.
+StatusOr<std::vector<std::vector<sim::DeviceId>>> ReplicaGroups(const hw::Cluster& cluster,
+                                                                std::string_view spec);
 
 // A plan of the chunked problem as a plan of `problem`: chunk device k on device k mod S.
 sim::Placement FromChunks(const sim::Problem& problem, const sim::Placement& chunked);

@@ -1,5 +1,7 @@
 #include "dplace/run/load.h"
 
+#include "dplace/run/chunks.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -225,6 +227,31 @@ StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
   return std::make_shared<const hw::Cluster>(cluster->Subset(keep));
 }
 
+StatusOr<int> DevicesForStages(int stages, const std::string& replicas) {
+  if (replicas.empty() || replicas == "auto" || stages <= 0) return stages;
+  DPLACE_ASSIGN_OR_RETURN(const std::vector<int> degrees, ParseReplicaDegrees(replicas));
+  if (degrees.size() == 1) return stages * degrees[0];
+  if (degrees.size() != static_cast<size_t>(stages)) {
+    return InvalidInput("replicas: '" + replicas + "' names " + std::to_string(degrees.size()) +
+                        " stages, and stages asks for " + std::to_string(stages));
+  }
+  int devices = 0;
+  for (int d : degrees) devices += d;
+  return devices;
+}
+
+StatusOr<std::shared_ptr<const sim::Problem>> WithReplicas(
+    std::shared_ptr<const sim::Problem> problem, const std::string& replicas) {
+  if (replicas.empty()) return problem;
+  if (replicas == "auto") {
+    auto copy = std::make_shared<sim::Problem>(*problem);
+    copy->replicas_auto = true;
+    return std::shared_ptr<const sim::Problem>(std::move(copy));
+  }
+  DPLACE_ASSIGN_OR_RETURN(auto groups, ReplicaGroups(problem->c(), replicas));
+  return GroupedProblem(*problem, groups);
+}
+
 StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
   LoadedProblem out;
   GraphSpec graph = flags.graph;
@@ -234,15 +261,19 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
   if (!flags.cluster.empty()) {
     DPLACE_ASSIGN_OR_RETURN(cluster, io::LoadCluster(flags.cluster));
   }
-  if (!flags.devices.empty() || flags.stages != 0) {
+  DPLACE_ASSIGN_OR_RETURN(const int devices_for_stages,
+                          DevicesForStages(flags.stages, flags.replicas));
+  if (!flags.devices.empty() || devices_for_stages != 0) {
     if (cluster == nullptr) cluster = out.loaded.cluster;
     if (cluster != nullptr) {
-      DPLACE_ASSIGN_OR_RETURN(cluster, RestrictCluster(cluster, flags.devices, flags.stages));
+      DPLACE_ASSIGN_OR_RETURN(cluster,
+                              RestrictCluster(cluster, flags.devices, devices_for_stages));
     }
   }
   DPLACE_ASSIGN_OR_RETURN(out.problem,
                           MakeLoadedProblem(out.loaded, cluster, flags.objective, flags.graph.path,
                                             flags.runtime, flags.schedule, flags.recompute));
+  DPLACE_ASSIGN_OR_RETURN(out.problem, WithReplicas(out.problem, flags.replicas));
   return out;
 }
 

@@ -46,6 +46,10 @@ struct ProblemSpec {
   // Which stages recompute their forward in backward (the pipeline objective): none | full |
   // auto (sim::Recompute); empty: none.
   std::string recompute;
+  // A stage's data-parallel replicas (hw::Cluster::Grouped, ReplicaGroups): "N" (each N devices
+  // in order one stage's, --stages then counting stages of N), "N1,N2,..." (one stage's each, in
+  // order), or "auto" (the exact placers choose a degree per stage, Piper's DP); empty: one.
+  std::string replicas;
 };
 
 struct LoadedProblem {
@@ -54,6 +58,16 @@ struct LoadedProblem {
 };
 
 StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& spec);
+
+// The devices `stages` stages take under ProblemSpec's `replicas`: stages x N, or the sum of a
+// degree list (which must name `stages` degrees); `stages` itself without fixed replicas.
+// InvalidInput "replicas: ..." for a malformed list.
+StatusOr<int> DevicesForStages(int stages, const std::string& replicas);
+
+// `problem` with ProblemSpec's `replicas`: grouped (chunks.h GroupedProblem), marked for the
+// exact placers to choose (auto), or itself (empty). The errors of ReplicaGroups.
+StatusOr<std::shared_ptr<const sim::Problem>> WithReplicas(
+    std::shared_ptr<const sim::Problem> problem, const std::string& replicas);
 
 // `cluster` restricted as ProblemSpec's devices and stages say: the named devices, in the order
 // given (names must exist and be distinct), then, with stages > 0, the first `stages` of them

@@ -17,10 +17,11 @@ namespace {
 
 bool IsForward(const graph::Op& op) { return op.kind == graph::OpKind::kForward; }
 
-// The order in which stage `s` of `num_stages` runs its F and B (or I) tasks: (micro-batch,
-// backward?).
-std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int s, int num_stages,
-                                             int m, bool training) {
+// The order in which a stage (a replica of one) runs its F and B (or I) tasks of micro-batches
+// 0..m-1 (its own, numbered from 0): (micro-batch, backward?). `depth`: the stages after it, in
+// its own micro-batches (S - 1 - s without replicas), which set the warm-up forwards.
+std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int depth, int m,
+                                             bool training) {
   std::vector<std::pair<int, bool>> order;
   if (!training) {
     for (int i = 0; i < m; ++i) order.emplace_back(i, false);
@@ -31,7 +32,6 @@ std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int s, i
     for (int i = m - 1; i >= 0; --i) order.emplace_back(i, true);
     return order;
   }
-  const int depth = num_stages - 1 - s;
   const int warmup = std::min(schedule == PipelineSchedule::kZBH2 ? 2 * depth : depth, m);
   int next_f = 0, next_b = 0;
   for (; next_f < warmup; ++next_f) order.emplace_back(next_f, false);
@@ -44,10 +44,14 @@ std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int s, i
 }
 
 // W tasks stage `s` lets wait before it runs one ahead of its next F or I: what the schedule's
-// memory formula allows (ZB-H1 (S-s) M_B + s M_W, ZB-H2 (2S-2s-1) M_B + 2s M_W on stage s).
+// memory formula allows (ZB-H1 (S-s) M_B + s M_W, ZB-H2 (2S-2s-1) M_B + 2s M_W on stage s; with
+// replicas, `s` counts the stages before it in its own micro-batches).
 size_t WeightAllowance(PipelineSchedule schedule, int s) {
   return static_cast<size_t>(schedule == PipelineSchedule::kZBH2 ? 2 * s : s);
 }
+
+// ceil(a / b) for positive b.
+int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
 // A task's phase: 0 forward, 1 backward or input gradients, 2 weight gradients (split only).
 int Phase(const graph::Op& op, bool split) {
@@ -462,6 +466,32 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
   }
   r.virtual_stages = chunks;
   auto device_of = [&](int stage) { return stage % num_devices; };  // its PipelineStage
+  // A stage on a device of several replicas (hw::Device::replicas) runs micro-batch m on replica
+  // m mod replicas: each replica is a lane, with its own tasks, order and memory.
+  std::vector<int> replicas(static_cast<size_t>(num_devices)), first_lane(1, 0);
+  for (int ds = 0; ds < num_devices; ++ds) {
+    const hw::Device& device = p.c().device(map.device[static_cast<size_t>(ds)]);
+    const int n = replicas[static_cast<size_t>(ds)] = device.replicas;
+    if (n > 1 && chunks > 1) {
+      return InvalidInput("the interleaved schedule runs one replica a stage, and " + device.name +
+                          " is " + std::to_string(n));
+    }
+    if (microbatches % n != 0) {
+      return InvalidInput(device.name + " runs micro-batches on its " + std::to_string(n) +
+                          " replicas in turn, and " + std::to_string(microbatches) +
+                          " is not a multiple");
+    }
+    first_lane.push_back(first_lane.back() + n);
+  }
+  const int num_lanes = first_lane.back();
+  std::vector<int> lane_stage;  // the PipelineStage of each lane
+  for (int ds = 0; ds < num_devices; ++ds) {
+    lane_stage.insert(lane_stage.end(), static_cast<size_t>(replicas[static_cast<size_t>(ds)]), ds);
+  }
+  auto lane_of = [&](int stage, int m) {
+    const size_t ds = static_cast<size_t>(device_of(stage));
+    return first_lane[ds] + m % replicas[ds];
+  };
 
   // Per-stage work and memory, and the transfer delay between (stage, phase) pairs.
   r.stages.resize(static_cast<size_t>(num_devices));
@@ -537,12 +567,19 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
     }
   }
 
-  // Tasks in per-device order, (stage, micro-batch, backward?); a task starts when its device is
+  // Tasks in per-lane order, (stage, micro-batch, backward?); a task starts when its lane is
   // free and its inputs have arrived. Tasks are settled in rounds: each round settles every
-  // device's next task whose inputs are known.
-  std::vector<std::vector<std::tuple<int, int, bool>>> order(static_cast<size_t>(num_devices));
-  for (int d = 0; d < num_devices; ++d) {
-    auto& o = order[static_cast<size_t>(d)];
+  // lane's next task whose inputs are known.
+  std::vector<std::vector<std::tuple<int, int, bool>>> order(static_cast<size_t>(num_lanes));
+  std::vector<size_t> allowance(static_cast<size_t>(num_lanes));
+  for (int lane = 0; lane < num_lanes; ++lane) {
+    auto& o = order[static_cast<size_t>(lane)];
+    const int d = lane_stage[static_cast<size_t>(lane)];
+    const int copies = replicas[static_cast<size_t>(d)], replica = lane - first_lane[d];
+    // The replicas of this stage and of those before and after it, in its own micro-batches.
+    const int before = CeilDiv(first_lane[d], copies);
+    const int after = CeilDiv(num_lanes - first_lane[d], copies) - 1;
+    allowance[static_cast<size_t>(lane)] = WeightAllowance(schedule, before);
     if (chunks > 1 && training) {
       for (const ChunkTask& t : InterleavedOrder(d, num_devices, chunks, microbatches)) {
         o.emplace_back(t.chunk * num_devices + d, t.microbatch, t.backward);
@@ -554,22 +591,22 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
     } else {
       const PipelineSchedule each =
           RowOf(schedule).interleaves ? PipelineSchedule::k1F1B : schedule;
-      for (const auto& [m, backward] : StageOrder(each, d, num_devices, microbatches, training)) {
-        o.emplace_back(d, m, backward);
+      for (const auto& [i, backward] : StageOrder(each, after, microbatches / copies, training)) {
+        o.emplace_back(d, replica + i * copies, backward);
       }
     }
   }
   // (stage, micro-batch, phase) -> start and end times.
   std::map<std::tuple<int, int, int>, double> start, end;
-  std::vector<size_t> next(static_cast<size_t>(num_devices), 0);
-  std::vector<double> free_at(static_cast<size_t>(num_devices), 0);
-  std::vector<std::deque<int>> waiting(static_cast<size_t>(num_devices));  // I done, W not
+  std::vector<size_t> next(static_cast<size_t>(num_lanes), 0);
+  std::vector<double> free_at(static_cast<size_t>(num_lanes), 0);
+  std::vector<std::deque<int>> waiting(static_cast<size_t>(num_lanes));  // I done, W not
   size_t remaining = split ? static_cast<size_t>(num_stages * microbatches) : 0;
   for (const auto& o : order) remaining += o.size();
   // When stage st could start its task of micro-batch m in `phase`: null while an input is
   // unknown.
   auto ready_at = [&](int st, int m, int phase) -> std::optional<double> {
-    double ready = free_at[static_cast<size_t>(device_of(st))];
+    double ready = free_at[static_cast<size_t>(lane_of(st, m))];
     if (phase > 0) {  // after the stage's own previous phase of m
       auto own = end.find({st, m, phase - 1});
       if (own == end.end()) return std::nullopt;
@@ -597,31 +634,33 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
                                 : (split ? w.backward_s - w.weight_s : w.backward_s) + again;
     start[{st, m, phase}] = at;
     end[{st, m, phase}] = at + duration;
-    free_at[static_cast<size_t>(device_of(st))] = at + duration;
+    free_at[static_cast<size_t>(lane_of(st, m))] = at + duration;
     stage.busy_s += duration;
     const TaskKind kind = phase == 0   ? TaskKind::kForward
                           : phase == 2 ? TaskKind::kWeight
                           : split      ? TaskKind::kInput
                                        : TaskKind::kBackward;
-    r.tasks.push_back({stage.device, st, m, kind, at, at + duration});
+    r.tasks.push_back({stage.device, st, m, kind, at, at + duration,
+                       m % replicas[static_cast<size_t>(device_of(st))]});
     --remaining;
   };
   while (remaining > 0) {
     bool progress = false;
-    for (int d = 0; d < num_devices; ++d) {
-      auto& k = next[static_cast<size_t>(d)];
-      auto& wait = waiting[static_cast<size_t>(d)];
-      const bool more = k < order[static_cast<size_t>(d)].size();
+    for (int lane = 0; lane < num_lanes; ++lane) {
+      const int d = lane_stage[static_cast<size_t>(lane)];
+      auto& k = next[static_cast<size_t>(lane)];
+      auto& wait = waiting[static_cast<size_t>(lane)];
+      const bool more = k < order[static_cast<size_t>(lane)].size();
       std::optional<double> main;
       if (more) {
-        const auto [st, m, backward] = order[static_cast<size_t>(d)][k];
+        const auto [st, m, backward] = order[static_cast<size_t>(lane)][k];
         main = ready_at(st, m, backward ? 1 : 0);
       }
       if (!wait.empty()) {
         // The oldest W: when too many wait, when nothing else is left, or in a gap it fits.
         const int m = wait.front();
         const std::optional<double> w = ready_at(d, m, 2);
-        const bool due = wait.size() > WeightAllowance(schedule, d) || !more;
+        const bool due = wait.size() > allowance[static_cast<size_t>(lane)] || !more;
         if (w && (due || (main && *w + work[static_cast<size_t>(d)].weight_s <= *main))) {
           settle(d, m, 2, *w);
           wait.pop_front();
@@ -631,7 +670,7 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
         if (due) continue;
       }
       if (!main) continue;
-      const auto [st, m, backward] = order[static_cast<size_t>(d)][k];
+      const auto [st, m, backward] = order[static_cast<size_t>(lane)][k];
       settle(st, m, backward ? 1 : 0, *main);
       if (backward && split) wait.push_back(m);
       ++k;
@@ -644,11 +683,36 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
   std::sort(r.tasks.begin(), r.tasks.end(),
             [](const PipelineTask& a, const PipelineTask& b) { return a.start_s < b.start_s; });
   for (const PipelineTask& t : r.tasks) r.makespan_s = std::max(r.makespan_s, t.end_s);
-  r.time_per_microbatch_s = r.makespan_s / microbatches;
-  double busy = 0;
+  // A replicated stage all-reduces its weight gradients (a ring over its replicas) once its last
+  // task ends; the step ends with the last all-reduce.
+  std::vector<double> gradient_bytes(static_cast<size_t>(num_devices), 0);
+  for (OpId op{0}; op < p.num_ops(); ++op) {
+    if (g.op(op).kind == graph::OpKind::kBackward) {
+      gradient_bytes[static_cast<size_t>(device_of(map.stage[op]))] += g.op(op).param_bytes;
+    }
+  }
   for (int d = 0; d < num_devices; ++d) {
     PipelineStage& stage = r.stages[static_cast<size_t>(d)];
-    busy += stage.busy_s;
+    stage.replicas = replicas[static_cast<size_t>(d)];
+    if (stage.replicas < 2 || gradient_bytes[static_cast<size_t>(d)] <= 0) continue;
+    const hw::Link& link = p.c().device(stage.device).replica_link;
+    const double ring = stage.replicas;
+    stage.allreduce_s = 2 * (ring - 1) / ring * gradient_bytes[static_cast<size_t>(d)] /
+                            link.bandwidth_bytes_per_s +
+                        2 * (ring - 1) * link.latency_s;
+    double last = 0;
+    for (const PipelineTask& t : r.tasks) {
+      if (t.device == stage.device) last = std::max(last, t.end_s);
+    }
+    r.makespan_s = std::max(r.makespan_s, last + stage.allreduce_s);
+  }
+  r.time_per_microbatch_s = r.makespan_s / microbatches;
+  double busy = 0;
+  for (int lane = 0; lane < num_lanes; ++lane) {
+    const int d = lane_stage[static_cast<size_t>(lane)];
+    const int copies = replicas[static_cast<size_t>(d)], replica = lane - first_lane[d];
+    PipelineStage& stage = r.stages[static_cast<size_t>(d)];
+    if (replica == 0) busy += stage.busy_s;
     // A micro-batch is held from the start of F(m) to the end of B(m) (I(m); F(m) for inference),
     // per chunk: in full, or, recomputing, its inputs and outputs, and in full again while B(m)
     // (I(m)) recomputes and runs; then what its weight gradients need until the end of W(m). The
@@ -669,7 +733,7 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
                                                                      : per_microbatch[i];
       const double again =
           stage.recompute == Recompute::kFull ? per_microbatch[i] : per_microbatch[i] - kept;
-      for (int m = 0; m < microbatches; ++m) {
+      for (int m = replica; m < microbatches; m += copies) {
         changes.push_back({start[{st, m, 0}], 1, kept});
         changes.push_back(
             {end[{st, m, last}], split ? 0 : -1, (split ? for_weights[i] : 0) - kept});
@@ -691,7 +755,8 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
       stage.peak_in_flight = std::max(stage.peak_in_flight, in_flight);
       peak_held = std::max(peak_held, bytes);
     }
-    stage.peak_memory_bytes = resident[static_cast<size_t>(d)] + peak_held;
+    stage.peak_memory_bytes =
+        std::max(stage.peak_memory_bytes, resident[static_cast<size_t>(d)] + peak_held);
     stage.memory_capacity_bytes = p.c().device(stage.device).memory_bytes;
     if (r.feasible && stage.peak_memory_bytes > stage.memory_capacity_bytes) {
       r.feasible = false;
@@ -701,7 +766,7 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
           " micro-batches in flight exceeds capacity " + FormatBytes(stage.memory_capacity_bytes);
     }
   }
-  r.bubble_fraction = r.makespan_s > 0 ? 1 - busy / (num_devices * r.makespan_s) : 0;
+  r.bubble_fraction = r.makespan_s > 0 ? 1 - busy / (num_lanes * r.makespan_s) : 0;
   return r;
 }
 

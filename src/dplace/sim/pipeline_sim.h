@@ -23,6 +23,14 @@
 //    receives), and from the end of I(m) to the end of W(m) what its weight gradients still need
 //    (HeldForWeightGradients), so 1F1B holds at most S - s micro-batches on stage s and GPipe M.
 //    Inference graphs hold every forward output of F(m) until its end.
+//  - Replicas (a device of hw::Cluster::Grouped: d devices, one stage): micro-batch m runs on
+//    replica m mod d (PipeDream's and Piper's round robin; M must be a multiple of d), each
+//    replica with its own order, warm-up and memory as if the stages' replicas before and after it
+//    were stages (1F1B: ceil(replicas from it to the last stage / d) micro-batches in flight); a
+//    training stage then all-reduces its weight gradients (the backward ops' param_bytes) over a
+//    ring of its replicas, 2(d-1)/d of them over its slowest link plus 2(d-1) latencies, once its
+//    last task ends, and the step ends with the last all-reduce. With one degree d for every
+//    stage this is d pipelines of M/d micro-batches each, as frameworks run data parallelism.
 #pragma once
 
 #include <optional>
@@ -46,6 +54,7 @@ struct PipelineTask {
   int microbatch;
   TaskKind kind;
   double start_s, end_s;
+  int replica = 0;  // of the device's replicas, the one that runs it
 };
 
 // A device of the pipeline: its stage, or under an interleaved schedule its chunks together.
@@ -53,7 +62,7 @@ struct PipelineStage {
   DeviceId device;
   double forward_s = 0, backward_s = 0;  // per micro-batch; backward_s with the updates
   double weight_s = 0;  // of backward_s, what runs as W under a schedule that splits backward
-  double busy_s = 0;
+  double busy_s = 0;  // over its replicas
   int peak_in_flight = 0;  // micro-batches (of a chunk, interleaved) whose activations were held
   double held_per_microbatch_bytes = 0;  // HeldPerMicrobatch (every forward output: inference)
   double held_for_weight_bytes = 0;      // HeldForWeightGradients, from I(m) to W(m)
@@ -66,8 +75,12 @@ struct PipelineStage {
   // core outputs; held_per_microbatch_bytes unless the run may: selective or auto).
   double held_when_recomputing_bytes = 0;
   double held_selective_bytes = 0;
-  double peak_memory_bytes = 0;
+  double peak_memory_bytes = 0;  // of its busiest replica
   double memory_capacity_bytes = 0;
+  // Its device's replicas (hw::Device::replicas): each runs every replicas-th micro-batch, and
+  // after its last task the stage all-reduces its weight gradients over them (allreduce_s).
+  int replicas = 1;
+  double allreduce_s = 0;
 };
 
 struct PipelineResult {

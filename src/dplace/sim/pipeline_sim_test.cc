@@ -216,9 +216,10 @@ TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
 
 // S uniform stages of a training chain, one device each: forward f_s (F s), backward b_s (I + W s,
 // W of it weight gradients), f_s -> f_s+1, b_s+1 -> b_s, f_s kept by b_s; activations of 5
-// bytes, gradients of 1, moving in no time.
+// bytes, gradients of 1, moving in no time; b_s holds `weight_gradient_bytes` of weight gradients.
 Problem UniformStages(int stages, double f, double i, double w,
-                      double first_memory_bytes = hw::kUnlimited, int devices = 0) {
+                      double first_memory_bytes = hw::kUnlimited, int devices = 0,
+                      double weight_gradient_bytes = 0) {
   hw::ClusterBuilder c("uniform");
   for (int s = 0; s < (devices > 0 ? devices : stages); ++s) {
     c.AddDevice({.name = "d" + std::to_string(s),
@@ -235,6 +236,7 @@ Problem UniformStages(int stages, double f, double i, double w,
     graph::Op o = testing::TimedOp("b" + std::to_string(s), i + w);
     o.kind = graph::OpKind::kBackward;
     o.weight_gradient_share = w / (i + w);
+    o.param_bytes = weight_gradient_bytes;
     bwd.push_back(b.AddOp(std::move(o), {{1, 0}}));
   }
   for (int s = 0; s < stages; ++s) {
@@ -400,6 +402,89 @@ TEST(PipelineScheduleTest, ZeroBubbleSplitsBackwardIntoInputAndWeightGradients) 
   ASSERT_TRUE(whole.ok());
   EXPECT_DOUBLE_EQ(whole->makespan_s, 9);
   for (const PipelineTask& t : whole->tasks) EXPECT_NE(t.kind, TaskKind::kWeight);
+}
+
+// UniformStages on `replicas` (per stage) devices of one group each, whose backward ops hold
+// `gradient_bytes` of weight gradients; links of 1 byte/s.
+Problem ReplicatedStages(const std::vector<int>& replicas, double gradient_bytes) {
+  const int stages = static_cast<int>(replicas.size());
+  int devices = 0;
+  for (int r : replicas) devices += r;
+  const Problem plain = UniformStages(stages, 1, 1, 1, hw::kUnlimited, devices, gradient_bytes);
+  std::vector<std::vector<DeviceId>> groups;
+  int next = 0;
+  for (int r : replicas) {
+    groups.emplace_back();
+    for (int k = 0; k < r; ++k) groups.back().push_back(DeviceId(next++));
+  }
+  auto grouped = plain.c().Grouped(groups);
+  EXPECT_TRUE(grouped.ok()) << grouped.status().message();
+  return std::move(MakeProblem(plain.graph, std::make_shared<const hw::Cluster>(*std::move(grouped)),
+                               Objective::kStep, cost::RooflineCostModel()))
+      .value();
+}
+
+TEST(PipelineScheduleTest, StagesOfDReplicasRunAsDPipelinesOfAShareOfTheMicroBatches) {
+  // One degree d for every stage: d pipelines of M/d micro-batches, under every schedule, then
+  // each stage's ring all-reduce, 2(d-1)/d of its gradients (2 bytes at 1 byte/s), the first
+  // stage's (the last to end) exposed.
+  for (int stages : {2, 4}) {
+    for (int d : {2, 4}) {
+      for (PipelineSchedule schedule : {PipelineSchedule::kGPipe, PipelineSchedule::k1F1B,
+                                        PipelineSchedule::kZBH1, PipelineSchedule::kZBH2}) {
+        const int m = 16;
+        const std::string where = "S=" + std::to_string(stages) + " d=" + std::to_string(d) +
+                                  " " + std::string(PipelineScheduleName(schedule));
+        auto replicated = SimulatePipeline(
+            ReplicatedStages(std::vector<int>(static_cast<size_t>(stages), d), 2),
+            UniformSplit(stages), schedule, m);
+        auto plain =
+            SimulatePipeline(UniformStages(stages, 1, 1, 1, hw::kUnlimited, 0, 2),
+                             UniformSplit(stages), schedule, m / d);
+        ASSERT_TRUE(replicated.ok() && plain.ok()) << replicated.status().message() << where;
+        const double allreduce = 2.0 * (d - 1) / d * 2;
+        EXPECT_DOUBLE_EQ(replicated->stages[0].allreduce_s, allreduce) << where;
+        EXPECT_DOUBLE_EQ(replicated->makespan_s, plain->makespan_s + allreduce) << where;
+        for (int s = 0; s < stages; ++s) {
+          EXPECT_EQ(replicated->stages[s].replicas, d) << where;
+          EXPECT_EQ(replicated->stages[s].peak_in_flight, plain->stages[s].peak_in_flight)
+              << where;
+          EXPECT_DOUBLE_EQ(replicated->stages[s].peak_memory_bytes,
+                           plain->stages[s].peak_memory_bytes)
+              << where;
+        }
+      }
+    }
+  }
+}
+
+TEST(PipelineScheduleTest, AStageOfMoreReplicasHoldsTheMicroBatchesOfTheStagesAfterItInTurn) {
+  // Two replicas of stage 0, one of stage 1 (PipeDream's round robin): each replica of stage 0
+  // warms up with ceil(3 / 2) - 1 forwards of its own micro-batches and holds 2; stage 1, the
+  // bottleneck at F + B = 3 a micro-batch, holds one and is busy from the first forward's end.
+  auto r = SimulatePipeline(ReplicatedStages({2, 1}, 0), UniformSplit(2),
+                            PipelineSchedule::k1F1B, 8);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->stages[0].peak_in_flight, 2);
+  EXPECT_EQ(r->stages[1].peak_in_flight, 1);
+  EXPECT_DOUBLE_EQ(r->stages[0].allreduce_s, 0);  // no gradients
+  EXPECT_GE(r->makespan_s, 8 * 3.0 + 1 + 2);      // stage 1's work, its first input, the last B
+  EXPECT_LE(r->makespan_s, 8 * 3.0 + 1 + 2 + 1e-9);
+  std::string replica1;
+  for (const PipelineTask& t : r->tasks) {
+    if (t.device == DeviceId(0) && t.replica == 1)
+      replica1 += static_cast<char>(t.kind) + std::to_string(t.microbatch);
+  }
+  EXPECT_EQ(replica1, "F1F3B1F5B3F7B5B7");
+  // A replica runs whole micro-batches: their count must be a multiple of its stage's replicas.
+  auto odd = SimulatePipeline(ReplicatedStages({2, 1}, 0), UniformSplit(2),
+                              PipelineSchedule::k1F1B, 7);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().message().find("not a multiple"), std::string::npos);
+  // Interleaved chunks run one replica a stage (a plan of one stage a device runs 1F1B).
+  auto interleaved = SimulatePipeline(ReplicatedStages({2, 1}, 0), RoundRobinSplit(2, 2),
+                                      PipelineSchedule::kInterleaved, 8);
+  EXPECT_TRUE(interleaved.ok());
 }
 
 // Two stages of two forward ops each: a (0.5 s, an inner tensor of 20 bytes that b's backward

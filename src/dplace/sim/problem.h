@@ -105,6 +105,9 @@ struct Problem {
   int microbatches = 8;
   // Chunks a device runs under the interleaved schedule (virtual stages a device, V).
   int virtual_stages = 2;
+  // `--replicas auto`: the exact placers may run a stage on several devices (Piper's DP over
+  // stage, degree and recomputation); their result then names the groups (place::PlaceResult).
+  bool replicas_auto = false;
   // Whether op times (and so every objective's value) are seconds: all but the paper's files,
   // whose times are in the paper's own unit (the run service says so; tables print bare numbers).
   bool times_in_seconds = true;
