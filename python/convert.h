@@ -50,10 +50,11 @@ struct PyProblem {
   std::shared_ptr<const hw::Cluster> cluster;  // the one given (null: the graph file's)
   std::string cluster_source;                  // the cluster file read ("": none)
   std::shared_ptr<const sim::Problem> problem;
-  std::string runtime;    // as given: "", executor or eager
-  std::string schedule;   // as given: "" or a schedule (sim/schedules.h), [:M]
-  std::string recompute;  // as given: "", none, full or auto
-  std::string replicas;   // as given: "", N, N1,N2,... or auto (run::ProblemSpec)
+  std::string runtime;        // as given: "", executor or eager
+  std::string schedule;       // as given: "" or a schedule (sim/schedules.h), [:M]
+  std::string recompute;      // as given: "", none, full or auto
+  std::string replicas;       // as given: "", N, N1,N2,... or auto (run::ProblemSpec)
+  std::string replicas_note;  // under auto, what dp chose (run::WithReplicas)
 };
 
 // A judged placement of one problem (what place and simulate return).

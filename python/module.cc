@@ -102,7 +102,7 @@ PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
               .replicas = replicas};
   p.problem = Unwrap(run::MakeLoadedProblem(p.graph->loaded, p.cluster, objective, p.graph->source,
                                             runtime, schedule, recompute));
-  p.problem = Unwrap(run::WithReplicas(p.problem, replicas));
+  p.problem = Unwrap(run::WithReplicas(p.problem, replicas, &p.replicas_note));
   return p;
 }
 
@@ -472,7 +472,8 @@ void BindTypes(py::module_& m) {
            "schedule: '1f1b' (default), 'gpipe', 'interleaved[:CHUNKS]', 'zb-h1', 'zb-h2' or "
            "'auto', optionally ':MICROBATCHES' (the CLI's --schedule); recompute: 'none' "
            "(default), 'selective', 'full' or 'auto' (--recompute); replicas: 'N', 'N1,N2,...' "
-           "or 'auto', data-parallel replicas of each stage (--replicas).")
+           "or 'auto' (dp chooses them as the problem is made), data-parallel replicas of each "
+           "stage (--replicas).")
       .def_property_readonly("runtime",
                              [](const PyProblem& p) {
                                return std::string(sim::IssueName(p.problem->step_model.issue));
@@ -488,6 +489,10 @@ void BindTypes(py::module_& m) {
                              [](const PyProblem& p) { return p.problem->num_devices(); })
       .def_property_readonly("lower_bound",
                              [](const PyProblem& p) { return p.problem->lower_bound; })
+      .def_property_readonly(
+          "replicas_chosen", [](const PyProblem& p) { return p.replicas_note; },
+          "Under replicas='auto', what dp chose as the problem was made ('' otherwise); the "
+          "cluster's devices are then its groups (names 'gpu0+gpu1').")
       .def(
           "with_objective",
           [](const PyProblem& p, const std::string& objective) {

@@ -125,6 +125,28 @@ def test_a_zero_bubble_schedule_splits_backward_and_auto_chooses_the_fastest_tha
         dplace.pipeline(p, r, "zb", 8)
 
 
+def test_stages_of_replicas_run_a_share_of_the_micro_batches_and_auto_lets_dp_choose_them():
+    g = dplace.load_graph(os.path.join(ROOT, "models", "resnet50.onnx"), training=True)
+    p = dplace.Problem(g, "k80x4", "pipeline", stages=2, replicas="2", schedule="1f1b:8")
+    assert p.num_devices == 2 and p.cluster.devices == ["gpu0+gpu1", "gpu2+gpu3"]
+    r = dplace.place(p, "dp")
+    run = dplace.pipeline(p, r, "1f1b", 8)
+    assert [st["replicas"] for st in run["stages"]] == [2, 2]
+    assert all(st["allreduce_s"] > 0 for st in run["stages"])
+    one_each = dplace.Problem(g, "k80x4", "pipeline", stages=2, schedule="1f1b:8")
+    assert r.value < dplace.place(one_each, "dp").value
+    # Under auto dp chooses the groups as the problem is made; the devices are the groups.
+    auto = dplace.Problem(g, "k80x4", "pipeline", stages=4, replicas="auto", schedule="1f1b:8")
+    assert auto.replicas_chosen.startswith("replicas: ")
+    assert sum(len(d.split("+")) for d in auto.cluster.devices) == 4
+    assert dplace.place(auto, "contiguous").feasible
+    assert dplace.Problem(g, "k80x4", "pipeline", stages=2).replicas_chosen == ""
+    with pytest.raises(dplace.Error, match="replicas: '2,1' names 2 stages, and stages asks for 3"):
+        dplace.Problem(g, "k80x4", "pipeline", stages=3, replicas="2,1")
+    with pytest.raises(dplace.Error, match="replicas: stages have replicas under the pipeline"):
+        dplace.Problem(g, "k80x4", "step", stages=2, replicas="2")
+
+
 def test_no_output_replaces_what_its_problem_was_read_from(tmp_path):
     """As the CLI: the graph, the cluster file and the plan file a write reads are never
     replaced, under any name; the error says which."""

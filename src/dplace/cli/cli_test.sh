@@ -88,6 +88,35 @@ section_place() {
   "$DPLACE" simulate --graph "$ONNX" --training --cluster k80x4 --stages 2 --plan "$TMP/chunk_plan.json" \
     --pipeline interleaved --json >"$TMP/chunk_run.json" && ok || fail "simulate --pipeline interleaved"
   [[ $(json_get "$TMP/chunk_run.json" "d['virtual_stages']") == 2 ]] && ok || fail "the plan's chunks"
+  # Replicas: two stages of two GPUs each, in the frameworks' terms (data-parallel degree 2, four
+  # of the eight micro-batches a pipeline); stages of different degrees get a reason; under auto
+  # dp chooses them and says what it chose.
+  "$DPLACE" place --graph "$ONNX" --training --cluster k80x4 --stages 2 --replicas 2 \
+    --objective pipeline --schedule 1f1b:8 --placer dp --export stages="$TMP/replica_stages.json" \
+    >/dev/null && ok || fail "place --replicas 2"
+  [[ $(json_get "$TMP/replica_stages.json" "[s['device'] for s in d['stages']], \
+      [s['replicas'] for s in d['pipeline']['stages']], d['schedule']['data_parallel']['degree'], \
+      d['schedule']['data_parallel']['microbatches_per_pipeline'], \
+      d['pipeline']['stages'][0]['allreduce_s'] > 0") \
+    == "(['gpu0+gpu1', 'gpu2+gpu3'], [2, 2], 2, 4, True)" ]] && ok || fail "the replicated stages file"
+  "$DPLACE" place --graph "$ONNX" --training --cluster k80x4 --stages 3 --replicas 2,1,1 \
+    --objective pipeline --placer dp --export stages="$TMP/uneven_stages.json" >/dev/null \
+    && ok || fail "place --replicas 2,1,1"
+  [[ $(json_get "$TMP/uneven_stages.json" "d['schedule']['data_parallel']['replicas'], \
+      'one data-parallel degree' in d['schedule']['data_parallel']['reason']") \
+    == "([2, 1, 1], True)" ]] && ok || fail "uneven replicas: the frameworks' reason"
+  "$DPLACE" place --graph "$ONNX" --training --cluster k80x4 --stages 4 --replicas auto \
+    --objective pipeline --placer dp,contiguous >"$TMP/replicas_auto.txt" \
+    && grep -q "^replicas: " "$TMP/replicas_auto.txt" && ok || fail "place --replicas auto"
+  expect_bad_input replicas_word "--replicas: 'x' is not a number of devices from 1 to 4096" place \
+    --graph "$ONNX" --training --cluster k80x4 --stages 2 --objective pipeline --replicas x
+  expect_bad_input replicas_count "--replicas: '2,1' names 2 stages, and stages asks for 3" place \
+    --graph "$ONNX" --training --cluster k80x4 --stages 3 --objective pipeline --replicas 2,1
+  expect_bad_input replicas_uneven "--replicas: '3' groups" place \
+    --graph "$ONNX" --training --cluster k80x4 --devices gpu0,gpu1,gpu2,gpu3 --objective pipeline \
+    --replicas 3
+  expect_bad_input replicas_step "--replicas: stages have replicas under the pipeline objective only" \
+    place --graph "$ONNX" --training --cluster k80x4 --stages 2 --replicas 2
   "$DPLACE" place --graph "$ONNX" --training --cluster k80x4 --stages 2 --objective pipeline \
     --schedule 1f1b:8 --placer contiguous --out "$TMP/split_plan.json" >/dev/null \
     && ok || fail "place a 1F1B split"

@@ -127,6 +127,7 @@ Status RunPlace(const PlaceFlags& flags) {
   DPLACE_RETURN_IF_ERROR(files.Commit());
 
   if (flags.json) {
+    if (!lp.replicas_note.empty()) std::cerr << "note: " << lp.replicas_note << "\n";
     PrintJson(report::ResultsJson(problem, results, best));
     return OkStatus();
   }
@@ -137,6 +138,7 @@ Status RunPlace(const PlaceFlags& flags) {
             << "\n"
             << report::DeviceTable(problem, winner.evaluation);
   for (const std::string& line : deploy_lines) std::cout << line << "\n";
+  if (!lp.replicas_note.empty()) std::cout << lp.replicas_note << "\n";
   if (problem.objective == sim::Objective::kStep) {
     for (const std::string& line :
          FitLines(problem, lp.loaded.batch, &winner.placement, winner.evaluation.value)) {

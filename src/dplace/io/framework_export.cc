@@ -300,6 +300,49 @@ Json FrameworkSplits(const sim::Problem& p, const sim::PipelineStages& pipeline)
           {"vllm", vllm}};
 }
 
+namespace {
+
+// A pipeline of replicated stages as the frameworks run data and pipeline parallelism together:
+// every stage of one degree d, the ranks of a stage consecutive (the pipeline dimension
+// outermost, as torchtitan's, Megatron-LM's and DeepSpeed's meshes lay them out), each of the d
+// pipelines running M/d of the step's micro-batches. Null when every stage has one replica.
+Json DataParallel(const sim::PipelineResult& run) {
+  Json replicas = Json::array();
+  bool any = false, uniform = true;
+  for (const sim::PipelineStage& st : run.stages) {
+    replicas.push_back(st.replicas);
+    any = any || st.replicas > 1;
+    uniform = uniform && st.replicas == run.stages.front().replicas;
+  }
+  if (!any) return nullptr;
+  if (!uniform) {
+    Json out = Unavailable(
+        "torchtitan, Megatron-LM and DeepSpeed run one data-parallel degree for every stage, "
+        "and these stages have " +
+        replicas.dump() + " replicas");
+    out["replicas"] = replicas;
+    return out;
+  }
+  const int d = run.stages.front().replicas;
+  const int stages = static_cast<int>(run.stages.size());
+  const int per_pipeline = run.microbatches / d;
+  return {
+      {"replicas", replicas},
+      {"degree", d},
+      {"microbatches_per_pipeline", per_pipeline},
+      {"torchtitan", {{"data_parallel_replicate_degree", d}, {"pipeline_parallel_degree", stages}}},
+      {"megatron",
+       {{"pipeline_model_parallel_size", stages},
+        {"data_parallel_size", d},
+        {"world_size", stages * d}}},
+      {"deepspeed",
+       {{"topology", "PipeDataParallelTopology(num_pp=" + std::to_string(stages) +
+                         ", num_dp=" + std::to_string(d) + ")"},
+        {"gradient_accumulation_steps", per_pipeline}}}};
+}
+
+}  // namespace
+
 Json FrameworkSchedule(const sim::PipelineResult& run) {
   const sim::PipelineSchedule schedule = run.schedule;
   const bool table = sim::RowOf(schedule).splits_backward;
@@ -374,9 +417,11 @@ Json FrameworkSchedule(const sim::PipelineResult& run) {
         "DeepSpeed's PipelineModule checkpoints whole layers (activation_checkpoint_interval), "
         "not attention's core");
   }
-  return {{"schedule", name},          {"microbatches", run.microbatches},
-          {"torch_pipelining", torch}, {"torchtitan", titan},
-          {"megatron", megatron},      {"deepspeed", deepspeed}};
+  Json out = {{"schedule", name},          {"microbatches", run.microbatches},
+              {"torch_pipelining", torch}, {"torchtitan", titan},
+              {"megatron", megatron},      {"deepspeed", deepspeed}};
+  if (Json parallel = DataParallel(run); !parallel.is_null()) out["data_parallel"] = parallel;
+  return out;
 }
 
 }  // namespace dplace::io

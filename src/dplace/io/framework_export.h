@@ -39,8 +39,11 @@ Json FrameworkSplits(const sim::Problem& problem, const sim::PipelineStages& sta
 //   Megatron-LM                   --recompute-granularity/-method/-num-layers and
 //                                 --virtual-pipeline-model-parallel-size;
 //   DeepSpeed                     PipelineModule's activation_checkpoint_interval.
-// What a framework cannot express (a schedule it does not run, recomputation on some stages only)
-// is {"reason": "..."}.
+// Stages with replicas add "data_parallel": the degree and each pipeline's micro-batches
+// (torchtitan's data_parallel_replicate_degree, Megatron-LM's data-parallel size, DeepSpeed's
+// PipeDataParallelTopology and gradient_accumulation_steps), the ranks of a stage consecutive.
+// What a framework cannot express (a schedule it does not run, recomputation on some stages only,
+// stages of different degrees) is {"reason": "..."}.
 Json FrameworkSchedule(const sim::PipelineResult& run);
 
 }  // namespace dplace::io

@@ -231,6 +231,8 @@ Json PipelineStageJson(const sim::Problem& p, const sim::PipelineStage& st) {
       {"held_when_recomputing_bytes", st.held_when_recomputing_bytes},
       {"held_selective_bytes", st.held_selective_bytes},
       {"peak_memory_bytes", st.peak_memory_bytes},
+      {"replicas", st.replicas},
+      {"allreduce_s", st.allreduce_s},
       {"memory_capacity_bytes",
        std::isfinite(st.memory_capacity_bytes) ? Json(st.memory_capacity_bytes) : Json(nullptr)}};
 }

@@ -63,6 +63,10 @@ struct PlaceResult {
   // With PlaceRequest::record_improving, a search's improving moves in the order it kept them
   // (mcmc: chain after chain): the same for a seed, as the placement is.
   std::vector<ImprovingMove> improving;
+  // Where the placer chose replicas (Problem::replicas_auto): every device of the problem in one
+  // group, the placement's devices each its group's first; the plan is then of
+  // sim::GroupedProblem(problem, groups). Empty: one replica a stage.
+  std::vector<std::vector<sim::DeviceId>> groups;
 };
 
 class Placer {

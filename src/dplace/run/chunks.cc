@@ -3,27 +3,9 @@
 #include <cstdlib>
 #include <string>
 
-namespace dplace::run {
+#include "dplace/registry/registry.h"
 
-StatusOr<std::shared_ptr<const sim::Problem>> ProblemOn(const sim::Problem& problem,
-                                                        std::shared_ptr<const hw::Cluster> cluster,
-                                                        cost::CostTable costs) {
-  DPLACE_ASSIGN_OR_RETURN(sim::Problem out,
-                          sim::MakeProblem(problem.graph, std::move(cluster), problem.objective,
-                                           std::move(costs), sim::MissingDevice::kInfeasible));
-  out.lower_bound = problem.lower_bound;
-  out.infeasible_reason = problem.infeasible_reason;
-  out.step_model = problem.step_model;
-  out.stage_memory = problem.stage_memory;
-  out.schedule = problem.schedule;
-  out.schedule_auto = problem.schedule_auto;
-  out.virtual_stages = problem.virtual_stages;
-  out.recompute = problem.recompute;
-  out.microbatches = problem.microbatches;
-  out.replicas_auto = problem.replicas_auto;
-  out.times_in_seconds = problem.times_in_seconds;
-  return std::make_shared<const sim::Problem>(std::move(out));
-}
+namespace dplace::run {
 
 StatusOr<std::shared_ptr<const sim::Problem>> ChunkedProblem(const sim::Problem& problem,
                                                              int chunks) {
@@ -33,22 +15,13 @@ StatusOr<std::shared_ptr<const sim::Problem>> ChunkedProblem(const sim::Problem&
   }
   DPLACE_ASSIGN_OR_RETURN(
       std::shared_ptr<const sim::Problem> shared,
-      ProblemOn(problem, std::make_shared<const hw::Cluster>(problem.c().Chunked(chunks)),
-                problem.costs.Chunked(chunks)));
+      sim::ProblemOn(problem, std::make_shared<const hw::Cluster>(problem.c().Chunked(chunks)),
+                     problem.costs.Chunked(chunks)));
   auto chunked = std::make_shared<sim::Problem>(*shared);
   chunked->schedule = sim::PipelineSchedule::kInterleaved;
   chunked->schedule_auto = false;
   chunked->virtual_stages = chunks;
   return std::shared_ptr<const sim::Problem>(std::move(chunked));
-}
-
-StatusOr<std::shared_ptr<const sim::Problem>> GroupedProblem(
-    const sim::Problem& problem, const std::vector<std::vector<sim::DeviceId>>& groups) {
-  DPLACE_ASSIGN_OR_RETURN(hw::Cluster grouped, problem.c().Grouped(groups));
-  std::vector<sim::DeviceId> first;
-  for (const auto& group : groups) first.push_back(group.front());
-  return ProblemOn(problem, std::make_shared<const hw::Cluster>(std::move(grouped)),
-                   problem.costs.Mapped(first));
 }
 
 StatusOr<std::vector<int>> ParseReplicaDegrees(std::string_view spec) {
@@ -74,7 +47,8 @@ StatusOr<std::vector<std::vector<sim::DeviceId>>> ReplicaGroups(const hw::Cluste
                                                                 std::string_view spec) {
   const int n = cluster.num_devices();
   DPLACE_ASSIGN_OR_RETURN(std::vector<int> sizes, ParseReplicaDegrees(spec));
-  if (sizes.size() == 1 && n % sizes[0] == 0) sizes.assign(static_cast<size_t>(n / sizes[0]), sizes[0]);
+  if (sizes.size() == 1 && n % sizes[0] == 0)
+    sizes.assign(static_cast<size_t>(n / sizes[0]), sizes[0]);
   int total = 0;
   for (int s : sizes) total += s;
   if (total != n) {
@@ -109,6 +83,33 @@ sim::Evaluation ChunkedEvaluator::EvaluateImpl(const sim::Placement& placement) 
   for (sim::DeviceId d : placement) ++chunks[d].ops;
   e.devices = std::move(chunks);
   return e;
+}
+
+StatusOr<std::shared_ptr<const sim::Problem>> PlanReplicas(
+    const std::shared_ptr<const sim::Problem>& problem, const place::Limits& limits,
+    std::string* note) {
+  if (!problem->replicas_auto) return problem;
+  auto one_each = std::make_shared<sim::Problem>(*problem);
+  one_each->replicas_auto = false;
+  DPLACE_ASSIGN_OR_RETURN(place::Member dp, place::MakePlacer("dp"));
+  const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(problem);
+  auto split = dp.placer->Place(*problem, {.evaluator = evaluator.get(), .limits = limits});
+  if (!split.ok()) {
+    *note = "replicas: one a stage (dp chooses them, and " + split.status().message() + ")";
+    return std::shared_ptr<const sim::Problem>(std::move(one_each));
+  }
+  if (split->groups.empty()) {
+    *note = "replicas: one a stage (dp's best split)";
+    return std::shared_ptr<const sim::Problem>(std::move(one_each));
+  }
+  DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<const sim::Problem> grouped,
+                          sim::GroupedProblem(*problem, split->groups));
+  std::string names;
+  for (const hw::Device& d : grouped->c().devices()) {
+    names += (names.empty() ? "" : ", ") + d.name;
+  }
+  *note = "replicas: dp chose " + names;
+  return grouped;
 }
 
 }  // namespace dplace::run

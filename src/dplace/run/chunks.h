@@ -4,34 +4,26 @@
 // devices, each with a V-th of its memory), searching with the problem's own evaluator on every
 // plan mapped back (ChunkedEvaluator, a decorator like the robust one); FromChunks maps the plan
 // back. Run (run.h) does this for every placer when the problem's schedule interleaves.
+// Replicas: `--replicas` groups the devices (ReplicaGroups, sim::GroupedProblem); under `auto`
+// PlanReplicas lets dp choose the groups before the placers run.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "dplace/base/status.h"
+#include "dplace/place/placer.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/problem.h"
 
 namespace dplace::run {
 
-// `problem` on another machine (`cluster`, with `costs` for it): its graph, objective and every
-// setting of its run, its lower bound and reason.
-StatusOr<std::shared_ptr<const sim::Problem>> ProblemOn(const sim::Problem& problem,
-                                                        std::shared_ptr<const hw::Cluster> cluster,
-                                                        cost::CostTable costs);
-
 // `problem` on its cluster chunked `chunks` ways, with the interleaved schedule of that many
 // chunks and the problem's lower bound. InvalidInput when chunks < 2.
 StatusOr<std::shared_ptr<const sim::Problem>> ChunkedProblem(const sim::Problem& problem,
                                                              int chunks);
-
-// `problem` with each group of its devices run as one device of that many replicas
-// (hw::Cluster::Grouped): a stage on a group runs whole micro-batches on each replica in turn and
-// all-reduces its weight gradients over them (sim/pipeline_sim.h). The errors of Grouped.
-StatusOr<std::shared_ptr<const sim::Problem>> GroupedProblem(
-    const sim::Problem& problem, const std::vector<std::vector<sim::DeviceId>>& groups);
 
 // The degrees "N" or "N1,N2,..." names (each from 1 to 4096). InvalidInput "replicas: ..."
 // otherwise.
@@ -42,6 +34,17 @@ StatusOr<std::vector<int>> ParseReplicaDegrees(std::string_view spec);
 // every device). InvalidInput "replicas: ..." otherwise.
 StatusOr<std::vector<std::vector<sim::DeviceId>>> ReplicaGroups(const hw::Cluster& cluster,
                                                                 std::string_view spec);
+
+// `--replicas auto` (Problem::replicas_auto), decided as the problem loads (load.h
+// WithReplicas), before any placer runs: dp's split chooses each stage's replicas (Piper's DP
+// over stages and degrees, exact/dp_placer.h) within `limits` (none: dp's own bounds on its
+// search), and the problem every placer then places is the problem so grouped
+// (sim::GroupedProblem); `note` says the groups chosen. Where dp keeps one replica a stage, or
+// cannot split the problem (its reason in `note`), the problem with replicas_auto off. Without
+// replicas_auto, the problem itself.
+StatusOr<std::shared_ptr<const sim::Problem>> PlanReplicas(
+    const std::shared_ptr<const sim::Problem>& problem, const place::Limits& limits,
+    std::string* note);
 
 // A plan of the chunked problem as a plan of `problem`: chunk device k on device k mod S.
 sim::Placement FromChunks(const sim::Problem& problem, const sim::Placement& chunked);

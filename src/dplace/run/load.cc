@@ -1,7 +1,5 @@
 #include "dplace/run/load.h"
 
-#include "dplace/run/chunks.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -10,6 +8,7 @@
 #include "dplace/graph/precision.h"
 #include "dplace/graph/training.h"
 #include "dplace/io/plan_export.h"
+#include "dplace/run/chunks.h"
 #include "dplace/sim/objectives.h"
 
 namespace dplace::run {
@@ -241,15 +240,22 @@ StatusOr<int> DevicesForStages(int stages, const std::string& replicas) {
 }
 
 StatusOr<std::shared_ptr<const sim::Problem>> WithReplicas(
-    std::shared_ptr<const sim::Problem> problem, const std::string& replicas) {
+    std::shared_ptr<const sim::Problem> problem, const std::string& replicas, std::string* note) {
   if (replicas.empty()) return problem;
+  if (problem->objective != sim::Objective::kPipeline) {
+    return InvalidInput("replicas: stages have replicas under the pipeline objective only, not " +
+                        std::string(sim::ObjectiveName(problem->objective)));
+  }
   if (replicas == "auto") {
     auto copy = std::make_shared<sim::Problem>(*problem);
     copy->replicas_auto = true;
-    return std::shared_ptr<const sim::Problem>(std::move(copy));
+    std::string chosen;
+    DPLACE_ASSIGN_OR_RETURN(auto planned, PlanReplicas(std::move(copy), place::Limits{}, &chosen));
+    if (note != nullptr) *note = std::move(chosen);
+    return planned;
   }
   DPLACE_ASSIGN_OR_RETURN(auto groups, ReplicaGroups(problem->c(), replicas));
-  return GroupedProblem(*problem, groups);
+  return sim::GroupedProblem(*problem, groups);
 }
 
 StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
@@ -266,14 +272,14 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
   if (!flags.devices.empty() || devices_for_stages != 0) {
     if (cluster == nullptr) cluster = out.loaded.cluster;
     if (cluster != nullptr) {
-      DPLACE_ASSIGN_OR_RETURN(cluster,
-                              RestrictCluster(cluster, flags.devices, devices_for_stages));
+      DPLACE_ASSIGN_OR_RETURN(cluster, RestrictCluster(cluster, flags.devices, devices_for_stages));
     }
   }
   DPLACE_ASSIGN_OR_RETURN(out.problem,
                           MakeLoadedProblem(out.loaded, cluster, flags.objective, flags.graph.path,
                                             flags.runtime, flags.schedule, flags.recompute));
-  DPLACE_ASSIGN_OR_RETURN(out.problem, WithReplicas(out.problem, flags.replicas));
+  DPLACE_ASSIGN_OR_RETURN(out.problem,
+                          WithReplicas(out.problem, flags.replicas, &out.replicas_note));
   return out;
 }
 

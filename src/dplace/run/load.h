@@ -55,6 +55,7 @@ struct ProblemSpec {
 struct LoadedProblem {
   io::LoadedGraph loaded;
   std::shared_ptr<const sim::Problem> problem;
+  std::string replicas_note;  // under --replicas auto, what dp chose (WithReplicas)
 };
 
 StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& spec);
@@ -64,10 +65,13 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& spec);
 // InvalidInput "replicas: ..." for a malformed list.
 StatusOr<int> DevicesForStages(int stages, const std::string& replicas);
 
-// `problem` with ProblemSpec's `replicas`: grouped (chunks.h GroupedProblem), marked for the
-// exact placers to choose (auto), or itself (empty). The errors of ReplicaGroups.
+// `problem` with ProblemSpec's `replicas`: grouped (sim::GroupedProblem) as the list says, or as
+// dp chooses (auto: chunks.h PlanReplicas, what it chose in `note`), or itself (empty).
+// InvalidInput "replicas: ..." under an objective other than pipeline; the errors of
+// ReplicaGroups.
 StatusOr<std::shared_ptr<const sim::Problem>> WithReplicas(
-    std::shared_ptr<const sim::Problem> problem, const std::string& replicas);
+    std::shared_ptr<const sim::Problem> problem, const std::string& replicas,
+    std::string* note = nullptr);
 
 // `cluster` restricted as ProblemSpec's devices and stages say: the named devices, in the order
 // given (names must exist and be distinct), then, with stages > 0, the first `stages` of them

@@ -214,38 +214,7 @@ TEST(PipelineSimTest, AConstantSharedByStagesOrdersNoStage) {
   EXPECT_NE(bad.status().message().find("not a pipeline"), std::string::npos);
 }
 
-// S uniform stages of a training chain, one device each: forward f_s (F s), backward b_s (I + W s,
-// W of it weight gradients), f_s -> f_s+1, b_s+1 -> b_s, f_s kept by b_s; activations of 5
-// bytes, gradients of 1, moving in no time; b_s holds `weight_gradient_bytes` of weight gradients.
-Problem UniformStages(int stages, double f, double i, double w,
-                      double first_memory_bytes = hw::kUnlimited, int devices = 0,
-                      double weight_gradient_bytes = 0) {
-  hw::ClusterBuilder c("uniform");
-  for (int s = 0; s < (devices > 0 ? devices : stages); ++s) {
-    c.AddDevice({.name = "d" + std::to_string(s),
-                 .kind = "gpu",
-                 .memory_bytes = s == 0 ? first_memory_bytes : hw::kUnlimited});
-  }
-  c.SetDefaultLink({.bandwidth_bytes_per_s = 1, .latency_s = 0});
-  graph::GraphBuilder b("uniform_stages");
-  std::vector<graph::OpId> fwd, bwd;
-  for (int s = 0; s < stages; ++s) {
-    fwd.push_back(b.AddOp(testing::TimedOp("f" + std::to_string(s), f), {{5, 0}}));
-  }
-  for (int s = 0; s < stages; ++s) {
-    graph::Op o = testing::TimedOp("b" + std::to_string(s), i + w);
-    o.kind = graph::OpKind::kBackward;
-    o.weight_gradient_share = w / (i + w);
-    o.param_bytes = weight_gradient_bytes;
-    bwd.push_back(b.AddOp(std::move(o), {{1, 0}}));
-  }
-  for (int s = 0; s < stages; ++s) {
-    if (s + 1 < stages) b.AddEdge(fwd[s], 0, fwd[s + 1]);
-    if (s + 1 < stages) b.AddEdge(bwd[s + 1], 0, bwd[s]);
-    b.AddEdge(fwd[s], 0, bwd[s]);
-  }
-  return testing::Make(b, std::make_shared<const hw::Cluster>(std::move(c.Build()).value()));
-}
+using testing::UniformStages;
 
 Placement UniformSplit(int stages) {
   Placement p;
@@ -419,7 +388,8 @@ Problem ReplicatedStages(const std::vector<int>& replicas, double gradient_bytes
   }
   auto grouped = plain.c().Grouped(groups);
   EXPECT_TRUE(grouped.ok()) << grouped.status().message();
-  return std::move(MakeProblem(plain.graph, std::make_shared<const hw::Cluster>(*std::move(grouped)),
+  return std::move(MakeProblem(plain.graph,
+                               std::make_shared<const hw::Cluster>(*std::move(grouped)),
                                Objective::kStep, cost::RooflineCostModel()))
       .value();
 }
@@ -433,22 +403,20 @@ TEST(PipelineScheduleTest, StagesOfDReplicasRunAsDPipelinesOfAShareOfTheMicroBat
       for (PipelineSchedule schedule : {PipelineSchedule::kGPipe, PipelineSchedule::k1F1B,
                                         PipelineSchedule::kZBH1, PipelineSchedule::kZBH2}) {
         const int m = 16;
-        const std::string where = "S=" + std::to_string(stages) + " d=" + std::to_string(d) +
-                                  " " + std::string(PipelineScheduleName(schedule));
-        auto replicated = SimulatePipeline(
-            ReplicatedStages(std::vector<int>(static_cast<size_t>(stages), d), 2),
-            UniformSplit(stages), schedule, m);
-        auto plain =
-            SimulatePipeline(UniformStages(stages, 1, 1, 1, hw::kUnlimited, 0, 2),
-                             UniformSplit(stages), schedule, m / d);
+        const std::string where = "S=" + std::to_string(stages) + " d=" + std::to_string(d) + " " +
+                                  std::string(PipelineScheduleName(schedule));
+        auto replicated =
+            SimulatePipeline(ReplicatedStages(std::vector<int>(static_cast<size_t>(stages), d), 2),
+                             UniformSplit(stages), schedule, m);
+        auto plain = SimulatePipeline(UniformStages(stages, 1, 1, 1, hw::kUnlimited, 0, 2),
+                                      UniformSplit(stages), schedule, m / d);
         ASSERT_TRUE(replicated.ok() && plain.ok()) << replicated.status().message() << where;
         const double allreduce = 2.0 * (d - 1) / d * 2;
         EXPECT_DOUBLE_EQ(replicated->stages[0].allreduce_s, allreduce) << where;
         EXPECT_DOUBLE_EQ(replicated->makespan_s, plain->makespan_s + allreduce) << where;
         for (int s = 0; s < stages; ++s) {
           EXPECT_EQ(replicated->stages[s].replicas, d) << where;
-          EXPECT_EQ(replicated->stages[s].peak_in_flight, plain->stages[s].peak_in_flight)
-              << where;
+          EXPECT_EQ(replicated->stages[s].peak_in_flight, plain->stages[s].peak_in_flight) << where;
           EXPECT_DOUBLE_EQ(replicated->stages[s].peak_memory_bytes,
                            plain->stages[s].peak_memory_bytes)
               << where;
@@ -462,8 +430,8 @@ TEST(PipelineScheduleTest, AStageOfMoreReplicasHoldsTheMicroBatchesOfTheStagesAf
   // Two replicas of stage 0, one of stage 1 (PipeDream's round robin): each replica of stage 0
   // warms up with ceil(3 / 2) - 1 forwards of its own micro-batches and holds 2; stage 1, the
   // bottleneck at F + B = 3 a micro-batch, holds one and is busy from the first forward's end.
-  auto r = SimulatePipeline(ReplicatedStages({2, 1}, 0), UniformSplit(2),
-                            PipelineSchedule::k1F1B, 8);
+  auto r =
+      SimulatePipeline(ReplicatedStages({2, 1}, 0), UniformSplit(2), PipelineSchedule::k1F1B, 8);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->stages[0].peak_in_flight, 2);
   EXPECT_EQ(r->stages[1].peak_in_flight, 1);
@@ -477,8 +445,8 @@ TEST(PipelineScheduleTest, AStageOfMoreReplicasHoldsTheMicroBatchesOfTheStagesAf
   }
   EXPECT_EQ(replica1, "F1F3B1F5B3F7B5B7");
   // A replica runs whole micro-batches: their count must be a multiple of its stage's replicas.
-  auto odd = SimulatePipeline(ReplicatedStages({2, 1}, 0), UniformSplit(2),
-                              PipelineSchedule::k1F1B, 7);
+  auto odd =
+      SimulatePipeline(ReplicatedStages({2, 1}, 0), UniformSplit(2), PipelineSchedule::k1F1B, 7);
   ASSERT_FALSE(odd.ok());
   EXPECT_NE(odd.status().message().find("not a multiple"), std::string::npos);
   // Interleaved chunks run one replica a stage (a plan of one stage a device runs 1F1B).

@@ -162,4 +162,54 @@ void UseEagerRuntime(Problem& problem) {
   problem.mapped_modules = std::make_shared<const MappedModules>(MapModules(problem.g()));
 }
 
+StatusOr<std::shared_ptr<const Problem>> ProblemOn(const Problem& problem,
+                                                   std::shared_ptr<const hw::Cluster> cluster,
+                                                   cost::CostTable costs) {
+  DPLACE_ASSIGN_OR_RETURN(Problem out,
+                          MakeProblem(problem.graph, std::move(cluster), problem.objective,
+                                      std::move(costs), MissingDevice::kInfeasible));
+  out.lower_bound = problem.lower_bound;
+  out.infeasible_reason = problem.infeasible_reason;
+  out.step_model = problem.step_model;
+  out.stage_memory = problem.stage_memory;
+  out.schedule = problem.schedule;
+  out.schedule_auto = problem.schedule_auto;
+  out.virtual_stages = problem.virtual_stages;
+  out.recompute = problem.recompute;
+  out.microbatches = problem.microbatches;
+  out.replicas_auto = problem.replicas_auto;
+  out.times_in_seconds = problem.times_in_seconds;
+  return std::make_shared<const Problem>(std::move(out));
+}
+
+StatusOr<std::shared_ptr<const Problem>> GroupedProblem(
+    const Problem& problem, const std::vector<std::vector<DeviceId>>& groups) {
+  DPLACE_ASSIGN_OR_RETURN(hw::Cluster grouped, problem.c().Grouped(groups));
+  std::vector<DeviceId> first;
+  for (const auto& group : groups) first.push_back(group.front());
+  DPLACE_ASSIGN_OR_RETURN(
+      std::shared_ptr<const Problem> out,
+      ProblemOn(problem, std::make_shared<const hw::Cluster>(std::move(grouped)),
+                problem.costs.Mapped(first)));
+  auto fixed = std::make_shared<Problem>(*out);
+  fixed->replicas_auto = false;
+  return std::shared_ptr<const Problem>(std::move(fixed));
+}
+
+Placement GroupedPlacement(const Placement& placement,
+                           const std::vector<std::vector<DeviceId>>& groups) {
+  std::vector<int32_t> group_of;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const size_t lead = groups[g].front().index();
+    if (group_of.size() <= lead) group_of.resize(lead + 1, 0);
+    group_of[lead] = static_cast<int32_t>(g);
+  }
+  Placement out;
+  out.reserve(placement.size());
+  for (DeviceId d : placement) {
+    out.push_back(DeviceId(d.index() < group_of.size() ? group_of[d.index()] : 0));
+  }
+  return out;
+}
+
 }  // namespace dplace::sim

@@ -172,4 +172,22 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
                               std::shared_ptr<const hw::Cluster> cluster, Objective objective,
                               cost::CostTable costs, MissingDevice missing);
 
+// `problem` on another machine (`cluster`, with `costs` for it): its graph, objective and every
+// setting of its run, its lower bound and reason.
+StatusOr<std::shared_ptr<const Problem>> ProblemOn(const Problem& problem,
+                                                   std::shared_ptr<const hw::Cluster> cluster,
+                                                   cost::CostTable costs);
+
+// `problem` with each group of its devices run as one device of that many replicas
+// (hw::Cluster::Grouped): a stage on a group runs whole micro-batches on each replica in turn and
+// all-reduces its weight gradients over them (pipeline_sim.h). Its devices' replicas are fixed:
+// replicas_auto is off. The errors of Grouped.
+StatusOr<std::shared_ptr<const Problem>> GroupedProblem(
+    const Problem& problem, const std::vector<std::vector<DeviceId>>& groups);
+
+// A placement of `problem` whose devices each lead a group (the group's first device) as a
+// placement of GroupedProblem(problem, groups): device d as the index of the group d leads.
+Placement GroupedPlacement(const Placement& placement,
+                           const std::vector<std::vector<DeviceId>>& groups);
+
 }  // namespace dplace::sim

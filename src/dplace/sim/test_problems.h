@@ -114,6 +114,40 @@ inline Problem IndependentChains(int n) {
   return Make(b, ThreeDevices());
 }
 
+// S uniform stages of a training chain, one device each: forward f_s (F s), backward b_s (I + W s,
+// W of it weight gradients), f_s -> f_s+1, b_s+1 -> b_s, f_s kept by b_s; activations of 5
+// bytes, gradients of 1, moving in no time; b_s holds `weight_gradient_bytes` of weight gradients.
+// On `devices` devices d0, d1, ... (0: `stages`), the first of `first_memory_bytes`.
+inline Problem UniformStages(int stages, double f, double i, double w,
+                             double first_memory_bytes = hw::kUnlimited, int devices = 0,
+                             double weight_gradient_bytes = 0) {
+  hw::ClusterBuilder c("uniform");
+  for (int s = 0; s < (devices > 0 ? devices : stages); ++s) {
+    c.AddDevice({.name = "d" + std::to_string(s),
+                 .kind = "gpu",
+                 .memory_bytes = s == 0 ? first_memory_bytes : hw::kUnlimited});
+  }
+  c.SetDefaultLink({.bandwidth_bytes_per_s = 1, .latency_s = 0});
+  graph::GraphBuilder b("uniform_stages");
+  std::vector<graph::OpId> fwd, bwd;
+  for (int s = 0; s < stages; ++s) {
+    fwd.push_back(b.AddOp(TimedOp("f" + std::to_string(s), f), {{5, 0}}));
+  }
+  for (int s = 0; s < stages; ++s) {
+    graph::Op o = TimedOp("b" + std::to_string(s), i + w);
+    o.kind = graph::OpKind::kBackward;
+    o.weight_gradient_share = w / (i + w);
+    o.param_bytes = weight_gradient_bytes;
+    bwd.push_back(b.AddOp(std::move(o), {{1, 0}}));
+  }
+  for (int s = 0; s < stages; ++s) {
+    if (s + 1 < stages) b.AddEdge(fwd[s], 0, fwd[s + 1]);
+    if (s + 1 < stages) b.AddEdge(bwd[s + 1], 0, bwd[s]);
+    b.AddEdge(fwd[s], 0, bwd[s]);
+  }
+  return Make(b, std::make_shared<const hw::Cluster>(std::move(c.Build()).value()));
+}
+
 // The evaluator of a copy of `problem` (evaluators share ownership of their problem; a test's
 // problem is a value).
 inline std::unique_ptr<Evaluator> EvaluatorOf(const Problem& problem) {

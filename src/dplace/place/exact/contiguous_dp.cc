@@ -27,6 +27,10 @@ class Solver {
     dp_.assign(static_cast<size_t>(l.size()) * static_cast<size_t>(cells_), kInf);
     prev_.assign(dp_.size(), -1);
     how_.assign(dp_.size(), kUnset);
+    if (m.choose_replicas) span_.assign(dp_.size(), 1);
+    // The most replicas a stage may have: what its load may be divided by.
+    for (int r : m.accel_replicas) max_replicas_ = std::max(max_replicas_, r);
+    if (m.choose_replicas) max_replicas_ = std::max(1, k_);
     for (int cell = 0; cell < cells_; ++cell) dp_[static_cast<size_t>(cell)] = 0;
   }
 
@@ -61,12 +65,18 @@ class Solver {
         continue;
       }
       const int from = prev_[Index(id, cell)];
-      const int device = how == kAccelSet ? f - 1 : -1 - (c - 1);
+      const int span = how == kAccelSet && !span_.empty() ? span_[Index(id, cell)] : 1;
+      const int device = how == kAccelSet ? f - span : -1 - (c - 1);
       for (int u = 0; u < m_.num_units; ++u) {
         if (l_.Contains(id, u) && !l_.Contains(from, u))
           s.unit_device[static_cast<size_t>(u)] = device;
       }
-      cell = how == kAccelSet ? cell - 1 : cell - (k_ + 1);
+      if (how == kAccelSet && span > 1) {
+        s.accel_span.resize(static_cast<size_t>(k_), 1);
+        s.accel_span[static_cast<size_t>(device)] = span;
+        for (int x = device + 1; x < f; ++x) s.accel_span[static_cast<size_t>(x)] = 0;
+      }
+      cell = how == kAccelSet ? cell - span : cell - (k_ + 1);
       id = from;
     }
     return s;
@@ -141,19 +151,48 @@ class Solver {
       load_.Add(unit);
       // The last stage holds the fewest micro-batches (1F1B: one; GPipe: all): the floor (the
       // memory of the tensors crossing the border is not monotone in the set).
-      const bool accel = load_.not_accel == 0 && k_ > 0 &&
-                         load_.MemoryFloorAt(m_.FewestInFlight()) <= m_.accel_memory_bytes &&
-                         std::max(accel_floor_, load_.accel_s + load_.fixed_comm) < ub_;
+      const bool accel =
+          load_.not_accel == 0 && k_ > 0 &&
+          load_.MemoryFloorAt(m_.FewestInFlight()) <= m_.accel_memory_bytes &&
+          std::max(accel_floor_, (load_.accel_s + load_.fixed_comm) / max_replicas_) < ub_;
       const bool cpu =
           load_.not_cpu == 0 && !m_.cpus.empty() && std::max(cpu_floor_, load_.cpu_s) < ub_;
       if (accel || cpu) {
-        if (accel) Push(to, load_.accel_s + load_.comm, true);
+        if (accel) PushStage(to, load_.accel_s + load_.comm);
         if (cpu) Push(to, load_.cpu_s, false);
         frames_.push_back({to, 0, excluded_log_.size(), unit});
       } else {
         load_.Undo(unit);
         Exclude(unit, true);
         excluded_log_.push_back(unit);
+      }
+    }
+  }
+
+  // The set as one accelerator's stage, or, choosing replicas, as a stage of each number of
+  // consecutive accelerators (its replicas) that divides the micro-batches.
+  void PushStage(int next, double load) {
+    if (!m_.choose_replicas) {
+      Push(next, load, true);
+      return;
+    }
+    const int full = l_.full_id();
+    for (int cell = 0; cell < cells_; ++cell) {
+      const int f = cell % (k_ + 1);
+      for (int span = 1; span <= f; ++span) {
+        if (m_.microbatches % span != 0) continue;
+        const int first = f - span;
+        if (load_.MemoryAt(m_.InFlightOn(first, span)) > m_.accel_memory_bytes) continue;
+        const double stage = m_.StageLoad(load, load_.gradient_bytes, span,
+                                          m_.replica_link[static_cast<size_t>(first)]);
+        const double candidate = std::max(dp_[Index(root_, cell - span)], stage);
+        if (candidate < dp_[Index(next, cell)]) {
+          dp_[Index(next, cell)] = candidate;
+          prev_[Index(next, cell)] = root_;
+          how_[Index(next, cell)] = kAccelSet;
+          span_[Index(next, cell)] = static_cast<int16_t>(span);
+          if (next == full) ub_ = std::min(ub_, candidate);
+        }
       }
     }
   }
@@ -166,10 +205,14 @@ class Solver {
       const int c = cell / (k_ + 1), f = cell % (k_ + 1);
       if (accel ? f == 0 : c == 0) continue;
       // The set is accelerator f of k_: under 1F1B it holds k_ - f + 1 micro-batches (as many as
-      // stages from it to the last, counting every accelerator a stage).
-      if (accel && load_.MemoryAt(m_.InFlight(f - 1, k_)) > m_.accel_memory_bytes) continue;
+      // stages from it to the last, counting every accelerator a stage, and every replica of
+      // one: a replica holds a share of them).
+      if (accel &&
+          load_.MemoryAt(m_.InFlightOn(f - 1, m_.accel_replicas[f - 1])) > m_.accel_memory_bytes)
+        continue;
       const int from = accel ? cell - 1 : cell - (k_ + 1);
-      const double candidate = std::max(dp_[Index(root_, from)], load);
+      const double candidate = std::max(
+          dp_[Index(root_, from)], accel ? m_.AccelLoad(load, load_.gradient_bytes, f - 1) : load);
       if (candidate < dp_[Index(next, cell)]) {
         dp_[Index(next, cell)] = candidate;
         prev_[Index(next, cell)] = root_;
@@ -204,6 +247,8 @@ class Solver {
   std::vector<double> dp_;
   std::vector<int> prev_;
   std::vector<int8_t> how_;
+  std::vector<int16_t> span_;  // choosing replicas: accelerators of the stage a cell's set took
+  int max_replicas_ = 1;
   int root_ = 0;
   double accel_floor_ = kInf, cpu_floor_ = kInf;
   int64_t evaluated_ = 0;
@@ -257,9 +302,11 @@ std::vector<int> GreedyRuns(const ContiguousModel& m, double cap, UnitSetLoad& r
     }
     const bool accel = device < k;
     run.Add(u);
-    const double load = accel ? run.accel_s + run.comm : run.cpu_s;
+    const double load =
+        accel ? m.AccelLoad(run.accel_s + run.comm, run.gradient_bytes, device) : run.cpu_s;
     const bool fits = accel ? run.not_accel == 0 &&
-                                  run.MemoryAt(m.InFlight(device, k)) <= m.accel_memory_bytes &&
+                                  run.MemoryAt(m.InFlightOn(device, m.accel_replicas[device])) <=
+                                      m.accel_memory_bytes &&
                                   load <= cap
                             : run.not_cpu == 0 && load <= cap;
     if (fits) {

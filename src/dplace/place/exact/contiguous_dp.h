@@ -20,9 +20,12 @@ namespace dplace::place {
 struct ContiguousSolution {
   double max_load = 0;           // as the DP computed it (the evaluator's value is authoritative)
   std::vector<int> unit_device;  // per unit: index into model.accelerators, or -1 - index into cpus
-  bool found = false;            // false when nothing better than `upper_bound` exists
-  int64_t sets_evaluated = 0;    // (I', J) pairs the search looked at
-  bool complete = true;          // false when the deadline stopped the search: not proven optimal
+  // Choosing replicas: per accelerator, how many (from it on) run the stage it leads as replicas,
+  // 0 for those that replicate one before it; empty when every stage has one.
+  std::vector<int> accel_span;
+  bool found = false;          // false when nothing better than `upper_bound` exists
+  int64_t sets_evaluated = 0;  // (I', J) pairs the search looked at
+  bool complete = true;        // false when the deadline stopped the search: not proven optimal
 };
 
 using Deadline = std::chrono::steady_clock::time_point;

@@ -197,6 +197,26 @@ Status CheckDevices(const sim::Problem& p, ContiguousModel* m) {
   }
   m->accel_memory_bytes =
       m->accelerators.empty() ? 0 : p.c().device(m->accelerators[0]).memory_bytes;
+  // Interleaved chunks run one replica a stage.
+  const bool chunked = sim::RowOf(p.schedule).interleaves && p.virtual_stages > 1;
+  m->choose_replicas = p.replicas_auto && !chunked && m->accelerators.size() > 1;
+  for (sim::DeviceId d : m->accelerators) {
+    const hw::Device& device = p.c().device(d);
+    m->accel_replicas.push_back(m->choose_replicas ? 1 : device.replicas);
+    m->replica_link.push_back(device.replica_link);
+    if (m->choose_replicas) {
+      // The slowest link among the accelerators: every run of them may be one stage's replicas.
+      for (sim::DeviceId e : m->accelerators) {
+        if (e == d) continue;
+        const hw::Link& l = p.c().LinkBetween(d, e);
+        hw::Link& r = m->replica_link.back();
+        r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, l.bandwidth_bytes_per_s);
+        r.latency_s = std::max(r.latency_s, l.latency_s);
+      }
+    }
+  }
+  m->lanes_before.assign(1, 0);
+  for (int r : m->accel_replicas) m->lanes_before.push_back(m->lanes_before.back() + r);
   return OkStatus();
 }
 
@@ -286,6 +306,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.resident.assign(n, 0);
   m.held.assign(n, 0);
   m.held_selective.assign(n, 0);
+  m.gradient_bytes.assign(n, 0);
   m.pipeline_memory = p.stage_memory != sim::Problem::StageMemory::kOpSizes;
   m.schedule = p.schedule;
   m.recompute = p.recompute;
@@ -302,6 +323,7 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
     m.unit_ops[x].push_back(op);
     m.bytes[x] += sim::OpFootprintBytes(g, op);
     m.resident[x] += sim::OpResidentBytes(g, op);
+    if (g.op(op).kind == graph::OpKind::kBackward) m.gradient_bytes[x] += g.op(op).param_bytes;
     if (!m.accelerators.empty()) {
       m.accel_s[x] += p.costs.OpTime(op, m.accelerators[0]);
       if (!p.Allowed(op, m.accelerators[0])) m.accel_ok[x] = 0;
@@ -468,6 +490,7 @@ void UnitSetLoad::Toggle(int unit, double sign) {
   resident += sign * m_.resident[x];
   held += sign * m_.held[x];
   held_selective += sign * m_.held_selective[x];
+  gradient_bytes += sign * m_.gradient_bytes[x];
   not_accel += (m_.accel_ok[x] ? 0 : 1) * static_cast<int>(sign);
   not_cpu += (m_.cpu_ok[x] ? 0 : 1) * static_cast<int>(sign);
 }

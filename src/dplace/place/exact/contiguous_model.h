@@ -63,6 +63,37 @@ struct ContiguousModel {
   std::vector<std::vector<char>> consumed_kind;      // per consumed entry: Tensor::consumer_kind
   std::vector<sim::DeviceId> accelerators, cpus;
   double accel_memory_bytes = 0;
+  // Replicas (Piper, Tarnawski et al. 2021): per accelerator, the replicas its device stands for
+  // (hw::Device::replicas, a grouped problem's fixed degrees); with choose_replicas
+  // (Problem::replicas_auto) the DP instead gives a stage d consecutive accelerators, its replicas.
+  // A stage of d replicas runs every d-th micro-batch on each (sim/pipeline_sim.h): a d-th of its
+  // load a micro-batch, plus its ring all-reduce of `gradient_bytes` over `replica_link` spread
+  // over the step's micro-batches (StageLoad), and holds ceil(InFlight / d) micro-batches, counting
+  // every replica before it a stage.
+  std::vector<int> accel_replicas;
+  bool choose_replicas = false;
+  std::vector<double> gradient_bytes;  // per unit: its backward ops' weight gradients
+  std::vector<hw::Link>
+      replica_link;               // per accelerator; with choose_replicas, the links among them
+  std::vector<int> lanes_before;  // per accelerator and one past: replicas before it
+  // Micro-batches a replica holds of the stage whose first accelerator is `first`, of `replicas`.
+  int InFlightOn(int first, int replicas) const {
+    const int n = InFlight(lanes_before[static_cast<size_t>(first)], lanes_before.back());
+    return (n + replicas - 1) / replicas;
+  }
+  // The load of a set of `load` (compute and transfers a micro-batch) and `gradients` on
+  // accelerator `index`, with its replicas.
+  double AccelLoad(double load, double gradients, int index) const {
+    const auto i = static_cast<size_t>(index);
+    return StageLoad(load, gradients, accel_replicas[i], replica_link[i]);
+  }
+  double StageLoad(double load, double gradients, int replicas, const hw::Link& link) const {
+    if (replicas <= 1) return load;
+    const double d = replicas;
+    const double allreduce =
+        2 * (d - 1) / d * gradients / link.bandwidth_bytes_per_s + 2 * (d - 1) * link.latency_s;
+    return load / d + allreduce / microbatches;
+  }
 };
 
 // InvalidInput when the problem is not of the paper's form (objective step, accelerators
@@ -125,7 +156,7 @@ class UnitSetLoad {
     return resident + held;
   }
 
-  double accel_s = 0, cpu_s = 0, bytes = 0, resident = 0, held = 0;
+  double accel_s = 0, cpu_s = 0, bytes = 0, resident = 0, held = 0, gradient_bytes = 0;
   double held_selective = 0;       // held less what attention's core makes
   double boundary = 0;             // what the set holds of the tensors crossing units
   double comm = 0;                 // every crossing tensor

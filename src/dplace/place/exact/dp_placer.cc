@@ -11,11 +11,55 @@
 #include "dplace/place/exact/exact.h"
 #include "dplace/place/exact/ideal_lattice.h"
 #include "dplace/place/search/score.h"
+#include "dplace/sim/evaluator.h"
 
 namespace dplace::place {
 namespace {
 
 constexpr int64_t kMaxIdeals = 2'000'000;  // for time; MaxIdealsInMemory bounds memory
+
+// The groups of replicas a solution chose (PlaceResult::groups): each accelerator that leads a
+// stage with its followers, every other device alone. Empty when every stage has one replica.
+std::vector<std::vector<sim::DeviceId>> GroupsOf(const sim::Problem& p, const ContiguousModel& m,
+                                                 const ContiguousSolution& s) {
+  bool any = false;
+  for (int span : s.accel_span) any = any || span > 1;
+  if (!any) return {};
+  std::vector<int> span_of(static_cast<size_t>(p.num_devices()), 1);
+  for (size_t i = 0; i < s.accel_span.size(); ++i) {
+    span_of[m.accelerators[i].index()] = s.accel_span[i];
+  }
+  std::vector<std::vector<sim::DeviceId>> groups;
+  for (sim::DeviceId d : p.c().device_ids()) {
+    if (span_of[d.index()] == 0) continue;  // a follower: in its leader's group
+    groups.push_back({d});
+    const auto at = std::find(m.accelerators.begin(), m.accelerators.end(), d);
+    for (int x = 1; x < span_of[d.index()]; ++x) groups.back().push_back(*(at + x));
+  }
+  return groups;
+}
+
+// A split as a result: its placement and, choosing replicas, its groups.
+PlaceResult ResultOf(const sim::Problem& p, const ContiguousModel& m, const ContiguousSolution& s,
+                     std::string note) {
+  PlaceResult r{ToPlacement(m, s, p.num_ops()), std::move(note)};
+  r.groups = GroupsOf(p, m, s);
+  return r;
+}
+
+// A result judged: by the request's evaluator, or, with groups, by the simulation of the grouped
+// problem (the request's evaluator judges one replica a stage).
+sim::Evaluation Judge(const sim::Problem& p, const PlaceRequest& req, const PlaceResult& r) {
+  if (r.groups.empty()) return req.evaluator->Evaluate(r.placement);
+  auto grouped = sim::GroupedProblem(p, r.groups);
+  if (!grouped.ok()) {
+    sim::Evaluation e = req.evaluator->Evaluate(r.placement);
+    e.feasible = false;
+    e.reason = grouped.status().message();
+    return e;
+  }
+  return sim::MakeEvaluator(*grouped)->Evaluate(sim::GroupedPlacement(r.placement, r.groups));
+}
 
 // The DP's best split of `model` by its max-load: the linear pass, then the exact pass bounded by
 // it. `note` says what was proven.
@@ -75,7 +119,7 @@ class DpPlacer : public Placer {
     if (p.objective == sim::Objective::kPipeline && best.found && req.evaluator != nullptr) {
       return BestForSchedule(p, req, model, best, note, deadline);
     }
-    if (best.found) return PlaceResult{ToPlacement(model, best, p.num_ops()), note};
+    if (best.found) return ResultOf(p, model, best, note);
     // Nothing found: the time ran out first (the note says so), or no split fits.
     if (best.complete) note = "no contiguous split fits the devices";
     return PlaceResult{NoSplitFits(model, p.num_ops()), note};
@@ -87,14 +131,14 @@ class DpPlacer : public Placer {
                                                const ContiguousModel& model,
                                                const ContiguousSolution& paper,
                                                const std::string& paper_note, Deadline deadline) {
-    PlaceResult best{ToPlacement(model, paper, p.num_ops()), paper_note};
-    sim::Evaluation judged = req.evaluator->Evaluate(best.placement);
+    PlaceResult best = ResultOf(p, model, paper, paper_note);
+    sim::Evaluation judged = Judge(p, req, best);
     std::string chosen = ChargeName(1.0);
-    auto consider = [&](sim::Placement placement, std::string note, std::string what) {
-      sim::Evaluation e = req.evaluator->Evaluate(placement);
+    auto consider = [&](PlaceResult candidate, std::string what) {
+      sim::Evaluation e = Judge(p, req, candidate);
       if (!(ScoreOf(e) < ScoreOf(judged))) return;
       judged = std::move(e);
-      best = PlaceResult{std::move(placement), std::move(note)};
+      best = std::move(candidate);
       chosen = std::move(what);
     };
     for (const double charge : kPipelineCommCharges) {
@@ -104,13 +148,13 @@ class DpPlacer : public Placer {
       for (ContiguousModel::Tensor& t : charged.tensors) t.cost *= charge;
       std::string note;
       const ContiguousSolution split = BestSplit(charged, deadline, &note);
-      if (split.found) consider(ToPlacement(charged, split, p.num_ops()), note, ChargeName(charge));
+      if (split.found) consider(ResultOf(p, charged, split, note), ChargeName(charge));
     }
     for (auto make : {MakeUniformSplitPlacer, MakeParametersSplitPlacer, MakeBlocksSplitPlacer}) {
       std::unique_ptr<Placer> rule = make();
       DPLACE_ASSIGN_OR_RETURN(PlaceResult split, rule->Place(p, req));
       const std::string name(rule->name());
-      consider(std::move(split.placement), "the frameworks' '" + name + "' split",
+      consider(PlaceResult{std::move(split.placement), "the frameworks' '" + name + "' split"},
                "the '" + name + "' rule");
     }
     best.note += " (" + chosen + "; the best in the schedule of the optima under " +

@@ -9,6 +9,7 @@
 #include "dplace/io/load.h"
 #include "dplace/place/exact/contiguous_dp.h"
 #include "dplace/place/exact/exact.h"
+#include "dplace/sim/evaluator.h"
 #include "dplace/sim/max_load.h"
 #include "dplace/sim/pipeline_sim.h"
 #include "dplace/sim/test_problems.h"
@@ -202,6 +203,84 @@ TEST(LinearSplitTest, GreedyBoundThenDpEqualsThePlainDp) {
     const sim::Evaluation e = sim::EvaluateMaxLoad(p, ToPlacement(*model, linear, p.num_ops()));
     EXPECT_NEAR(e.value, linear.max_load, 1e-9 * linear.max_load) << "seed " << seed;
   }
+}
+
+// UniformStages (two of F 1, I 1, W 1 s, activations 5 bytes and gradients 1 over links of 1
+// byte/s) on four GPUs under the pipeline objective, each backward op holding `gradient_bytes`
+// of weight gradients; dp chooses replicas.
+sim::Problem ReplicableChain(double gradient_bytes) {
+  const sim::Problem uniform =
+      sim::testing::UniformStages(2, 1, 1, 1, hw::kUnlimited, 4, gradient_bytes);
+  sim::Problem p = std::move(sim::MakeProblem(uniform.graph, uniform.cluster,
+                                              sim::Objective::kPipeline, cost::RooflineCostModel()))
+                       .value();
+  p.replicas_auto = true;
+  return p;
+}
+
+// Without replicas dp's best pipeline runs f0 f1 | b1 | b0 on three GPUs (2.5 s a micro-batch);
+// with them, when the all-reduce is free, one stage of four replicas, each running two of the
+// eight micro-batches (6 s each: 1.5 s a micro-batch).
+TEST(DpReplicasTest, ChoosesReplicasWhenTheirAllReduceCostsLessThanTheyGain) {
+  const sim::Problem p = ReplicableChain(0);
+  const auto judge = sim::testing::EvaluatorOf(p);
+  auto placed = MakeDpPlacer()->Place(p, {.evaluator = judge.get()});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  ASSERT_EQ(placed->groups.size(), 1u);
+  EXPECT_EQ(placed->groups[0].size(), 4u);
+  auto grouped = sim::GroupedProblem(p, placed->groups);
+  ASSERT_TRUE(grouped.ok()) << grouped.status().message();
+  const sim::Evaluation with = sim::MakeEvaluator(*grouped)->Evaluate(
+      sim::GroupedPlacement(placed->placement, placed->groups));
+  ASSERT_TRUE(with.feasible) << with.reason;
+
+  sim::Problem one_each = p;
+  one_each.replicas_auto = false;
+  const auto plain_judge = sim::testing::EvaluatorOf(one_each);
+  auto plain = MakeDpPlacer()->Place(one_each, {.evaluator = plain_judge.get()});
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_TRUE(plain->groups.empty());
+  const sim::Evaluation without = plain_judge->Evaluate(plain->placement);
+  EXPECT_DOUBLE_EQ(with.value, 1.5);
+  EXPECT_DOUBLE_EQ(without.value, 2.5);
+}
+
+TEST(DpReplicasTest, KeepsOneReplicaAStageWhenTheAllReduceCostsMore) {
+  // 1 MB of gradients a stage over 1 byte/s: any all-reduce outweighs the step.
+  const sim::Problem p = ReplicableChain(1e6);
+  const auto judge = sim::testing::EvaluatorOf(p);
+  auto placed = MakeDpPlacer()->Place(p, {.evaluator = judge.get()});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  EXPECT_TRUE(placed->groups.empty());
+  EXPECT_TRUE(judge->Evaluate(placed->placement).feasible);
+}
+
+// Fixed groups (--replicas 1,1,2) under three uniform stages (f 1 s, b 2 s each): one replica a
+// stage, the best split's bottleneck holds 4 s of work a micro-batch (f0 f1 f2 | b2 b1 | b0, say);
+// a stage on the group of two replicas runs half the micro-batches, so dp gives that group the
+// most work: the forwards and b2, 5 s a micro-batch, 2.5 on each replica, then b1 and b0 on a GPU
+// each (2 s).
+TEST(DpReplicasTest, GivesMoreWorkToTheGroupOfMoreReplicas) {
+  const sim::Problem uniform = sim::testing::UniformStages(3, 1, 1, 1, hw::kUnlimited, 4);
+  const sim::Problem p =
+      std::move(sim::MakeProblem(uniform.graph, uniform.cluster, sim::Objective::kPipeline,
+                                 cost::RooflineCostModel()))
+          .value();
+  auto grouped = sim::GroupedProblem(
+      p, {{sim::DeviceId(0)}, {sim::DeviceId(1)}, {sim::DeviceId(2), sim::DeviceId(3)}});
+  ASSERT_TRUE(grouped.ok()) << grouped.status().message();
+  const auto judge = sim::MakeEvaluator(*grouped);
+  auto placed = MakeDpPlacer()->Place(**grouped, {.evaluator = judge.get()});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  const graph::Graph& g = p.g();
+  std::vector<std::string> on_group;
+  for (sim::OpId op : g.op_ids()) {
+    if (placed->placement[op] == sim::DeviceId(2)) on_group.push_back(g.op(op).name);
+  }
+  EXPECT_EQ(on_group, (std::vector<std::string>{"f0", "f1", "f2", "b2"}));
+  const sim::Evaluation e = judge->Evaluate(placed->placement);
+  EXPECT_TRUE(e.feasible) << e.reason;
+  EXPECT_LT(e.value, 4.0) << "no better than one replica a stage";
 }
 
 // 200,000 units in a chain: the search is a loop, not a recursion as deep as the chain, and the
