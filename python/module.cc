@@ -102,7 +102,8 @@ PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
               .replicas = replicas};
   p.problem = Unwrap(run::MakeLoadedProblem(p.graph->loaded, p.cluster, objective, p.graph->source,
                                             runtime, schedule, recompute));
-  p.problem = Unwrap(run::WithReplicas(p.problem, replicas, &p.replicas_note));
+  p.problem =
+      Unwrap(run::WithReplicas(p.problem, replicas, run::kReplicasSeconds, &p.replicas_note));
   return p;
 }
 
@@ -472,7 +473,8 @@ void BindTypes(py::module_& m) {
            "schedule: '1f1b' (default), 'gpipe', 'interleaved[:CHUNKS]', 'zb-h1', 'zb-h2' or "
            "'auto', optionally ':MICROBATCHES' (the CLI's --schedule); recompute: 'none' "
            "(default), 'selective', 'full' or 'auto' (--recompute); replicas: 'N', 'N1,N2,...' "
-           "or 'auto' (dp chooses them as the problem is made), data-parallel replicas of each "
+           "or 'auto' (dp chooses them as the problem is made, in at most 10 s), data-parallel "
+           "replicas of each "
            "stage (--replicas).")
       .def_property_readonly("runtime",
                              [](const PyProblem& p) {

@@ -72,12 +72,15 @@ void AddProblemFlags(CLI::App* cmd, dplace::cli::ProblemFlags* flags) {
                   "inputs and outputs and runs its forward again: torch.utils.checkpoint of the "
                   "stage) or auto (on the stages that do not fit keeping everything, selective, "
                   "then full)");
-  cmd->add_option("--replicas", flags->replicas,
-                  "data-parallel replicas of a pipeline's stages: N (each N devices in order run "
-                  "one stage, each replica whole micro-batches in turn, the stage's weight "
-                  "gradients all-reduced over them after the step's last; --stages then counts "
-                  "stages of N devices), N1,N2,... (a degree per stage, in order) or auto (dp "
-                  "chooses a degree per stage with the split: Piper's DP); default 1");
+  cmd->add_option(
+      "--replicas", flags->replicas,
+      "data-parallel replicas of a pipeline's stages: N (each N devices in order run "
+      "one stage, each replica whole micro-batches in turn, the stage's weight "
+      "gradients all-reduced over them after the step's last; --stages then counts "
+      "stages of N devices), N1,N2,... (a degree per stage, in order) or auto (dp "
+      "chooses a degree per stage with the split, Piper's DP, as the problem loads: within "
+      "--time-limit, else 10 s; every placer then plans on the groups it chose); "
+      "default 1");
   cmd->add_option("--schedule", flags->schedule,
                   "pipeline schedule of a training step's stages: 1f1b (default), gpipe, "
                   "interleaved[:CHUNKS] (each device runs CHUNKS chunks, default 2, round robin: "

@@ -71,6 +71,7 @@ Status RunPlace(const PlaceFlags& flags) {
   }
   // Each export chooses among plans judged as its file runs (run::SpecForExports).
   run::ProblemSpec spec = flags.problem;
+  if (flags.time_limit_s > 0) spec.replicas_seconds = flags.time_limit_s;
   DPLACE_RETURN_IF_ERROR(WithFlagNames(run::SpecForExports(export_names, &spec)));
   DPLACE_ASSIGN_OR_RETURN(LoadedProblem lp, ProblemFromFlags(spec));
   const sim::Problem& problem = *lp.problem;

@@ -240,7 +240,8 @@ StatusOr<int> DevicesForStages(int stages, const std::string& replicas) {
 }
 
 StatusOr<std::shared_ptr<const sim::Problem>> WithReplicas(
-    std::shared_ptr<const sim::Problem> problem, const std::string& replicas, std::string* note) {
+    std::shared_ptr<const sim::Problem> problem, const std::string& replicas, double seconds,
+    std::string* note) {
   if (replicas.empty()) return problem;
   if (problem->objective != sim::Objective::kPipeline) {
     return InvalidInput("replicas: stages have replicas under the pipeline objective only, not " +
@@ -250,7 +251,8 @@ StatusOr<std::shared_ptr<const sim::Problem>> WithReplicas(
     auto copy = std::make_shared<sim::Problem>(*problem);
     copy->replicas_auto = true;
     std::string chosen;
-    DPLACE_ASSIGN_OR_RETURN(auto planned, PlanReplicas(std::move(copy), place::Limits{}, &chosen));
+    DPLACE_ASSIGN_OR_RETURN(auto planned,
+                            PlanReplicas(std::move(copy), {.seconds = seconds}, &chosen));
     if (note != nullptr) *note = std::move(chosen);
     return planned;
   }
@@ -278,8 +280,8 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
   DPLACE_ASSIGN_OR_RETURN(out.problem,
                           MakeLoadedProblem(out.loaded, cluster, flags.objective, flags.graph.path,
                                             flags.runtime, flags.schedule, flags.recompute));
-  DPLACE_ASSIGN_OR_RETURN(out.problem,
-                          WithReplicas(out.problem, flags.replicas, &out.replicas_note));
+  DPLACE_ASSIGN_OR_RETURN(out.problem, WithReplicas(out.problem, flags.replicas,
+                                                    flags.replicas_seconds, &out.replicas_note));
   return out;
 }
 

@@ -31,6 +31,9 @@ struct GraphSpec {
 // it for training when asked, and rescales it to `dtype` (LoadedGraph::precision then says which).
 StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& spec);
 
+// The seconds dp may take to choose replicas (--replicas auto) when no time limit says.
+inline constexpr double kReplicasSeconds = 10;
+
 struct ProblemSpec {
   GraphSpec graph;
   std::string cluster;  // preset or file; optional when the graph file defines the machine
@@ -48,8 +51,10 @@ struct ProblemSpec {
   std::string recompute;
   // A stage's data-parallel replicas (hw::Cluster::Grouped, ReplicaGroups): "N" (each N devices
   // in order one stage's, --stages then counting stages of N), "N1,N2,..." (one stage's each, in
-  // order), or "auto" (the exact placers choose a degree per stage, Piper's DP); empty: one.
+  // order), or "auto" (dp chooses a degree per stage as the problem loads, Piper's DP,
+  // PlanReplicas); empty: one.
   std::string replicas;
+  double replicas_seconds = kReplicasSeconds;  // what "auto" may take (place: its --time-limit)
 };
 
 struct LoadedProblem {
@@ -66,12 +71,13 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& spec);
 StatusOr<int> DevicesForStages(int stages, const std::string& replicas);
 
 // `problem` with ProblemSpec's `replicas`: grouped (sim::GroupedProblem) as the list says, or as
-// dp chooses (auto: chunks.h PlanReplicas, what it chose in `note`), or itself (empty).
+// dp chooses (auto: chunks.h PlanReplicas in `seconds`, what it chose in `note`), or itself
+// (empty).
 // InvalidInput "replicas: ..." under an objective other than pipeline; the errors of
 // ReplicaGroups.
 StatusOr<std::shared_ptr<const sim::Problem>> WithReplicas(
     std::shared_ptr<const sim::Problem> problem, const std::string& replicas,
-    std::string* note = nullptr);
+    double seconds = kReplicasSeconds, std::string* note = nullptr);
 
 // `cluster` restricted as ProblemSpec's devices and stages say: the named devices, in the order
 // given (names must exist and be distinct), then, with stages > 0, the first `stages` of them

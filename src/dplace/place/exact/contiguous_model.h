@@ -81,18 +81,44 @@ struct ContiguousModel {
     const int n = InFlight(lanes_before[static_cast<size_t>(first)], lanes_before.back());
     return (n + replicas - 1) / replicas;
   }
+  // What a stage of `replicas` over `link` adds up to, linear in its load and gradients (the
+  // ILPs' coefficients): load x share + gradients x per_gradient_byte + fixed, the ring
+  // all-reduce (2(d-1)/d of the gradients over the link, 2(d-1) latencies) over the micro-batches.
+  struct ReplicaTerms {
+    double share = 1, per_gradient_byte = 0, fixed = 0;
+    double Of(double load, double gradients) const {
+      return load * share + gradients * per_gradient_byte + fixed;
+    }
+  };
+  ReplicaTerms TermsOf(int replicas, const hw::Link& link) const {
+    if (replicas <= 1) return {};
+    const double d = replicas;
+    return {.share = 1 / d,
+            .per_gradient_byte = 2 * (d - 1) / d / link.bandwidth_bytes_per_s / microbatches,
+            .fixed = 2 * (d - 1) * link.latency_s / microbatches};
+  }
+  ReplicaTerms AccelTerms(int index) const {
+    const auto i = static_cast<size_t>(index);
+    return TermsOf(accel_replicas[i], replica_link[i]);
+  }
   // The load of a set of `load` (compute and transfers a micro-batch) and `gradients` on
   // accelerator `index`, with its replicas.
   double AccelLoad(double load, double gradients, int index) const {
-    const auto i = static_cast<size_t>(index);
-    return StageLoad(load, gradients, accel_replicas[i], replica_link[i]);
+    return AccelTerms(index).Of(load, gradients);
   }
   double StageLoad(double load, double gradients, int replicas, const hw::Link& link) const {
-    if (replicas <= 1) return load;
-    const double d = replicas;
-    const double allreduce =
-        2 * (d - 1) / d * gradients / link.bandwidth_bytes_per_s + 2 * (d - 1) * link.latency_s;
-    return load / d + allreduce / microbatches;
+    return TermsOf(replicas, link).Of(load, gradients);
+  }
+  // Whether every accelerator stands for as many replicas over the same link (their order then
+  // does not matter).
+  bool UniformReplicas() const {
+    for (size_t i = 1; i < accel_replicas.size(); ++i) {
+      if (accel_replicas[i] != accel_replicas[0] ||
+          replica_link[i].bandwidth_bytes_per_s != replica_link[0].bandwidth_bytes_per_s ||
+          replica_link[i].latency_s != replica_link[0].latency_s)
+        return false;
+    }
+    return true;
   }
 };
 

@@ -209,6 +209,12 @@ class IlpContiguousPlacer : public Placer {
     DPLACE_ASSIGN_OR_RETURN(PlaceResult dp, MakeDpPlacer()->Place(p, dp_req));
     const sim::Placement start = BestFeasible({dp.placement}, req.evaluator);
     std::string note;
+    if (!m.UniformReplicas()) {
+      return Unsolved(start, NoSplitFits(m, p.num_ops()),
+                      "the program takes accelerators of one replica count, not stages of "
+                      "several (--replicas N1,N2,...)",
+                      "; dp's split returned");
+    }
     if (TooLargeToBuild(m, budget.Remaining().seconds, &note)) {
       return Unsolved(start, NoSplitFits(m, p.num_ops()), note, "; dp's split returned");
     }

@@ -152,7 +152,8 @@ class AssignmentProgram : public PlacementProgram {
       for (int s = 0; s < num_slots(); ++s) {
         const bool accel = s < k;
         const int index = accel ? s : (pool_cpus ? 0 : s - k);
-        if (index > u) continue;
+        // Accelerators of different replicas are not alike: no symmetry to break among them.
+        if (index > u && (!accel || m.UniformReplicas())) continue;
         if (accel ? !FitsAccelerator(m, u) : !m.cpu_ok[static_cast<size_t>(u)]) continue;
         x_[static_cast<size_t>(u)][static_cast<size_t>(s)] = milp_.AddColumn(0, 1, 0, true);
         once.Add(x(u, s), 1);
@@ -164,7 +165,8 @@ class AssignmentProgram : public PlacementProgram {
     // are in no pipeline order here): safe, exact for that stage.
     for (int s = 0; s < k && m.accel_memory_bytes < kInf; ++s) {
       double largest = 0;
-      const int in_flight = m.InFlight(0, k);
+      // Of those, a replica holds its share (ContiguousModel::InFlightOn).
+      const int in_flight = m.InFlightOn(0, m.accel_replicas[static_cast<size_t>(s)]);
       const Expr memory = DeviceMemory(
           m, &milp_, in_flight, [&](Expr* e, int u, double coef) { e->Add(x(u, s), coef); },
           &largest);
@@ -242,18 +244,27 @@ class NonContiguousMaxLoadProgram : public AssignmentProgram {
     const int k = num_accelerators();
     const int load = milp_.AddColumn(0, kInf, 1, false);
     std::vector<Expr> loads(static_cast<size_t>(num_slots()));
+    // An accelerator of replicas: a share of its units' work and transfers, and its all-reduce
+    // (ContiguousModel::ReplicaTerms).
+    std::vector<ContiguousModel::ReplicaTerms> terms;
+    for (int s = 0; s < k; ++s) terms.push_back(m.AccelTerms(s));
     for (int s = 0; s < num_slots(); ++s) {
       for (int u = 0; u < m.num_units; ++u) {
+        const auto i = static_cast<size_t>(u);
         loads[static_cast<size_t>(s)].Add(
-            x(u, s), s < k ? m.accel_s[static_cast<size_t>(u)] : m.cpu_s[static_cast<size_t>(u)]);
+            x(u, s), s < k ? terms[static_cast<size_t>(s)].Of(m.accel_s[i], m.gradient_bytes[i]) -
+                                 terms[static_cast<size_t>(s)].fixed
+                           : m.cpu_s[i]);
       }
+      if (s < k) loads[static_cast<size_t>(s)].Add(Var{-1, 1}, terms[static_cast<size_t>(s)].fixed);
     }
     for (const ContiguousModel::Tensor& t : m.tensors) {
       if (t.cost <= 0) continue;
       for (int s = 0; s < k; ++s) {
         const int send = milp_.AddColumn(0, 1, 0, false);
         const int recv = milp_.AddColumn(0, 1, 0, false);
-        loads[static_cast<size_t>(s)].Add(send, t.cost).Add(recv, t.cost);
+        const double cost = t.cost * terms[static_cast<size_t>(s)].share;
+        loads[static_cast<size_t>(s)].Add(send, cost).Add(recv, cost);
         for (int c : t.consumers) {
           AtLeastDifference(recv, x(c, s), x(t.producer, s));
           AtLeastDifference(send, x(t.producer, s), x(c, s));
@@ -297,18 +308,26 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
           Expr().Add(y(u, j), 1).Add(y(p, j), -1).AddTo(&milp_, 'L', 0);
       }
     }
+    // Every accelerator of the same replicas (ContiguousMaxLoad's precondition): a share of a
+    // block's work and transfers, and its all-reduce (ContiguousModel::ReplicaTerms).
+    const ContiguousModel::ReplicaTerms terms =
+        k > 0 ? m.AccelTerms(0) : ContiguousModel::ReplicaTerms{};
     double total_accel = 0, total_cpu = 0;
     for (int u = 0; u < m.num_units; ++u) {
-      total_accel += m.accel_s[static_cast<size_t>(u)];
+      total_accel +=
+          terms.Of(m.accel_s[static_cast<size_t>(u)], m.gradient_bytes[static_cast<size_t>(u)]);
       total_cpu += m.cpu_s[static_cast<size_t>(u)];
     }
     double total_comm = 0;
-    for (const ContiguousModel::Tensor& t : m.tensors) total_comm += 2 * std::max(0.0, t.cost);
+    for (const ContiguousModel::Tensor& t : m.tensors)
+      total_comm += 2 * std::max(0.0, t.cost) * terms.share;
     const int load = milp_.AddColumn(0, kInf, 1, false);
     for (int j = 0; j < blocks_; ++j) {
       Expr accel_load, cpu_load;
       for (int u = 0; u < m.num_units; ++u) {
-        AddX(&accel_load, u, j, m.accel_s[static_cast<size_t>(u)]);
+        AddX(&accel_load, u, j,
+             terms.Of(m.accel_s[static_cast<size_t>(u)], m.gradient_bytes[static_cast<size_t>(u)]) -
+                 terms.fixed);
         AddX(&cpu_load, u, j, m.cpu_s[static_cast<size_t>(u)]);
         // A unit that may not run on one kind forbids that kind to its block.
         if (!FitsAccelerator(m, u)) {
@@ -326,7 +345,7 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
         if (t.cost <= 0) continue;
         const int send = milp_.AddColumn(0, 1, 0, false);
         const int recv = milp_.AddColumn(0, 1, 0, false);
-        accel_load.Add(send, t.cost).Add(recv, t.cost);
+        accel_load.Add(send, t.cost * terms.share).Add(recv, t.cost * terms.share);
         for (int c : t.consumers) {
           Expr r;  // recv >= x[c][j] - x[p][j]
           r.Add(recv, 1);
@@ -342,6 +361,7 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
       }
       // load >= accel_load - M (1 - a[j]);  load >= cpu_load - M a[j].
       accel_load.Add(load, -1).Add(accel_[static_cast<size_t>(j)], total_accel + total_comm);
+      accel_load.Add(Var{-1, 1}, terms.fixed);
       accel_load.AddTo(&milp_, 'L', total_accel + total_comm);
       cpu_load.Add(load, -1).Add(accel_[static_cast<size_t>(j)], -total_cpu);
       cpu_load.AddTo(&milp_, 'L', 0);
@@ -351,7 +371,7 @@ class ContiguousMaxLoadProgram : public PlacementProgram {
         // schedule the first of k stages' count.
         const double in_flight = m.schedule == sim::PipelineSchedule::k1F1B
                                      ? std::min(k, blocks_ - j)
-                                     : m.InFlight(0, k);
+                                     : m.InFlightOn(0, k > 0 ? m.accel_replicas[0] : 1);
         double largest = 0;
         Expr memory = DeviceMemory(
             m, &milp_, in_flight, [&](Expr* e, int u, double coef) { AddX(e, u, j, coef); },

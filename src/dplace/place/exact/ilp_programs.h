@@ -3,6 +3,8 @@
 // solution back to a placement. docs/exact.md states each program.
 //
 //   NonContiguousMaxLoad  the paper's non-contiguous max-load program over co-location classes.
+// On a grouped problem (hw::Cluster::Grouped) an accelerator's load is its replicas' (a share of
+// its work and transfers plus its all-reduce: ContiguousModel::ReplicaTerms).
 //   ContiguousMaxLoad     contiguous max-load over the DP's units, as a chain of ideals
 //                         I_1 ⊆ … ⊆ I_K (K = accelerators + CPUs), block j = I_j \ I_(j-1) on a
 //                         device whose kind is a variable: exactly the DP's splits, so its
@@ -37,7 +39,8 @@ class PlacementProgram {
 
 // `m` built without contiguity (units = co-location classes).
 std::unique_ptr<PlacementProgram> NonContiguousMaxLoad(const ContiguousModel& m);
-// `m` built for contiguity (the DP's units).
+// `m` built for contiguity (the DP's units), its accelerators of the same replicas
+// (ContiguousModel::UniformReplicas: a block's accelerator is not known in the program).
 std::unique_ptr<PlacementProgram> ContiguousMaxLoad(const ContiguousModel& m);
 // `m` built without contiguity. `upper_bound`: the latency of a known feasible placement (it
 // tightens the program's big-M terms), or infinity.

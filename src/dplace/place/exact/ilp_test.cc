@@ -3,11 +3,15 @@
 // the contiguous program on the paper's workloads; and their warm starts and bounds on real inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "dplace/io/load.h"
 #include "dplace/place/baseline/baseline.h"
+#include "dplace/place/exact/contiguous_dp.h"
 #include "dplace/place/exact/exact.h"
+#include "dplace/place/exact/ideal_lattice.h"
+#include "dplace/place/exact/ilp_programs.h"
 #include "dplace/sim/latency.h"
 #include "dplace/sim/max_load.h"
 #include "dplace/sim/test_problems.h"
@@ -98,6 +102,80 @@ TEST(IlpTest, ContiguousEqualsDpOnASmallGraph) {
   const Solved dp = PlaceWith(*MakeDpPlacer(), p);
   EXPECT_NEAR(ilp.evaluation.value, dp.evaluation.value, 1e-9);
   EXPECT_EQ(ilp.note.rfind("optimal contiguous split", 0), 0u) << ilp.note;
+}
+
+// UniformStages (f 1 s, b 2 s, 4 bytes of weight gradients each, transfers free, links of 1
+// byte/s, 8 micro-batches) under the pipeline objective on four GPUs grouped as `groups`.
+sim::Problem GroupedStages(const std::vector<std::vector<sim::DeviceId>>& groups) {
+  const sim::Problem uniform = sim::testing::UniformStages(3, 1, 1, 1, hw::kUnlimited, 4, 4);
+  const sim::Problem p =
+      std::move(sim::MakeProblem(uniform.graph, uniform.cluster, sim::Objective::kPipeline,
+                                 cost::RooflineCostModel()))
+          .value();
+  return *sim::GroupedProblem(p, groups).value();
+}
+
+// A device of d replicas counts a d-th of its ops' time and, for each backward op, its ring
+// all-reduce of 2 (d-1)/d of the op's gradients over 1 byte/s, over 8 micro-batches: the best
+// max-load over every placement, counted here by hand.
+double BruteForceReplicaMaxLoad(const sim::Problem& p) {
+  const graph::Graph& g = p.g();
+  double best = std::numeric_limits<double>::infinity();
+  const int n = p.num_ops(), k = p.num_devices();
+  int codes = 1;
+  for (int i = 0; i < n; ++i) codes *= k;
+  for (int code = 0; code < codes; ++code) {
+    std::vector<double> load(static_cast<size_t>(k), 0);
+    for (int i = 0, c = code; i < n; ++i, c /= k) {
+      const sim::DeviceId device(c % k);
+      const double d = p.c().device(device).replicas;
+      const graph::Op& op = g.op(sim::OpId(i));
+      load[static_cast<size_t>(c % k)] +=
+          p.costs.OpTime(sim::OpId(i), device) / d + 2 * (d - 1) / d * op.param_bytes / 1.0 / 8;
+    }
+    best = std::min(best, *std::max_element(load.begin(), load.end()));
+  }
+  return best;
+}
+
+TEST(IlpTest, ADeviceOfReplicasCountsItsShareOfTheWorkAndItsAllReduce) {
+  using sim::DeviceId;
+  // 9 s of work: 3 s a device at best on three devices (one of two replicas, or not); on a GPU
+  // and a group of three, 10/3 s (f0 f1 b0 b1 on the group: 2 s of work and two all-reduces of
+  // 2/3 s; f2 b2 on the GPU: 3 s).
+  for (const auto& [groups, expected] :
+       std::vector<std::pair<std::vector<std::vector<DeviceId>>, double>>{
+           {{{DeviceId(0)}, {DeviceId(1)}, {DeviceId(2), DeviceId(3)}}, 3.0},
+           {{{DeviceId(0)}, {DeviceId(1), DeviceId(2), DeviceId(3)}}, 10.0 / 3}}) {
+    const sim::Problem p = GroupedStages(groups);
+    auto m = BuildContiguousModel(p, /*for_contiguity=*/false);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    auto solved = SolveWithCbc(NonContiguousMaxLoad(*m)->milp(), {});
+    ASSERT_TRUE(solved.ok()) << solved.status().message();
+    ASSERT_EQ(solved->status, MilpStatus::kOptimal);
+    const double best = BruteForceReplicaMaxLoad(p);
+    EXPECT_NEAR(best, expected, 1e-9) << groups.size() << " groups";
+    EXPECT_NEAR(solved->objective, best, 1e-9) << groups.size() << " groups";
+  }
+}
+
+// Every device of two replicas: the contiguous program's optimum is dp's.
+TEST(IlpTest, ContiguousEqualsDpOnStagesOfReplicas) {
+  using sim::DeviceId;
+  const sim::Problem p = GroupedStages({{DeviceId(0), DeviceId(1)}, {DeviceId(2), DeviceId(3)}});
+  auto m = BuildContiguousModel(p);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto solved = SolveWithCbc(ContiguousMaxLoad(*m)->milp(), {});
+  ASSERT_TRUE(solved.ok()) << solved.status().message();
+  ASSERT_EQ(solved->status, MilpStatus::kOptimal);
+  auto lattice = IdealLattice::All(m->preds, 1000);
+  ASSERT_TRUE(lattice.ok()) << lattice.status().message();
+  const ContiguousSolution dp =
+      SolveContiguous(*m, *lattice, std::numeric_limits<double>::infinity());
+  ASSERT_TRUE(dp.found);
+  EXPECT_NEAR(solved->objective, dp.max_load, 1e-9);
+  // A share of 9 s of work, each b's all-reduce 0.25 s: not one GPU's 9 s.
+  EXPECT_LT(dp.max_load, 9.0 / 2 + 1);
 }
 
 // A workload of the paper's testdata/dnn-partitioning, e.g. "throughput-inputs/LayerGraphs/
