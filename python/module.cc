@@ -100,8 +100,9 @@ PyProblem MakePyProblem(std::shared_ptr<const PyGraph> graph,
               .schedule = schedule,
               .recompute = recompute,
               .replicas = replicas};
-  p.problem = Unwrap(run::MakeLoadedProblem(p.graph->loaded, p.cluster, objective, p.graph->source,
-                                            runtime, schedule, recompute));
+  p.problem = Unwrap(run::MakeLoadedProblem(p.graph->loaded, p.cluster,
+                                            run::ObjectiveWithReplicas(objective, replicas),
+                                            p.graph->source, runtime, schedule, recompute));
   p.problem =
       Unwrap(run::WithReplicas(p.problem, replicas, run::kReplicasSeconds, &p.replicas_note));
   return p;

@@ -116,7 +116,17 @@ section_place() {
     --graph "$ONNX" --training --cluster k80x4 --devices gpu0,gpu1,gpu2,gpu3 --objective pipeline \
     --replicas 3
   expect_bad_input replicas_step "--replicas: stages have replicas under the pipeline objective only" \
-    place --graph "$ONNX" --training --cluster k80x4 --stages 2 --replicas 2
+    place --graph "$ONNX" --training --cluster k80x4 --stages 2 --replicas 2 --objective step
+  # A plan of groups simulates with the same groups (replicas imply the pipeline objective), and
+  # without them the error says what the plan's device names are.
+  "$DPLACE" place --graph "$ONNX" --training --cluster k80x4 --stages 2 --replicas 2 --placer dp \
+    --out "$TMP/replica_plan.json" >/dev/null && ok || fail "place --replicas 2 --out"
+  "$DPLACE" simulate --graph "$ONNX" --training --cluster k80x4 --stages 2 --replicas 2 \
+    --plan "$TMP/replica_plan.json" --pipeline 1f1b --json >"$TMP/replica_run.json" \
+    && [[ $(json_get "$TMP/replica_run.json" "[s['replicas'] for s in d['stages']]") == "[2, 2]" ]] \
+    && ok || fail "simulate a plan of replicas"
+  expect_bad_input replicas_plan "give --replicas as the plan's groups" simulate --graph "$ONNX" \
+    --training --cluster k80x4 --stages 2 --plan "$TMP/replica_plan.json" --pipeline 1f1b
   "$DPLACE" place --graph "$ONNX" --training --cluster k80x4 --stages 2 --objective pipeline \
     --schedule 1f1b:8 --placer contiguous --out "$TMP/split_plan.json" >/dev/null \
     && ok || fail "place a 1F1B split"

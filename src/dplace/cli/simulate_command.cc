@@ -46,7 +46,11 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
               << (st.recomputes
                       ? " (recomputing: " + std::string(sim::RecomputeName(st.recompute)) + ")"
                       : std::string())
-              << ", peak memory " << FormatBytes(st.peak_memory_bytes) << "\n";
+              << ", peak memory " << FormatBytes(st.peak_memory_bytes)
+              << (st.replicas > 1 ? ", " + std::to_string(st.replicas) + " replicas (all-reduce " +
+                                        FormatSeconds(st.allreduce_s) + ")"
+                                  : std::string())
+              << "\n";
   }
   if (!r.feasible) std::cout << "infeasible: " << r.reason << "\n";
   if (!flags.trace.empty()) std::cout << "trace written to " << flags.trace << "\n";

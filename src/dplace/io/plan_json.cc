@@ -23,8 +23,12 @@ StatusOr<sim::Placement> ReadPlan(const JsonNode& root, const graph::Graph& g,
     DPLACE_ASSIGN_OR_RETURN(std::string device_name, device_node.String());
     auto device = c.FindDevice(device_name);
     if (!device) {
+      // A device of replicas ("gpu0+gpu1") is a group the plan was made on (--replicas).
+      const std::string hint = device_name.find('+') != std::string::npos
+                                   ? "; a group of replicas: give --replicas as the plan's groups"
+                                   : "";
       return device_node.Error("unknown device '" + device_name + "' (not in cluster '" + c.name() +
-                               "')");
+                               "')" + hint);
     }
     placement[*op] = *device;
   }

@@ -226,6 +226,10 @@ StatusOr<std::shared_ptr<const hw::Cluster>> RestrictCluster(
   return std::make_shared<const hw::Cluster>(cluster->Subset(keep));
 }
 
+std::string ObjectiveWithReplicas(const std::string& objective, const std::string& replicas) {
+  return objective.empty() && !replicas.empty() ? "pipeline" : objective;
+}
+
 StatusOr<int> DevicesForStages(int stages, const std::string& replicas) {
   if (replicas.empty() || replicas == "auto" || stages <= 0) return stages;
   DPLACE_ASSIGN_OR_RETURN(const std::vector<int> degrees, ParseReplicaDegrees(replicas));
@@ -277,9 +281,10 @@ StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& flags) {
       DPLACE_ASSIGN_OR_RETURN(cluster, RestrictCluster(cluster, flags.devices, devices_for_stages));
     }
   }
-  DPLACE_ASSIGN_OR_RETURN(out.problem,
-                          MakeLoadedProblem(out.loaded, cluster, flags.objective, flags.graph.path,
-                                            flags.runtime, flags.schedule, flags.recompute));
+  DPLACE_ASSIGN_OR_RETURN(
+      out.problem,
+      MakeLoadedProblem(out.loaded, cluster, ObjectiveWithReplicas(flags.objective, flags.replicas),
+                        flags.graph.path, flags.runtime, flags.schedule, flags.recompute));
   DPLACE_ASSIGN_OR_RETURN(out.problem, WithReplicas(out.problem, flags.replicas,
                                                     flags.replicas_seconds, &out.replicas_note));
   return out;

@@ -65,6 +65,10 @@ struct LoadedProblem {
 
 StatusOr<LoadedProblem> LoadProblem(const ProblemSpec& spec);
 
+// The objective named: `objective` as given, or where replicas are asked for and no objective
+// is, pipeline (only a pipeline's stages have replicas).
+std::string ObjectiveWithReplicas(const std::string& objective, const std::string& replicas);
+
 // The devices `stages` stages take under ProblemSpec's `replicas`: stages x N, or the sum of a
 // degree list (which must name `stages` degrees); `stages` itself without fixed replicas.
 // InvalidInput "replicas: ..." for a malformed list.
