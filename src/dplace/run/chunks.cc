@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "dplace/place/search/score.h"
 #include "dplace/registry/registry.h"
 
 namespace dplace::run {
@@ -89,24 +90,44 @@ StatusOr<std::shared_ptr<const sim::Problem>> PlanReplicas(
     const std::shared_ptr<const sim::Problem>& problem, const place::Limits& limits,
     std::string* note) {
   if (!problem->replicas_auto) return problem;
-  auto one_each = std::make_shared<sim::Problem>(*problem);
-  one_each->replicas_auto = false;
-  DPLACE_ASSIGN_OR_RETURN(place::Member dp, place::MakePlacer("dp"));
-  const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(problem);
-  auto split = dp.placer->Place(*problem, {.evaluator = evaluator.get(), .limits = limits});
+  auto plain = std::make_shared<sim::Problem>(*problem);
+  plain->replicas_auto = false;
+  std::shared_ptr<const sim::Problem> one_each = std::move(plain);
+  // dp's split with replicas and without, each in half the limits, each judged as it runs.
+  place::Limits half = limits;
+  half.seconds /= 2;
+  if (half.evaluations > 0) half.evaluations = (half.evaluations + 1) / 2;
+  auto place = [&](const std::shared_ptr<const sim::Problem>& p) -> StatusOr<place::PlaceResult> {
+    DPLACE_ASSIGN_OR_RETURN(place::Member dp, place::MakePlacer("dp"));
+    const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(p);
+    return dp.placer->Place(*p, {.evaluator = evaluator.get(), .limits = half});
+  };
+  auto split = place(problem);
   if (!split.ok()) {
     *note = "replicas: one a stage (dp chooses them, and " + split.status().message() + ")";
-    return std::shared_ptr<const sim::Problem>(std::move(one_each));
+    return one_each;
   }
   if (split->groups.empty()) {
     *note = "replicas: one a stage (dp's best split)";
-    return std::shared_ptr<const sim::Problem>(std::move(one_each));
+    return one_each;
   }
   DPLACE_ASSIGN_OR_RETURN(std::shared_ptr<const sim::Problem> grouped,
                           sim::GroupedProblem(*problem, split->groups));
+  const sim::Evaluation with =
+      sim::MakeEvaluator(grouped)->Evaluate(sim::GroupedPlacement(split->placement, split->groups));
   std::string names;
   for (const hw::Device& d : grouped->c().devices()) {
     names += (names.empty() ? "" : ", ") + d.name;
+  }
+  // Replicas only where they pay: dp's split of one replica a stage may judge faster than the
+  // split its max-load model chose with replicas.
+  auto without = place(one_each);
+  const bool faster_without =
+      without.ok() && place::ScoreOf(sim::MakeEvaluator(one_each)->Evaluate(without->placement)) <
+                          place::ScoreOf(with);
+  if (!with.feasible || faster_without) {
+    *note = "replicas: one a stage (dp's split on " + names + " is no faster)";
+    return one_each;
   }
   *note = "replicas: dp chose " + names;
   return grouped;

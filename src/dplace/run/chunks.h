@@ -37,10 +37,11 @@ StatusOr<std::vector<std::vector<sim::DeviceId>>> ReplicaGroups(const hw::Cluste
 
 // `--replicas auto` (Problem::replicas_auto), decided as the problem loads (load.h
 // WithReplicas), before any placer runs: dp's split chooses each stage's replicas (Piper's DP
-// over stages and degrees, exact/dp_placer.h) within `limits`, and the problem every placer then
-// places is the problem so grouped (sim::GroupedProblem); `note` says the groups chosen. Where dp
-// keeps one replica a stage, or cannot split the problem (its reason in `note`), the problem with
-// replicas_auto off. Without replicas_auto, the problem itself.
+// over stages and degrees, exact/dp_placer.h), and the problem every placer then places is the
+// problem so grouped (sim::GroupedProblem) where that split runs faster than dp's split of one
+// replica a stage (each in half of `limits`, each judged by the simulation); `note` says what was
+// chosen. Otherwise, or where dp cannot split the problem (its reason in `note`), the problem
+// with replicas_auto off. Without replicas_auto, the problem itself.
 StatusOr<std::shared_ptr<const sim::Problem>> PlanReplicas(
     const std::shared_ptr<const sim::Problem>& problem, const place::Limits& limits,
     std::string* note);

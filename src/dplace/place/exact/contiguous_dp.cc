@@ -154,11 +154,11 @@ class Solver {
       const bool accel =
           load_.not_accel == 0 && k_ > 0 &&
           load_.MemoryFloorAt(m_.FewestInFlight()) <= m_.accel_memory_bytes &&
-          std::max(accel_floor_, (load_.accel_s + load_.fixed_comm) / max_replicas_) < ub_;
+          std::max(accel_floor_, (load_.FastestAccelS() + load_.fixed_comm) / max_replicas_) < ub_;
       const bool cpu =
           load_.not_cpu == 0 && !m_.cpus.empty() && std::max(cpu_floor_, load_.cpu_s) < ub_;
       if (accel || cpu) {
-        if (accel) PushStage(to, load_.accel_s + load_.comm);
+        if (accel) PushStage(to);
         if (cpu) Push(to, load_.cpu_s, false);
         frames_.push_back({to, 0, excluded_log_.size(), unit});
       } else {
@@ -170,10 +170,10 @@ class Solver {
   }
 
   // The set as one accelerator's stage, or, choosing replicas, as a stage of each number of
-  // consecutive accelerators (its replicas) that divides the micro-batches.
-  void PushStage(int next, double load) {
+  // consecutive accelerators of one class (its replicas) that divides the micro-batches.
+  void PushStage(int next) {
     if (!m_.choose_replicas) {
-      Push(next, load, true);
+      Push(next, 0, true);
       return;
     }
     const int full = l_.full_id();
@@ -182,9 +182,12 @@ class Solver {
       for (int span = 1; span <= f; ++span) {
         if (m_.microbatches % span != 0) continue;
         const int first = f - span;
-        if (load_.MemoryAt(m_.InFlightOn(first, span)) > m_.accel_memory_bytes) continue;
-        const double stage = m_.StageLoad(load, load_.gradient_bytes, span,
-                                          m_.replica_link[static_cast<size_t>(first)]);
+        if (m_.accel_class[static_cast<size_t>(first)] !=
+            m_.accel_class[static_cast<size_t>(f - 1)])
+          break;  // a wider span holds accelerators of two classes too
+        if (load_.MemoryAt(m_.InFlightOn(first, span)) > m_.MemoryOf(first)) continue;
+        const double stage = m_.StageLoad(load_.AccelS(first) + load_.comm, load_.gradient_bytes,
+                                          span, m_.replica_link[static_cast<size_t>(first)]);
         const double candidate = std::max(dp_[Index(root_, cell - span)], stage);
         if (candidate < dp_[Index(next, cell)]) {
           dp_[Index(next, cell)] = candidate;
@@ -199,6 +202,7 @@ class Solver {
 
   void Exclude(int unit, bool on) { excluded_[static_cast<size_t>(unit)] = on ? 1 : 0; }
 
+  // The set on accelerator f - 1 of each cell (its load there: `load` is the CPUs').
   void Push(int next, double load, bool accel) {
     const int full = l_.full_id();
     for (int cell = 0; cell < cells_; ++cell) {
@@ -208,11 +212,13 @@ class Solver {
       // stages from it to the last, counting every accelerator a stage, and every replica of
       // one: a replica holds a share of them).
       if (accel &&
-          load_.MemoryAt(m_.InFlightOn(f - 1, m_.accel_replicas[f - 1])) > m_.accel_memory_bytes)
+          load_.MemoryAt(m_.InFlightOn(f - 1, m_.accel_replicas[f - 1])) > m_.MemoryOf(f - 1))
         continue;
       const int from = accel ? cell - 1 : cell - (k_ + 1);
       const double candidate = std::max(
-          dp_[Index(root_, from)], accel ? m_.AccelLoad(load, load_.gradient_bytes, f - 1) : load);
+          dp_[Index(root_, from)],
+          accel ? m_.AccelLoad(load_.AccelS(f - 1) + load_.comm, load_.gradient_bytes, f - 1)
+                : load);
       if (candidate < dp_[Index(next, cell)]) {
         dp_[Index(next, cell)] = candidate;
         prev_[Index(next, cell)] = root_;
@@ -303,10 +309,10 @@ std::vector<int> GreedyRuns(const ContiguousModel& m, double cap, UnitSetLoad& r
     const bool accel = device < k;
     run.Add(u);
     const double load =
-        accel ? m.AccelLoad(run.accel_s + run.comm, run.gradient_bytes, device) : run.cpu_s;
+        accel ? m.AccelLoad(run.AccelS(device) + run.comm, run.gradient_bytes, device) : run.cpu_s;
     const bool fits = accel ? run.not_accel == 0 &&
                                   run.MemoryAt(m.InFlightOn(device, m.accel_replicas[device])) <=
-                                      m.accel_memory_bytes &&
+                                      m.MemoryOf(device) &&
                                   load <= cap
                             : run.not_cpu == 0 && load <= cap;
     if (fits) {
@@ -331,6 +337,7 @@ ContiguousSolution SolveChainGreedy(const ContiguousModel& m, Deadline deadline)
   double hi = 0;  // no run's load exceeds every unit's time plus every tensor's transfer
   for (int u = 0; u < m.num_units; ++u) {
     hi += std::max(m.accel_s[static_cast<size_t>(u)], m.cpu_s[static_cast<size_t>(u)]);
+    for (const auto& class_s : m.class_accel_s) hi += class_s[static_cast<size_t>(u)];
   }
   for (const auto& t : m.tensors) hi += t.cost;
   double lo = 0, load = 0;
@@ -369,6 +376,7 @@ ContiguousSolution SolveLinear(const ContiguousModel& model, Deadline deadline) 
 }
 
 ContiguousSolution SolveLinearLatency(const ContiguousModel& m, Deadline deadline) {
+  if (m.Heterogeneous()) return {};  // its calls run on the first class's accelerators
   const int n = m.num_units;
   const int k = static_cast<int>(m.accelerators.size());
   const bool pool = !m.cpus.empty();

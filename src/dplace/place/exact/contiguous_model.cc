@@ -182,21 +182,31 @@ Status CheckDevices(const sim::Problem& p, ContiguousModel* m) {
   for (sim::DeviceId d{0}; d < p.num_devices(); ++d) {
     (p.c().device(d).kind == "cpu" ? m->cpus : m->accelerators).push_back(d);
   }
-  for (const auto* group : {&m->accelerators, &m->cpus}) {
-    for (sim::DeviceId d : *group) {
-      const hw::Device& a = p.c().device(group->front());
-      const hw::Device& b = p.c().device(d);
-      if (a.kind != b.kind || a.peak_flops != b.peak_flops || a.memory_bytes != b.memory_bytes ||
-          a.memory_bandwidth_bytes_per_s != b.memory_bandwidth_bytes_per_s) {
-        return InvalidInput(
-            "the exact contiguous placers need identical accelerators and identical "
-            "CPUs; " +
-            a.name + " and " + b.name + " differ");
-      }
+  auto alike = [&](sim::DeviceId x, sim::DeviceId y) {
+    const hw::Device& a = p.c().device(x);
+    const hw::Device& b = p.c().device(y);
+    return a.kind == b.kind && a.peak_flops == b.peak_flops && a.memory_bytes == b.memory_bytes &&
+           a.memory_bandwidth_bytes_per_s == b.memory_bandwidth_bytes_per_s;
+  };
+  for (sim::DeviceId d : m->cpus) {
+    if (!alike(m->cpus.front(), d)) {
+      return InvalidInput("the exact contiguous placers need identical CPUs; " +
+                          p.c().device(m->cpus.front()).name + " and " + p.c().device(d).name +
+                          " differ");
     }
   }
-  m->accel_memory_bytes =
-      m->accelerators.empty() ? 0 : p.c().device(m->accelerators[0]).memory_bytes;
+  // Accelerators in classes of alike ones, numbered as first met.
+  std::vector<sim::DeviceId> class_first;
+  for (sim::DeviceId d : m->accelerators) {
+    size_t c = 0;
+    while (c < class_first.size() && !alike(class_first[c], d)) ++c;
+    if (c == class_first.size()) {
+      class_first.push_back(d);
+      m->class_memory_bytes.push_back(p.c().device(d).memory_bytes);
+      m->accel_memory_bytes = std::max(m->accel_memory_bytes, p.c().device(d).memory_bytes);
+    }
+    m->accel_class.push_back(static_cast<int>(c));
+  }
   // Interleaved chunks run one replica a stage.
   const bool chunked = sim::RowOf(p.schedule).interleaves && p.virtual_stages > 1;
   m->choose_replicas = p.replicas_auto && !chunked && m->accelerators.size() > 1;
@@ -307,6 +317,13 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
   m.held.assign(n, 0);
   m.held_selective.assign(n, 0);
   m.gradient_bytes.assign(n, 0);
+  std::vector<sim::DeviceId> class_first;  // each class's first accelerator
+  for (size_t a = 0; a < m.accelerators.size(); ++a) {
+    if (m.accel_class[a] == static_cast<int>(class_first.size()))
+      class_first.push_back(m.accelerators[a]);
+  }
+  m.class_accel_s.assign(class_first.empty() ? 0 : class_first.size() - 1,
+                         std::vector<double>(n, 0));
   m.pipeline_memory = p.stage_memory != sim::Problem::StageMemory::kOpSizes;
   m.schedule = p.schedule;
   m.recompute = p.recompute;
@@ -326,7 +343,13 @@ StatusOr<ContiguousModel> BuildContiguousModel(const sim::Problem& p, bool for_c
     if (g.op(op).kind == graph::OpKind::kBackward) m.gradient_bytes[x] += g.op(op).param_bytes;
     if (!m.accelerators.empty()) {
       m.accel_s[x] += p.costs.OpTime(op, m.accelerators[0]);
-      if (!p.Allowed(op, m.accelerators[0])) m.accel_ok[x] = 0;
+      for (size_t c = 1; c < class_first.size(); ++c) {
+        m.class_accel_s[c - 1][x] += p.costs.OpTime(op, class_first[c]);
+      }
+      // A unit runs on accelerators where it may run on every class.
+      for (sim::DeviceId d : class_first) {
+        if (!p.Allowed(op, d)) m.accel_ok[x] = 0;
+      }
     } else {
       m.accel_ok[x] = 0;
     }
@@ -420,7 +443,9 @@ UnitSetLoad::UnitSetLoad(const ContiguousModel& model)
       in_(static_cast<size_t>(model.num_units), 0),
       inside_consumers_(model.tensors.size(), 0),
       inside_forward_(model.tensors.size(), 0),
-      inside_backward_(model.tensors.size(), 0) {}
+      inside_backward_(model.tensors.size(), 0) {
+  class_s.assign(model.class_accel_s.size(), 0);
+}
 
 void UnitSetLoad::Reset(const std::vector<char>* fixed) {
   fixed_ = fixed;
@@ -432,6 +457,7 @@ void UnitSetLoad::Reset(const std::vector<char>* fixed) {
     size_ = 0;
   }
   accel_s = cpu_s = bytes = resident = held = held_selective = boundary = comm = fixed_comm = 0;
+  class_s.assign(m_.class_accel_s.size(), 0);
   not_accel = not_cpu = 0;
 }
 
@@ -485,6 +511,7 @@ void UnitSetLoad::Toggle(int unit, double sign) {
     for (int t : m_.consumed[x]) boundary += Holds(t);
   }
   accel_s += sign * m_.accel_s[x];
+  for (size_t c = 0; c < class_s.size(); ++c) class_s[c] += sign * m_.class_accel_s[c][x];
   cpu_s += sign * m_.cpu_s[x];
   bytes += sign * m_.bytes[x];
   resident += sign * m_.resident[x];

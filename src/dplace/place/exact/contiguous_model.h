@@ -62,7 +62,18 @@ struct ContiguousModel {
   std::vector<std::vector<int>> produced, consumed;  // per unit: indices into `tensors`
   std::vector<std::vector<char>> consumed_kind;      // per consumed entry: Tensor::consumer_kind
   std::vector<sim::DeviceId> accelerators, cpus;
-  double accel_memory_bytes = 0;
+  double accel_memory_bytes = 0;  // the most of any accelerator's
+  // Accelerators of several classes (kind, speed and memory; dp only, the integer programs take
+  // one): per accelerator its class, 0 the first's; per class after the first, per unit, its time
+  // there (accel_s is the first class's); per class its memory. The DP's stages run on the
+  // accelerators in the problem's order, and may leave any out.
+  std::vector<int> accel_class;
+  std::vector<std::vector<double>> class_accel_s;
+  std::vector<double> class_memory_bytes;
+  bool Heterogeneous() const { return class_memory_bytes.size() > 1; }
+  double MemoryOf(int accelerator) const {
+    return class_memory_bytes[static_cast<size_t>(accel_class[static_cast<size_t>(accelerator)])];
+  }
   // Replicas (Piper, Tarnawski et al. 2021): per accelerator, the replicas its device stands for
   // (hw::Device::replicas, a grouped problem's fixed degrees); with choose_replicas
   // (Problem::replicas_auto) the DP instead gives a stage d consecutive accelerators, its replicas.
@@ -182,7 +193,19 @@ class UnitSetLoad {
     return resident + held;
   }
 
+  // The set's compute on accelerator `index` (of its class), and on the fastest class.
+  double AccelS(int index) const {
+    const int c = m_.accel_class[static_cast<size_t>(index)];
+    return c == 0 ? accel_s : class_s[static_cast<size_t>(c - 1)];
+  }
+  double FastestAccelS() const {
+    double least = accel_s;
+    for (double s : class_s) least = std::min(least, s);
+    return least;
+  }
+
   double accel_s = 0, cpu_s = 0, bytes = 0, resident = 0, held = 0, gradient_bytes = 0;
+  std::vector<double> class_s;     // per accelerator class after the first: what accel_s is there
   double held_selective = 0;       // held less what attention's core makes
   double boundary = 0;             // what the set holds of the tensors crossing units
   double comm = 0;                 // every crossing tensor

@@ -283,6 +283,48 @@ TEST(DpReplicasTest, GivesMoreWorkToTheGroupOfMoreReplicas) {
   EXPECT_LT(e.value, 4.0) << "no better than one replica a stage";
 }
 
+// A chain of six ops of 1 s on a GPU and 0.5 s on an NPU (transfers free) over gpu0, npu0 and
+// gpu1 (in that order), the NPU of `npu_memory_bytes` and each op holding 10 bytes.
+sim::Problem MixedAccelerators(double npu_memory_bytes) {
+  graph::GraphBuilder b("mixed");
+  graph::OpId last{-1};
+  for (int i = 0; i < 6; ++i) {
+    graph::Op o = sim::testing::TimedOp("op" + std::to_string(i), 1);
+    o.time_s.push_back({"npu", 0.5});
+    o.param_bytes = 10;
+    const graph::OpId op = b.AddOp(std::move(o), {{0, 0}});
+    if (last >= 0) b.AddEdge(last, 0, op);
+    last = op;
+  }
+  hw::ClusterBuilder c("mixed");
+  c.AddDevice({.name = "gpu0", .kind = "gpu"});
+  c.AddDevice({.name = "npu0", .kind = "npu", .memory_bytes = npu_memory_bytes});
+  c.AddDevice({.name = "gpu1", .kind = "gpu"});
+  c.SetDefaultLink({.bandwidth_bytes_per_s = 1, .latency_s = 0});
+  return sim::testing::Make(b, std::make_shared<const hw::Cluster>(std::move(c.Build()).value()),
+                            sim::Objective::kThroughput);
+}
+
+// Accelerators of two classes: each stage counts its own device's times and memory. The NPU
+// runs an op in half the time: the best split gives it twice a GPU's share, gpu0 op0 op1 and
+// npu0 op2 to op5 (2 s each; stages in the devices' order); with room for two ops on the NPU
+// (1 s), the GPUs take the rest: op0 op1 | op2 op3 | op4 op5 (2 s on each GPU).
+TEST(DpHeterogeneousTest, EachStageCountsItsOwnAcceleratorsTimesAndMemory) {
+  for (const auto& [memory, on_npu] :
+       std::vector<std::pair<double, int>>{{hw::kUnlimited, 4}, {20, 2}}) {
+    const sim::Problem p = MixedAccelerators(memory);
+    const auto judge = sim::testing::EvaluatorOf(p);
+    auto placed = MakeDpPlacer()->Place(p, {.evaluator = judge.get()});
+    ASSERT_TRUE(placed.ok()) << placed.status().message();
+    const sim::Evaluation e = sim::EvaluateMaxLoad(p, placed->placement);
+    EXPECT_TRUE(e.feasible) << e.reason;
+    EXPECT_DOUBLE_EQ(e.value, 2.0) << memory;
+    int npu = 0;
+    for (sim::DeviceId d : placed->placement) npu += d == sim::DeviceId(1);
+    EXPECT_EQ(npu, on_npu) << memory;
+  }
+}
+
 // 200,000 units in a chain: the search is a loop, not a recursion as deep as the chain, and the
 // chain's prefixes are not stored as bitsets (200k x 200k bits); the deadline ends it.
 TEST(LinearSplitTest, AVeryLongChainKeepsItsDeadline) {

@@ -161,8 +161,15 @@ class IlpPlacer : public Placer {
         SplitLinearOrder(p, DeadlineAfter(budget.Split(options_.start_share).seconds)));
     const double left = budget.Remaining().seconds;
     std::string note;
+    // The programs count the first accelerator's times and memory for every accelerator.
+    const std::string unlike =
+        "the integer programs take accelerators of one kind, speed and memory";
     if (p.objective != sim::Objective::kLatency) {
       const sim::Placement start = BestFeasible({linear.max_load}, req.evaluator);
+      if (m.Heterogeneous()) {
+        return Unsolved(start, NoSplitFits(m, p.num_ops()), unlike,
+                        "; the best split of one topological order returned");
+      }
       if (TooLargeToBuild(m, left, &note)) {
         return Unsolved(start, NoSplitFits(m, p.num_ops()), note,
                         "; the best split of one topological order returned");
@@ -179,6 +186,10 @@ class IlpPlacer : public Placer {
       if (!devices->empty()) candidates.emplace_back(p.num_ops(), devices->front());
     }
     const sim::Placement start = BestFeasible(candidates, req.evaluator);
+    if (m.Heterogeneous()) {
+      return Unsolved(start, NoSplitFits(m, p.num_ops()), unlike,
+                      "; the best of its starts returned");
+    }
     if (TooLargeToBuild(m, left, &note)) {
       return Unsolved(start, NoSplitFits(m, p.num_ops()), note,
                       "; the best of its starts returned");
@@ -209,10 +220,10 @@ class IlpContiguousPlacer : public Placer {
     DPLACE_ASSIGN_OR_RETURN(PlaceResult dp, MakeDpPlacer()->Place(p, dp_req));
     const sim::Placement start = BestFeasible({dp.placement}, req.evaluator);
     std::string note;
-    if (!m.UniformReplicas()) {
+    if (!m.UniformReplicas() || m.Heterogeneous()) {
       return Unsolved(start, NoSplitFits(m, p.num_ops()),
-                      "the program takes accelerators of one replica count, not stages of "
-                      "several (--replicas N1,N2,...)",
+                      "the program takes accelerators of one kind, speed, memory and replica "
+                      "count",
                       "; dp's split returned");
     }
     if (TooLargeToBuild(m, budget.Remaining().seconds, &note)) {
