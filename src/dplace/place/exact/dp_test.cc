@@ -290,7 +290,7 @@ sim::Problem MixedAccelerators(double npu_memory_bytes) {
   graph::OpId last{-1};
   for (int i = 0; i < 6; ++i) {
     graph::Op o = sim::testing::TimedOp("op" + std::to_string(i), 1);
-    o.time_s.push_back({"npu", 0.5});
+    o.time_s.emplace_back("npu", 0.5);
     o.param_bytes = 10;
     const graph::OpId op = b.AddOp(std::move(o), {{0, 0}});
     if (last >= 0) b.AddEdge(last, 0, op);
