@@ -10,6 +10,8 @@ inputs it received and the outputs it sent (kept until their backward).
     held = run(name, split_modules, microbatches, actions=table)     # "0F0", "0I0", "0W0", ...
                                                                      # (stage k on rank k mod R)
     held = run(name, split_modules, microbatches, recompute="full")  # torch.utils.checkpoint
+    held = run(name, split_modules, microbatches, replicas=2)        # 2 data-parallel replicas
+                                                                     # a stage (bytes per rank)
 
 An action table's I(k) runs the micro-batch's backward with every linear layer's weight gradient
 deferred (the zero-bubble schedules' split: the layer keeps its input and its output's gradient,
@@ -18,6 +20,11 @@ stage runs under torch.utils.checkpoint: its forward keeps only its input, and i
 the forward again, whose saved tensors are counted with what the rank holds then; with
 "selective", only attention's core (scores, softmax, the product with the values) runs under it,
 as Megatron-LM's selective recomputation.
+
+With replicas=d every stage runs on d ranks (stage s on ranks s*d .. s*d+d-1, as torchtitan,
+Megatron-LM and DeepSpeed lay them out): replica r runs micro-batches r, r+d, ... as its own
+pipeline with the replicas r of the other stages, and after its last backward each stage
+all-reduces its gradients over its replicas (gloo), before the optimiser step.
 
 `name` is a model of user_models whose forward is a chain of blocks (CHAINS says how each block is
 called); `split_modules` are the modules the stages after the first begin at, as a stages file
@@ -138,11 +145,21 @@ def _storage(t):
     return t._storage().data_ptr(), t._storage().nbytes()
 
 
-def _rank(rank, ranks, name, split_modules, microbatches, schedule, actions, recompute, port,
-          out_dir):
+def _rank(world_rank, world, name, split_modules, microbatches, schedule, actions, recompute,
+          replicas, port, out_dir):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=ranks)
+    dist.init_process_group("gloo", rank=world_rank, world_size=world)
+    # This rank's pipeline (its replica) and its place in it; a peer at pipeline rank q is world
+    # rank q * replicas + replica.
+    rank, replica = divmod(world_rank, replicas)
+    ranks = world // replicas
+    microbatches //= replicas
+    groups = ([dist.new_group(list(range(q * replicas, (q + 1) * replicas)))
+               for q in range(ranks)] if replicas > 1 else [])
+
+    def peer(q):
+        return q * replicas + replica
     model, inputs = user_models.build(name)  # seeded: every rank builds the same model
     model.train()
     chain = CHAINS[name](model)
@@ -208,7 +225,7 @@ def _rank(rank, ranks, name, split_modules, microbatches, schedule, actions, rec
                 x = batches[k][0]
             else:
                 x = torch.empty(entering[stage][0], dtype=entering[stage][1])
-                dist.recv(x, (stage - 1) % ranks, tag=tag(stage, k, 0))
+                dist.recv(x, peer((stage - 1) % ranks), tag=tag(stage, k, 0))
                 x.requires_grad_(True)
             kept = {}
 
@@ -235,13 +252,13 @@ def _rank(rank, ranks, name, split_modules, microbatches, schedule, actions, rec
             in_flight[key] = kept, (x, y)
             peak = max(peak, held())
             if stage + 1 < stages:
-                sends.append(dist.isend(y.detach().contiguous(), (stage + 1) % ranks,
+                sends.append(dist.isend(y.detach().contiguous(), peer((stage + 1) % ranks),
                                         tag=tag(stage + 1, k, 0)))
         else:
             _, (x, y) = in_flight[key]
             grad = torch.ones_like(y)
             if stage + 1 < stages:
-                dist.recv(grad, (stage + 1) % ranks, tag=tag(stage, k, 1))
+                dist.recv(grad, peer((stage + 1) % ranks), tag=tag(stage, k, 1))
             again = {}  # what recomputing the forward saves, until the backward is done
 
             def pack_again(t, again=again):
@@ -260,16 +277,19 @@ def _rank(rank, ranks, name, split_modules, microbatches, schedule, actions, rec
                 for t in (t for q in queued[key] for t in q[:2]):
                     weights[key].setdefault(*_storage(t))
             if stage > 0:
-                sends.append(dist.isend(x.grad.contiguous(), (stage - 1) % ranks,
+                sends.append(dist.isend(x.grad.contiguous(), peer((stage - 1) % ranks),
                                         tag=tag(stage - 1, k, 1)))
     for s in sends:
         s.wait()
+    if replicas > 1:  # the stage's gradients, summed over its replicas (in place)
+        for p in params:
+            dist.all_reduce(p.grad, group=groups[rank])
     optimiser = torch.optim.Adam(params)
     optimiser.step()
     resident = sum(t.numel() * t.element_size() for p in params
                    for t in [p, p.grad] + [v for v in optimiser.state[p].values()
                                           if isinstance(v, torch.Tensor) and v.dim() > 0])
-    with open(os.path.join(out_dir, f"{rank}.json"), "w") as f:
+    with open(os.path.join(out_dir, f"{world_rank}.json"), "w") as f:
         json.dump({"resident": resident, "activations": peak}, f)
     dist.barrier()
     dist.destroy_process_group()
@@ -281,15 +301,18 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def run(name, split_modules, microbatches, schedule="1f1b", actions=None, recompute="none"):
+def run(name, split_modules, microbatches, schedule="1f1b", actions=None, recompute="none",
+        replicas=1):
     """Per rank, the bytes its process held at its fullest: {"resident", "activations"}.
     `actions`: a list per rank of torch pipelining's actions, run instead of `schedule` (with
     more stages than ranks, stage k on rank k mod ranks: interleaved); `recompute`: "none",
-    "selective" or "full"."""
+    "selective" or "full"; `replicas`: data-parallel replicas of every stage (with `schedule`; the
+    micro-batches a multiple of them), ranks s*replicas .. (s+1)*replicas-1 stage s's."""
     assert recompute in ("none", "selective", "full")
-    ranks = len(actions) if actions is not None else len(split_modules) + 1
+    assert replicas == 1 or (actions is None and microbatches % replicas == 0)
+    ranks = (len(actions) if actions is not None else len(split_modules) + 1) * replicas
     with tempfile.TemporaryDirectory() as out_dir:
         torch.multiprocessing.spawn(
             _rank, args=(ranks, name, list(split_modules), microbatches, schedule, actions,
-                         recompute, _free_port(), out_dir), nprocs=ranks, join=True)
+                         recompute, replicas, _free_port(), out_dir), nprocs=ranks, join=True)
         return [json.load(open(os.path.join(out_dir, f"{r}.json"))) for r in range(ranks)]

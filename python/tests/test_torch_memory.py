@@ -178,6 +178,31 @@ def test_a_stages_file_run_in_processes_holds_per_stage_what_dplace_says(stages,
         assert ours == pytest.approx(theirs, rel=0.05), (schedule, split)
 
 
+def test_stages_of_replicas_run_in_processes_hold_per_replica_what_dplace_says(tmp_path):
+    """dp's split of the decoder into 2 stages of 2 data-parallel replicas (--replicas 2 over 4
+    GPUs), written as a stages file and run in 4 processes (tests/pipeline_run.py: each replica
+    a pipeline of its 4 of the 8 micro-batches under 1F1B, each stage's gradients all-reduced
+    over its replicas before Adam's step): each replica's peak within 5% of its stage's in the
+    file, which gives the frameworks' data-parallel degree."""
+    import json
+    import pipeline_run
+    model, inputs = user_models.build("decoder")
+    g = dt.from_module(model, inputs, training=True, unit="blocks")
+    problem = dplace.Problem(g, "a100x8", stages=2, replicas="2", schedule="1f1b:8")
+    assert problem.cluster.devices == ["gpu0+gpu1", "gpu2+gpu3"]
+    plan = dplace.place(problem, "dp")
+    out = str(tmp_path / "stages.json")
+    dplace.write_stages(out, problem, plan)
+    f = json.load(open(out))
+    assert f["schedule"]["data_parallel"]["degree"] == 2
+    assert f["schedule"]["data_parallel"]["microbatches_per_pipeline"] == 4
+    ours = [s["peak_memory_bytes"] for s in f["pipeline"]["stages"]]
+    theirs = [s["resident"] + s["activations"]
+              for s in pipeline_run.run("decoder", f["split_modules"], 8, "1f1b", replicas=2)]
+    assert [ours[0], ours[0], ours[1], ours[1]] == pytest.approx(theirs, rel=0.05), \
+        f["split_modules"]
+
+
 @pytest.mark.parametrize("schedule,recompute,path",
                          [("zb-h1", "none", "from_module"), ("zb-h2", "none", "from_module"),
                           ("1f1b", "full", "from_module"), ("zb-h1", "full", "from_module"),
