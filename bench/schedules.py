@@ -42,12 +42,13 @@ PLANS = [("1f1b", "1f1b, keep all", "1f1b", "none", ""),
          ("replicas-auto", "auto, recompute auto, replicas auto", "auto", "auto", "auto")]
 
 
-def cluster(memory_gib):
+def cluster(memory):
+    """The a100x8 preset with GPUs of `memory` ("24GiB", "123456B")."""
     doc = json.load(open(os.path.join(ROOT, "clusters", "a100x8.json")))
     for d in doc["devices"]:
         if d["kind"] == "gpu":
-            d["memory"] = f"{memory_gib}GiB"
-    doc["name"] = f"a100x8-{memory_gib}g"
+            d["memory"] = memory
+    doc["name"] = f"a100x8-{memory}"
     return doc
 
 
@@ -70,7 +71,7 @@ def main():
                     + ", ".join(p[0] for p in PLANS))
     a = ap.parse_args()
     plans = [p for p in PLANS if p[0] == "1f1b" or p[0] in a.plans.split(",")]
-    c = cluster(a.memory_gib)
+    c = cluster(f"{a.memory_gib}GiB")
     print("| micro-batch | unit | plan | time per micro-batch (ms) | best 1F1B keep-all / this | "
           "feasible | largest stage peak (GiB) | stages recomputing | replicas | dp s |")
     print("|---|---|---|---|---|---|---|---|---|---|")

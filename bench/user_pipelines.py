@@ -16,7 +16,6 @@ is the keep-all split's time (with every GPU of 80 GiB, where memory binds) over
       [--stages 4] [--microbatches 8] [--memory-shares 0.6,1.25] [--models decoder,moe,...]
 """
 import argparse
-import json
 import os
 import sys
 
@@ -25,17 +24,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import dplace  # noqa: E402
 import dplace.torch as dt  # noqa: E402
 import user_models  # noqa: E402
+from schedules import cluster  # noqa: E402  (bench/, this script's directory)
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-
-
-def cluster(memory_bytes):
-    doc = json.load(open(os.path.join(ROOT, "clusters", "a100x8.json")))
-    for d in doc["devices"]:
-        if d["kind"] == "gpu":
-            d["memory"] = f"{int(memory_bytes)}B"
-    doc["name"] = f"a100x8-{int(memory_bytes)}B"
-    return doc
 
 
 def run(graph, c, stages, m, schedule, recompute, replicas=""):
@@ -63,11 +53,11 @@ def main():
     for name in a.models.split(","):
         model, inputs = user_models.build(name, batch=a.batch)
         graph = dt.from_module(model, inputs, training=True, unit="blocks")
-        roomy, _ = run(graph, cluster(80 * 2**30), a.stages, m, "1f1b", "none")
+        roomy, _ = run(graph, cluster("80GiB"), a.stages, m, "1f1b", "none")
         need = max(s["peak_memory_bytes"] for s in roomy["stages"])
         base = roomy["time_per_microbatch_s"]
         for share in (float(x) for x in a.memory_shares.split(",")):
-            c = cluster(share * need)
+            c = cluster(f"{int(share * need)}B")
             for label, schedule, recompute, replicas in (
                     ("1f1b, keep all", "1f1b", "none", ""),
                     ("auto, recompute auto, replicas auto", "auto", "auto", "auto")):
