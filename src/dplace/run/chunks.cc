@@ -97,12 +97,13 @@ StatusOr<std::shared_ptr<const sim::Problem>> PlanReplicas(
   place::Limits half = limits;
   half.seconds /= 2;
   if (half.evaluations > 0) half.evaluations = (half.evaluations + 1) / 2;
-  auto place = [&](const std::shared_ptr<const sim::Problem>& p) -> StatusOr<place::PlaceResult> {
+  auto split_by_dp =
+      [&](const std::shared_ptr<const sim::Problem>& p) -> StatusOr<place::PlaceResult> {
     DPLACE_ASSIGN_OR_RETURN(place::Member dp, place::MakePlacer("dp"));
     const std::unique_ptr<sim::Evaluator> evaluator = sim::MakeEvaluator(p);
     return dp.placer->Place(*p, {.evaluator = evaluator.get(), .limits = half});
   };
-  auto split = place(problem);
+  auto split = split_by_dp(problem);
   if (!split.ok()) {
     *note = "replicas: one a stage (dp chooses them, and " + split.status().message() + ")";
     return one_each;
@@ -121,7 +122,7 @@ StatusOr<std::shared_ptr<const sim::Problem>> PlanReplicas(
   }
   // Replicas only where they pay: dp's split of one replica a stage may judge faster than the
   // split its max-load model chose with replicas.
-  auto without = place(one_each);
+  auto without = split_by_dp(one_each);
   const bool faster_without =
       without.ok() && place::ScoreOf(sim::MakeEvaluator(one_each)->Evaluate(without->placement)) <
                           place::ScoreOf(with);
