@@ -9,7 +9,7 @@ LAYERS=(
   "base"
   "graph hw"
   "cost"
-  "sim"
+  "sim job"
   "place io"
   "learn"
   "registry"

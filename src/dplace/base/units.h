@@ -29,6 +29,7 @@ inline constexpr double kMaxFlops = 1e21;   // one op's FLOPs
 inline constexpr double kMinRate = 1;
 inline constexpr double kMaxRate = 1e21;
 inline constexpr int kMaxDevices = 1024;  // devices in one cluster
+inline constexpr int kMaxNodes = 4096;    // nodes of a machine the job planner takes
 
 // Human rendering for tables and messages: 1.50 GiB, 12.3 ms, 25.0 GB/s.
 std::string FormatBytes(double bytes);

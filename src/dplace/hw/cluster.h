@@ -36,6 +36,7 @@ struct Device {
   double memory_bytes = kUnlimited;  // capacity; infinity = unlimited
   double peak_flops = 0;             // FP32 FLOP/s; 0 = unknown (roofline then uses bandwidth only)
   double peak_flops_half = 0;        // FP16/BF16 FLOP/s (tensor cores); 0 = as peak_flops
+  double peak_flops_fp8 = 0;         // dense FP8 FLOP/s (tensor cores); 0 = none
   double memory_bandwidth_bytes_per_s = 0;  // 0 = unknown
   // Devices this one stands for: a stage's data-parallel replicas (Cluster::Grouped), each running
   // whole micro-batches in turn; `replica_link` the slowest link among them (their all-reduce's).

@@ -8,8 +8,11 @@
 namespace dplace::io {
 namespace {
 
-StatusOr<hw::Link> ReadLink(const JsonNode& node) {
-  DPLACE_RETURN_IF_ERROR(node.OnlyKeys({"bandwidth", "latency", "between", "group"}));
+// A link entry (its device keys: "between", "group") or, with `level`, a level ("name").
+StatusOr<hw::Link> ReadLink(const JsonNode& node, bool level = false) {
+  DPLACE_RETURN_IF_ERROR(node.OnlyKeys(level ? std::vector<std::string>{"name", "bandwidth", "latency"}
+                                             : std::vector<std::string>{"bandwidth", "latency",
+                                                                        "between", "group"}));
   hw::Link link;
   DPLACE_ASSIGN_OR_RETURN(JsonNode bw, node.Field("bandwidth"));
   DPLACE_ASSIGN_OR_RETURN(link.bandwidth_bytes_per_s, bw.BytesPerSecond());
@@ -36,11 +39,7 @@ StatusOr<std::vector<hw::DeviceId>> DeviceList(
   return out;
 }
 
-}  // namespace
-
-StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
-  DPLACE_RETURN_IF_ERROR(root.OnlyKeys(
-      {"format", "name", "source", "devices", "links", "default_link", "zero_byte_transfers"}));
+StatusOr<hw::Cluster> ReadOneNode(const JsonNode& root) {
   std::string name = "cluster";
   if (auto n = root.OptionalField("name")) {
     DPLACE_ASSIGN_OR_RETURN(name, n->String());
@@ -52,7 +51,8 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
   if (device_nodes.empty()) return devices.Error("lists no device");
   for (const JsonNode& node : device_nodes) {
     DPLACE_RETURN_IF_ERROR(node.OnlyKeys(
-        {"name", "kind", "count", "memory", "peak_flops", "peak_flops_half", "memory_bandwidth"}));
+        {"name", "kind", "count", "memory", "peak_flops", "peak_flops_half", "peak_flops_fp8",
+         "memory_bandwidth"}));
     hw::Device d;
     DPLACE_ASSIGN_OR_RETURN(JsonNode name_node, node.Field("name"));
     DPLACE_ASSIGN_OR_RETURN(d.name, name_node.String());
@@ -74,6 +74,10 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
     if (auto peak = node.OptionalField("peak_flops_half")) {
       DPLACE_ASSIGN_OR_RETURN(d.peak_flops_half, peak->NonNegativeNumber());
       DPLACE_RETURN_IF_ERROR(rate(*peak, d.peak_flops_half));
+    }
+    if (auto peak = node.OptionalField("peak_flops_fp8")) {
+      DPLACE_ASSIGN_OR_RETURN(d.peak_flops_fp8, peak->NonNegativeNumber());
+      DPLACE_RETURN_IF_ERROR(rate(*peak, d.peak_flops_fp8));
     }
     if (auto bw = node.OptionalField("memory_bandwidth")) {
       DPLACE_ASSIGN_OR_RETURN(d.memory_bandwidth_bytes_per_s, bw->BytesPerSecond());
@@ -126,6 +130,90 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root) {
         return node.Error("a link needs \"between\" (two devices) or \"group\" (a list)");
       }
     }
+  }
+  auto cluster = builder.Build();
+  if (!cluster.ok()) return root.Error(cluster.status().message());
+  return cluster;
+}
+
+StatusOr<hw::Machine> ReadMachineLevels(const JsonNode& root, const hw::Cluster& node,
+                                        int nodes) {
+  DPLACE_ASSIGN_OR_RETURN(hw::Machine m, hw::MachineOf(node));
+  if (auto source = root.OptionalField("source")) {
+    DPLACE_ASSIGN_OR_RETURN(m.source, source->String());
+  }
+  if (auto file_nodes = root.OptionalField("nodes"); file_nodes && nodes == 0) {
+    DPLACE_ASSIGN_OR_RETURN(int64_t n, file_nodes->Integer());
+    if (n < 1 || n > kMaxNodes) {
+      return file_nodes->Error("must be between 1 and " + std::to_string(kMaxNodes));
+    }
+    nodes = static_cast<int>(n);
+  }
+  if (nodes == 0) nodes = 1;
+  const int gpus = m.gpus_per_node();
+  if (auto levels = root.OptionalField("levels")) {
+    DPLACE_ASSIGN_OR_RETURN(auto items, levels->Elements());
+    if (items.empty() || items.size() > 2) {
+      return levels->Error("must list one level (the links inside a node) or two (inside a node, "
+                           "between nodes)");
+    }
+    m.levels.clear();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const JsonNode& item = items[i];
+      DPLACE_ASSIGN_OR_RETURN(hw::Link link, ReadLink(item, /*level=*/true));
+      hw::Level level{.name = i == 0 ? "node" : "network",
+                      .size = i == 0 ? gpus : nodes,
+                      .bandwidth_bytes_per_s = link.bandwidth_bytes_per_s,
+                      .latency_s = link.latency_s};
+      if (auto name = item.OptionalField("name")) {
+        DPLACE_ASSIGN_OR_RETURN(level.name, name->String());
+      }
+      m.levels.push_back(level);
+    }
+  }
+  if (nodes > 1 && m.levels.size() < 2) {
+    return root.Error("has no level between nodes (\"levels\": [inside a node, between nodes]), "
+                      "so it cannot run " + std::to_string(nodes) + " nodes");
+  }
+  if (m.levels.size() > 1) m.levels[1].size = nodes;
+  if (nodes > 1) m.name += ":" + std::to_string(nodes);
+  return m;
+}
+
+}  // namespace
+
+StatusOr<hw::Machine> ReadMachine(const JsonNode& root, int nodes) {
+  DPLACE_ASSIGN_OR_RETURN(hw::Cluster node, ReadOneNode(root));
+  return ReadMachineLevels(root, node, nodes);
+}
+
+StatusOr<hw::Cluster> ReadCluster(const JsonNode& root, int nodes) {
+  DPLACE_RETURN_IF_ERROR(root.OnlyKeys({"format", "name", "source", "devices", "links",
+                                        "default_link", "zero_byte_transfers", "levels",
+                                        "nodes"}));
+  DPLACE_ASSIGN_OR_RETURN(hw::Cluster node, ReadOneNode(root));
+  DPLACE_ASSIGN_OR_RETURN(hw::Machine m, ReadMachineLevels(root, node, nodes));
+  if (m.nodes() == 1) return node;
+  // Several nodes: their accelerators, gpu0 .. gpuN-1 node by node, joined by the levels' links.
+  if (m.num_gpus() > kMaxDevices) {
+    return root.Error(std::to_string(m.num_gpus()) + " accelerators are more than the " +
+                      std::to_string(kMaxDevices) + " an op-level placement takes; `dplace plan` "
+                      "plans jobs of any size");
+  }
+  hw::ClusterBuilder builder(m.name);
+  std::vector<hw::DeviceId> ids;
+  for (int i = 0; i < m.num_gpus(); ++i) {
+    hw::Device d = m.gpu;
+    d.name = "gpu" + std::to_string(i);
+    ids.push_back(builder.AddDevice(std::move(d)));
+  }
+  builder.SetDefaultLink({.bandwidth_bytes_per_s = m.levels[1].bandwidth_bytes_per_s,
+                          .latency_s = m.levels[1].latency_s});
+  for (int n = 0; n < m.nodes(); ++n) {
+    std::vector<hw::DeviceId> group(ids.begin() + n * m.gpus_per_node(),
+                                    ids.begin() + (n + 1) * m.gpus_per_node());
+    builder.SetGroupLink(group, {.bandwidth_bytes_per_s = m.levels[0].bandwidth_bytes_per_s,
+                                 .latency_s = m.levels[0].latency_s});
   }
   auto cluster = builder.Build();
   if (!cluster.ok()) return root.Error(cluster.status().message());

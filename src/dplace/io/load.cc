@@ -167,16 +167,20 @@ StatusOr<LoadedGraph> LoadGraphText(const std::string& name, const std::string& 
 
 namespace {
 
+StatusOr<Json> ParseClusterJson(const std::string& text) {
+  if (text.empty()) return InvalidInput("file is empty");
+  DPLACE_ASSIGN_OR_RETURN(Json j, ParseJson(text));
+  if (FormatOf(j) != "dplace-cluster/1") {
+    return InvalidInput("not a cluster: expected \"format\": \"dplace-cluster/1\"");
+  }
+  return j;
+}
+
 StatusOr<std::shared_ptr<const hw::Cluster>> ParseCluster(const std::string& label,
-                                                          const std::string& text) {
+                                                          const std::string& text, int nodes = 0) {
   auto parse = [&]() -> StatusOr<hw::Cluster> {
-    if (text.empty()) return InvalidInput("file is empty");
-    DPLACE_ASSIGN_OR_RETURN(Json j, ParseJson(text));
-    const std::string format = FormatOf(j);
-    if (format != "dplace-cluster/1") {
-      return InvalidInput("not a cluster: expected \"format\": \"dplace-cluster/1\"");
-    }
-    return ReadCluster(JsonNode(j, kRoot));
+    DPLACE_ASSIGN_OR_RETURN(Json j, ParseClusterJson(text));
+    return ReadCluster(JsonNode(j, kRoot), nodes);
   };
   auto cluster = Guarded(parse);
   if (!cluster.ok()) return cluster.status().WithContext(label);
@@ -197,9 +201,30 @@ StatusOr<std::shared_ptr<const hw::Cluster>> LoadClusterText(const std::string& 
   return ParseCluster(name, text);
 }
 
-StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec) {
-  std::string text;
-  std::string label = spec;
+namespace {
+
+// A cluster spec's text and label: a preset's name or a file, NAME:N for N nodes of it.
+struct ClusterSource {
+  std::string text, label;
+  int nodes = 0;  // 0: the file's own
+};
+
+StatusOr<ClusterSource> ReadClusterSource(std::string spec) {
+  ClusterSource source;
+  if (const size_t colon = spec.rfind(':'); colon != std::string::npos && colon + 1 < spec.size() &&
+                                            spec.find_first_not_of("0123456789", colon + 1) ==
+                                                std::string::npos) {
+    const std::string count = spec.substr(colon + 1);
+    if (count.size() > 5 || std::stoi(count) < 1 || std::stoi(count) > kMaxNodes) {
+      return InvalidInput(spec + ": the number of nodes must be between 1 and " +
+                          std::to_string(kMaxNodes));
+    }
+    source.nodes = std::stoi(count);
+    spec.resize(colon);
+  }
+  std::string& text = source.text;
+  std::string& label = source.label;
+  label = spec;
   if (auto preset = PresetText(spec); preset.ok()) {
     text = *preset;
     label = "preset " + spec;
@@ -213,7 +238,25 @@ StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec
     }
     text = std::move(*file);
   }
-  return ParseCluster(label, text);
+  return source;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec) {
+  DPLACE_ASSIGN_OR_RETURN(ClusterSource source, ReadClusterSource(spec));
+  return ParseCluster(source.label, source.text, source.nodes);
+}
+
+StatusOr<hw::Machine> LoadMachine(const std::string& spec) {
+  DPLACE_ASSIGN_OR_RETURN(ClusterSource source, ReadClusterSource(spec));
+  auto parse = [&]() -> StatusOr<hw::Machine> {
+    DPLACE_ASSIGN_OR_RETURN(Json j, ParseClusterJson(source.text));
+    return ReadMachine(JsonNode(j, kRoot), source.nodes);
+  };
+  auto machine = Guarded(parse);
+  if (!machine.ok()) return machine.status().WithContext(source.label);
+  return machine;
 }
 
 StatusOr<sim::Placement> LoadPlan(const std::string& path, const graph::Graph& g,

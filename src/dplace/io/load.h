@@ -40,6 +40,9 @@ StatusOr<LoadedGraph> LoadGraph(const std::string& path, const InputShapes& shap
 
 // `spec` is a preset name or a file path.
 StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec);
+// The machine of a cluster spec as the job planner sees it (hw/machine.h, io::ReadMachine): a
+// preset's name or a dplace-cluster/1 file, NAME:N for N nodes of it (as LoadCluster takes it).
+StatusOr<hw::Machine> LoadMachine(const std::string& spec);
 
 StatusOr<sim::Placement> LoadPlan(const std::string& path, const graph::Graph& g,
                                   const hw::Cluster& c);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dplace/cost/collectives.h"
 #include "dplace/sim/step_sim.h"
 
 namespace dplace::sim {
@@ -60,15 +61,20 @@ std::optional<DataParallel> DataParallelStep(const Problem& p, const KindFit& fi
   DataParallel dp{.devices = static_cast<int>(ring.size()), .step_s = fit.step_s};
   const auto n = static_cast<double>(ring.size());
   if (ring.size() > 1 && fit.need.gradients_bytes > 0) {
-    // Ring all-reduce: 2 (n - 1) steps, each moving 1/n of the gradients over every ring link at
-    // once; the slowest link sets the pace.
-    double step_s = 0;
+    // Ring all-reduce: every step moves 1/n of the gradients over every ring link at once; the
+    // slowest link sets the pace.
+    const hw::Link* slowest = nullptr;
+    double step_s = -1;
     for (size_t i = 0; i < ring.size(); ++i) {
       const hw::Link& link = p.c().LinkBetween(ring[i], ring[(i + 1) % ring.size()]);
-      step_s = std::max(step_s,
-                        link.latency_s + fit.need.gradients_bytes / n / link.bandwidth_bytes_per_s);
+      const double s = link.latency_s + fit.need.gradients_bytes / n / link.bandwidth_bytes_per_s;
+      if (s > step_s) {
+        step_s = s;
+        slowest = &link;
+      }
     }
-    dp.allreduce_s = 2 * (n - 1) * step_s;
+    dp.allreduce_s = cost::RingAllReduceTime(fit.need.gradients_bytes, static_cast<int>(ring.size()),
+                                             *slowest);
   }
   dp.per_sample_s = (dp.step_s + dp.allreduce_s) / (n * static_cast<double>(batch));
   return dp;

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "dplace/base/units.h"
+#include "dplace/cost/collectives.h"
 #include "dplace/graph/training.h"
 #include "dplace/sim/constraints.h"
 #include "dplace/sim/max_load.h"
@@ -696,10 +697,8 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
     stage.replicas = replicas[static_cast<size_t>(d)];
     if (stage.replicas < 2 || gradient_bytes[static_cast<size_t>(d)] <= 0) continue;
     const hw::Link& link = p.c().device(stage.device).replica_link;
-    const double ring = stage.replicas;
-    stage.allreduce_s = 2 * (ring - 1) / ring * gradient_bytes[static_cast<size_t>(d)] /
-                            link.bandwidth_bytes_per_s +
-                        2 * (ring - 1) * link.latency_s;
+    stage.allreduce_s =
+        cost::RingAllReduceTime(gradient_bytes[static_cast<size_t>(d)], stage.replicas, link);
     double last = 0;
     for (const PipelineTask& t : r.tasks) {
       if (t.device == stage.device) last = std::max(last, t.end_s);

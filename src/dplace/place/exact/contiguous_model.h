@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dplace/base/status.h"
+#include "dplace/cost/collectives.h"
 #include "dplace/sim/problem.h"
 
 namespace dplace::place {
@@ -103,10 +104,11 @@ struct ContiguousModel {
   };
   ReplicaTerms TermsOf(int replicas, const hw::Link& link) const {
     if (replicas <= 1) return {};
-    const double d = replicas;
-    return {.share = 1 / d,
-            .per_gradient_byte = 2 * (d - 1) / d / link.bandwidth_bytes_per_s / microbatches,
-            .fixed = 2 * (d - 1) * link.latency_s / microbatches};
+    // The ring all-reduce is affine in its bytes: its value at 0 bytes and its slope.
+    const double fixed = cost::RingAllReduceTime(0, replicas, link);
+    return {.share = 1.0 / replicas,
+            .per_gradient_byte = (cost::RingAllReduceTime(1, replicas, link) - fixed) / microbatches,
+            .fixed = fixed / microbatches};
   }
   ReplicaTerms AccelTerms(int index) const {
     const auto i = static_cast<size_t>(index);

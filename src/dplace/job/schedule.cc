@@ -1,0 +1,199 @@
+#include "dplace/job/schedule.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "dplace/base/status.h"
+
+namespace dplace::job {
+namespace {
+
+void OneFOneB(int rank, int ranks, int m, std::vector<Action>* out) {
+  const int warmup = std::min(ranks - rank - 1, m);
+  for (int i = 0; i < warmup; ++i) out->push_back({ActionKind::kForward, i, 0});
+  for (int j = 0; j < m; ++j) {
+    if (warmup + j < m) out->push_back({ActionKind::kForward, warmup + j, 0});
+    out->push_back({ActionKind::kBackward, j, 0});
+  }
+}
+
+// Zero bubble H1 (Qi et al. 2024): 1F1B's forwards and input gradients in 1F1B's order, each
+// weight gradient run where the rank would otherwise wait, the rest at the end. The order is
+// built as the paper's heuristic builds it, on unit times (F = B = W = 1, sends free), and then
+// fixed, as torch.distributed.pipelining's schedules are.
+std::vector<std::vector<Action>> ZeroBubbleH1(int ranks, int m) {
+  std::vector<std::vector<Action>> plain(static_cast<size_t>(ranks)), out = plain;
+  for (int r = 0; r < ranks; ++r) OneFOneB(r, ranks, m, &plain[static_cast<size_t>(r)]);
+  // Unit-time simulation: end times of F and B of (micro-batch, rank); -1 not yet run.
+  std::vector<int> f_end(static_cast<size_t>(m) * ranks, -1), b_end = f_end;
+  std::vector<size_t> next(static_cast<size_t>(ranks), 0);
+  std::vector<int> pending_w(static_cast<size_t>(ranks), 0), next_w(static_cast<size_t>(ranks), 0);
+  auto at = [ranks](int mb, int r) { return static_cast<size_t>(mb) * ranks + r; };
+  size_t left = static_cast<size_t>(ranks) * m * 3;
+  for (int now = 0; left > 0; ++now) {
+    for (int r = 0; r < ranks; ++r) {
+      const auto& order = plain[static_cast<size_t>(r)];
+      size_t& i = next[static_cast<size_t>(r)];
+      bool ready = false;
+      if (i < order.size()) {
+        const Action& a = order[i];
+        auto done = [now](int end) { return end >= 0 && end <= now; };
+        ready = a.kind == ActionKind::kForward
+                    ? r == 0 || done(f_end[at(a.microbatch, r - 1)])
+                    : done(f_end[at(a.microbatch, r)]) &&
+                          (r == ranks - 1 || done(b_end[at(a.microbatch, r + 1)]));
+      }
+      if (ready) {
+        const Action& a = order[i++];
+        (a.kind == ActionKind::kForward ? f_end : b_end)[at(a.microbatch, r)] = now + 1;
+        if (a.kind == ActionKind::kBackward) ++pending_w[static_cast<size_t>(r)];
+        out[static_cast<size_t>(r)].push_back(a);
+        --left;
+      } else if (pending_w[static_cast<size_t>(r)] > 0) {
+        --pending_w[static_cast<size_t>(r)];
+        out[static_cast<size_t>(r)].push_back(
+            {ActionKind::kWeight, next_w[static_cast<size_t>(r)]++, 0});
+        --left;
+      }
+    }
+  }
+  return out;
+}
+
+// Megatron-LM's interleaved 1F1B (schedules.py, forward_backward_pipelining_with_interleaving):
+// forward k of a rank is micro-batch (k / (ranks * chunks)) * ranks + k % ranks on chunk
+// (k / ranks) % chunks; backward k the same on chunk chunks - 1 - (k / ranks) % chunks.
+void Interleaved(int rank, int ranks, int chunks, int m, std::vector<Action>* out) {
+  const int total = m * chunks;
+  auto at = [&](int k, bool backward) {
+    const int group = k / (ranks * chunks), in = k % (ranks * chunks);
+    int chunk = in / ranks;
+    if (backward) chunk = chunks - 1 - chunk;
+    return Action{backward ? ActionKind::kBackward : ActionKind::kForward,
+                  group * ranks + in % ranks, chunk};
+  };
+  const int warmup = std::min((ranks - rank - 1) * 2 + (chunks - 1) * ranks, total);
+  for (int k = 0; k < warmup; ++k) out->push_back(at(k, false));
+  for (int k = 0; k < total - warmup; ++k) {
+    out->push_back(at(warmup + k, false));
+    out->push_back(at(k, true));
+  }
+  for (int k = std::max(0, total - warmup); k < total; ++k) out->push_back(at(k, true));
+}
+
+}  // namespace
+
+const ScheduleRow& RowOf(Schedule s) {
+  for (const ScheduleRow& row : kSchedules) {
+    if (row.schedule == s) return row;
+  }
+  DPLACE_CHECK(false);
+  return kSchedules[0];
+}
+
+std::optional<Schedule> ScheduleNamed(std::string_view name) {
+  for (const ScheduleRow& row : kSchedules) {
+    if (row.name == name) return row.schedule;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::vector<Action>> ScheduleActions(Schedule s, int ranks, int chunks,
+                                                 int microbatches) {
+  std::vector<std::vector<Action>> actions(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<Action>& out = actions[static_cast<size_t>(r)];
+    switch (s) {
+      case Schedule::kOneFOneB: OneFOneB(r, ranks, microbatches, &out); break;
+      case Schedule::kZbH1: break;  // built for all ranks at once, below
+      case Schedule::kInterleaved: Interleaved(r, ranks, chunks, microbatches, &out); break;
+      case Schedule::kGpipe:
+        for (int m = 0; m < microbatches; ++m) out.push_back({ActionKind::kForward, m, 0});
+        for (int m = 0; m < microbatches; ++m) out.push_back({ActionKind::kBackward, m, 0});
+        break;
+    }
+  }
+  if (s == Schedule::kZbH1) actions = ZeroBubbleH1(ranks, microbatches);
+  return actions;
+}
+
+std::vector<int> HeldMicrobatches(const std::vector<std::vector<Action>>& actions, bool split) {
+  std::vector<int> held;
+  for (const std::vector<Action>& rank : actions) {
+    int now = 0, most = 0;
+    for (const Action& a : rank) {
+      if (a.kind == ActionKind::kForward) most = std::max(most, ++now);
+      if (a.kind == (split ? ActionKind::kWeight : ActionKind::kBackward)) --now;
+    }
+    held.push_back(most);
+  }
+  return held;
+}
+
+std::vector<double> SimulateActions(const std::vector<std::vector<Action>>& actions,
+                                    std::span<const Work> work, int ranks, int chunks,
+                                    double send_s) {
+  const int stages = ranks * chunks;
+  int microbatches = 0;
+  for (const auto& rank : actions) {
+    for (const Action& a : rank) microbatches = std::max(microbatches, a.microbatch + 1);
+  }
+  constexpr double kNotYet = -1;
+  // End of F and B of (micro-batch, virtual stage).
+  std::vector<double> f_end(static_cast<size_t>(microbatches) * stages, kNotYet);
+  std::vector<double> b_end = f_end;
+  auto at = [&](int m, int stage) { return static_cast<size_t>(m) * stages + stage; };
+  std::vector<size_t> next(static_cast<size_t>(ranks), 0);
+  std::vector<double> free_at(static_cast<size_t>(ranks), 0);
+  size_t left = 0;
+  for (const auto& rank : actions) left += rank.size();
+  // Each pass runs every rank's next actions whose inputs are there; a schedule's order always
+  // lets some rank go on, so each pass makes progress.
+  while (left > 0) {
+    size_t ran = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const auto& order = actions[static_cast<size_t>(r)];
+      size_t& i = next[static_cast<size_t>(r)];
+      while (i < order.size()) {
+        const Action& a = order[i];
+        const int stage = a.chunk * ranks + r;
+        double ready = 0;
+        const size_t key = at(a.microbatch, stage);
+        if (a.kind == ActionKind::kForward) {
+          if (stage > 0) {
+            const double in = f_end[at(a.microbatch, stage - 1)];
+            if (in == kNotYet) break;
+            ready = in + (ranks > 1 ? send_s : 0);
+          }
+        } else if (a.kind == ActionKind::kBackward) {
+          if (f_end[key] == kNotYet) break;
+          ready = f_end[key];
+          if (stage + 1 < stages) {
+            const double in = b_end[at(a.microbatch, stage + 1)];
+            if (in == kNotYet) break;
+            ready = std::max(ready, in + (ranks > 1 ? send_s : 0));
+          }
+        } else {
+          if (b_end[key] == kNotYet) break;
+          ready = b_end[key];
+        }
+        const Work& w = work[static_cast<size_t>(stage)];
+        const double start = std::max(ready, free_at[static_cast<size_t>(r)]);
+        const double length = a.kind == ActionKind::kForward    ? w.forward_s
+                               : a.kind == ActionKind::kBackward ? w.backward_s
+                                                                 : w.weight_s;
+        const double end = start + length;
+        free_at[static_cast<size_t>(r)] = end;
+        if (a.kind == ActionKind::kForward) f_end[key] = end;
+        if (a.kind == ActionKind::kBackward) b_end[key] = end;
+        ++i;
+        ++ran;
+      }
+    }
+    DPLACE_CHECK(ran > 0);  // a schedule that deadlocks is a bug in its order builder
+    left -= ran;
+  }
+  return free_at;
+}
+
+}  // namespace dplace::job

@@ -1,0 +1,452 @@
+#include "dplace/job/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace dplace::job {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr Recompute kModes[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+
+Config ConfigOf(const ParallelPlan& p) {
+  return {.tp = p.tp, .pp = p.pp, .dp = p.dp, .cp = p.cp, .zero = p.zero,
+          .sequence_parallel = p.sequence_parallel, .micro_batch = p.micro_batch,
+          .microbatches = p.microbatches, .virtual_stages = p.virtual_stages,
+          .schedule = p.schedule};
+}
+
+// A virtual stage of `n` layers: its parameters, activation bytes a micro-batch, and work (with
+// ZeRO-3's gathers where compute does not hide them; W folded into B unless the schedule splits
+// it off).
+struct StageTerms {
+  double parameters = 0, activation_bytes = 0;
+  Work work;
+  double tp_s = 0, recompute_s = 0;
+};
+
+StageTerms TermsOf(const Costs& k, const Config& c, int n, Recompute r, bool first, bool last) {
+  StageTerms s;
+  const Work& layer = k.layer[static_cast<size_t>(r)];
+  s.work = {n * layer.forward_s, n * layer.backward_s, n * layer.weight_s};
+  s.parameters = n * k.layer_parameters;
+  s.activation_bytes = n * k.layer_activation_bytes[static_cast<size_t>(r)];
+  s.tp_s = n * k.layer_tp_s;
+  s.recompute_s = n * k.layer_recompute_s[static_cast<size_t>(r)];
+  auto add = [&s](const Work& w) {
+    s.work.forward_s += w.forward_s;
+    s.work.backward_s += w.backward_s;
+    s.work.weight_s += w.weight_s;
+  };
+  if (first) {
+    add(k.embedding);
+    s.parameters += k.embedding_parameters;
+    s.activation_bytes += k.embedding_activation_bytes;
+  }
+  if (last) {
+    add(k.head);
+    s.parameters += k.head_parameters;
+    s.activation_bytes += k.head_activation_bytes;
+  }
+  if (c.zero >= 3 && k.zero3_s_per_parameter > 0) {
+    const double comm = k.zero3_s_per_parameter * s.parameters;
+    s.work.forward_s += std::max(0.0, comm / 3 - s.work.forward_s);
+    s.work.backward_s += std::max(0.0, 2 * comm / 3 - s.work.backward_s - s.work.weight_s);
+  }
+  if (!RowOf(c.schedule).splits_weight_gradient) {
+    s.work.backward_s += s.work.weight_s;
+    s.work.weight_s = 0;
+  }
+  return s;
+}
+
+bool Divides(int64_t d, int64_t n) { return d > 0 && n % d == 0; }
+
+std::vector<int> Divisors(int64_t n) {
+  std::vector<int> out;
+  for (int64_t d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  }
+  return out;
+}
+
+// Even split of `layers` over `stages` (the first stages one more where it does not divide).
+std::vector<StagePlan> EvenStages(const Job& job, const Config& c, Recompute r) {
+  const int stages = c.pp * c.virtual_stages;
+  const int layers = static_cast<int>(job.model.layers);
+  std::vector<StagePlan> out;
+  int at = 0;
+  for (int s = 0; s < stages; ++s) {
+    const int n = layers / stages + (s < layers % stages ? 1 : 0);
+    out.push_back({.first_layer = at, .layers = n, .tp = c.tp, .dp = c.dp, .recompute = r});
+    at += n;
+  }
+  return out;
+}
+
+ParallelPlan PlanOf(const Config& c, std::vector<StagePlan> stages) {
+  return {.tp = c.tp, .pp = c.pp, .dp = c.dp, .cp = c.cp, .zero = c.zero,
+          .sequence_parallel = c.sequence_parallel, .micro_batch = c.micro_batch,
+          .microbatches = c.microbatches, .virtual_stages = c.virtual_stages,
+          .schedule = c.schedule, .stages = std::move(stages)};
+}
+
+struct Evaluated {
+  std::vector<Memory> memory;
+  std::vector<StageTerms> terms;  // per virtual stage
+  std::vector<std::vector<Action>> actions;
+};
+
+Evaluated MemoryOf(const Job& job, const Config& c, const Costs& k, const ParallelPlan& plan) {
+  Evaluated ev;
+  const int ranks = c.pp, stages = c.pp * c.virtual_stages;
+  const bool split = RowOf(c.schedule).splits_weight_gradient;
+  for (int vs = 0; vs < stages; ++vs) {
+    const StagePlan& sp = plan.stages[static_cast<size_t>(vs)];
+    ev.terms.push_back(TermsOf(k, c, sp.layers, sp.recompute, vs == 0, vs == stages - 1));
+  }
+  ev.actions = ScheduleActions(c.schedule, ranks, c.virtual_stages, c.microbatches);
+  for (int r = 0; r < ranks; ++r) {
+    double parameters = 0;
+    for (int chunk = 0; chunk < c.virtual_stages; ++chunk) {
+      parameters += ev.terms[static_cast<size_t>(chunk * ranks + r)].parameters;
+    }
+    Memory mem = ResidentMemory(c, parameters, k.layer_parameters);
+    double now = 0;
+    for (const Action& a : ev.actions[static_cast<size_t>(r)]) {
+      const double bytes = ev.terms[static_cast<size_t>(a.chunk * ranks + r)].activation_bytes;
+      if (a.kind == ActionKind::kForward) now += bytes;
+      if (a.kind == (split ? ActionKind::kWeight : ActionKind::kBackward)) now -= bytes;
+      mem.activations = std::max(mem.activations, now);
+    }
+    ev.memory.push_back(mem);
+  }
+  (void)job;
+  return ev;
+}
+
+double Peak(const std::vector<Memory>& memory) {
+  double most = 0;
+  for (const Memory& m : memory) most = std::max(most, m.total());
+  return most;
+}
+
+JudgedPlan JudgeWith(const Job& job, const hw::Machine& m, const Config& c, const Costs& k,
+                     ParallelPlan plan) {
+  Evaluated ev = MemoryOf(job, c, k, plan);
+  const int ranks = c.pp, stages = c.pp * c.virtual_stages;
+  std::vector<Work> work;
+  for (const StageTerms& t : ev.terms) work.push_back(t.work);
+  const std::vector<double> ends =
+      SimulateActions(ev.actions, work, ranks, c.virtual_stages, k.send_s);
+  JudgedPlan j;
+  j.family = FamilyOf(c);
+  double slowest = -1, optimizer = 0;
+  const int group = c.dp * c.cp;
+  for (int r = 0; r < ranks; ++r) {
+    double parameters = 0, busy = 0, tp = 0, recompute = 0;
+    int layers = 0;
+    for (int chunk = 0; chunk < c.virtual_stages; ++chunk) {
+      const int vs = chunk * ranks + r;
+      const StageTerms& t = ev.terms[static_cast<size_t>(vs)];
+      parameters += t.parameters;
+      busy += c.microbatches * t.work.total();
+      tp += c.microbatches * t.tp_s;
+      recompute += c.microbatches * t.recompute_s;
+      layers += plan.stages[static_cast<size_t>(vs)].layers;
+    }
+    // The gradient reduction runs in buckets under the last micro-batch's backward (Megatron-LM's
+    // --overlap-grad-reduce, FSDP's): what that backward does not hide, and at least the last
+    // bucket (one layer's) is exposed. ZeRO >= 1 then all-gathers the updated weights.
+    double exposed = 0;
+    if (group > 1) {
+      const double reduce = k.reduce_latency_s + k.reduce_s_per_parameter * parameters;
+      const Work& last = work[static_cast<size_t>(r)];  // chunk 0 runs the rank's last backward
+      exposed = std::max(reduce / std::max(1, layers), reduce - last.backward_s - last.weight_s);
+    }
+    const double after = k.optimizer_s_per_parameter * parameters;
+    const double gather = k.gather_s_per_parameter * parameters;
+    const double end = ends[static_cast<size_t>(r)] + exposed;
+    optimizer = std::max(optimizer, after + gather);
+    if (end > slowest) {
+      slowest = end;
+      j.parts = {.compute_s = busy - tp - recompute,
+                 .bubble_s = ends[static_cast<size_t>(r)] - busy,
+                 .tp_s = tp,
+                 .recompute_s = recompute,
+                 .data_parallel_s = exposed + gather,
+                 .optimizer_s = after};
+    }
+  }
+  j.iteration_s = slowest + optimizer;
+  const double tokens = static_cast<double>(job.global_batch) * job.seq_len;
+  const double model_flops = ModelFlops(job.model, job.seq_len, tokens);
+  double recompute_flops = 0;
+  for (const StagePlan& sp : plan.stages) {
+    const double per_token =
+        sp.recompute == Recompute::kFull
+            ? LayerGemmFlopsPerToken(job.model) + AttentionFlopsPerToken(job.model, job.seq_len)
+        : sp.recompute == Recompute::kSelective ? AttentionFlopsPerToken(job.model, job.seq_len)
+                                                : 0;
+    recompute_flops += sp.layers * per_token * tokens;
+  }
+  const double gpus = c.tp * c.pp * c.dp * c.cp;
+  const double peak = GemmPeak(m.gpu, Dtype::kBf16);
+  j.tokens_per_s = tokens / j.iteration_s;
+  j.mfu = model_flops / (j.iteration_s * gpus * peak);
+  j.hfu = (model_flops + recompute_flops) / (j.iteration_s * gpus * peak);
+  j.model_tflops_per_gpu = model_flops / j.iteration_s / gpus / 1e12;
+  j.memory = std::move(ev.memory);
+  j.fits = Peak(j.memory) <= m.gpu.memory_bytes;
+  (void)stages;
+  j.plan = std::move(plan);
+  return j;
+}
+
+// Piper's DP (Tarnawski et al. 2021) for one configuration without virtual stages: every split
+// into pp contiguous stages with a recomputation mode each that fits memory and is Pareto-optimal
+// in (slowest stage, sum of stages).
+std::vector<std::vector<StagePlan>> ParetoSplits(const Job& job, const hw::Machine& m,
+                                                 const Config& c, const Costs& k,
+                                                 const std::vector<Recompute>& modes) {
+  const int P = c.pp, L = static_cast<int>(job.model.layers);
+  const std::vector<int> held = HeldMicrobatches(
+      ScheduleActions(c.schedule, P, 1, c.microbatches), RowOf(c.schedule).splits_weight_gradient);
+  struct Point {
+    double max, sum;
+    int prev;  // index in the front of (s - 1, i - n)
+    int n;
+    Recompute r;
+  };
+  // fronts[s][i]: the first s stages hold layers [0, i).
+  std::vector<std::vector<std::vector<Point>>> fronts(
+      static_cast<size_t>(P + 1), std::vector<std::vector<Point>>(static_cast<size_t>(L + 1)));
+  fronts[0][0].push_back({0, 0, -1, 0, Recompute::kNone});
+  for (int s = 0; s < P; ++s) {
+    const bool first = s == 0, last = s == P - 1;
+    // What a stage of n layers with mode r costs here, and whether it fits.
+    std::vector<double> cost(static_cast<size_t>(L + 1) * 3, kInf);
+    for (int n = 1; n <= L; ++n) {
+      for (Recompute r : modes) {
+        const StageTerms t = TermsOf(k, c, n, r, first, last);
+        const double bytes = ResidentMemory(c, t.parameters, k.layer_parameters).total() +
+                             held[static_cast<size_t>(s)] * t.activation_bytes;
+        if (bytes <= m.gpu.memory_bytes) cost[static_cast<size_t>(n) * 3 + static_cast<int>(r)] = t.work.total();
+      }
+    }
+    for (int i = s; i <= L; ++i) {
+      const auto& from = fronts[static_cast<size_t>(s)][static_cast<size_t>(i)];
+      if (from.empty()) continue;
+      const int most = L - i - (P - s - 1);
+      for (int n = last ? most : 1; n <= most; ++n) {
+        for (Recompute r : modes) {
+          const double w = cost[static_cast<size_t>(n) * 3 + static_cast<int>(r)];
+          if (w == kInf) continue;
+          auto& to = fronts[static_cast<size_t>(s + 1)][static_cast<size_t>(i + n)];
+          for (size_t p = 0; p < from.size(); ++p) {
+            to.push_back({std::max(from[p].max, w), from[p].sum + w, static_cast<int>(p), n, r});
+          }
+        }
+      }
+    }
+    // Keep each front's Pareto-optimal points.
+    for (auto& front : fronts[static_cast<size_t>(s + 1)]) {
+      std::sort(front.begin(), front.end(), [](const Point& a, const Point& b) {
+        return a.max != b.max ? a.max < b.max : a.sum < b.sum;
+      });
+      std::vector<Point> kept;
+      for (const Point& p : front) {
+        if (kept.empty() || p.sum < kept.back().sum) kept.push_back(p);
+      }
+      front = std::move(kept);
+    }
+  }
+  std::vector<std::vector<StagePlan>> out;
+  const auto& final_front = fronts[static_cast<size_t>(P)][static_cast<size_t>(L)];
+  for (size_t p = 0; p < final_front.size(); ++p) {
+    std::vector<StagePlan> stages(static_cast<size_t>(P));
+    int i = L, idx = static_cast<int>(p);
+    for (int s = P; s > 0; --s) {
+      const Point& pt = fronts[static_cast<size_t>(s)][static_cast<size_t>(i)][static_cast<size_t>(idx)];
+      stages[static_cast<size_t>(s - 1)] = {.first_layer = i - pt.n, .layers = pt.n, .tp = c.tp,
+                                            .dp = c.dp, .recompute = pt.r};
+      i -= pt.n;
+      idx = pt.prev;
+    }
+    out.push_back(std::move(stages));
+  }
+  return out;
+}
+
+// Interleaved (and any even split): each rank the cheapest mode that fits it; none when some rank
+// fits with no mode.
+std::optional<std::vector<StagePlan>> EvenSplit(const Job& job, const hw::Machine& m,
+                                                const Config& c, const Costs& k,
+                                                const std::vector<Recompute>& modes) {
+  std::vector<StagePlan> stages = EvenStages(job, c, modes.front());
+  const int ranks = c.pp;
+  for (int r = 0; r < ranks; ++r) {
+    bool placed = false;
+    for (Recompute mode : modes) {
+      for (int chunk = 0; chunk < c.virtual_stages; ++chunk) {
+        stages[static_cast<size_t>(chunk * ranks + r)].recompute = mode;
+      }
+      const Evaluated ev = MemoryOf(job, c, k, PlanOf(c, stages));
+      if (ev.memory[static_cast<size_t>(r)].total() <= m.gpu.memory_bytes) {
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) return std::nullopt;
+  }
+  return stages;
+}
+
+std::vector<Recompute> ModesOf(const Fixed& fixed) {
+  if (fixed.recompute) return {*fixed.recompute};
+  return {std::begin(kModes), std::end(kModes)};
+}
+
+}  // namespace
+
+Family FamilyOf(const Config& c) {
+  if (c.pp == 1 && c.tp == 1) return c.zero >= 3 ? Family::kFsdp : Family::kDataParallel;
+  if (c.pp == 1) return Family::kTensor;
+  return c.tp == 1 ? Family::kPipeline : Family::kThreeD;
+}
+
+std::string_view FamilyName(Family f) {
+  for (const FamilyRow& row : kFamilies) {
+    if (row.family == f) return row.name;
+  }
+  return "?";
+}
+
+double JudgedPlan::peak_memory() const { return Peak(memory); }
+
+JudgedPlan Judge(const Job& job, const hw::Machine& m, const ParallelPlan& plan) {
+  const Config c = ConfigOf(plan);
+  return JudgeWith(job, m, c, CostsOf(job, m, c), plan);
+}
+
+std::vector<Config> EnumerateConfigs(const Job& job, const hw::Machine& m, const Fixed& fixed) {
+  std::vector<Config> out;
+  const int n = m.num_gpus();
+  const int64_t layers = job.model.layers, batch = job.global_batch;
+  auto allowed = [](const std::optional<int>& f, int v) { return !f || *f == v; };
+  for (int t : Divisors(n)) {
+    if (!allowed(fixed.tp, t) || !Divides(t, job.model.heads) || !Divides(t, job.model.kv_heads)) {
+      continue;
+    }
+    if (t > m.gpus_per_node() && !job.tp_across_nodes) continue;
+    for (int cp : Divisors(n / t)) {
+      if (!allowed(fixed.cp, cp) || (cp > 1 && !Divides(2LL * cp, job.seq_len))) continue;
+      // Context parallelism is for long sequences: searched from 8k tokens, or where fixed.
+      if (cp > 1 && !fixed.cp && job.seq_len < 8192) continue;
+      for (int pp : Divisors(n / (t * cp))) {
+        if (!allowed(fixed.pp, pp) || pp > layers) continue;
+        const int dp = n / (t * cp * pp);
+        if (!allowed(fixed.dp, dp) || !Divides(dp, batch)) continue;
+        for (int b : Divisors(batch / dp)) {
+          if (!allowed(fixed.micro_batch, b)) continue;
+          const int microbatches = static_cast<int>(batch / (static_cast<int64_t>(b) * dp));
+          for (const ScheduleRow& row : kSchedules) {
+            if (fixed.schedule && *fixed.schedule != row.schedule) continue;
+            // Without a pipeline there is one schedule; 1F1B names it.
+            if (pp == 1 && row.schedule != Schedule::kOneFOneB) continue;
+            std::vector<int> chunks{1};
+            if (row.virtual_stages) {
+              chunks.clear();
+              if (microbatches % pp != 0) continue;
+              for (int v : Divisors(layers / pp)) {
+                if (v >= 2 && layers % (static_cast<int64_t>(pp) * v) == 0) chunks.push_back(v);
+              }
+            }
+            for (int v : chunks) {
+              if (!allowed(fixed.virtual_stages, v)) continue;
+              for (int zero = 0; zero <= 3; ++zero) {
+                if (!allowed(fixed.zero, zero) || (zero > 0 && dp * cp == 1)) continue;
+                for (bool sp : {false, true}) {
+                  if (sp && t == 1) continue;
+                  if (fixed.sequence_parallel && *fixed.sequence_parallel != sp) continue;
+                  out.push_back({.tp = t, .pp = pp, .dp = dp, .cp = cp, .zero = zero,
+                                 .sequence_parallel = sp, .micro_batch = b,
+                                 .microbatches = microbatches, .virtual_stages = v,
+                                 .schedule = row.schedule});
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
+  SearchResult result;
+  const std::vector<Config> configs = EnumerateConfigs(job, m, fixed);
+  result.configurations = static_cast<int64_t>(configs.size());
+  const std::vector<Recompute> modes = ModesOf(fixed);
+  struct Candidate {
+    double bound;
+    size_t index;
+  };
+  std::vector<Candidate> order;
+  std::vector<Costs> costs;
+  costs.reserve(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const Config& c = configs[i];
+    costs.push_back(CostsOf(job, m, c));
+    const Costs& k = costs.back();
+    const StageTerms all = TermsOf(k, c, static_cast<int>(job.model.layers), Recompute::kNone,
+                                   true, true);
+    // Some rank holds at least the average of the parameters: if even that does not fit, no
+    // split does.
+    const double average = ResidentMemory(c, all.parameters / c.pp, k.layer_parameters).total();
+    if (average > m.gpu.memory_bytes) continue;
+    order.push_back({c.microbatches * all.work.total() / c.pp, i});
+  }
+  std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+    return a.bound != b.bound ? a.bound < b.bound : a.index < b.index;
+  });
+  std::vector<std::optional<JudgedPlan>> best(std::size(kFamilies));
+  for (const Candidate& cand : order) {
+    const Config& c = configs[cand.index];
+    const auto f = static_cast<size_t>(FamilyOf(c));
+    if (best[f] && cand.bound >= best[f]->iteration_s) continue;
+    std::vector<std::vector<StagePlan>> splits;
+    if (c.virtual_stages == 1) {
+      splits = ParetoSplits(job, m, c, costs[cand.index], modes);
+    } else if (auto even = EvenSplit(job, m, c, costs[cand.index], modes)) {
+      splits.push_back(std::move(*even));
+    }
+    for (auto& stages : splits) {
+      JudgedPlan j = JudgeWith(job, m, c, costs[cand.index], PlanOf(c, std::move(stages)));
+      ++result.judged;
+      if (!j.fits) continue;
+      if (!best[f] || j.iteration_s < best[f]->iteration_s) best[f] = std::move(j);
+    }
+  }
+  for (auto& b : best) {
+    if (!b) continue;
+    if (!result.best || b->iteration_s < result.best->iteration_s) result.best = *b;
+    result.family_best.push_back(std::move(*b));
+  }
+  if (!result.best) {
+    // Nothing fits: the plan needing least memory per GPU (every stage recomputing in full).
+    for (size_t i = 0; i < configs.size(); ++i) {
+      const Config& c = configs[i];
+      ParallelPlan plan = PlanOf(c, EvenStages(job, c, modes.back()));
+      const double peak = Peak(MemoryOf(job, c, costs[i], plan).memory);
+      if (!result.least_memory || peak < result.least_memory->peak_memory()) {
+        result.least_memory = JudgeWith(job, m, c, costs[i], std::move(plan));
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace dplace::job
