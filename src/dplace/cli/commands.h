@@ -116,6 +116,20 @@ struct TrainFlags {
 Status RunTrain(const TrainFlags& flags);
 #endif
 
+struct PlanFlags {
+  std::string model;    // a Hugging Face config.json
+  std::string cluster;  // preset, NAME:N, or a cluster file
+  int64_t global_batch = 0;
+  int64_t seq_len = 0;
+  std::string dtype = "bf16";
+  std::string fix;
+  bool tp_across_nodes = false;
+  bool no_flash_attention = false;
+  std::vector<std::string> exports;  // FRAMEWORK=FILE
+  bool json = false;
+};
+Status RunPlan(const PlanFlags& flags);
+
 struct PlacersFlags {
   bool options = false;  // list each placer's options with defaults
   bool json = false;

@@ -2,6 +2,7 @@
 //   dplace place    --graph G [--cluster C] --placer NAME[,NAME...|all] ...
 //   dplace simulate --graph G [--cluster C] --plan P ...
 //   dplace info     --graph G [--json]
+//   dplace plan     --model config.json --cluster C --global-batch B --seq-len S [--fix ...]
 //   dplace bench    --suite NAME|FILE.json [--json]   (bench/suites/NAME.json)
 //   dplace gen      FAMILY --count N --out DIR
 //   dplace train    --graphs DIR --cluster C --out policy.pt ...
@@ -283,6 +284,34 @@ int main(int argc, char** argv) {
                        "kind, the largest batch that does, and what data parallelism gives");
   info_cmd->add_flag("--json", info.json, "print JSON on stdout");
 
+  dplace::cli::PlanFlags plan;
+  CLI::App* plan_cmd = app.add_subcommand(
+      "plan", "plan a training job: tensor, pipeline and data parallelism, ZeRO, recomputation "
+              "and micro-batch chosen together (docs/planning.md)");
+  plan_cmd->add_option("--model", plan.model, "a Hugging Face config.json of a decoder "
+                       "(gpt2, gpt_neox, llama, mistral, qwen2)")->required();
+  plan_cmd->add_option("--cluster", plan.cluster,
+                       "machine: a preset (dgx-a100, dgx-h100, dgx-h200, a100x8, h100x8, ...), "
+                       "NAME:N for N nodes of it (dgx-h100:4), or a dplace-cluster/1 file")
+      ->required();
+  plan_cmd->add_option("--global-batch", plan.global_batch, "sequences per step")->required();
+  plan_cmd->add_option("--seq-len", plan.seq_len, "tokens per sequence")->required();
+  plan_cmd->add_option("--dtype", plan.dtype,
+                       "bf16 (default), fp16, or fp8 (linear layers at the FP8 peak, the rest in "
+                       "bf16, as Transformer Engine and torchtitan's Float8 run them)");
+  plan_cmd->add_option("--fix", plan.fix,
+                       "judge this configuration, or search only what it leaves open: "
+                       "comma-separated tp=, pp=, dp=, cp=, zero=0-3, sp=on|off, mbs=, vp=, "
+                       "schedule=1f1b|interleaved|gpipe|zb-h1, recompute=none|selective|full");
+  plan_cmd->add_flag("--tp-across-nodes", plan.tp_across_nodes,
+                     "let a tensor-parallel group span nodes (default: inside one NVLink domain)");
+  plan_cmd->add_flag("--no-flash-attention", plan.no_flash_attention,
+                     "attention keeps its s x s scores (as without flash attention)");
+  plan_cmd->add_option("--export", plan.exports,
+                       "FRAMEWORK=FILE: the best plan's settings for megatron (command-line "
+                       "arguments), torchtitan (TOML) or deepspeed (JSON); repeatable");
+  plan_cmd->add_flag("--json", plan.json, "print JSON on stdout");
+
   dplace::cli::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "run every placer on a suite of workloads");
   bench_cmd
@@ -440,6 +469,7 @@ int main(int argc, char** argv) {
     if (sim_cmd->parsed()) return Finish(dplace::cli::RunSimulate(simulate));
     if (info_cmd->parsed()) return Finish(dplace::cli::RunInfo(info));
     if (bench_cmd->parsed()) return Finish(dplace::cli::RunBench(bench));
+    if (plan_cmd->parsed()) return Finish(dplace::cli::RunPlan(plan));
     if (placers_cmd->parsed()) return Finish(dplace::cli::RunPlacers(placers));
     if (gen_cmd->parsed()) return Finish(dplace::cli::RunGen(gen));
 #ifdef DPLACE_HAVE_TORCH

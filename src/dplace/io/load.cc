@@ -8,8 +8,10 @@
 
 #include "dplace/base/json_node.h"
 #include "dplace/base/spelling.h"
+#include "dplace/base/units.h"
 #include "dplace/graph/families.h"
 #include "dplace/io/cluster_json.h"
+#include "dplace/io/model_config.h"
 #include "dplace/io/graph_json.h"
 #include "dplace/io/onnx/file.h"
 #include "dplace/io/onnx/model.h"
@@ -246,6 +248,30 @@ StatusOr<ClusterSource> ReadClusterSource(std::string spec) {
 StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec) {
   DPLACE_ASSIGN_OR_RETURN(ClusterSource source, ReadClusterSource(spec));
   return ParseCluster(source.label, source.text, source.nodes);
+}
+
+StatusOr<job::Transformer> LoadModelConfig(const std::string& path) {
+  auto parse = [&]() -> StatusOr<job::Transformer> {
+    DPLACE_ASSIGN_OR_RETURN(Json j, ReadJsonFile(path));
+    if (!IsModelConfig(j)) {
+      return InvalidInput("not a model config: expected a Hugging Face config.json (an object "
+                          "with \"model_type\")");
+    }
+    return ReadModelConfig(JsonNode(j, kRoot));
+  };
+  auto model = Guarded(parse);
+  if (!model.ok()) return model.status().WithContext(path);
+  if (model->name.empty()) model->name = FileStem(path);
+  return model;
+}
+
+bool IsModelConfigFile(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return false;
+  // A config is small; graphs are read by their own loaders.
+  if (text->size() > (1 << 20)) return false;
+  auto j = ParseJson(*text);
+  return j.ok() && IsModelConfig(*j);
 }
 
 StatusOr<hw::Machine> LoadMachine(const std::string& spec) {

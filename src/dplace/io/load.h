@@ -16,6 +16,8 @@
 #include "dplace/graph/graph.h"
 #include "dplace/graph/precision.h"
 #include "dplace/hw/cluster.h"
+#include "dplace/hw/machine.h"
+#include "dplace/job/transformer.h"
 #include "dplace/io/onnx/model.h"
 #include "dplace/sim/problem.h"
 
@@ -43,6 +45,10 @@ StatusOr<std::shared_ptr<const hw::Cluster>> LoadCluster(const std::string& spec
 // The machine of a cluster spec as the job planner sees it (hw/machine.h, io::ReadMachine): a
 // preset's name or a dplace-cluster/1 file, NAME:N for N nodes of it (as LoadCluster takes it).
 StatusOr<hw::Machine> LoadMachine(const std::string& spec);
+// A Hugging Face config.json as the job planner's layer model (io/model_config.h).
+StatusOr<job::Transformer> LoadModelConfig(const std::string& path);
+// Whether `path` is a readable model config (a small JSON object with "model_type").
+bool IsModelConfigFile(const std::string& path);
 
 StatusOr<sim::Placement> LoadPlan(const std::string& path, const graph::Graph& g,
                                   const hw::Cluster& c);

@@ -98,7 +98,10 @@ struct Evaluated {
   std::vector<std::vector<Action>> actions;
 };
 
-Evaluated MemoryOf(const Job& job, const Config& c, const Costs& k, const ParallelPlan& plan) {
+using Actions = std::vector<std::vector<Action>>;
+
+Evaluated MemoryOf(const Job& job, const Config& c, const Costs& k, const ParallelPlan& plan,
+                   const Actions& actions) {
   Evaluated ev;
   const int ranks = c.pp, stages = c.pp * c.virtual_stages;
   const bool split = RowOf(c.schedule).splits_weight_gradient;
@@ -106,7 +109,7 @@ Evaluated MemoryOf(const Job& job, const Config& c, const Costs& k, const Parall
     const StagePlan& sp = plan.stages[static_cast<size_t>(vs)];
     ev.terms.push_back(TermsOf(k, c, sp.layers, sp.recompute, vs == 0, vs == stages - 1));
   }
-  ev.actions = ScheduleActions(c.schedule, ranks, c.virtual_stages, c.microbatches);
+  ev.actions = actions;
   for (int r = 0; r < ranks; ++r) {
     double parameters = 0;
     for (int chunk = 0; chunk < c.virtual_stages; ++chunk) {
@@ -133,8 +136,8 @@ double Peak(const std::vector<Memory>& memory) {
 }
 
 JudgedPlan JudgeWith(const Job& job, const hw::Machine& m, const Config& c, const Costs& k,
-                     ParallelPlan plan) {
-  Evaluated ev = MemoryOf(job, c, k, plan);
+                     ParallelPlan plan, const Actions& actions) {
+  Evaluated ev = MemoryOf(job, c, k, plan, actions);
   const int ranks = c.pp, stages = c.pp * c.virtual_stages;
   std::vector<Work> work;
   for (const StageTerms& t : ev.terms) work.push_back(t.work);
@@ -172,7 +175,7 @@ JudgedPlan JudgeWith(const Job& job, const hw::Machine& m, const Config& c, cons
     if (end > slowest) {
       slowest = end;
       j.parts = {.compute_s = busy - tp - recompute,
-                 .bubble_s = ends[static_cast<size_t>(r)] - busy,
+                 .bubble_s = std::max(0.0, ends[static_cast<size_t>(r)] - busy),
                  .tp_s = tp,
                  .recompute_s = recompute,
                  .data_parallel_s = exposed + gather,
@@ -207,12 +210,19 @@ JudgedPlan JudgeWith(const Job& job, const hw::Machine& m, const Config& c, cons
 // Piper's DP (Tarnawski et al. 2021) for one configuration without virtual stages: every split
 // into pp contiguous stages with a recomputation mode each that fits memory and is Pareto-optimal
 // in (slowest stage, sum of stages).
-std::vector<std::vector<StagePlan>> ParetoSplits(const Job& job, const hw::Machine& m,
-                                                 const Config& c, const Costs& k,
-                                                 const std::vector<Recompute>& modes) {
+// Each split comes with the slowest stage's work, so the caller can skip those that cannot win;
+// stages of `cutoff_s` or more are left out (the slowest stage runs every micro-batch, so such a
+// split takes at least microbatches x cutoff_s).
+struct Split {
+  std::vector<StagePlan> stages;
+  double slowest_s = 0;
+};
+
+std::vector<Split> ParetoSplits(const Job& job, const hw::Machine& m, const Config& c,
+                                const Costs& k, const std::vector<Recompute>& modes, bool even,
+                                const Actions& actions, double cutoff_s) {
   const int P = c.pp, L = static_cast<int>(job.model.layers);
-  const std::vector<int> held = HeldMicrobatches(
-      ScheduleActions(c.schedule, P, 1, c.microbatches), RowOf(c.schedule).splits_weight_gradient);
+  const std::vector<int> held = HeldMicrobatches(actions, RowOf(c.schedule).splits_weight_gradient);
   struct Point {
     double max, sum;
     int prev;  // index in the front of (s - 1, i - n)
@@ -232,14 +242,26 @@ std::vector<std::vector<StagePlan>> ParetoSplits(const Job& job, const hw::Machi
         const StageTerms t = TermsOf(k, c, n, r, first, last);
         const double bytes = ResidentMemory(c, t.parameters, k.layer_parameters).total() +
                              held[static_cast<size_t>(s)] * t.activation_bytes;
-        if (bytes <= m.gpu.memory_bytes) cost[static_cast<size_t>(n) * 3 + static_cast<int>(r)] = t.work.total();
+        // A stage slower than the cutoff cannot be in a plan that beats the best so far.
+        if (bytes <= m.gpu.memory_bytes && t.work.total() < cutoff_s) {
+          cost[static_cast<size_t>(n) * 3 + static_cast<int>(r)] = t.work.total();
+        }
+      }
+    }
+    // Work and memory grow with the layers: past the largest stage that fits, none does.
+    int largest = 0;
+    for (int n = 1; n <= L; ++n) {
+      for (Recompute r : modes) {
+        if (cost[static_cast<size_t>(n) * 3 + static_cast<int>(r)] < kInf) largest = n;
       }
     }
     for (int i = s; i <= L; ++i) {
       const auto& from = fronts[static_cast<size_t>(s)][static_cast<size_t>(i)];
       if (from.empty()) continue;
-      const int most = L - i - (P - s - 1);
+      const int most = std::min(L - i - (P - s - 1), last ? L : largest);
+      if (last && L - i > largest) continue;
       for (int n = last ? most : 1; n <= most; ++n) {
+        if (even && n != L / P) continue;
         for (Recompute r : modes) {
           const double w = cost[static_cast<size_t>(n) * 3 + static_cast<int>(r)];
           if (w == kInf) continue;
@@ -262,7 +284,7 @@ std::vector<std::vector<StagePlan>> ParetoSplits(const Job& job, const hw::Machi
       front = std::move(kept);
     }
   }
-  std::vector<std::vector<StagePlan>> out;
+  std::vector<Split> out;
   const auto& final_front = fronts[static_cast<size_t>(P)][static_cast<size_t>(L)];
   for (size_t p = 0; p < final_front.size(); ++p) {
     std::vector<StagePlan> stages(static_cast<size_t>(P));
@@ -274,7 +296,7 @@ std::vector<std::vector<StagePlan>> ParetoSplits(const Job& job, const hw::Machi
       i -= pt.n;
       idx = pt.prev;
     }
-    out.push_back(std::move(stages));
+    out.push_back({std::move(stages), final_front[p].max});
   }
   return out;
 }
@@ -283,22 +305,31 @@ std::vector<std::vector<StagePlan>> ParetoSplits(const Job& job, const hw::Machi
 // fits with no mode.
 std::optional<std::vector<StagePlan>> EvenSplit(const Job& job, const hw::Machine& m,
                                                 const Config& c, const Costs& k,
-                                                const std::vector<Recompute>& modes) {
-  std::vector<StagePlan> stages = EvenStages(job, c, modes.front());
+                                                const std::vector<Recompute>& modes,
+                                                const Actions& actions) {
+  // A rank's memory depends on its own chunks' mode only: each mode is tried on every rank at once.
   const int ranks = c.pp;
-  for (int r = 0; r < ranks; ++r) {
-    bool placed = false;
-    for (Recompute mode : modes) {
+  std::vector<StagePlan> stages = EvenStages(job, c, modes.front());
+  std::vector<bool> placed(static_cast<size_t>(ranks), false);
+  for (Recompute mode : modes) {
+    std::vector<StagePlan> trial = stages;
+    for (int vs = 0; vs < ranks * c.virtual_stages; ++vs) {
+      if (!placed[static_cast<size_t>(vs % ranks)]) trial[static_cast<size_t>(vs)].recompute = mode;
+    }
+    const Evaluated ev = MemoryOf(job, c, k, PlanOf(c, trial), actions);
+    for (int r = 0; r < ranks; ++r) {
+      if (placed[static_cast<size_t>(r)] ||
+          ev.memory[static_cast<size_t>(r)].total() > m.gpu.memory_bytes) {
+        continue;
+      }
+      placed[static_cast<size_t>(r)] = true;
       for (int chunk = 0; chunk < c.virtual_stages; ++chunk) {
         stages[static_cast<size_t>(chunk * ranks + r)].recompute = mode;
       }
-      const Evaluated ev = MemoryOf(job, c, k, PlanOf(c, stages));
-      if (ev.memory[static_cast<size_t>(r)].total() <= m.gpu.memory_bytes) {
-        placed = true;
-        break;
-      }
     }
-    if (!placed) return std::nullopt;
+  }
+  for (bool p : placed) {
+    if (!p) return std::nullopt;
   }
   return stages;
 }
@@ -327,7 +358,8 @@ double JudgedPlan::peak_memory() const { return Peak(memory); }
 
 JudgedPlan Judge(const Job& job, const hw::Machine& m, const ParallelPlan& plan) {
   const Config c = ConfigOf(plan);
-  return JudgeWith(job, m, c, CostsOf(job, m, c), plan);
+  return JudgeWith(job, m, c, CostsOf(job, m, c), plan,
+                   ScheduleActions(c.schedule, c.pp, c.virtual_stages, c.microbatches));
 }
 
 std::vector<Config> EnumerateConfigs(const Job& job, const hw::Machine& m, const Fixed& fixed) {
@@ -370,10 +402,13 @@ std::vector<Config> EnumerateConfigs(const Job& job, const hw::Machine& m, const
                 for (bool sp : {false, true}) {
                   if (sp && t == 1) continue;
                   if (fixed.sequence_parallel && *fixed.sequence_parallel != sp) continue;
-                  out.push_back({.tp = t, .pp = pp, .dp = dp, .cp = cp, .zero = zero,
+                  const Config c{.tp = t, .pp = pp, .dp = dp, .cp = cp, .zero = zero,
                                  .sequence_parallel = sp, .micro_batch = b,
                                  .microbatches = microbatches, .virtual_stages = v,
-                                 .schedule = row.schedule});
+                                 .schedule = row.schedule};
+                  if (fixed.even_stages && layers % pp != 0) continue;
+                  if (fixed.allow && !fixed.allow(c)) continue;
+                  out.push_back(c);
                 }
               }
             }
@@ -417,14 +452,20 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
     const Config& c = configs[cand.index];
     const auto f = static_cast<size_t>(FamilyOf(c));
     if (best[f] && cand.bound >= best[f]->iteration_s) continue;
-    std::vector<std::vector<StagePlan>> splits;
+    const Actions actions = ScheduleActions(c.schedule, c.pp, c.virtual_stages, c.microbatches);
+    std::vector<Split> splits;
     if (c.virtual_stages == 1) {
-      splits = ParetoSplits(job, m, c, costs[cand.index], modes);
-    } else if (auto even = EvenSplit(job, m, c, costs[cand.index], modes)) {
-      splits.push_back(std::move(*even));
+      const double cutoff = best[f] ? best[f]->iteration_s / c.microbatches : kInf;
+      splits = ParetoSplits(job, m, c, costs[cand.index], modes, fixed.even_stages, actions,
+                            cutoff);
+    } else if (auto even = EvenSplit(job, m, c, costs[cand.index], modes, actions)) {
+      splits.push_back({std::move(*even), 0});
     }
-    for (auto& stages : splits) {
-      JudgedPlan j = JudgeWith(job, m, c, costs[cand.index], PlanOf(c, std::move(stages)));
+    // The slowest stage runs every micro-batch: a bound on the step (splits by slowest first).
+    for (Split& split : splits) {
+      if (best[f] && c.microbatches * split.slowest_s >= best[f]->iteration_s) break;
+      JudgedPlan j = JudgeWith(job, m, c, costs[cand.index], PlanOf(c, std::move(split.stages)),
+                               actions);
       ++result.judged;
       if (!j.fits) continue;
       if (!best[f] || j.iteration_s < best[f]->iteration_s) best[f] = std::move(j);
@@ -440,9 +481,10 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
     for (size_t i = 0; i < configs.size(); ++i) {
       const Config& c = configs[i];
       ParallelPlan plan = PlanOf(c, EvenStages(job, c, modes.back()));
-      const double peak = Peak(MemoryOf(job, c, costs[i], plan).memory);
+      const Actions actions = ScheduleActions(c.schedule, c.pp, c.virtual_stages, c.microbatches);
+      const double peak = Peak(MemoryOf(job, c, costs[i], plan, actions).memory);
       if (!result.least_memory || peak < result.least_memory->peak_memory()) {
-        result.least_memory = JudgeWith(job, m, c, costs[i], std::move(plan));
+        result.least_memory = JudgeWith(job, m, c, costs[i], std::move(plan), actions);
       }
     }
   }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ struct Fixed {
   std::optional<bool> sequence_parallel;
   std::optional<Schedule> schedule;
   std::optional<Recompute> recompute;  // every stage's
+  // A framework's limits (io/job_export.h): every stage as many layers; configurations it runs.
+  bool even_stages = false;
+  std::function<bool(const Config&)> allow;
 };
 
 enum class Family { kDataParallel, kFsdp, kTensor, kPipeline, kThreeD };

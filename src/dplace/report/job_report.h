@@ -1,0 +1,23 @@
+// A job plan (run/plan_job.h) for people and programs: the table `dplace plan` prints and the JSON
+// object of `plan --json` and dplace.plan (docs/planning.md, "Reading the table").
+#pragma once
+
+#include <string>
+
+#include "dplace/base/json_node.h"
+#include "dplace/run/plan_job.h"
+
+namespace dplace::report {
+
+// One judged plan: config, predicted, memory_per_rank, fits, family.
+Json JudgedPlanJson(const run::PlanResponse& r, const job::JudgedPlan& j);
+
+// The whole answer: model, machine, best, alternatives (the best of each family), why, exports
+// (framework, file, refusal), the FLOP convention, what the search visited.
+Json PlanJson(const run::PlanResponse& r);
+
+// The table: one row per family's best, the winner first, then the winner's memory per stage and
+// why it won.
+std::string PlanTable(const run::PlanResponse& r);
+
+}  // namespace dplace::report
