@@ -19,12 +19,14 @@
 #include "dplace/io/graph_json.h"
 #include "dplace/io/plan_export.h"
 #include "dplace/registry/registry.h"
+#include "dplace/report/job_report.h"
 #include "dplace/report/outputs.h"
 #include "dplace/report/result_json.h"
 #include "dplace/report/table.h"
 #include "dplace/run/decide.h"
 #include "dplace/run/exports.h"
 #include "dplace/run/load.h"
+#include "dplace/run/plan_job.h"
 #include "dplace/run/train.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/objectives.h"
@@ -675,6 +677,38 @@ void BindFunctions(py::module_& m) {
 #ifdef DPLACE_HAVE_TORCH
   m.def("train", &Train, py::arg("graphs"), py::arg("clusters"));
 #endif
+  m.def(
+      "_plan",
+      [](const std::string& model, const std::string& cluster, int64_t global_batch,
+         int64_t seq_len, const std::string& dtype, const std::string& fix, bool tp_across_nodes,
+         bool flash_attention, const std::vector<std::string>& exports) {
+        run::PlanRequest request{.model = model,
+                                 .cluster = cluster,
+                                 .global_batch = global_batch,
+                                 .seq_len = seq_len,
+                                 .dtype = dtype,
+                                 .fix = fix,
+                                 .tp_across_nodes = tp_across_nodes,
+                                 .flash_attention = flash_attention,
+                                 .exports = exports};
+        auto r = run::PlanJob(request);
+        ThrowIfError(r.status());
+        py::dict files;
+        for (const run::FrameworkPlan& f : r->exports) {
+          if (f.plan) files[py::str(f.framework)] = py::str(f.content);
+        }
+        return py::make_tuple(FromJson(report::PlanJson(*r)), report::PlanTable(*r), files);
+      },
+      py::arg("model"), py::arg("cluster"), py::arg("global_batch"), py::arg("seq_len"),
+      py::arg("dtype"), py::arg("fix"), py::arg("tp_across_nodes"), py::arg("flash_attention"),
+      py::arg("exports"));
+  m.def(
+      "_write_text",
+      [](const std::string& path, const std::string& content) {
+        ThrowIfError(CheckWritable("path", path));
+        ThrowIfError(WriteFileAtomically(path, content));
+      },
+      py::arg("path"), py::arg("content"));
   m.def(
       "write_report",
       [](const std::string& path, const PyProblem& p, const std::vector<PyResult>& results) {

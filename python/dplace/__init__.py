@@ -48,7 +48,8 @@ __version__: str = _dplace.__version__  # the project's version, as `dplace --ve
 __all__ = [
     "Cluster", "Error", "Graph", "Problem", "Result", "deploy", "device_map", "fit_report",
     "load_cluster", "load_graph",
-    "load_problem", "pipeline", "place", "place_all", "placers", "presets", "simulate", "table",
+    "load_problem", "pipeline", "place", "place_all", "placers", "plan", "presets", "simulate",
+    "table",
     "train",
     "write_device_map", "write_plan", "write_report", "write_stages", "write_trace",
 ]
@@ -145,3 +146,36 @@ def train(graphs: Union[PathLike, Sequence[PathLike]], clusters: Union[str, Sequ
     def names(x: Any) -> list:
         return [_os.fspath(x)] if isinstance(x, (str, _os.PathLike)) else [_os.fspath(v) for v in x]
     return _dplace.train(names(graphs), names(clusters), **options)
+
+
+def plan(model: PathLike, cluster: str, *, global_batch: int, seq_len: int, dtype: str = "bf16",
+         fix: Union[Mapping[str, Any], str, None] = None, tp_across_nodes: bool = False,
+         flash_attention: bool = True,
+         exports: Optional[Mapping[str, PathLike]] = None) -> dict:
+    """Plans a training job as `dplace plan` does (docs/planning.md).
+
+    model: a Hugging Face config.json; cluster: a preset, NAME:N for N nodes, or a cluster file;
+    fix: what to hold fixed, as a dict ({"tp": 8, "sp": True, "schedule": "1f1b"}) or
+    "tp=8,sp=on"; exports: {framework: path} for megatron, torchtitan, deepspeed. Returns
+    `plan --json`'s object, with "table" (the printed table) added. Bad input raises
+    dplace.Error with the command line's one-line message.
+    """
+    if isinstance(fix, Mapping):
+        items = []
+        for key, value in fix.items():
+            if isinstance(value, bool):
+                value = "on" if value else "off"
+            items.append(f"{key}={value}")
+        fix = ",".join(items)
+    frameworks = dict(exports or {})
+    result, table_text, files = _dplace._plan(
+        _os.fspath(model), str(cluster), int(global_batch), int(seq_len), dtype, fix or "",
+        bool(tp_across_nodes), bool(flash_attention), list(frameworks))
+    for entry in result["exports"]:
+        if entry["framework"] not in files:
+            raise Error(f"exports: {entry['framework']}: {entry['refusal']}, and no plan it runs "
+                        "fits")
+    for framework, path in frameworks.items():
+        _dplace._write_text(_os.fspath(path), files[framework])
+    result["table"] = table_text
+    return result

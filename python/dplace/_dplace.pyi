@@ -149,6 +149,12 @@ def pipeline(problem: Problem, plan: Plan, schedule: str = "1f1b",
     time_per_microbatch_s, bubble_fraction, feasible, reason (when not), stages."""
 def deploy(problem: Problem, results: Sequence[Result], tolerance: float = 0.01) -> Tuple[Result, List[str]]:
     """The plan `dplace place` writes (the tolerance rule) and the lines to read about the choice."""
+def _plan(model: str, cluster: str, global_batch: int, seq_len: int, dtype: str, fix: str,
+          tp_across_nodes: bool, flash_attention: bool,
+          exports: List[str]) -> Tuple[Dict[str, Any], str, Dict[str, str]]:
+    """`dplace plan`: (its JSON object, its table, {framework: settings}); see dplace.plan."""
+def _write_text(path: str, content: str) -> None:
+    """Writes a text file as dplace writes its outputs (checked, atomically)."""
 def fit_report(problem: Problem, batch: int = 0, plan: Optional[Plan] = None) -> List[str]:
     """Whether the step fits one device of each kind, the largest batch that would, what data
     parallelism gives, and with a plan its time per sample (`info --cluster`'s lines)."""

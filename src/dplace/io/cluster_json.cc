@@ -210,8 +210,8 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root, int nodes) {
   builder.SetDefaultLink({.bandwidth_bytes_per_s = m.levels[1].bandwidth_bytes_per_s,
                           .latency_s = m.levels[1].latency_s});
   for (int n = 0; n < m.nodes(); ++n) {
-    std::vector<hw::DeviceId> group(ids.begin() + n * m.gpus_per_node(),
-                                    ids.begin() + (n + 1) * m.gpus_per_node());
+    const auto first = static_cast<ptrdiff_t>(n) * m.gpus_per_node();
+    std::vector<hw::DeviceId> group(ids.begin() + first, ids.begin() + first + m.gpus_per_node());
     builder.SetGroupLink(group, {.bandwidth_bytes_per_s = m.levels[0].bandwidth_bytes_per_s,
                                  .latency_s = m.levels[0].latency_s});
   }

@@ -62,47 +62,46 @@ std::string MegatronWrite(const job::Job& job, const job::ParallelPlan& plan,
       {"--max-position-embeddings", std::to_string(std::max(m.positions, job.seq_len))},
       {"--vocab-size", std::to_string(m.vocab)}};
   if (m.kv_heads != m.heads) {
-    flags.push_back({"--group-query-attention", ""});
-    flags.push_back({"--num-query-groups", std::to_string(m.kv_heads)});
+    flags.emplace_back("--group-query-attention", "");
+    flags.emplace_back("--num-query-groups", std::to_string(m.kv_heads));
   }
-  if (m.gated_mlp) flags.push_back({"--swiglu", ""});
-  if (!m.tied_embeddings) flags.push_back({"--untie-embeddings-and-output-weights", ""});
-  if (!m.layernorm_bias) flags.push_back({"--normalization", "RMSNorm"});
-  flags.push_back({"--position-embedding-type", m.learned_positions ? "learned_absolute" : "rope"});
-  if (!m.linear_bias) flags.push_back({"--disable-bias-linear", ""});
-  if (m.qkv_bias && !m.linear_bias) flags.push_back({"--add-qkv-bias", ""});
+  if (m.gated_mlp) flags.emplace_back("--swiglu", "");
+  if (!m.tied_embeddings) flags.emplace_back("--untie-embeddings-and-output-weights", "");
+  if (!m.layernorm_bias) flags.emplace_back("--normalization", "RMSNorm");
+  flags.emplace_back("--position-embedding-type", m.learned_positions ? "learned_absolute" : "rope");
+  if (!m.linear_bias) flags.emplace_back("--disable-bias-linear", "");
+  if (m.qkv_bias && !m.linear_bias) flags.emplace_back("--add-qkv-bias", "");
   if (!m.dropout) {
-    flags.push_back({"--attention-dropout", "0"});
-    flags.push_back({"--hidden-dropout", "0"});
+    flags.emplace_back("--attention-dropout", "0");
+    flags.emplace_back("--hidden-dropout", "0");
   }
-  flags.push_back({job.dtype == job::Dtype::kFp16 ? "--fp16" : "--bf16", ""});
-  if (job.dtype == job::Dtype::kFp8) flags.push_back({"--fp8-format", "hybrid"});
-  flags.push_back({"--tensor-model-parallel-size", std::to_string(plan.tp)});
-  flags.push_back({"--pipeline-model-parallel-size", std::to_string(plan.pp)});
-  flags.push_back({"--context-parallel-size", std::to_string(plan.cp)});
-  if (plan.sequence_parallel) flags.push_back({"--sequence-parallel", ""});
+  flags.emplace_back(job.dtype == job::Dtype::kFp16 ? "--fp16" : "--bf16", "");
+  if (job.dtype == job::Dtype::kFp8) flags.emplace_back("--fp8-format", "hybrid");
+  flags.emplace_back("--tensor-model-parallel-size", std::to_string(plan.tp));
+  flags.emplace_back("--pipeline-model-parallel-size", std::to_string(plan.pp));
+  flags.emplace_back("--context-parallel-size", std::to_string(plan.cp));
+  if (plan.sequence_parallel) flags.emplace_back("--sequence-parallel", "");
   if (plan.pp > 1) {
     // Megatron-LM works the virtual stages out from the layers per virtual stage or the layout.
     if (plan.virtual_stages > 1 && EvenStages(plan)) {
-      flags.push_back(
-          {"--num-layers-per-virtual-pipeline-stage", std::to_string(plan.stages.front().layers)});
+      flags.emplace_back("--num-layers-per-virtual-pipeline-stage", std::to_string(plan.stages.front().layers));
     } else if (!EvenStages(plan)) {
-      flags.push_back({"--pipeline-model-parallel-layout", "\"" + MegatronLayout(plan) + "\""});
+      flags.emplace_back("--pipeline-model-parallel-layout", "\"" + MegatronLayout(plan) + "\"");
     }
   }
   if (const auto mode = Alike(plan); mode && *mode != Recompute::kNone) {
-    flags.push_back({"--recompute-granularity", job::RecomputeName(*mode)});
+    flags.emplace_back("--recompute-granularity", job::RecomputeName(*mode));
     if (*mode == Recompute::kFull) {
-      flags.push_back({"--recompute-method", "uniform"});
-      flags.push_back({"--recompute-num-layers", "1"});
+      flags.emplace_back("--recompute-method", "uniform");
+      flags.emplace_back("--recompute-num-layers", "1");
     }
   }
-  flags.push_back({"--micro-batch-size", std::to_string(plan.micro_batch)});
-  flags.push_back({"--global-batch-size", std::to_string(job.global_batch)});
-  if (plan.zero >= 1) flags.push_back({"--use-distributed-optimizer", ""});
+  flags.emplace_back("--micro-batch-size", std::to_string(plan.micro_batch));
+  flags.emplace_back("--global-batch-size", std::to_string(job.global_batch));
+  if (plan.zero >= 1) flags.emplace_back("--use-distributed-optimizer", "");
   if (plan.dp * plan.cp > 1) {
-    flags.push_back({"--overlap-grad-reduce", ""});
-    if (plan.zero >= 1) flags.push_back({"--overlap-param-gather", ""});
+    flags.emplace_back("--overlap-grad-reduce", "");
+    if (plan.zero >= 1) flags.emplace_back("--overlap-param-gather", "");
   }
   std::string out;
   std::istringstream lines(header);

@@ -8,6 +8,11 @@ namespace dplace::job {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Index of chunk `chunk` of rank `rank` among the virtual stages (chunk * ranks + rank).
+size_t Vs(int chunk, int ranks, int rank) {
+  return static_cast<size_t>(chunk) * static_cast<size_t>(ranks) + static_cast<size_t>(rank);
+}
 constexpr Recompute kModes[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
 
 Config ConfigOf(const ParallelPlan& p) {
@@ -113,12 +118,12 @@ Evaluated MemoryOf(const Job& job, const Config& c, const Costs& k, const Parall
   for (int r = 0; r < ranks; ++r) {
     double parameters = 0;
     for (int chunk = 0; chunk < c.virtual_stages; ++chunk) {
-      parameters += ev.terms[static_cast<size_t>(chunk * ranks + r)].parameters;
+      parameters += ev.terms[Vs(chunk, ranks, r)].parameters;
     }
     Memory mem = ResidentMemory(c, parameters, k.layer_parameters);
     double now = 0;
     for (const Action& a : ev.actions[static_cast<size_t>(r)]) {
-      const double bytes = ev.terms[static_cast<size_t>(a.chunk * ranks + r)].activation_bytes;
+      const double bytes = ev.terms[Vs(a.chunk, ranks, r)].activation_bytes;
       if (a.kind == ActionKind::kForward) now += bytes;
       if (a.kind == (split ? ActionKind::kWeight : ActionKind::kBackward)) now -= bytes;
       mem.activations = std::max(mem.activations, now);
@@ -265,7 +270,7 @@ std::vector<Split> ParetoSplits(const Job& job, const hw::Machine& m, const Conf
         for (Recompute r : modes) {
           const double w = cost[static_cast<size_t>(n) * 3 + static_cast<int>(r)];
           if (w == kInf) continue;
-          auto& to = fronts[static_cast<size_t>(s + 1)][static_cast<size_t>(i + n)];
+          auto& to = fronts[static_cast<size_t>(s) + 1][static_cast<size_t>(i) + static_cast<size_t>(n)];
           for (size_t p = 0; p < from.size(); ++p) {
             to.push_back({std::max(from[p].max, w), from[p].sum + w, static_cast<int>(p), n, r});
           }
@@ -273,7 +278,7 @@ std::vector<Split> ParetoSplits(const Job& job, const hw::Machine& m, const Conf
       }
     }
     // Keep each front's Pareto-optimal points.
-    for (auto& front : fronts[static_cast<size_t>(s + 1)]) {
+    for (auto& front : fronts[static_cast<size_t>(s) + 1]) {
       std::sort(front.begin(), front.end(), [](const Point& a, const Point& b) {
         return a.max != b.max ? a.max < b.max : a.sum < b.sum;
       });
@@ -324,7 +329,7 @@ std::optional<std::vector<StagePlan>> EvenSplit(const Job& job, const hw::Machin
       }
       placed[static_cast<size_t>(r)] = true;
       for (int chunk = 0; chunk < c.virtual_stages; ++chunk) {
-        stages[static_cast<size_t>(chunk * ranks + r)].recompute = mode;
+        stages[Vs(chunk, ranks, r)].recompute = mode;
       }
     }
   }

@@ -40,7 +40,7 @@ TEST(TransformerTest, FlopsAreMegatronsCount) {
   // 72 B s L h^2 (1 + s / 6h + V / 12 L h) per batch of B sequences (Narayanan et al. 2021's
   // Eq. 3 without recomputation: the logits' 6 B s h V counted once).
   Transformer m{.layers = 96, .hidden = 12288, .heads = 96, .kv_heads = 96, .head_dim = 128,
-                .ffn = 4 * 12288, .vocab = 51200};
+                .ffn = 49152, .vocab = 51200};
   const double s = 2048, L = 96, h = 12288, V = 51200;
   const double expected = 72 * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
   EXPECT_NEAR(ModelFlops(m, 2048, s) / expected, 1.0, 1e-12);
@@ -126,7 +126,7 @@ TEST(TransformerTest, FirstStageMemoryIsWithinFivePercentOfMegatronsTheoreticalM
     const Job job{.model = m, .seq_len = c.seq, .global_batch = c.batch, .flash_attention = false};
     ParallelPlan plan{.tp = c.tp, .pp = c.pp, .dp = c.dp, .zero = c.zero,
                       .sequence_parallel = true, .micro_batch = c.b,
-                      .microbatches = static_cast<int>(c.batch / (c.b * c.dp)),
+                      .microbatches = static_cast<int>(c.batch / (static_cast<int64_t>(c.b) * c.dp)),
                       .virtual_stages = c.v,
                       .schedule = c.v > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB};
     const int stages = c.pp * c.v;
