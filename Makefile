@@ -11,7 +11,13 @@ build: deps
 	cmake --preset release >/dev/null
 	cmake --build --preset release
 
+PLAN_MODEL := models/configs/llama3-8b.json
+PLAN_CLUSTER := dgx-h100:2
+
 run: build
+	./build/release/dplace plan --model $(PLAN_MODEL) --cluster $(PLAN_CLUSTER) --global-batch 256 \
+	  --seq-len 4096 --export megatron=build/example_megatron.txt \
+	  --export torchtitan=build/example_torchtitan.toml --export deepspeed=build/example_deepspeed.json
 	./build/release/dplace place --graph $(EXAMPLE_GRAPH) --training --cluster $(EXAMPLE_CLUSTER) \
 	  --placer one-shot,search,exact --time-limit 10 --out build/example_plan.json \
 	  --trace build/example_trace.json

@@ -139,6 +139,51 @@ section_place() {
 }
 
 # Infeasible instances are results from every placer.
+# Plan a training job from a config: table, JSON, the frameworks' settings, bad input.
+section_plan() {
+  local LLAMA=models/configs/llama3-8b.json
+  if "$DPLACE" plan --model "$LLAMA" --cluster dgx-h100:2 --global-batch 256 --seq-len 4096 \
+      --export megatron="$TMP/megatron.txt" --export torchtitan="$TMP/titan.toml" \
+      --export deepspeed="$TMP/ds.json" >"$TMP/plan.txt" 2>"$TMP/plan.err" &&
+    grep -q "^data-parallel\|^fsdp\|^tensor\|^pipeline\|^3d" "$TMP/plan.txt" &&
+    grep -q "^why: " "$TMP/plan.txt" &&
+    grep -q -- "--tensor-model-parallel-size" "$TMP/megatron.txt" &&
+    /usr/bin/python3 -c "import tomllib; tomllib.load(open('$TMP/titan.toml','rb'))" &&
+    [[ $(json_get "$TMP/ds.json" 'd["train_batch_size"]') == 256 ]]; then
+    ok
+  else
+    fail "plan: $(cat "$TMP/plan.err")"
+  fi
+  if "$DPLACE" plan --model "$LLAMA" --cluster dgx-h100:2 --global-batch 256 --seq-len 4096 \
+      --fix tp=8,pp=2,dp=1,zero=0,sp=on,mbs=2,schedule=1f1b,recompute=full --json >"$TMP/plan.json" &&
+    [[ $(json_get "$TMP/plan.json" 'd["best"]["config"]["tp"], d["best"]["config"]["micro_batch"], d["best"]["config"]["recompute"]') == "(8, 2, 'full')" ]]; then
+    ok
+  else
+    fail "plan --fix: $(head -c 300 "$TMP/plan.json")"
+  fi
+  expect_bad_input plan_product "tp x pp x dp x cp = 8, not the 16 GPUs" plan --model "$LLAMA" \
+    --cluster dgx-h100:2 --global-batch 256 --seq-len 4096 --fix tp=2,pp=2,dp=2
+  expect_bad_input plan_heads "tp=3 does not divide the model's 32 attention heads" plan \
+    --model "$LLAMA" --cluster dgx-h100:2 --global-batch 256 --seq-len 4096 --fix tp=3
+  expect_bad_input plan_key "unknown key 'tpp' (did you mean 'tp'?)" plan --model "$LLAMA" \
+    --cluster dgx-h100:2 --global-batch 256 --seq-len 4096 --fix tpp=2
+  expect_bad_input plan_nodes "the number of nodes must be between 1 and 4096" plan \
+    --model "$LLAMA" --cluster dgx-h100:0 --global-batch 256 --seq-len 4096
+  expect_bad_input plan_moe "mixture-of-experts" plan --model testdata/configs/mixtral-8x7b.json \
+    --cluster dgx-h100 --global-batch 64 --seq-len 4096
+  expect_bad_input plan_not_config "not a model config" plan --model clusters/a100x8.json \
+    --cluster dgx-h100 --global-batch 64 --seq-len 4096
+  expect_bad_input plan_no_fit "least memory a GPU needs is" plan \
+    --model models/configs/llama3-70b.json --cluster dgx-h100 --global-batch 64 --seq-len 4096
+  echo '{"model_type": "llama", "hidden_size": 4096}' >"$TMP/partial.json"
+  expect_bad_input plan_missing "num_hidden_layers" plan --model "$TMP/partial.json" \
+    --cluster dgx-h100 --global-batch 64 --seq-len 4096
+  expect_bad_input plan_export_input "--export megatron" plan --model "$LLAMA" \
+    --cluster dgx-h100 --global-batch 64 --seq-len 4096 --export megatron="$LLAMA"
+  expect_bad_input plan_export_kind "--export: 'nemo=x' is not megatron=FILE" plan --model "$LLAMA" \
+    --cluster dgx-h100 --global-batch 64 --seq-len 4096 --export nemo=x
+}
+
 section_infeasible() {
   # Infeasible instances of the paper's format are results: exit 0, "feasible": false and the reason,
   # from every placer, with a complete plan.

@@ -118,29 +118,33 @@ Costs CostsOf(const Job& job, const hw::Machine& m, const Config& c) {
       t;
   out.send_s = cost::SendTime(e * tokens * h / sp, pp_level, m);
 
-  // Data parallelism over dp x cp ranks: fp32 gradients all-reduced (ZeRO >= 1: reduce-scattered,
-  // then the new bf16 weights all-gathered after the step).
+  // Data parallelism over dp x cp ranks, fp32 gradients:
+  // - ZeRO 0 all-reduces them, ZeRO 1 reduce-scatters them, once a step after the last backward;
+  // - ZeRO 2 and 3 keep only their shard, so every micro-batch's backward reduce-scatters them
+  //   (as DeepSpeed's ZeRO-2 and FSDP do under gradient accumulation);
+  // - ZeRO 1 and 2 all-gather the updated bf16 weights after the step; ZeRO 3 gathers each
+  //   micro-batch's weights for forward and again for backward.
   const int group = c.dp * c.cp;
   if (group > 1) {
-    const auto reduce = c.zero >= 1 ? cost::Collective::kReduceScatter : cost::Collective::kAllReduce;
-    // The collectives are affine in their bytes: per parameter, the slope at 1e9 parameters.
+    using cost::Collective;
+    // The collectives are affine in their bytes: latency, then the slope per parameter.
     const double big = 1e9;
-    const double zero_bytes = cost::CollectiveTime(reduce, 0, dp_span, m);
-    out.reduce_latency_s = zero_bytes;
-    out.reduce_s_per_parameter =
-        (cost::CollectiveTime(reduce, big * kGradientBytes, dp_span, m) - zero_bytes) / big;
-    if (c.zero >= 1) {
-      out.gather_s_per_parameter =
-          cost::CollectiveTime(cost::Collective::kAllGather, big * kWeightBytes, dp_span, m) / big;
+    auto per_parameter = [&](Collective kind, double bytes) {
+      return (cost::CollectiveTime(kind, big * bytes, dp_span, m) -
+              cost::CollectiveTime(kind, 0, dp_span, m)) /
+             big;
+    };
+    const Collective reduce = c.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+    out.reduce_latency_s = cost::CollectiveTime(reduce, 0, dp_span, m);
+    if (c.zero <= 1) out.reduce_s_per_parameter = per_parameter(reduce, kGradientBytes);
+    if (c.zero >= 2) {
+      out.microbatch_reduce_s_per_parameter =
+          per_parameter(Collective::kReduceScatter, kGradientBytes);
     }
-    if (c.zero >= 3) {
-      // Per micro-batch: the weights gathered for forward and again for backward, the gradients
-      // reduce-scattered (bf16), under the compute they feed.
-      out.zero3_s_per_parameter =
-          (2 * cost::CollectiveTime(cost::Collective::kAllGather, big * kWeightBytes, dp_span, m) +
-           cost::CollectiveTime(cost::Collective::kReduceScatter, big * kWeightBytes, dp_span, m)) /
-          big;
+    if (c.zero == 1 || c.zero == 2) {
+      out.gather_s_per_parameter = per_parameter(Collective::kAllGather, kWeightBytes);
     }
+    if (c.zero >= 3) out.zero3_s_per_parameter = 2 * per_parameter(Collective::kAllGather, kWeightBytes);
   }
   // Adam: read and write the fp32 master weight and both moments, read the gradient (and once more
   // for clipping's norm), write the bf16 weight: 34 bytes per parameter this rank updates.

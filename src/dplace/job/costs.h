@@ -55,9 +55,10 @@ struct Costs {
   // Seconds a rank spends per parameter it holds: data-parallel gradient reduction (and ZeRO's
   // gather after the step), exposed part worked out by the caller; ZeRO-3's gathers per micro-batch;
   // the optimizer step.
-  double reduce_s_per_parameter = 0, reduce_latency_s = 0;
-  double gather_s_per_parameter = 0;       // ZeRO >= 1: all-gather of the new weights
-  double zero3_s_per_parameter = 0;        // ZeRO-3: per micro-batch, forward and backward
+  double reduce_s_per_parameter = 0, reduce_latency_s = 0;  // ZeRO 0 and 1: once a step
+  double microbatch_reduce_s_per_parameter = 0;  // ZeRO 2 and 3: every micro-batch's backward
+  double gather_s_per_parameter = 0;             // ZeRO 1 and 2: the new weights, after the step
+  double zero3_s_per_parameter = 0;  // ZeRO-3: per micro-batch, gathers for forward and backward
   double optimizer_s_per_parameter = 0;
 };
 

@@ -54,10 +54,13 @@ StageTerms TermsOf(const Costs& k, const Config& c, int n, Recompute r, bool fir
     s.parameters += k.head_parameters;
     s.activation_bytes += k.head_activation_bytes;
   }
-  if (c.zero >= 3 && k.zero3_s_per_parameter > 0) {
-    const double comm = k.zero3_s_per_parameter * s.parameters;
-    s.work.forward_s += std::max(0.0, comm / 3 - s.work.forward_s);
-    s.work.backward_s += std::max(0.0, 2 * comm / 3 - s.work.backward_s - s.work.weight_s);
+  // Per micro-batch collectives of ZeRO 2 and 3, prefetched under the compute they feed: only
+  // what it does not hide counts.
+  const double gather = k.zero3_s_per_parameter * s.parameters;  // half forward, half backward
+  const double reduce = k.microbatch_reduce_s_per_parameter * s.parameters;
+  if (gather + reduce > 0) {
+    s.work.forward_s += std::max(0.0, gather / 2 - s.work.forward_s);
+    s.work.backward_s += std::max(0.0, gather / 2 + reduce - s.work.backward_s - s.work.weight_s);
   }
   if (!RowOf(c.schedule).splits_weight_gradient) {
     s.work.backward_s += s.work.weight_s;

@@ -44,9 +44,22 @@ std::string Config(const job::ParallelPlan& p) {
   return s;
 }
 
+// Layers per virtual stage, runs of three or more written N*K (K stages of N layers).
 std::string Layers(const job::ParallelPlan& p) {
   std::string s;
-  for (const job::StagePlan& st : p.stages) s += (s.empty() ? "" : ",") + std::to_string(st.layers);
+  for (size_t i = 0; i < p.stages.size();) {
+    size_t j = i;
+    while (j < p.stages.size() && p.stages[j].layers == p.stages[i].layers) ++j;
+    const std::string n = std::to_string(p.stages[i].layers);
+    std::string part = n;
+    if (j - i >= 3) {
+      part = n + "*" + std::to_string(j - i);
+    } else {
+      for (size_t k = i + 1; k < j; ++k) part += "," + n;
+    }
+    s += (s.empty() ? "" : ",") + part;
+    i = j;
+  }
   return s;
 }
 

@@ -63,6 +63,23 @@ std::vector<std::string> FitLines(const sim::Problem& problem, int64_t batch,
       line += "; the plan: " + FormatSeconds(chosen_s / static_cast<double>(batch)) + " per sample";
     }
     lines.push_back(line);
+    // The strategy that wins, of the two this report knows: the op-level plan or data parallelism.
+    if (chosen != nullptr && batch > 0 && dp->per_sample_s > 0) {
+      const double plan_per_sample = chosen_s / static_cast<double>(batch);
+      char ratio[32];
+      if (dp->per_sample_s < plan_per_sample) {
+        std::snprintf(ratio, sizeof ratio, "%.2f", plan_per_sample / dp->per_sample_s);
+        lines.push_back("strategy that wins: data parallelism on " + std::to_string(dp->devices) +
+                        " " + accelerator->kind + ", " + ratio +
+                        "x faster a sample than the op-level plan (run the step whole on each "
+                        "device, as DDP or FSDP; for a transformer's config.json, `dplace plan` "
+                        "also weighs tensor and pipeline parallelism, ZeRO and recomputation)");
+      } else {
+        std::snprintf(ratio, sizeof ratio, "%.2f", dp->per_sample_s / plan_per_sample);
+        lines.push_back(std::string("strategy that wins: the op-level plan, ") + ratio +
+                        "x faster a sample than data parallelism");
+      }
+    }
   }
   if (chosen != nullptr && !accelerator->fits) {
     for (sim::OpId op : chosen->ids()) {
