@@ -286,13 +286,18 @@ int main(int argc, char** argv) {
 
   dplace::cli::PlanFlags plan;
   CLI::App* plan_cmd = app.add_subcommand(
-      "plan", "plan a training job: tensor, pipeline and data parallelism, ZeRO, recomputation "
-              "and micro-batch chosen together (docs/planning.md)");
-  plan_cmd->add_option("--model", plan.model, "a Hugging Face config.json of a decoder "
-                       "(gpt2, gpt_neox, llama, mistral, qwen2)")->required();
-  plan_cmd->add_option("--cluster", plan.cluster,
-                       "machine: a preset (dgx-a100, dgx-h100, dgx-h200, a100x8, h100x8, ...), "
-                       "NAME:N for N nodes of it (dgx-h100:4), or a dplace-cluster/1 file")
+      "plan",
+      "plan a training job: tensor, pipeline and data parallelism, ZeRO, recomputation "
+      "and micro-batch chosen together (docs/planning.md)");
+  plan_cmd
+      ->add_option("--model", plan.model,
+                   "a Hugging Face config.json of a decoder "
+                   "(gpt2, gpt_neox, llama, mistral, qwen2)")
+      ->required();
+  plan_cmd
+      ->add_option("--cluster", plan.cluster,
+                   "machine: a preset (dgx-a100, dgx-h100, dgx-h200, a100x8, h100x8, ...), "
+                   "NAME:N for N nodes of it (dgx-h100:4), or a dplace-cluster/1 file")
       ->required();
   plan_cmd->add_option("--global-batch", plan.global_batch, "sequences per step")->required();
   plan_cmd->add_option("--seq-len", plan.seq_len, "tokens per sequence")->required();

@@ -44,7 +44,6 @@ struct Device {
   Link replica_link;
 };
 
-
 class Cluster {
  public:
   const std::string& name() const { return name_; }

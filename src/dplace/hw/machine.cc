@@ -20,8 +20,10 @@ StatusOr<Machine> MachineOf(const Cluster& cluster) {
     const Device& x = cluster.device(d);
     if (x.memory_bytes != m.gpu.memory_bytes || x.peak_flops != m.gpu.peak_flops ||
         x.peak_flops_half != m.gpu.peak_flops_half) {
-      return InvalidInput("cluster '" + cluster.name() + "': the planner needs accelerators of one "
-                          "class; " + x.name + " differs from " + m.gpu.name);
+      return InvalidInput("cluster '" + cluster.name() +
+                          "': the planner needs accelerators of one "
+                          "class; " +
+                          x.name + " differs from " + m.gpu.name);
     }
   }
   Level level{.name = "links", .size = static_cast<int>(accel.size())};
@@ -30,7 +32,8 @@ StatusOr<Machine> MachineOf(const Cluster& cluster) {
     for (DeviceId b : accel) {
       if (a == b) continue;
       const Link& link = cluster.LinkBetween(a, b);
-      level.bandwidth_bytes_per_s = std::min(level.bandwidth_bytes_per_s, link.bandwidth_bytes_per_s);
+      level.bandwidth_bytes_per_s =
+          std::min(level.bandwidth_bytes_per_s, link.bandwidth_bytes_per_s);
       level.latency_s = std::max(level.latency_s, link.latency_s);
     }
   }

@@ -15,16 +15,17 @@
 namespace dplace::hw {
 
 struct Level {
-  std::string name;                 // "nvlink", "infiniband", ...
-  int size = 1;                     // members at this level: GPUs of a node, then nodes
-  double bandwidth_bytes_per_s = 0; // per GPU and direction (a ring's link rate, nccl-tests' busbw)
-  double latency_s = 0;             // per hop
+  std::string name;  // "nvlink", "infiniband", ...
+  int size = 1;      // members at this level: GPUs of a node, then nodes
+  double bandwidth_bytes_per_s =
+      0;                 // per GPU and direction (a ring's link rate, nccl-tests' busbw)
+  double latency_s = 0;  // per hop
 };
 
 struct Machine {
   std::string name;
-  std::string source;  // where the figures come from (the preset's "source")
-  Device gpu;          // every accelerator is one of these
+  std::string source;         // where the figures come from (the preset's "source")
+  Device gpu;                 // every accelerator is one of these
   std::vector<Level> levels;  // innermost first; at least one
 
   int gpus_per_node() const { return levels.front().size; }

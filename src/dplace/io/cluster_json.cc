@@ -10,9 +10,9 @@ namespace {
 
 // A link entry (its device keys: "between", "group") or, with `level`, a level ("name").
 StatusOr<hw::Link> ReadLink(const JsonNode& node, bool level = false) {
-  DPLACE_RETURN_IF_ERROR(node.OnlyKeys(level ? std::vector<std::string>{"name", "bandwidth", "latency"}
-                                             : std::vector<std::string>{"bandwidth", "latency",
-                                                                        "between", "group"}));
+  DPLACE_RETURN_IF_ERROR(
+      node.OnlyKeys(level ? std::vector<std::string>{"name", "bandwidth", "latency"}
+                          : std::vector<std::string>{"bandwidth", "latency", "between", "group"}));
   hw::Link link;
   DPLACE_ASSIGN_OR_RETURN(JsonNode bw, node.Field("bandwidth"));
   DPLACE_ASSIGN_OR_RETURN(link.bandwidth_bytes_per_s, bw.BytesPerSecond());
@@ -50,9 +50,9 @@ StatusOr<hw::Cluster> ReadOneNode(const JsonNode& root) {
   DPLACE_ASSIGN_OR_RETURN(auto device_nodes, devices.Elements());
   if (device_nodes.empty()) return devices.Error("lists no device");
   for (const JsonNode& node : device_nodes) {
-    DPLACE_RETURN_IF_ERROR(node.OnlyKeys(
-        {"name", "kind", "count", "memory", "peak_flops", "peak_flops_half", "peak_flops_fp8",
-         "memory_bandwidth"}));
+    DPLACE_RETURN_IF_ERROR(
+        node.OnlyKeys({"name", "kind", "count", "memory", "peak_flops", "peak_flops_half",
+                       "peak_flops_fp8", "memory_bandwidth"}));
     hw::Device d;
     DPLACE_ASSIGN_OR_RETURN(JsonNode name_node, node.Field("name"));
     DPLACE_ASSIGN_OR_RETURN(d.name, name_node.String());
@@ -136,8 +136,7 @@ StatusOr<hw::Cluster> ReadOneNode(const JsonNode& root) {
   return cluster;
 }
 
-StatusOr<hw::Machine> ReadMachineLevels(const JsonNode& root, const hw::Cluster& node,
-                                        int nodes) {
+StatusOr<hw::Machine> ReadMachineLevels(const JsonNode& root, const hw::Cluster& node, int nodes) {
   DPLACE_ASSIGN_OR_RETURN(hw::Machine m, hw::MachineOf(node));
   if (auto source = root.OptionalField("source")) {
     DPLACE_ASSIGN_OR_RETURN(m.source, source->String());
@@ -154,8 +153,9 @@ StatusOr<hw::Machine> ReadMachineLevels(const JsonNode& root, const hw::Cluster&
   if (auto levels = root.OptionalField("levels")) {
     DPLACE_ASSIGN_OR_RETURN(auto items, levels->Elements());
     if (items.empty() || items.size() > 2) {
-      return levels->Error("must list one level (the links inside a node) or two (inside a node, "
-                           "between nodes)");
+      return levels->Error(
+          "must list one level (the links inside a node) or two (inside a node, "
+          "between nodes)");
     }
     m.levels.clear();
     for (size_t i = 0; i < items.size(); ++i) {
@@ -172,8 +172,10 @@ StatusOr<hw::Machine> ReadMachineLevels(const JsonNode& root, const hw::Cluster&
     }
   }
   if (nodes > 1 && m.levels.size() < 2) {
-    return root.Error("has no level between nodes (\"levels\": [inside a node, between nodes]), "
-                      "so it cannot run " + std::to_string(nodes) + " nodes");
+    return root.Error(
+        "has no level between nodes (\"levels\": [inside a node, between nodes]), "
+        "so it cannot run " +
+        std::to_string(nodes) + " nodes");
   }
   if (m.levels.size() > 1) m.levels[1].size = nodes;
   if (nodes > 1) m.name += ":" + std::to_string(nodes);
@@ -189,15 +191,15 @@ StatusOr<hw::Machine> ReadMachine(const JsonNode& root, int nodes) {
 
 StatusOr<hw::Cluster> ReadCluster(const JsonNode& root, int nodes) {
   DPLACE_RETURN_IF_ERROR(root.OnlyKeys({"format", "name", "source", "devices", "links",
-                                        "default_link", "zero_byte_transfers", "levels",
-                                        "nodes"}));
+                                        "default_link", "zero_byte_transfers", "levels", "nodes"}));
   DPLACE_ASSIGN_OR_RETURN(hw::Cluster node, ReadOneNode(root));
   DPLACE_ASSIGN_OR_RETURN(hw::Machine m, ReadMachineLevels(root, node, nodes));
   if (m.nodes() == 1) return node;
   // Several nodes: their accelerators, gpu0 .. gpuN-1 node by node, joined by the levels' links.
   if (m.num_gpus() > kMaxDevices) {
     return root.Error(std::to_string(m.num_gpus()) + " accelerators are more than the " +
-                      std::to_string(kMaxDevices) + " an op-level placement takes; `dplace plan` "
+                      std::to_string(kMaxDevices) +
+                      " an op-level placement takes; `dplace plan` "
                       "plans jobs of any size");
   }
   hw::ClusterBuilder builder(m.name);

@@ -28,8 +28,9 @@ bool EvenStages(const job::ParallelPlan& plan) {
 }
 
 std::string SameRecompute(const job::ParallelPlan& plan) {
-  return Alike(plan) ? "" : "the plan recomputes differently on different stages, and the "
-                            "framework recomputes alike on every stage";
+  return Alike(plan) ? ""
+                     : "the plan recomputes differently on different stages, and the "
+                       "framework recomputes alike on every stage";
 }
 
 // Megatron-LM ------------------------------------------------------------------------------------
@@ -38,7 +39,8 @@ std::string MegatronConfig(const job::Job& job, const job::Config& c) {
   (void)job;
   if (c.zero >= 2) {
     return "Megatron-LM shards the optimizer state (--use-distributed-optimizer, ZeRO-1), not "
-           "gradients or weights (ZeRO-" + std::to_string(c.zero) + ")";
+           "gradients or weights (ZeRO-" +
+           std::to_string(c.zero) + ")";
   }
   if (c.pp > 1 && c.schedule != Schedule::kOneFOneB && c.schedule != Schedule::kInterleaved) {
     return "Megatron-LM runs 1F1B and interleaved 1F1B, not " +
@@ -68,7 +70,8 @@ std::string MegatronWrite(const job::Job& job, const job::ParallelPlan& plan,
   if (m.gated_mlp) flags.emplace_back("--swiglu", "");
   if (!m.tied_embeddings) flags.emplace_back("--untie-embeddings-and-output-weights", "");
   if (!m.layernorm_bias) flags.emplace_back("--normalization", "RMSNorm");
-  flags.emplace_back("--position-embedding-type", m.learned_positions ? "learned_absolute" : "rope");
+  flags.emplace_back("--position-embedding-type",
+                     m.learned_positions ? "learned_absolute" : "rope");
   if (!m.linear_bias) flags.emplace_back("--disable-bias-linear", "");
   if (m.qkv_bias && !m.linear_bias) flags.emplace_back("--add-qkv-bias", "");
   if (!m.dropout) {
@@ -84,7 +87,8 @@ std::string MegatronWrite(const job::Job& job, const job::ParallelPlan& plan,
   if (plan.pp > 1) {
     // Megatron-LM works the virtual stages out from the layers per virtual stage or the layout.
     if (plan.virtual_stages > 1 && EvenStages(plan)) {
-      flags.emplace_back("--num-layers-per-virtual-pipeline-stage", std::to_string(plan.stages.front().layers));
+      flags.emplace_back("--num-layers-per-virtual-pipeline-stage",
+                         std::to_string(plan.stages.front().layers));
     } else if (!EvenStages(plan)) {
       flags.emplace_back("--pipeline-model-parallel-layout", "\"" + MegatronLayout(plan) + "\"");
     }
@@ -188,8 +192,8 @@ std::string TitanWrite(const job::Job& job, const job::ParallelPlan& plan,
 std::string SpeedConfig(const job::Job& job, const job::Config& c) {
   (void)job;
   if (c.pp > 1 && c.zero >= 2) {
-    return "DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 (ZeRO-" +
-           std::to_string(c.zero) + ")";
+    return "DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 (ZeRO-" + std::to_string(c.zero) +
+           ")";
   }
   if (c.pp > 1 && c.schedule != Schedule::kOneFOneB) {
     return "DeepSpeed's pipeline engine runs its own 1F1B, not " +
@@ -258,10 +262,16 @@ const JobExportRow* FindJobExport(std::string_view name) {
 
 std::string JobExportRefusal(const JobExportRow& row, const job::Job& job,
                              const job::ParallelPlan& plan) {
-  const job::Config c{.tp = plan.tp, .pp = plan.pp, .dp = plan.dp, .cp = plan.cp,
-                      .zero = plan.zero, .sequence_parallel = plan.sequence_parallel,
-                      .micro_batch = plan.micro_batch, .microbatches = plan.microbatches,
-                      .virtual_stages = plan.virtual_stages, .schedule = plan.schedule};
+  const job::Config c{.tp = plan.tp,
+                      .pp = plan.pp,
+                      .dp = plan.dp,
+                      .cp = plan.cp,
+                      .zero = plan.zero,
+                      .sequence_parallel = plan.sequence_parallel,
+                      .micro_batch = plan.micro_batch,
+                      .microbatches = plan.microbatches,
+                      .virtual_stages = plan.virtual_stages,
+                      .schedule = plan.schedule};
   if (std::string why = row.config_refused(job, c); !why.empty()) return why;
   return row.stages_refused(plan);
 }
@@ -272,8 +282,10 @@ std::string MegatronLayout(const job::ParallelPlan& plan) {
     if (s > 0) out += "|";
     if (s == 0) out += "E";
     const int n = plan.stages[s].layers;
-    if (n == 1) out += "t";
-    else if (n > 1) out += "t*" + std::to_string(n);
+    if (n == 1)
+      out += "t";
+    else if (n > 1)
+      out += "t*" + std::to_string(n);
     if (s + 1 == plan.stages.size()) out += "L";
   }
   return out;

@@ -11,8 +11,8 @@
 #include "dplace/base/units.h"
 #include "dplace/graph/families.h"
 #include "dplace/io/cluster_json.h"
-#include "dplace/io/model_config.h"
 #include "dplace/io/graph_json.h"
+#include "dplace/io/model_config.h"
 #include "dplace/io/onnx/file.h"
 #include "dplace/io/onnx/model.h"
 #include "dplace/io/paper_json.h"
@@ -213,9 +213,9 @@ struct ClusterSource {
 
 StatusOr<ClusterSource> ReadClusterSource(std::string spec) {
   ClusterSource source;
-  if (const size_t colon = spec.rfind(':'); colon != std::string::npos && colon + 1 < spec.size() &&
-                                            spec.find_first_not_of("0123456789", colon + 1) ==
-                                                std::string::npos) {
+  if (const size_t colon = spec.rfind(':');
+      colon != std::string::npos && colon + 1 < spec.size() &&
+      spec.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
     const std::string count = spec.substr(colon + 1);
     if (count.size() > 5 || std::stoi(count) < 1 || std::stoi(count) > kMaxNodes) {
       return InvalidInput(spec + ": the number of nodes must be between 1 and " +
@@ -254,8 +254,9 @@ StatusOr<job::Transformer> LoadModelConfig(const std::string& path) {
   auto parse = [&]() -> StatusOr<job::Transformer> {
     DPLACE_ASSIGN_OR_RETURN(Json j, ReadJsonFile(path));
     if (!IsModelConfig(j)) {
-      return InvalidInput("not a model config: expected a Hugging Face config.json (an object "
-                          "with \"model_type\")");
+      return InvalidInput(
+          "not a model config: expected a Hugging Face config.json (an object "
+          "with \"model_type\")");
     }
     return ReadModelConfig(JsonNode(j, kRoot));
   };

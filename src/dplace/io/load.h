@@ -17,8 +17,8 @@
 #include "dplace/graph/precision.h"
 #include "dplace/hw/cluster.h"
 #include "dplace/hw/machine.h"
-#include "dplace/job/transformer.h"
 #include "dplace/io/onnx/model.h"
+#include "dplace/job/transformer.h"
 #include "dplace/sim/problem.h"
 
 namespace dplace::io {

@@ -18,20 +18,81 @@ struct Family {
 };
 
 constexpr Family kConfigFamilies[] = {
-    {"gpt2", "n_layer", "n_embd", "n_head", "", "n_inner", "vocab_size", "n_positions", false,
-     true, true, true, false, true, {"attn_pdrop", "resid_pdrop", "embd_pdrop"}},
-    {"gpt_neox", "num_hidden_layers", "hidden_size", "num_attention_heads", "",
-     "intermediate_size", "vocab_size", "max_position_embeddings", false, false, false, true,
-     false, true, {"attention_dropout", "hidden_dropout", ""}},
-    {"llama", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
-     "intermediate_size", "vocab_size", "max_position_embeddings", true, false, false, false,
-     false, false, {"attention_dropout", "", ""}},
-    {"mistral", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
-     "intermediate_size", "vocab_size", "max_position_embeddings", true, false, false, false,
-     false, false, {"attention_dropout", "", ""}},
-    {"qwen2", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
-     "intermediate_size", "vocab_size", "max_position_embeddings", true, false, false, false,
-     true, false, {"attention_dropout", "", ""}},
+    {"gpt2",
+     "n_layer",
+     "n_embd",
+     "n_head",
+     "",
+     "n_inner",
+     "vocab_size",
+     "n_positions",
+     false,
+     true,
+     true,
+     true,
+     false,
+     true,
+     {"attn_pdrop", "resid_pdrop", "embd_pdrop"}},
+    {"gpt_neox",
+     "num_hidden_layers",
+     "hidden_size",
+     "num_attention_heads",
+     "",
+     "intermediate_size",
+     "vocab_size",
+     "max_position_embeddings",
+     false,
+     false,
+     false,
+     true,
+     false,
+     true,
+     {"attention_dropout", "hidden_dropout", ""}},
+    {"llama",
+     "num_hidden_layers",
+     "hidden_size",
+     "num_attention_heads",
+     "num_key_value_heads",
+     "intermediate_size",
+     "vocab_size",
+     "max_position_embeddings",
+     true,
+     false,
+     false,
+     false,
+     false,
+     false,
+     {"attention_dropout", "", ""}},
+    {"mistral",
+     "num_hidden_layers",
+     "hidden_size",
+     "num_attention_heads",
+     "num_key_value_heads",
+     "intermediate_size",
+     "vocab_size",
+     "max_position_embeddings",
+     true,
+     false,
+     false,
+     false,
+     false,
+     false,
+     {"attention_dropout", "", ""}},
+    {"qwen2",
+     "num_hidden_layers",
+     "hidden_size",
+     "num_attention_heads",
+     "num_key_value_heads",
+     "intermediate_size",
+     "vocab_size",
+     "max_position_embeddings",
+     true,
+     false,
+     false,
+     false,
+     true,
+     false,
+     {"attention_dropout", "", ""}},
 };
 
 constexpr int64_t kMaxSize = int64_t{1} << 24;  // any size of a model one could train
@@ -72,8 +133,8 @@ StatusOr<job::Transformer> ReadModelConfig(const JsonNode& root) {
   if (!family) {
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    return type_node.Error("'" + type + "' is not a model_type plan reads" + DidYouMean(type, names) +
-                           " (it reads " + list + ")");
+    return type_node.Error("'" + type + "' is not a model_type plan reads" +
+                           DidYouMean(type, names) + " (it reads " + list + ")");
   }
   job::Transformer m;
   m.name = type;
@@ -121,8 +182,10 @@ StatusOr<job::Transformer> ReadModelConfig(const JsonNode& root) {
   if (auto bias = root.OptionalField("attention_bias"); bias && family->model_type != "gpt2") {
     // Llama's attention_bias (False by default) or GPT-NeoX's (True): the attention's linears.
     DPLACE_ASSIGN_OR_RETURN(bool b, bias->Bool());
-    if (family->linear_bias) m.linear_bias = b;
-    else m.qkv_bias = b;
+    if (family->linear_bias)
+      m.linear_bias = b;
+    else
+      m.qkv_bias = b;
   }
   if (family->qkv_bias) m.qkv_bias = true;
   m.layernorm_bias = family->layernorm_bias;

@@ -8,9 +8,12 @@ namespace dplace::job {
 
 const char* DtypeName(Dtype d) {
   switch (d) {
-    case Dtype::kBf16: return "bf16";
-    case Dtype::kFp16: return "fp16";
-    case Dtype::kFp8: return "fp8";
+    case Dtype::kBf16:
+      return "bf16";
+    case Dtype::kFp16:
+      return "fp16";
+    case Dtype::kFp8:
+      return "fp8";
   }
   return "?";
 }
@@ -52,11 +55,11 @@ Costs CostsOf(const Job& job, const hw::Machine& m, const Config& c) {
   // TP: per layer, forward and backward each two all-reduces (SP: all-gather + reduce-scatter).
   double tp_pair = 0;
   if (c.tp > 1) {
-    tp_pair = c.sequence_parallel
-                  ? cost::CollectiveTime(cost::Collective::kAllGather, hidden_bytes, tp_span, m) +
-                        cost::CollectiveTime(cost::Collective::kReduceScatter, hidden_bytes,
-                                             tp_span, m)
-                  : cost::CollectiveTime(cost::Collective::kAllReduce, hidden_bytes, tp_span, m);
+    tp_pair =
+        c.sequence_parallel
+            ? cost::CollectiveTime(cost::Collective::kAllGather, hidden_bytes, tp_span, m) +
+                  cost::CollectiveTime(cost::Collective::kReduceScatter, hidden_bytes, tp_span, m)
+            : cost::CollectiveTime(cost::Collective::kAllReduce, hidden_bytes, tp_span, m);
   }
   const double tp_forward = 2 * tp_pair;
 
@@ -69,7 +72,8 @@ Costs CostsOf(const Job& job, const hw::Machine& m, const Config& c) {
   double split_bytes = (model.gated_mlp ? 3 : 2) * e * tokens * f;
   if (!model.learned_positions) split_bytes += 2 * e * tokens * (q + kv);  // rotary on Q and K
   double softmax_bytes = 0;
-  if (!job.flash_attention) softmax_bytes = (2 * e + (model.dropout ? 2 * e + 1 : 0)) * a * s * tokens;
+  if (!job.flash_attention)
+    softmax_bytes = (2 * e + (model.dropout ? 2 * e + 1 : 0)) * a * s * tokens;
   const double elementwise = (sharded_bytes / sp + (split_bytes + softmax_bytes) / t) / hbm;
   // CP: ring attention passes K and V round the group under attention's compute.
   double cp_forward = 0;
@@ -87,11 +91,14 @@ Costs CostsOf(const Job& job, const hw::Machine& m, const Config& c) {
     w.backward_s = gemm + 2 * attention + 2 * elementwise + tp_forward + 2 * cp_forward + extra;
     w.weight_s = gemm;
     out.layer_recompute_s[static_cast<size_t>(r)] = extra;
-    out.layer_activation_bytes[static_cast<size_t>(r)] = LayerActivationBytes(
-        model, job.seq_len, c.micro_batch,
-        {.t = c.tp, .sequence_parallel = c.sequence_parallel, .c = c.cp,
-         .flash_attention = job.flash_attention, .element_bytes = e},
-        r);
+    out.layer_activation_bytes[static_cast<size_t>(r)] =
+        LayerActivationBytes(model, job.seq_len, c.micro_batch,
+                             {.t = c.tp,
+                              .sequence_parallel = c.sequence_parallel,
+                              .c = c.cp,
+                              .flash_attention = job.flash_attention,
+                              .element_bytes = e},
+                             r);
   }
   out.layer_tp_s = 2 * tp_forward;
 
@@ -144,7 +151,8 @@ Costs CostsOf(const Job& job, const hw::Machine& m, const Config& c) {
     if (c.zero == 1 || c.zero == 2) {
       out.gather_s_per_parameter = per_parameter(Collective::kAllGather, kWeightBytes);
     }
-    if (c.zero >= 3) out.zero3_s_per_parameter = 2 * per_parameter(Collective::kAllGather, kWeightBytes);
+    if (c.zero >= 3)
+      out.zero3_s_per_parameter = 2 * per_parameter(Collective::kAllGather, kWeightBytes);
   }
   // Adam: read and write the fp32 master weight and both moments, read the gradient (and once more
   // for clipping's norm), write the bf16 weight: 34 bytes per parameter this rank updates.

@@ -53,8 +53,8 @@ struct Costs {
   double layer_parameters = 0, embedding_parameters = 0, head_parameters = 0;
   double send_s = 0;  // an activation to the next stage, per micro-batch
   // Seconds a rank spends per parameter it holds: data-parallel gradient reduction (and ZeRO's
-  // gather after the step), exposed part worked out by the caller; ZeRO-3's gathers per micro-batch;
-  // the optimizer step.
+  // gather after the step), exposed part worked out by the caller; ZeRO-3's gathers per
+  // micro-batch; the optimizer step.
   double reduce_s_per_parameter = 0, reduce_latency_s = 0;  // ZeRO 0 and 1: once a step
   double microbatch_reduce_s_per_parameter = 0;  // ZeRO 2 and 3: every micro-batch's backward
   double gather_s_per_parameter = 0;             // ZeRO 1 and 2: the new weights, after the step

@@ -29,9 +29,9 @@ struct ParallelPlan {
   int tp = 1, pp = 1, dp = 1, cp = 1;
   int zero = 0;  // 0 none, 1 optimizer state, 2 + gradients, 3 + weights (FSDP full shard)
   bool sequence_parallel = false;
-  int micro_batch = 1;      // sequences per micro-batch
-  int microbatches = 1;     // per pipeline and step: global batch / (micro_batch x dp)
-  int virtual_stages = 1;   // chunks per pipeline rank (interleaved)
+  int micro_batch = 1;     // sequences per micro-batch
+  int microbatches = 1;    // per pipeline and step: global batch / (micro_batch x dp)
+  int virtual_stages = 1;  // chunks per pipeline rank (interleaved)
   Schedule schedule = Schedule::kOneFOneB;
   // Virtual stages in pipeline order (pp x virtual_stages): stage k * pp + i runs on rank i.
   std::vector<StagePlan> stages;

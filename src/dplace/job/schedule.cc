@@ -104,9 +104,14 @@ std::vector<std::vector<Action>> ScheduleActions(Schedule s, int ranks, int chun
   for (int r = 0; r < ranks; ++r) {
     std::vector<Action>& out = actions[static_cast<size_t>(r)];
     switch (s) {
-      case Schedule::kOneFOneB: OneFOneB(r, ranks, microbatches, &out); break;
-      case Schedule::kZbH1: break;  // built for all ranks at once, below
-      case Schedule::kInterleaved: Interleaved(r, ranks, chunks, microbatches, &out); break;
+      case Schedule::kOneFOneB:
+        OneFOneB(r, ranks, microbatches, &out);
+        break;
+      case Schedule::kZbH1:
+        break;  // built for all ranks at once, below
+      case Schedule::kInterleaved:
+        Interleaved(r, ranks, chunks, microbatches, &out);
+        break;
       case Schedule::kGpipe:
         for (int m = 0; m < microbatches; ++m) out.push_back({ActionKind::kForward, m, 0});
         for (int m = 0; m < microbatches; ++m) out.push_back({ActionKind::kBackward, m, 0});
@@ -180,8 +185,8 @@ std::vector<double> SimulateActions(const std::vector<std::vector<Action>>& acti
         const Work& w = work[static_cast<size_t>(stage)];
         const double start = std::max(ready, free_at[static_cast<size_t>(r)]);
         const double length = a.kind == ActionKind::kForward    ? w.forward_s
-                               : a.kind == ActionKind::kBackward ? w.backward_s
-                                                                 : w.weight_s;
+                              : a.kind == ActionKind::kBackward ? w.backward_s
+                                                                : w.weight_s;
         const double end = start + length;
         free_at[static_cast<size_t>(r)] = end;
         if (a.kind == ActionKind::kForward) f_end[key] = end;

@@ -19,7 +19,7 @@ enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZbH1 };
 struct ScheduleRow {
   Schedule schedule;
   std::string_view name;
-  bool virtual_stages;  // runs several chunks a rank (interleaved)
+  bool virtual_stages;          // runs several chunks a rank (interleaved)
   bool splits_weight_gradient;  // W apart from B (zero bubble)
   std::string_view what;
 };

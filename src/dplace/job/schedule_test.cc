@@ -44,8 +44,7 @@ TEST(ScheduleTest, OneFOneBOfEvenStagesTakesMPlusPMinusOneRounds) {
 TEST(ScheduleTest, InterleavingDividesTheBubbleByTheChunks) {
   // v chunks of a v-th of the work each: M v (f + b) + (p - 1)(f + b), f + b = 3 / v.
   const double v = 2;
-  EXPECT_DOUBLE_EQ(Makespan(Schedule::kInterleaved, 4, 2, 8, {0.5, 1.0, 0}),
-                   8 * v * 1.5 + 3 * 1.5);
+  EXPECT_DOUBLE_EQ(Makespan(Schedule::kInterleaved, 4, 2, 8, {0.5, 1.0, 0}), 8 * v * 1.5 + 3 * 1.5);
 }
 
 TEST(ScheduleTest, ZeroBubbleH1FillsTheCoolDownWithWeightGradients) {

@@ -16,9 +16,15 @@ size_t Vs(int chunk, int ranks, int rank) {
 constexpr Recompute kModes[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
 
 Config ConfigOf(const ParallelPlan& p) {
-  return {.tp = p.tp, .pp = p.pp, .dp = p.dp, .cp = p.cp, .zero = p.zero,
-          .sequence_parallel = p.sequence_parallel, .micro_batch = p.micro_batch,
-          .microbatches = p.microbatches, .virtual_stages = p.virtual_stages,
+  return {.tp = p.tp,
+          .pp = p.pp,
+          .dp = p.dp,
+          .cp = p.cp,
+          .zero = p.zero,
+          .sequence_parallel = p.sequence_parallel,
+          .micro_batch = p.micro_batch,
+          .microbatches = p.microbatches,
+          .virtual_stages = p.virtual_stages,
           .schedule = p.schedule};
 }
 
@@ -94,10 +100,17 @@ std::vector<StagePlan> EvenStages(const Job& job, const Config& c, Recompute r) 
 }
 
 ParallelPlan PlanOf(const Config& c, std::vector<StagePlan> stages) {
-  return {.tp = c.tp, .pp = c.pp, .dp = c.dp, .cp = c.cp, .zero = c.zero,
-          .sequence_parallel = c.sequence_parallel, .micro_batch = c.micro_batch,
-          .microbatches = c.microbatches, .virtual_stages = c.virtual_stages,
-          .schedule = c.schedule, .stages = std::move(stages)};
+  return {.tp = c.tp,
+          .pp = c.pp,
+          .dp = c.dp,
+          .cp = c.cp,
+          .zero = c.zero,
+          .sequence_parallel = c.sequence_parallel,
+          .micro_batch = c.micro_batch,
+          .microbatches = c.microbatches,
+          .virtual_stages = c.virtual_stages,
+          .schedule = c.schedule,
+          .stages = std::move(stages)};
 }
 
 struct Evaluated {
@@ -273,7 +286,8 @@ std::vector<Split> ParetoSplits(const Job& job, const hw::Machine& m, const Conf
         for (Recompute r : modes) {
           const double w = cost[static_cast<size_t>(n) * 3 + static_cast<int>(r)];
           if (w == kInf) continue;
-          auto& to = fronts[static_cast<size_t>(s) + 1][static_cast<size_t>(i) + static_cast<size_t>(n)];
+          auto& to =
+              fronts[static_cast<size_t>(s) + 1][static_cast<size_t>(i) + static_cast<size_t>(n)];
           for (size_t p = 0; p < from.size(); ++p) {
             to.push_back({std::max(from[p].max, w), from[p].sum + w, static_cast<int>(p), n, r});
           }
@@ -298,9 +312,10 @@ std::vector<Split> ParetoSplits(const Job& job, const hw::Machine& m, const Conf
     std::vector<StagePlan> stages(static_cast<size_t>(P));
     int i = L, idx = static_cast<int>(p);
     for (int s = P; s > 0; --s) {
-      const Point& pt = fronts[static_cast<size_t>(s)][static_cast<size_t>(i)][static_cast<size_t>(idx)];
-      stages[static_cast<size_t>(s - 1)] = {.first_layer = i - pt.n, .layers = pt.n, .tp = c.tp,
-                                            .dp = c.dp, .recompute = pt.r};
+      const Point& pt =
+          fronts[static_cast<size_t>(s)][static_cast<size_t>(i)][static_cast<size_t>(idx)];
+      stages[static_cast<size_t>(s - 1)] = {
+          .first_layer = i - pt.n, .layers = pt.n, .tp = c.tp, .dp = c.dp, .recompute = pt.r};
       i -= pt.n;
       idx = pt.prev;
     }
@@ -410,9 +425,15 @@ std::vector<Config> EnumerateConfigs(const Job& job, const hw::Machine& m, const
                 for (bool sp : {false, true}) {
                   if (sp && t == 1) continue;
                   if (fixed.sequence_parallel && *fixed.sequence_parallel != sp) continue;
-                  const Config c{.tp = t, .pp = pp, .dp = dp, .cp = cp, .zero = zero,
-                                 .sequence_parallel = sp, .micro_batch = b,
-                                 .microbatches = microbatches, .virtual_stages = v,
+                  const Config c{.tp = t,
+                                 .pp = pp,
+                                 .dp = dp,
+                                 .cp = cp,
+                                 .zero = zero,
+                                 .sequence_parallel = sp,
+                                 .micro_batch = b,
+                                 .microbatches = microbatches,
+                                 .virtual_stages = v,
                                  .schedule = row.schedule};
                   if (fixed.even_stages && layers % pp != 0) continue;
                   if (fixed.allow && !fixed.allow(c)) continue;
@@ -444,8 +465,8 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
     const Config& c = configs[i];
     costs.push_back(CostsOf(job, m, c));
     const Costs& k = costs.back();
-    const StageTerms all = TermsOf(k, c, static_cast<int>(job.model.layers), Recompute::kNone,
-                                   true, true);
+    const StageTerms all =
+        TermsOf(k, c, static_cast<int>(job.model.layers), Recompute::kNone, true, true);
     // Some rank holds at least the average of the parameters: if even that does not fit, no
     // split does.
     const double average = ResidentMemory(c, all.parameters / c.pp, k.layer_parameters).total();
@@ -464,16 +485,16 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
     std::vector<Split> splits;
     if (c.virtual_stages == 1) {
       const double cutoff = best[f] ? best[f]->iteration_s / c.microbatches : kInf;
-      splits = ParetoSplits(job, m, c, costs[cand.index], modes, fixed.even_stages, actions,
-                            cutoff);
+      splits =
+          ParetoSplits(job, m, c, costs[cand.index], modes, fixed.even_stages, actions, cutoff);
     } else if (auto even = EvenSplit(job, m, c, costs[cand.index], modes, actions)) {
       splits.push_back({std::move(*even), 0});
     }
     // The slowest stage runs every micro-batch: a bound on the step (splits by slowest first).
     for (Split& split : splits) {
       if (best[f] && c.microbatches * split.slowest_s >= best[f]->iteration_s) break;
-      JudgedPlan j = JudgeWith(job, m, c, costs[cand.index], PlanOf(c, std::move(split.stages)),
-                               actions);
+      JudgedPlan j =
+          JudgeWith(job, m, c, costs[cand.index], PlanOf(c, std::move(split.stages)), actions);
       ++result.judged;
       if (!j.fits) continue;
       if (!best[f] || j.iteration_s < best[f]->iteration_s) best[f] = std::move(j);

@@ -79,7 +79,7 @@ JudgedPlan Judge(const Job& job, const hw::Machine& m, const ParallelPlan& plan)
 std::vector<Config> EnumerateConfigs(const Job& job, const hw::Machine& m, const Fixed& fixed);
 
 struct SearchResult {
-  std::optional<JudgedPlan> best;  // the fastest plan that fits
+  std::optional<JudgedPlan> best;       // the fastest plan that fits
   std::vector<JudgedPlan> family_best;  // per family (in kFamilies order) that has a fitting plan
   std::optional<JudgedPlan> least_memory;  // when nothing fits: the plan needing least per GPU
   int64_t configurations = 0, judged = 0;

@@ -16,19 +16,30 @@ struct Instance {
 
 Instance Small(int64_t layers, double memory_bytes, int64_t batch) {
   Instance in;
-  in.job.model = {.name = "tiny", .layers = layers, .hidden = 1024, .heads = 8, .kv_heads = 4,
-                  .head_dim = 128, .ffn = 2816, .vocab = 32000, .positions = 2048,
-                  .gated_mlp = true, .tied_embeddings = false, .layernorm_bias = false};
+  in.job.model = {.name = "tiny",
+                  .layers = layers,
+                  .hidden = 1024,
+                  .heads = 8,
+                  .kv_heads = 4,
+                  .head_dim = 128,
+                  .ffn = 2816,
+                  .vocab = 32000,
+                  .positions = 2048,
+                  .gated_mlp = true,
+                  .tied_embeddings = false,
+                  .layernorm_bias = false};
   in.job.seq_len = 2048;
   in.job.global_batch = batch;
   in.machine.name = "test:2";
-  in.machine.gpu = {.name = "gpu", .kind = "gpu", .memory_bytes = memory_bytes,
-                    .peak_flops = 1e13, .peak_flops_half = 1e14,
+  in.machine.gpu = {.name = "gpu",
+                    .kind = "gpu",
+                    .memory_bytes = memory_bytes,
+                    .peak_flops = 1e13,
+                    .peak_flops_half = 1e14,
                     .memory_bandwidth_bytes_per_s = 1e12};
-  in.machine.levels = {{.name = "nvlink", .size = 2, .bandwidth_bytes_per_s = 1e11,
-                        .latency_s = 3e-6},
-                       {.name = "ib", .size = 2, .bandwidth_bytes_per_s = 1e10,
-                        .latency_s = 5e-6}};
+  in.machine.levels = {
+      {.name = "nvlink", .size = 2, .bandwidth_bytes_per_s = 1e11, .latency_s = 3e-6},
+      {.name = "ib", .size = 2, .bandwidth_bytes_per_s = 1e10, .latency_s = 5e-6}};
   return in;
 }
 
@@ -39,9 +50,15 @@ double BruteForce(const Job& job, const hw::Machine& m, const Fixed& fixed, int6
   const int L = static_cast<int>(job.model.layers);
   constexpr Recompute kAll[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   for (const Config& c : EnumerateConfigs(job, m, fixed)) {
-    ParallelPlan plan{.tp = c.tp, .pp = c.pp, .dp = c.dp, .cp = c.cp, .zero = c.zero,
-                      .sequence_parallel = c.sequence_parallel, .micro_batch = c.micro_batch,
-                      .microbatches = c.microbatches, .virtual_stages = c.virtual_stages,
+    ParallelPlan plan{.tp = c.tp,
+                      .pp = c.pp,
+                      .dp = c.dp,
+                      .cp = c.cp,
+                      .zero = c.zero,
+                      .sequence_parallel = c.sequence_parallel,
+                      .micro_batch = c.micro_batch,
+                      .microbatches = c.microbatches,
+                      .virtual_stages = c.virtual_stages,
                       .schedule = c.schedule};
     const int S = c.pp * c.virtual_stages;
     std::vector<int> sizes;
@@ -60,8 +77,11 @@ double BruteForce(const Job& job, const hw::Machine& m, const Fixed& fixed, int6
           for (int s = 0; s < S; ++s) {
             const Recompute r = mode[static_cast<size_t>(c.virtual_stages == 1 ? s : s % c.pp)];
             if (fixed.recompute && r != *fixed.recompute) goto next;
-            plan.stages.push_back({.first_layer = at, .layers = sizes[static_cast<size_t>(s)],
-                                   .tp = c.tp, .dp = c.dp, .recompute = r});
+            plan.stages.push_back({.first_layer = at,
+                                   .layers = sizes[static_cast<size_t>(s)],
+                                   .tp = c.tp,
+                                   .dp = c.dp,
+                                   .recompute = r});
             at += sizes[static_cast<size_t>(s)];
           }
           {

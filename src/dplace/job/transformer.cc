@@ -54,9 +54,12 @@ double ModelFlops(const Transformer& m, int64_t seq, double tokens) {
 
 const char* RecomputeName(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }
@@ -74,7 +77,8 @@ double LayerActivationBytes(const Transformer& m, int64_t seq, int64_t micro_bat
   const double masks = m.dropout ? 2 * tokens * h : 0;
   const double replicated = e * tokens * h * 4 + masks;
   // What TP shards: Q, K, V, the output projection's input, the MLP's inner tensors.
-  double split = e * tokens * (q + 2 * kv) + e * tokens * q + (m.gated_mlp ? 3 : 2) * e * tokens * f;
+  double split =
+      e * tokens * (q + 2 * kv) + e * tokens * q + (m.gated_mlp ? 3 : 2) * e * tokens * f;
   // Attention's core: softmax output (and dropout mask and output), a * seq per token, or with
   // flash attention the log-sum-exp (fp32) per head and token (its output is the projection's
   // input, counted above). Selective recomputation drops it (Korthikanti et al.'s 5as/h term).

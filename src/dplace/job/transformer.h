@@ -38,7 +38,6 @@ struct Transformer {
   int64_t kv_size() const { return kv_heads * head_dim; }
 };
 
-
 // Parameters of one transformer layer (attention, MLP, their biases and two norms).
 double LayerParameters(const Transformer& m);
 // Parameters of the embedding (and learned positions), of the final norm and of the head (0 when

@@ -31,8 +31,8 @@ std::string Fixed(double v, int digits) {
 }
 
 std::string Config(const job::ParallelPlan& p) {
-  std::string s = "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " dp" +
-                  std::to_string(p.dp);
+  std::string s =
+      "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " dp" + std::to_string(p.dp);
   if (p.cp > 1) s += " cp" + std::to_string(p.cp);
   s += " zero" + std::to_string(p.zero);
   if (p.sequence_parallel) s += " sp";
@@ -86,70 +86,71 @@ Json JudgedPlanJson(const run::PlanResponse& r, const job::JudgedPlan& j) {
                       {"total", m.total()}});
   }
   const double tokens = static_cast<double>(r.job.global_batch) * r.job.seq_len;
-  return {
-      {"family", std::string(job::FamilyName(j.family))},
-      {"config",
-       {{"tp", p.tp},
-        {"pp", p.pp},
-        {"dp", p.dp},
-        {"cp", p.cp},
-        {"zero", p.zero},
-        {"sequence_parallel", p.sequence_parallel},
-        {"micro_batch", p.micro_batch},
-        {"microbatches", p.microbatches},
-        {"gradient_accumulation", p.microbatches},
-        {"virtual_stages", p.virtual_stages},
-        {"schedule", std::string(job::RowOf(p.schedule).name)},
-        {"recompute", RecomputeOf(p)},
-        {"stages", stages}}},
-      {"predicted",
-       {{"seconds_per_iteration", j.iteration_s},
-        {"tokens_per_s", j.tokens_per_s},
-        {"samples_per_s", static_cast<double>(r.job.global_batch) / j.iteration_s},
-        {"mfu", j.mfu},
-        {"hfu", j.hfu},
-        {"model_tflops_per_gpu", j.model_tflops_per_gpu},
-        {"tokens_per_iteration", tokens},
-        {"breakdown",
-         {{"compute_s", j.parts.compute_s},
-          {"bubble_s", j.parts.bubble_s},
-          {"tensor_parallel_s", j.parts.tp_s},
-          {"recompute_s", j.parts.recompute_s},
-          {"data_parallel_s", j.parts.data_parallel_s},
-          {"optimizer_s", j.parts.optimizer_s}}}}},
-      {"memory_per_rank", memory},
-      {"peak_memory", j.peak_memory()},
-      {"fits", j.fits}};
+  return {{"family", std::string(job::FamilyName(j.family))},
+          {"config",
+           {{"tp", p.tp},
+            {"pp", p.pp},
+            {"dp", p.dp},
+            {"cp", p.cp},
+            {"zero", p.zero},
+            {"sequence_parallel", p.sequence_parallel},
+            {"micro_batch", p.micro_batch},
+            {"microbatches", p.microbatches},
+            {"gradient_accumulation", p.microbatches},
+            {"virtual_stages", p.virtual_stages},
+            {"schedule", std::string(job::RowOf(p.schedule).name)},
+            {"recompute", RecomputeOf(p)},
+            {"stages", stages}}},
+          {"predicted",
+           {{"seconds_per_iteration", j.iteration_s},
+            {"tokens_per_s", j.tokens_per_s},
+            {"samples_per_s", static_cast<double>(r.job.global_batch) / j.iteration_s},
+            {"mfu", j.mfu},
+            {"hfu", j.hfu},
+            {"model_tflops_per_gpu", j.model_tflops_per_gpu},
+            {"tokens_per_iteration", tokens},
+            {"breakdown",
+             {{"compute_s", j.parts.compute_s},
+              {"bubble_s", j.parts.bubble_s},
+              {"tensor_parallel_s", j.parts.tp_s},
+              {"recompute_s", j.parts.recompute_s},
+              {"data_parallel_s", j.parts.data_parallel_s},
+              {"optimizer_s", j.parts.optimizer_s}}}}},
+          {"memory_per_rank", memory},
+          {"peak_memory", j.peak_memory()},
+          {"fits", j.fits}};
 }
 
 Json PlanJson(const run::PlanResponse& r) {
   const job::Transformer& m = r.job.model;
-  Json out = {
-      {"model",
-       {{"name", m.name},
-        {"layers", m.layers},
-        {"hidden", m.hidden},
-        {"heads", m.heads},
-        {"kv_heads", m.kv_heads},
-        {"ffn", m.ffn},
-        {"vocab", m.vocab},
-        {"parameters", job::TotalParameters(m)}}},
-      {"machine",
-       {{"name", r.machine.name}, {"gpus", r.machine.num_gpus()},
-        {"gpus_per_node", r.machine.gpus_per_node()}, {"gpu_memory", r.machine.gpu.memory_bytes}}},
-      {"global_batch", r.job.global_batch},
-      {"seq_len", r.job.seq_len},
-      {"dtype", job::DtypeName(r.job.dtype)},
-      {"flop_convention", kFlopConvention},
-      {"search",
-       {{"configurations", r.result.configurations},
-        {"plans_judged", r.result.judged},
-        {"seconds", r.search_s}}},
-      {"why", r.why}};
+  Json out = {{"model",
+               {{"name", m.name},
+                {"layers", m.layers},
+                {"hidden", m.hidden},
+                {"heads", m.heads},
+                {"kv_heads", m.kv_heads},
+                {"ffn", m.ffn},
+                {"vocab", m.vocab},
+                {"parameters", job::TotalParameters(m)}}},
+              {"machine",
+               {{"name", r.machine.name},
+                {"gpus", r.machine.num_gpus()},
+                {"gpus_per_node", r.machine.gpus_per_node()},
+                {"gpu_memory", r.machine.gpu.memory_bytes}}},
+              {"global_batch", r.job.global_batch},
+              {"seq_len", r.job.seq_len},
+              {"dtype", job::DtypeName(r.job.dtype)},
+              {"flop_convention", kFlopConvention},
+              {"search",
+               {{"configurations", r.result.configurations},
+                {"plans_judged", r.result.judged},
+                {"seconds", r.search_s}}},
+              {"why", r.why}};
   out["best"] = r.chosen ? JudgedPlanJson(r, *r.chosen) : Json();
   out["fits"] = r.chosen && r.chosen->fits;
   Json alternatives = Json::array();
-  for (const job::JudgedPlan& j : r.result.family_best) alternatives.push_back(JudgedPlanJson(r, j));
+  for (const job::JudgedPlan& j : r.result.family_best)
+    alternatives.push_back(JudgedPlanJson(r, j));
   out["alternatives"] = alternatives;
   Json exports = Json::array();
   for (const run::FrameworkPlan& f : r.exports) {
@@ -164,13 +165,13 @@ Json PlanJson(const run::PlanResponse& r) {
 std::string PlanTable(const run::PlanResponse& r) {
   std::ostringstream out;
   const job::Transformer& m = r.job.model;
-  out << m.name << " (" << Fixed(job::TotalParameters(m) / 1e9, 2) << "B parameters, "
-      << m.layers << " layers) on " << r.machine.name << " (" << r.machine.num_gpus()
-      << " GPUs), global batch " << r.job.global_batch << " x " << r.job.seq_len << " tokens, "
-      << job::DtypeName(r.job.dtype) << "\n";
+  out << m.name << " (" << Fixed(job::TotalParameters(m) / 1e9, 2) << "B parameters, " << m.layers
+      << " layers) on " << r.machine.name << " (" << r.machine.num_gpus() << " GPUs), global batch "
+      << r.job.global_batch << " x " << r.job.seq_len << " tokens, " << job::DtypeName(r.job.dtype)
+      << "\n";
   std::vector<std::vector<std::string>> rows = {{"family", "plan", "stages (layers)", "recompute",
-                                                 "s/iter", "tokens/s", "MFU", "HFU",
-                                                 "peak/GPU", "fits"}};
+                                                 "s/iter", "tokens/s", "MFU", "HFU", "peak/GPU",
+                                                 "fits"}};
   auto row = [&](const job::JudgedPlan& j, bool best) {
     rows.push_back({std::string(job::FamilyName(j.family)) + (best ? " *" : ""), Config(j.plan),
                     Layers(j.plan), RecomputeOf(j.plan), Fixed(j.iteration_s, 3),
@@ -187,9 +188,10 @@ std::string PlanTable(const run::PlanResponse& r) {
     out << "memory per GPU of the plan (weights, gradients, optimizer, activations):\n";
     for (size_t s = 0; s < r.chosen->memory.size(); ++s) {
       const job::Memory& mm = r.chosen->memory[s];
-      out << "  stage " << s << ": " << FormatBytes(mm.weights) << " + " << FormatBytes(mm.gradients)
-          << " + " << FormatBytes(mm.optimizer) << " + " << FormatBytes(mm.activations) << " = "
-          << FormatBytes(mm.total()) << " of " << FormatBytes(r.machine.gpu.memory_bytes) << "\n";
+      out << "  stage " << s << ": " << FormatBytes(mm.weights) << " + "
+          << FormatBytes(mm.gradients) << " + " << FormatBytes(mm.optimizer) << " + "
+          << FormatBytes(mm.activations) << " = " << FormatBytes(mm.total()) << " of "
+          << FormatBytes(r.machine.gpu.memory_bytes) << "\n";
     }
     const job::Breakdown& b = r.chosen->parts;
     out << "slowest rank: compute " << FormatSeconds(b.compute_s) << ", bubble "
@@ -200,8 +202,8 @@ std::string PlanTable(const run::PlanResponse& r) {
   }
   out << "why: " << r.why << "\n";
   out << "MFU/HFU: " << kFlopConvention << "\n";
-  out << "searched " << r.result.configurations << " configurations, judged "
-      << r.result.judged << " plans in " << FormatSeconds(r.search_s)
+  out << "searched " << r.result.configurations << " configurations, judged " << r.result.judged
+      << " plans in " << FormatSeconds(r.search_s)
       << "; times are a roofline at datasheet peaks (docs/planning.md, \"What the cost model "
          "assumes\")\n";
   for (const run::FrameworkPlan& f : r.exports) {

@@ -12,8 +12,8 @@
 namespace dplace::run {
 namespace {
 
-const std::vector<std::string> kFixKeys = {"tp", "pp",       "dp",        "cp",       "zero", "sp",
-                                           "mbs", "vp", "schedule", "recompute"};
+const std::vector<std::string> kFixKeys = {"tp", "pp",  "dp", "cp",       "zero",
+                                           "sp", "mbs", "vp", "schedule", "recompute"};
 
 StatusOr<int> PositiveInt(std::string_view key, std::string_view value, int most) {
   int v = 0;
@@ -76,9 +76,9 @@ Status CheckFixed(const job::Fixed& f, const job::Job& job, const hw::Machine& m
                         " does not divide --global-batch " + std::to_string(job.global_batch));
   }
   if (f.dp && !Divides(static_cast<int64_t>(*f.dp) * f.micro_batch.value_or(1), job.global_batch)) {
-    return InvalidInput("--fix: dp=" + std::to_string(*f.dp) + " x mbs=" +
-                        std::to_string(f.micro_batch.value_or(1)) + " does not divide --global-batch " +
-                        std::to_string(job.global_batch));
+    return InvalidInput("--fix: dp=" + std::to_string(*f.dp) +
+                        " x mbs=" + std::to_string(f.micro_batch.value_or(1)) +
+                        " does not divide --global-batch " + std::to_string(job.global_batch));
   }
   if (f.sequence_parallel == true && f.tp == 1) {
     return InvalidInput("--fix: sp=on needs tensor parallelism (tp > 1)");
@@ -90,8 +90,8 @@ Status CheckFixed(const job::Fixed& f, const job::Job& job, const hw::Machine& m
                           std::string(job::RowOf(*f.schedule).name));
     }
     if (f.pp && job.model.layers % (static_cast<int64_t>(*f.pp) * *f.virtual_stages) != 0) {
-      return InvalidInput("--fix: vp=" + std::to_string(*f.virtual_stages) + " with pp=" +
-                          std::to_string(*f.pp) + ": the model's " +
+      return InvalidInput("--fix: vp=" + std::to_string(*f.virtual_stages) +
+                          " with pp=" + std::to_string(*f.pp) + ": the model's " +
                           std::to_string(job.model.layers) + " layers do not split into " +
                           std::to_string(*f.pp * *f.virtual_stages) + " equal virtual stages");
     }
@@ -108,8 +108,8 @@ Status CheckFixed(const job::Fixed& f, const job::Job& job, const hw::Machine& m
 }
 
 std::string PlanName(const job::ParallelPlan& p) {
-  std::string s = "tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
-                  " dp=" + std::to_string(p.dp);
+  std::string s =
+      "tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) + " dp=" + std::to_string(p.dp);
   if (p.cp > 1) s += " cp=" + std::to_string(p.cp);
   if (p.zero > 0) s += " zero=" + std::to_string(p.zero);
   return s;
@@ -169,8 +169,8 @@ StatusOr<std::vector<FrameworkPlan>> Exports(const job::Job& job, const hw::Mach
       limited.allow = [row, &job, &fixed](const job::Config& c) {
         return row->config_refused(job, c).empty() && (!fixed.allow || fixed.allow(c));
       };
-      for (job::Recompute r : {job::Recompute::kNone, job::Recompute::kSelective,
-                               job::Recompute::kFull}) {
+      for (job::Recompute r :
+           {job::Recompute::kNone, job::Recompute::kSelective, job::Recompute::kFull}) {
         if (fixed.recompute && *fixed.recompute != r) continue;
         limited.recompute = r;
         job::SearchResult found = job::Search(job, m, limited);
@@ -181,8 +181,7 @@ StatusOr<std::vector<FrameworkPlan>> Exports(const job::Job& job, const hw::Mach
     if (fp.plan) {
       std::string header = "dplace plan: " + job.model.name + " on " + m.name + ", global batch " +
                            std::to_string(job.global_batch) + " x " + std::to_string(job.seq_len) +
-                           " tokens; predicted " + FormatSeconds(fp.plan->iteration_s) +
-                           " a step";
+                           " tokens; predicted " + FormatSeconds(fp.plan->iteration_s) + " a step";
       if (!fp.refusal.empty()) {
         header += "\nnot the best plan found: " + fp.refusal + "; this is the best " +
                   std::string(row->name) + " runs";
@@ -207,7 +206,8 @@ StatusOr<job::Fixed> ParseFix(std::string_view text) {
     const std::string key(item.substr(0, eq));
     const std::string_view value = eq == std::string_view::npos ? "" : item.substr(eq + 1);
     if (eq == std::string_view::npos || value.empty()) {
-      return InvalidInput("--fix: '" + std::string(item) + "' is not KEY=VALUE (keys: tp, pp, dp, "
+      return InvalidInput("--fix: '" + std::string(item) +
+                          "' is not KEY=VALUE (keys: tp, pp, dp, "
                           "cp, zero, sp, mbs, vp, schedule, recompute)");
     }
     if (std::find(kFixKeys.begin(), kFixKeys.end(), key) == kFixKeys.end()) {
@@ -217,12 +217,24 @@ StatusOr<job::Fixed> ParseFix(std::string_view text) {
     if (seen[key]) return InvalidInput("--fix: " + key + " is given twice");
     seen[key] = true;
     constexpr int kMost = 1 << 20;
-    if (key == "tp") { DPLACE_ASSIGN_OR_RETURN(f.tp, PositiveInt(key, value, kMost)); }
-    if (key == "pp") { DPLACE_ASSIGN_OR_RETURN(f.pp, PositiveInt(key, value, kMost)); }
-    if (key == "dp") { DPLACE_ASSIGN_OR_RETURN(f.dp, PositiveInt(key, value, kMost)); }
-    if (key == "cp") { DPLACE_ASSIGN_OR_RETURN(f.cp, PositiveInt(key, value, kMost)); }
-    if (key == "mbs") { DPLACE_ASSIGN_OR_RETURN(f.micro_batch, PositiveInt(key, value, kMost)); }
-    if (key == "vp") { DPLACE_ASSIGN_OR_RETURN(f.virtual_stages, PositiveInt(key, value, 1024)); }
+    if (key == "tp") {
+      DPLACE_ASSIGN_OR_RETURN(f.tp, PositiveInt(key, value, kMost));
+    }
+    if (key == "pp") {
+      DPLACE_ASSIGN_OR_RETURN(f.pp, PositiveInt(key, value, kMost));
+    }
+    if (key == "dp") {
+      DPLACE_ASSIGN_OR_RETURN(f.dp, PositiveInt(key, value, kMost));
+    }
+    if (key == "cp") {
+      DPLACE_ASSIGN_OR_RETURN(f.cp, PositiveInt(key, value, kMost));
+    }
+    if (key == "mbs") {
+      DPLACE_ASSIGN_OR_RETURN(f.micro_batch, PositiveInt(key, value, kMost));
+    }
+    if (key == "vp") {
+      DPLACE_ASSIGN_OR_RETURN(f.virtual_stages, PositiveInt(key, value, 1024));
+    }
     if (key == "zero") {
       if (value.size() != 1 || value[0] < '0' || value[0] > '3') {
         return InvalidInput("--fix: zero=" + std::string(value) + ": expected 0, 1, 2 or 3");
@@ -247,8 +259,8 @@ StatusOr<job::Fixed> ParseFix(std::string_view text) {
       }
     }
     if (key == "recompute") {
-      for (job::Recompute r : {job::Recompute::kNone, job::Recompute::kSelective,
-                               job::Recompute::kFull}) {
+      for (job::Recompute r :
+           {job::Recompute::kNone, job::Recompute::kSelective, job::Recompute::kFull}) {
         if (value == job::RecomputeName(r)) f.recompute = r;
       }
       if (!f.recompute) {
@@ -269,7 +281,8 @@ StatusOr<PlanResponse> PlanLoaded(job::Job job, hw::Machine machine, const job::
                                   const std::vector<std::string>& exports) {
   DPLACE_RETURN_IF_ERROR(CheckFixed(fixed, job, machine));
   if (job.dtype == job::Dtype::kFp8 && machine.gpu.peak_flops_fp8 <= 0) {
-    return InvalidInput("--dtype fp8: the GPUs of " + machine.name + " have no FP8 peak "
+    return InvalidInput("--dtype fp8: the GPUs of " + machine.name +
+                        " have no FP8 peak "
                         "(peak_flops_fp8)");
   }
   for (const std::string& e : exports) {
@@ -281,8 +294,8 @@ StatusOr<PlanResponse> PlanLoaded(job::Job job, hw::Machine machine, const job::
   r.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   if (r.result.configurations == 0) {
     return InvalidInput("--fix: no configuration of " + std::to_string(machine.num_gpus()) +
-                        " GPUs satisfies it with global batch " +
-                        std::to_string(job.global_batch) + " (the degrees must divide the "
+                        " GPUs satisfies it with global batch " + std::to_string(job.global_batch) +
+                        " (the degrees must divide the "
                         "GPUs, the heads and the batch)");
   }
   const bool fixed_any = fixed.tp || fixed.pp || fixed.dp || fixed.cp || fixed.zero ||
@@ -318,16 +331,21 @@ StatusOr<PlanResponse> PlanJob(const PlanRequest& request) {
     return InvalidInput("--seq-len: must be between 1 and 16777216 tokens");
   }
   job::Job job;
-  if (request.dtype == "bf16") job.dtype = job::Dtype::kBf16;
-  else if (request.dtype == "fp16") job.dtype = job::Dtype::kFp16;
-  else if (request.dtype == "fp8") job.dtype = job::Dtype::kFp8;
-  else return InvalidInput("--dtype: '" + request.dtype + "' is not bf16, fp16 or fp8");
+  if (request.dtype == "bf16")
+    job.dtype = job::Dtype::kBf16;
+  else if (request.dtype == "fp16")
+    job.dtype = job::Dtype::kFp16;
+  else if (request.dtype == "fp8")
+    job.dtype = job::Dtype::kFp8;
+  else
+    return InvalidInput("--dtype: '" + request.dtype + "' is not bf16, fp16 or fp8");
   DPLACE_ASSIGN_OR_RETURN(job::Fixed fixed, ParseFix(request.fix));
   DPLACE_ASSIGN_OR_RETURN(job.model, io::LoadModelConfig(request.model));
   DPLACE_ASSIGN_OR_RETURN(hw::Machine machine, io::LoadMachine(request.cluster));
   if (machine.gpu.memory_bandwidth_bytes_per_s <= 0 ||
       (machine.gpu.peak_flops_half <= 0 && machine.gpu.peak_flops <= 0)) {
-    return InvalidInput(request.cluster + ": the planner needs the GPUs' peak FLOP/s and memory "
+    return InvalidInput(request.cluster +
+                        ": the planner needs the GPUs' peak FLOP/s and memory "
                         "bandwidth");
   }
   job.seq_len = request.seq_len;

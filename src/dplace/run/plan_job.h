@@ -17,8 +17,8 @@
 namespace dplace::run {
 
 struct PlanRequest {
-  std::string model;    // a Hugging Face config.json
-  std::string cluster;  // a preset (dgx-h100), NAME:N for N nodes, or a dplace-cluster/1 file
+  std::string model;         // a Hugging Face config.json
+  std::string cluster;       // a preset (dgx-h100), NAME:N for N nodes, or a dplace-cluster/1 file
   int64_t global_batch = 0;  // sequences per step (required)
   int64_t seq_len = 0;       // tokens per sequence (required)
   std::string dtype = "bf16";  // bf16 | fp16 | fp8
@@ -32,9 +32,9 @@ struct PlanRequest {
 // it is).
 struct FrameworkPlan {
   std::string framework;
-  std::string refusal;              // why it cannot run the best plan
+  std::string refusal;                  // why it cannot run the best plan
   std::optional<job::JudgedPlan> plan;  // the best it can run (none: it can run no plan that fits)
-  std::string content;              // the file
+  std::string content;                  // the file
 };
 
 struct PlanResponse {

@@ -12,7 +12,10 @@ const std::string kConfigs = DPLACE_SOURCE_DIR "/testdata/configs/";
 const std::string kLlama8b = DPLACE_SOURCE_DIR "/models/configs/llama3-8b.json";
 
 PlanRequest Llama(std::string fix = "") {
-  return {.model = kLlama8b, .cluster = "dgx-h100:2", .global_batch = 256, .seq_len = 4096,
+  return {.model = kLlama8b,
+          .cluster = "dgx-h100:2",
+          .global_batch = 256,
+          .seq_len = 4096,
           .fix = std::move(fix)};
 }
 
@@ -26,8 +29,9 @@ std::string ErrorOf(const PlanRequest& request) {
 }
 
 TEST(PlanJobTest, FixParsesEveryKey) {
-  auto f = ParseFix("tp=8,pp=8,dp=24,cp=1,zero=1,sp=on,mbs=1,vp=2,schedule=interleaved,"
-                    "recompute=full");
+  auto f = ParseFix(
+      "tp=8,pp=8,dp=24,cp=1,zero=1,sp=on,mbs=1,vp=2,schedule=interleaved,"
+      "recompute=full");
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(f->tp, 8);
   EXPECT_EQ(f->dp, 24);

@@ -73,8 +73,8 @@ std::optional<DataParallel> DataParallelStep(const Problem& p, const KindFit& fi
         slowest = &link;
       }
     }
-    dp.allreduce_s = cost::RingAllReduceTime(fit.need.gradients_bytes, static_cast<int>(ring.size()),
-                                             *slowest);
+    dp.allreduce_s =
+        cost::RingAllReduceTime(fit.need.gradients_bytes, static_cast<int>(ring.size()), *slowest);
   }
   dp.per_sample_s = (dp.step_s + dp.allreduce_s) / (n * static_cast<double>(batch));
   return dp;

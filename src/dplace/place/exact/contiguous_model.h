@@ -106,9 +106,10 @@ struct ContiguousModel {
     if (replicas <= 1) return {};
     // The ring all-reduce is affine in its bytes: its value at 0 bytes and its slope.
     const double fixed = cost::RingAllReduceTime(0, replicas, link);
-    return {.share = 1.0 / replicas,
-            .per_gradient_byte = (cost::RingAllReduceTime(1, replicas, link) - fixed) / microbatches,
-            .fixed = fixed / microbatches};
+    return {
+        .share = 1.0 / replicas,
+        .per_gradient_byte = (cost::RingAllReduceTime(1, replicas, link) - fixed) / microbatches,
+        .fixed = fixed / microbatches};
   }
   ReplicaTerms AccelTerms(int index) const {
     const auto i = static_cast<size_t>(index);
