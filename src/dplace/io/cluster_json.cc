@@ -193,8 +193,14 @@ StatusOr<hw::Cluster> ReadCluster(const JsonNode& root, int nodes) {
   DPLACE_RETURN_IF_ERROR(root.OnlyKeys({"format", "name", "source", "devices", "links",
                                         "default_link", "zero_byte_transfers", "levels", "nodes"}));
   DPLACE_ASSIGN_OR_RETURN(hw::Cluster node, ReadOneNode(root));
+  // One node is the file's devices and links (of any kinds); the levels matter from two nodes.
+  bool several = nodes > 1;
+  if (auto file_nodes = root.OptionalField("nodes"); file_nodes && nodes == 0) {
+    DPLACE_ASSIGN_OR_RETURN(int64_t n, file_nodes->Integer());
+    several = n > 1;
+  }
+  if (!several) return node;
   DPLACE_ASSIGN_OR_RETURN(hw::Machine m, ReadMachineLevels(root, node, nodes));
-  if (m.nodes() == 1) return node;
   // Several nodes: their accelerators, gpu0 .. gpuN-1 node by node, joined by the levels' links.
   if (m.num_gpus() > kMaxDevices) {
     return root.Error(std::to_string(m.num_gpus()) + " accelerators are more than the " +

@@ -177,6 +177,33 @@ TEST(ClusterJsonTest, EveryPresetLoads) {
   EXPECT_EQ((*k80)->num_devices(), 5);  // 4 GPUs + host CPU
 }
 
+TEST(ClusterJsonTest, NodesOfAPresetAreJoinedByItsNetwork) {
+  auto c = LoadCluster("dgx-h100:2");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ((*c)->num_devices(), 16);  // the accelerators of both nodes
+  EXPECT_EQ((*c)->name(), "dgx-h100:2");
+  const auto gpu = [&](const char* name) { return *(*c)->FindDevice(name); };
+  EXPECT_DOUBLE_EQ((*c)->LinkBetween(gpu("gpu0"), gpu("gpu7")).bandwidth_bytes_per_s, 450e9);
+  EXPECT_DOUBLE_EQ((*c)->LinkBetween(gpu("gpu7"), gpu("gpu8")).bandwidth_bytes_per_s, 50e9);
+  auto m = LoadMachine("dgx-h100:4");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->num_gpus(), 32);
+  EXPECT_EQ(m->gpus_per_node(), 8);
+  EXPECT_EQ(m->nodes(), 4);
+  EXPECT_DOUBLE_EQ(m->gpu.peak_flops_fp8, 1.979e15);
+  // One node of a preset without levels: its accelerators' slowest link.
+  auto one = LoadMachine("a100x8");
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(one->num_gpus(), 8);
+  EXPECT_DOUBLE_EQ(one->levels[0].bandwidth_bytes_per_s, 300e9);
+  // Nodes need a level between them; the op-level placers take at most 1,024 accelerators.
+  EXPECT_NE(LoadMachine("a100x8:2").status().message().find("no level between nodes"),
+            std::string::npos);
+  EXPECT_NE(LoadCluster("dgx-a100:200").status().message().find("dplace plan"), std::string::npos);
+  EXPECT_TRUE(LoadMachine("dgx-a100:200").ok());
+  EXPECT_FALSE(LoadMachine("hetero").ok());  // accelerators of two classes
+}
+
 TEST(PlanJsonTest, RoundTripAndGroupFill) {
   testing::TempDir dir;
   auto g = LoadGraph(dir.Write("toy.json", kToyGraph));
