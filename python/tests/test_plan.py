@@ -123,7 +123,7 @@ def check_deepspeed(text, dplan):
 
 
 def test_a_framework_that_runs_no_such_plan_says_why(tmp_path):
-    with pytest.raises(dplace.Error, match="DeepSpeed's pipeline engine runs its own 1F1B"):
+    with pytest.raises(dplace.Error, match="exports: deepspeed: DeepSpeed's pipeline engine .*, and no plan it runs fits"):
         dplace.plan(LLAMA, "dgx-h100:2", global_batch=256, seq_len=4096,
                     fix={"pp": 4, "schedule": "interleaved", "vp": 2},
                     exports={"deepspeed": tmp_path / "ds.json"})

@@ -127,6 +127,9 @@ struct PlanFlags {
   bool no_flash_attention = false;
   std::vector<std::string> exports;  // FRAMEWORK=FILE
   bool json = false;
+  // Piper's inputs: the machine, where not the file's (0 / empty: the file's).
+  int gpus = 0;
+  std::string gpu_memory, bandwidth;
 };
 Status RunPlan(const PlanFlags& flags);
 

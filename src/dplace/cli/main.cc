@@ -291,16 +291,23 @@ int main(int argc, char** argv) {
       "and micro-batch chosen together (docs/planning.md)");
   plan_cmd
       ->add_option("--model", plan.model,
-                   "a Hugging Face config.json of a decoder "
-                   "(gpt2, gpt_neox, llama, mistral, qwen2)")
+                   "a Hugging Face config.json of a decoder (gpt2, gpt_neox, llama, mistral, "
+                   "qwen2), or Piper's input JSON (planned by Piper's DP over its options)")
       ->required();
-  plan_cmd
-      ->add_option("--cluster", plan.cluster,
-                   "machine: a preset (dgx-a100, dgx-h100, dgx-h200, a100x8, h100x8, ...), "
-                   "NAME:N for N nodes of it (dgx-h100:4), or a dplace-cluster/1 file")
-      ->required();
-  plan_cmd->add_option("--global-batch", plan.global_batch, "sequences per step")->required();
-  plan_cmd->add_option("--seq-len", plan.seq_len, "tokens per sequence")->required();
+  plan_cmd->add_option("--cluster", plan.cluster,
+                       "machine: a preset (dgx-a100, dgx-h100, dgx-h200, a100x8, h100x8, ...), "
+                       "NAME:N for N nodes of it (dgx-h100:4), or a dplace-cluster/1 file "
+                       "(required for a config.json)");
+  plan_cmd->add_option("--global-batch", plan.global_batch,
+                       "sequences per step (required for a config.json)");
+  plan_cmd->add_option("--seq-len", plan.seq_len,
+                       "tokens per sequence (required for a config.json)");
+  plan_cmd->add_option("--gpus", plan.gpus,
+                       "Piper's input: at most this many devices (default: its maxDevices)");
+  plan_cmd->add_option("--gpu-memory", plan.gpu_memory,
+                       "Piper's input: memory per device, e.g. 8GiB (default: the file's)");
+  plan_cmd->add_option("--bandwidth", plan.bandwidth,
+                       "Piper's input: the links' bandwidth, e.g. 25GiB/s (default: the file's)");
   plan_cmd->add_option("--dtype", plan.dtype,
                        "bf16 (default), fp16, or fp8 (linear layers at the FP8 peak, the rest in "
                        "bf16, as Transformer Engine and torchtitan's Float8 run them)");

@@ -3,13 +3,47 @@
 #include <iostream>
 
 #include "dplace/base/file_util.h"
+#include "dplace/base/units.h"
 #include "dplace/cli/commands.h"
 #include "dplace/io/job_export.h"
 #include "dplace/report/job_report.h"
 
 namespace dplace::cli {
+namespace {
+
+Status RunPiper(const PlanFlags& flags) {
+  run::PiperRequest request{.path = flags.model, .devices = flags.gpus};
+  if (!flags.gpu_memory.empty()) {
+    auto bytes = ParseBytes(flags.gpu_memory);
+    if (!bytes.ok() || *bytes <= 0) {
+      return InvalidInput("--gpu-memory: '" + flags.gpu_memory + "' is not a size");
+    }
+    request.memory_bytes = *bytes;
+  }
+  if (!flags.bandwidth.empty()) {
+    auto rate = ParseBytesPerSecond(flags.bandwidth);
+    if (!rate.ok() || *rate <= 0) {
+      return InvalidInput("--bandwidth: '" + flags.bandwidth + "' is not a rate");
+    }
+    request.bandwidth_bytes_per_s = *rate;
+  }
+  if (!flags.exports.empty()) {
+    return InvalidInput("--export: Piper's inputs have no framework settings");
+  }
+  DPLACE_ASSIGN_OR_RETURN(run::PiperResponse r, run::PlanPiperFile(request));
+  if (flags.json) {
+    PrintJson(report::PiperJson(r));
+  } else {
+    std::cout << report::PiperTable(r);
+  }
+  return OkStatus();
+}
+
+}  // namespace
 
 Status RunPlan(const PlanFlags& flags) {
+  if (run::IsPiperFile(flags.model)) return RunPiper(flags);
+  if (flags.cluster.empty()) return InvalidInput("--cluster: required for a config.json");
   std::vector<std::pair<std::string, std::string>> exports;  // framework, file
   std::vector<Output> outputs;
   for (const std::string& spec : flags.exports) {

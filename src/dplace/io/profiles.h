@@ -21,6 +21,7 @@
 #include "dplace/graph/graph.h"
 #include "dplace/hw/cluster.h"
 #include "dplace/io/instance.h"
+#include "dplace/job/piper.h"
 
 namespace dplace::io {
 
@@ -30,6 +31,11 @@ bool IsPipeDreamProfile(std::string_view text);
 StatusOr<graph::Graph> ReadPipeDreamProfile(std::string_view text, const std::string& name);
 
 bool IsPiperInput(const Json& j);
+// Piper's input with every option of every layer, for Piper's DP (job/piper.h): layers renumbered
+// by position, each option's sync bytes aligned with the layer's edges. InvalidInput where a sync
+// map's keys are not the layer's neighbours, an option has a negative size, or the graph has a
+// cycle.
+StatusOr<job::PiperInstance> ReadPiperInstance(const JsonNode& root);
 StatusOr<GraphWithMachine> ReadPiperInput(const JsonNode& root, const std::string& name);
 
 // True for a JSON object with "nodes" and "edges" whose first node has "compute_time_us".

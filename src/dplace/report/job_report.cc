@@ -218,4 +218,56 @@ std::string PlanTable(const run::PlanResponse& r) {
   return out.str();
 }
 
+Json PiperJson(const run::PiperResponse& r) {
+  Json stages = Json::array();
+  for (const job::PiperStage& s : r.plan.stages) {
+    Json layers = Json::array(), options = Json::array();
+    for (size_t i = 0; i < s.layers.size(); ++i) {
+      const job::PiperLayer& layer = r.instance.layers[static_cast<size_t>(s.layers[i])];
+      layers.push_back(layer.name);
+      options.push_back(
+          layer.options[static_cast<size_t>(s.t)][static_cast<size_t>(s.option[i])].id);
+    }
+    stages.push_back({{"layers", layers}, {"tp", s.t}, {"dp", s.d}, {"options", options}});
+  }
+  return {
+      {"model", "piper"},
+      {"machine",
+       {{"max_devices", r.instance.max_devices},
+        {"memory_per_device", r.instance.memory_bytes},
+        {"bandwidth", r.instance.bandwidth_bytes_per_s},
+        {"microbatches", r.instance.microbatches}}},
+      {"best",
+       {{"config", {{"stages", stages}, {"devices", r.plan.devices}, {"dp_sum", r.plan.dp_sum}}},
+        {"predicted", {{"time_per_sample", r.plan.time_per_sample_s}}}}},
+      {"search", {{"seconds", r.search_s}, {"ideals", r.plan.ideals}}}};
+}
+
+std::string PiperTable(const run::PiperResponse& r) {
+  std::ostringstream out;
+  out << "Piper's DP: " << r.instance.layers.size() << " layers, at most " << r.instance.max_devices
+      << " devices of " << FormatBytes(r.instance.memory_bytes) << ", " << r.instance.microbatches
+      << " micro-batches a batch\n";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", r.plan.time_per_sample_s);
+  out << "time per sample " << buf << " (the file's unit), " << r.plan.stages.size()
+      << " stages on " << r.plan.devices << " devices, sum of data-parallel degrees "
+      << r.plan.dp_sum << "; " << r.plan.ideals << " successor-closed sets, "
+      << FormatSeconds(r.search_s) << "\n";
+  for (size_t i = 0; i < r.plan.stages.size(); ++i) {
+    const job::PiperStage& s = r.plan.stages[i];
+    int recomputing = 0;
+    for (size_t j = 0; j < s.layers.size(); ++j) {
+      const auto& layer = r.instance.layers[static_cast<size_t>(s.layers[j])];
+      if (layer.options[static_cast<size_t>(s.t)][static_cast<size_t>(s.option[j])].id !=
+          "vanilla") {
+        ++recomputing;
+      }
+    }
+    out << "  stage " << i << ": " << s.layers.size() << " layers, tp " << s.t << ", dp " << s.d
+        << ", " << recomputing << " recomputing\n";
+  }
+  return out.str();
+}
+
 }  // namespace dplace::report

@@ -20,4 +20,8 @@ Json PlanJson(const run::PlanResponse& r);
 // why it won.
 std::string PlanTable(const run::PlanResponse& r);
 
+// Piper's DP on Piper's input: its time per sample and stages.
+Json PiperJson(const run::PiperResponse& r);
+std::string PiperTable(const run::PiperResponse& r);
+
 }  // namespace dplace::report

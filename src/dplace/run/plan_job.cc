@@ -4,10 +4,12 @@
 #include <cmath>
 #include <map>
 
+#include "dplace/base/json_node.h"
 #include "dplace/base/spelling.h"
 #include "dplace/base/units.h"
 #include "dplace/io/job_export.h"
 #include "dplace/io/load.h"
+#include "dplace/io/profiles.h"
 
 namespace dplace::run {
 namespace {
@@ -319,6 +321,36 @@ StatusOr<PlanResponse> PlanLoaded(job::Job job, hw::Machine machine, const job::
   DPLACE_ASSIGN_OR_RETURN(r.exports, Exports(job, machine, fixed, r.result.best, exports));
   r.job = std::move(job);
   r.machine = std::move(machine);
+  return r;
+}
+
+bool IsPiperFile(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return false;
+  auto j = ParseJson(*text);
+  return j.ok() && io::IsPiperInput(*j);
+}
+
+StatusOr<PiperResponse> PlanPiperFile(const PiperRequest& request) {
+  DPLACE_ASSIGN_OR_RETURN(std::string text, ReadFile(request.path));
+  auto parsed = ParseJson(text);
+  if (!parsed.ok()) return parsed.status().WithContext(request.path);
+  PiperResponse r;
+  auto in = io::ReadPiperInstance(JsonNode(*parsed, "(top level)"));
+  if (!in.ok()) return in.status().WithContext(request.path);
+  r.instance = std::move(*in);
+  if (request.devices < 0 || request.devices > 4096) {
+    return InvalidInput("--gpus: must be between 1 and 4096");
+  }
+  if (request.devices > 0) r.instance.max_devices = request.devices;
+  if (request.memory_bytes > 0) r.instance.memory_bytes = request.memory_bytes;
+  if (request.bandwidth_bytes_per_s > 0)
+    r.instance.bandwidth_bytes_per_s = request.bandwidth_bytes_per_s;
+  const auto began = std::chrono::steady_clock::now();
+  auto plan = job::PlanPiper(r.instance);
+  if (!plan.ok()) return plan.status().WithContext(request.path);
+  r.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  r.plan = std::move(*plan);
   return r;
 }
 

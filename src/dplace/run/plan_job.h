@@ -12,6 +12,7 @@
 
 #include "dplace/base/status.h"
 #include "dplace/hw/machine.h"
+#include "dplace/job/piper.h"
 #include "dplace/job/search.h"
 
 namespace dplace::run {
@@ -58,6 +59,21 @@ StatusOr<job::Fixed> ParseFix(std::string_view text);
 // the heads, the batch, the node size or the layers; one line each) and plans. InvalidInput when
 // nothing fits and nothing is fixed (saying the least memory a GPU would need).
 StatusOr<PlanResponse> PlanJob(const PlanRequest& request);
+
+// Piper's input (NeurIPS 2021) planned by Piper's DP (job/piper.h), the file's machine unless
+// `devices` (> 0), `memory_bytes` or `bandwidth` (> 0) say otherwise.
+struct PiperRequest {
+  std::string path;
+  int devices = 0;
+  double memory_bytes = 0, bandwidth_bytes_per_s = 0;
+};
+struct PiperResponse {
+  job::PiperInstance instance;
+  job::PiperPlan plan;
+  double search_s = 0;
+};
+bool IsPiperFile(const std::string& path);
+StatusOr<PiperResponse> PlanPiperFile(const PiperRequest& request);
 
 // A model and machine already loaded.
 StatusOr<PlanResponse> PlanLoaded(job::Job job, hw::Machine machine, const job::Fixed& fixed,

@@ -1,0 +1,301 @@
+#include "dplace/job/piper.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <unordered_map>
+
+namespace dplace::job {
+namespace {
+
+constexpr double kInf = 1e30;  // Piper's infinity
+constexpr size_t kMaxIdeals = 40000;
+
+using Bits = std::vector<uint64_t>;
+
+bool Has(const Bits& b, int i) { return (b[static_cast<size_t>(i) / 64] >> (i % 64)) & 1U; }
+void Set(Bits* b, int i) { (*b)[static_cast<size_t>(i) / 64] |= uint64_t{1} << (i % 64); }
+bool SubsetOf(const Bits& a, const Bits& b) {
+  for (size_t w = 0; w < a.size(); ++w) {
+    if ((a[w] & ~b[w]) != 0) return false;
+  }
+  return true;
+}
+
+struct BitsHash {
+  size_t operator()(const Bits& b) const {
+    size_t h = 0;
+    for (uint64_t w : b) h = h * 1000003 ^ std::hash<uint64_t>()(w);
+    return h;
+  }
+};
+
+double OptionTps(const PiperInstance& in, const PiperOption& o, double edge_bytes, int d) {
+  const double allreduce = 4.0 * (d - 1) * o.parameter_bytes / d / in.microbatches;
+  return (edge_bytes / d + allreduce) / in.bandwidth_bytes_per_s + o.time_per_sample_s / d;
+}
+
+double EdgeBytes(const PiperLayer& layer, const PiperOption& o, const Bits& stage) {
+  double bytes = 0;
+  for (size_t p = 0; p < layer.preds.size(); ++p) {
+    if (!Has(stage, layer.preds[p])) bytes += 2 * (layer.pred_bytes[p] + o.sync_fw[p]);
+  }
+  for (size_t s = 0; s < layer.succs.size(); ++s) {
+    if (!Has(stage, layer.succs[s])) bytes += 2 * (layer.succ_bytes[s] + o.sync_bw[s]);
+  }
+  return bytes;
+}
+
+// Piper's knapsack heuristic for one stage, degree d, y micro-batches held: every layer its
+// fastest option; if that does not fit, swap options in order of time gained per byte saved until
+// it does. Returns the stage's time per sample (kInf where even the leanest options do not fit)
+// and, in `choice`, each layer's option.
+double Knapsack(const PiperInstance& in, const std::vector<int>& layers, int t,
+                const std::vector<std::vector<double>>& edge_bytes, int d, int y,
+                std::vector<int>* choice) {
+  const size_t n = layers.size();
+  choice->assign(n, 0);
+  double memory = 0, lean = 0, tps = 0;
+  std::vector<double> best_tps(n), best_mem(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& options = in.layers[static_cast<size_t>(layers[i])].options[static_cast<size_t>(t)];
+    double fastest = kInf * 10, least = kInf * 10;
+    for (size_t l = 0; l < options.size(); ++l) {
+      const double v = OptionTps(in, options[l], edge_bytes[i][l], d);
+      if (v < fastest) {
+        fastest = v;
+        (*choice)[i] = static_cast<int>(l);
+      }
+      least = std::min(least, options[l].memory_a * y + options[l].memory_b);
+    }
+    const PiperOption& f = options[static_cast<size_t>((*choice)[i])];
+    best_tps[i] = fastest;
+    best_mem[i] = f.memory_a * y + f.memory_b;
+    tps += fastest;
+    memory += best_mem[i];
+    lean += least;
+  }
+  if (memory <= in.memory_bytes) return tps;
+  if (lean > in.memory_bytes) return kInf;
+  double excess = memory - in.memory_bytes;
+  std::vector<std::tuple<double, size_t, size_t>> swaps;  // (time per byte saved, layer, option)
+  for (size_t i = 0; i < n; ++i) {
+    const auto& options = in.layers[static_cast<size_t>(layers[i])].options[static_cast<size_t>(t)];
+    for (size_t l = 0; l < options.size(); ++l) {
+      const double saving = best_mem[i] - (options[l].memory_a * y + options[l].memory_b);
+      if (saving <= 1e-9) continue;
+      const double slower = OptionTps(in, options[l], edge_bytes[i][l], d) - best_tps[i];
+      swaps.emplace_back(slower / saving, i, l);
+    }
+  }
+  std::sort(swaps.begin(), swaps.end());
+  for (const auto& [ratio, i, l] : swaps) {
+    if (excess < 1e-9) break;
+    const auto& options = in.layers[static_cast<size_t>(layers[i])].options[static_cast<size_t>(t)];
+    const double mem = options[l].memory_a * y + options[l].memory_b;
+    const double v = OptionTps(in, options[l], edge_bytes[i][l], d);
+    excess -= best_mem[i] - mem;
+    tps += v - best_tps[i];
+    best_mem[i] = mem;
+    best_tps[i] = v;
+    (*choice)[i] = static_cast<int>(l);
+  }
+  return tps;
+}
+
+std::vector<int> Members(const Bits& b, int n) {
+  std::vector<int> out;
+  for (int i = 0; i < n; ++i) {
+    if (Has(b, i)) out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
+  const int n = static_cast<int>(in.layers.size());
+  const int K = in.max_devices;
+  const int S = std::min(in.microbatches, K);  // bound on the sum of data-parallel degrees
+  const size_t words = static_cast<size_t>(n + 63) / 64;
+  // Successor-closed sets (the pipeline's tails), grown from the empty set.
+  std::vector<Bits> ideals{Bits(words, 0)};
+  std::unordered_map<Bits, int, BitsHash> index{{ideals[0], 0}};
+  for (size_t at = 0; at < ideals.size(); ++at) {
+    for (int v = 0; v < n; ++v) {
+      if (Has(ideals[at], v)) continue;
+      bool ready = true;
+      for (int w : in.layers[static_cast<size_t>(v)].succs) ready = ready && Has(ideals[at], w);
+      if (!ready) continue;
+      Bits grown = ideals[at];
+      Set(&grown, v);
+      if (index.emplace(grown, static_cast<int>(ideals.size())).second) {
+        ideals.push_back(std::move(grown));
+        if (ideals.size() > kMaxIdeals) {
+          return InvalidInput(
+              "the graph has more than 40,000 successor-closed sets (Piper's "
+              "limit)");
+        }
+      }
+    }
+  }
+  // By size: a set's subsets come first (BFS from the empty set adds one layer a step).
+  const size_t m = ideals.size();
+  if (static_cast<int>(Members(ideals.back(), n).size()) != n) {
+    return InvalidInput("the layer graph has a cycle");
+  }
+  const size_t cells = static_cast<size_t>(K + 1) * (S + 1);
+  std::vector<std::vector<double>> dp(m, std::vector<double>(cells, kInf));
+  auto at = [S](int k, int s) { return static_cast<size_t>(k) * (S + 1) + s; };
+  std::fill(dp[0].begin(), dp[0].end(), 0.0);
+  std::vector<double> tps(static_cast<size_t>(S + 1));
+  std::vector<int> choice;
+  for (size_t id = 1; id < m; ++id) {
+    for (size_t sub = 0; sub < id; ++sub) {
+      if (!SubsetOf(ideals[sub], ideals[id]) || ideals[sub] == ideals[id]) continue;
+      Bits stage(words);
+      for (size_t w = 0; w < words; ++w) stage[w] = ideals[id][w] & ~ideals[sub][w];
+      const std::vector<int> layers = Members(stage, n);
+      for (int t = 1; t <= K; ++t) {
+        bool all = true;
+        for (int v : layers) {
+          const auto& opts = in.layers[static_cast<size_t>(v)].options;
+          all =
+              all && static_cast<size_t>(t) < opts.size() && !opts[static_cast<size_t>(t)].empty();
+        }
+        if (!all) continue;
+        std::vector<std::vector<double>> edge_bytes;
+        for (int v : layers) {
+          std::vector<double> per_option;
+          for (const PiperOption& o :
+               in.layers[static_cast<size_t>(v)].options[static_cast<size_t>(t)]) {
+            per_option.push_back(EdgeBytes(in.layers[static_cast<size_t>(v)], o, stage));
+          }
+          edge_bytes.push_back(std::move(per_option));
+        }
+        for (int d = 1; d * t <= K && d <= S; ++d) {
+          if (in.microbatches % d != 0) continue;
+          // The stage's time for each number of micro-batches it holds, y = ceil(s / d).
+          std::vector<double> by_y(static_cast<size_t>(S / d + 2), kInf);
+          for (int y = 1; y <= S / d + 1; ++y) {
+            by_y[static_cast<size_t>(y)] = Knapsack(in, layers, t, edge_bytes, d, y, &choice);
+            if (by_y[static_cast<size_t>(y)] >= kInf) break;  // more held fits no better
+          }
+          for (int s = d; s <= S; ++s)
+            tps[static_cast<size_t>(s)] = by_y[static_cast<size_t>((s + d - 1) / d)];
+          const std::vector<double>& before = dp[sub];
+          std::vector<double>& here = dp[id];
+          for (int k = t * d; k <= K; ++k) {
+            for (int s = d; s <= S; ++s) {
+              const double v = std::max(before[at(k - t * d, s - d)], tps[static_cast<size_t>(s)]);
+              if (v < here[at(k, s)]) here[at(k, s)] = v;
+            }
+          }
+        }
+      }
+    }
+    // At most k devices and a sum of at most s.
+    std::vector<double>& here = dp[id];
+    for (int k = 0; k <= K; ++k) {
+      for (int s = 0; s <= S; ++s) {
+        double v = here[at(k, s)];
+        if (k > 0) v = std::min(v, here[at(k - 1, s)]);
+        if (s > 0) v = std::min(v, here[at(k, s - 1)]);
+        here[at(k, s)] = v;
+      }
+    }
+  }
+  const size_t full = m - 1;  // the whole graph is the largest set, found last
+  PiperPlan plan;
+  plan.ideals = static_cast<int>(m);
+  plan.time_per_sample_s = dp[full][at(K, S)];
+  if (plan.time_per_sample_s > 5e29) {
+    return InvalidInput("no plan of Piper's space fits " + std::to_string(K) + " devices of " +
+                        std::to_string(in.memory_bytes) + " bytes");
+  }
+  // The fewest devices (then the smallest sum) reaching the optimum, then back through the DP.
+  int k_used = K, s_used = S;
+  for (int k = 0; k <= K && k_used == K; ++k) {
+    for (int s = 1; s <= S; ++s) {
+      if (dp[full][at(k, s)] <= plan.time_per_sample_s + 1e-9) {
+        k_used = k;
+        s_used = s;
+        break;
+      }
+    }
+  }
+  size_t id = full;
+  int k = k_used, s = s_used;
+  while (id != 0) {
+    bool found = false;
+    for (size_t sub = 0; sub < id && !found; ++sub) {
+      if (!SubsetOf(ideals[sub], ideals[id]) || ideals[sub] == ideals[id]) continue;
+      Bits stage(words);
+      for (size_t w = 0; w < words; ++w) stage[w] = ideals[id][w] & ~ideals[sub][w];
+      const std::vector<int> layers = Members(stage, n);
+      for (int t = 1; t <= k && !found; ++t) {
+        bool all = true;
+        for (int v : layers) {
+          const auto& opts = in.layers[static_cast<size_t>(v)].options;
+          all =
+              all && static_cast<size_t>(t) < opts.size() && !opts[static_cast<size_t>(t)].empty();
+        }
+        if (!all) continue;
+        std::vector<std::vector<double>> edge_bytes;
+        for (int v : layers) {
+          std::vector<double> per_option;
+          for (const PiperOption& o :
+               in.layers[static_cast<size_t>(v)].options[static_cast<size_t>(t)]) {
+            per_option.push_back(EdgeBytes(in.layers[static_cast<size_t>(v)], o, stage));
+          }
+          edge_bytes.push_back(std::move(per_option));
+        }
+        for (int d = 1; d * t <= k && d <= s && !found; ++d) {
+          if (in.microbatches % d != 0) continue;
+          const double stage_tps = Knapsack(in, layers, t, edge_bytes, d, (s + d - 1) / d, &choice);
+          const double v = std::max(dp[sub][at(k - t * d, s - d)], stage_tps);
+          if (std::abs(v - dp[id][at(k, s)]) < 1e-9 && v < 5e29) {
+            plan.stages.push_back({layers, t, d, choice});
+            plan.devices += t * d;
+            plan.dp_sum += d;
+            k -= t * d;
+            s -= d;
+            id = sub;
+            found = true;
+          }
+        }
+      }
+    }
+    if (!found) return Internal("Piper's DP: no stage reconstructs the optimum");
+  }
+  // Each step took the earliest stage off a tail of the pipeline: the stages are in order.
+  return plan;
+}
+
+double PiperTimePerSample(const PiperInstance& in, const std::vector<PiperStage>& stages) {
+  const int n = static_cast<int>(in.layers.size());
+  const size_t words = static_cast<size_t>(n + 63) / 64;
+  double worst = 0;
+  int suffix = 0;
+  for (size_t i = stages.size(); i-- > 0;) {
+    const PiperStage& st = stages[i];
+    suffix += st.d;
+    Bits members(words, 0);
+    for (int v : st.layers) Set(&members, v);
+    const int y = (suffix + st.d - 1) / st.d;
+    double tps = 0, memory = 0;
+    for (size_t j = 0; j < st.layers.size(); ++j) {
+      const PiperLayer& layer = in.layers[static_cast<size_t>(st.layers[j])];
+      const PiperOption& o =
+          layer.options[static_cast<size_t>(st.t)][static_cast<size_t>(st.option[j])];
+      tps += OptionTps(in, o, EdgeBytes(layer, o, members), st.d);
+      memory += o.memory_a * y + o.memory_b;
+    }
+    if (memory > in.memory_bytes) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, tps);
+  }
+  return worst;
+}
+
+}  // namespace dplace::job
