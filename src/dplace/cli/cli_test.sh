@@ -182,6 +182,22 @@ section_plan() {
     --cluster dgx-h100 --global-batch 64 --seq-len 4096 --export megatron="$LLAMA"
   expect_bad_input plan_export_kind "--export: 'nemo=x' is not megatron=FILE" plan --model "$LLAMA" \
     --cluster dgx-h100 --global-batch 64 --seq-len 4096 --export nemo=x
+  expect_bad_input plan_no_cluster "--cluster: required for a config.json" plan --model "$LLAMA" \
+    --global-batch 64 --seq-len 4096
+  # Piper's input, every option at every degree, by Piper's DP.
+  local PIPER=testdata/piper/bert32a100.json
+  if "$DPLACE" plan --model "$PIPER" --gpus 8 --gpu-memory 8GiB --bandwidth 25GiB/s --json \
+      >"$TMP/piper.json" &&
+    [[ $(json_get "$TMP/piper.json" 'sum(s["tp"] * s["dp"] for s in d["best"]["config"]["stages"]) <= 8') == True ]] &&
+    [[ $(json_get "$TMP/piper.json" 'round(d["best"]["predicted"]["time_per_sample"], 6)') == 0.165856 ]]; then
+    ok
+  else
+    fail "plan on Piper's input: $(head -c 300 "$TMP/piper.json")"
+  fi
+  expect_bad_input plan_piper_fit "no plan of Piper's space fits 8 devices of 2.00 GiB" plan \
+    --model "$PIPER" --gpus 8 --gpu-memory 2GiB
+  expect_bad_input plan_piper_export "Piper's inputs have no framework settings" plan \
+    --model "$PIPER" --export megatron="$TMP/m.txt"
 }
 
 section_infeasible() {

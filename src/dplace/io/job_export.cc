@@ -262,16 +262,7 @@ const JobExportRow* FindJobExport(std::string_view name) {
 
 std::string JobExportRefusal(const JobExportRow& row, const job::Job& job,
                              const job::ParallelPlan& plan) {
-  const job::Config c{.tp = plan.tp,
-                      .pp = plan.pp,
-                      .dp = plan.dp,
-                      .cp = plan.cp,
-                      .zero = plan.zero,
-                      .sequence_parallel = plan.sequence_parallel,
-                      .micro_batch = plan.micro_batch,
-                      .microbatches = plan.microbatches,
-                      .virtual_stages = plan.virtual_stages,
-                      .schedule = plan.schedule};
+  const job::Config c = job::ConfigOf(plan);
   if (std::string why = row.config_refused(job, c); !why.empty()) return why;
   return row.stages_refused(plan);
 }

@@ -1,3 +1,5 @@
+#include "dplace/io/profiles.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -167,6 +169,57 @@ TEST(ProfilesBadInputTest, OneLineErrors) {
     EXPECT_EQ(g.status().message().rfind(path + ": ", 0), 0u) << g.status().message();
     EXPECT_NE(g.status().message().find(expected), std::string::npos) << g.status().message();
   }
+}
+
+}  // namespace
+}  // namespace dplace::io
+
+namespace dplace::io {
+namespace {
+
+// Piper's input with every option (job/piper.h): the real files read, bad ones refused in a line.
+TEST(PiperInstanceTest, EveryOptionOfPipersInputsIsRead) {
+  for (const char* name : {"bert32a100", "gnmt", "resnet"}) {
+    auto text = ReadFile(std::string(DPLACE_SOURCE_DIR "/testdata/piper/") + name + ".json");
+    ASSERT_TRUE(text.ok()) << name;
+    auto j = ParseJson(*text);
+    ASSERT_TRUE(j.ok()) << name;
+    auto in = ReadPiperInstance(JsonNode(*j, "(top level)"));
+    ASSERT_TRUE(in.ok()) << name << ": " << in.status().message();
+    size_t with_tp = 0;
+    for (const job::PiperLayer& l : in->layers) with_tp += l.options.size() > 2 ? 1 : 0;
+    if (std::string(name) == "bert32a100") {
+      EXPECT_GT(with_tp, 0u);  // degrees 1, 2, 4, 8
+    }
+    EXPECT_GT(in->microbatches, 1);
+  }
+}
+
+TEST(PiperInstanceTest, BadPiperInputsAreOneLineErrors) {
+  const std::string base = R"({"maxDevices": 2, "maxMemoryPerDevice": 1e9, "bandwidth": 1e9,
+      "mbsInBatch": 4, "edges": [{"sourceId": 0, "destId": 1, "communicationCost": 10}],
+      "nodes": [{"id": 0, "TMPCs": {"1": [OPT0]}}, {"id": 1, "TMPCs": {"1": [OPT1]}}]})";
+  const std::string opt0 = R"({"id": "vanilla", "timePerSample": 1, "parameterSize": 1,
+      "memoryUsageA": 1, "memoryUsageB": 1, "syncTimeFw": {}, "syncTimeBw": {"1": 0}})";
+  const std::string opt1 = R"({"id": "vanilla", "timePerSample": 1, "parameterSize": 1,
+      "memoryUsageA": 1, "memoryUsageB": 1, "syncTimeFw": {"0": 0}, "syncTimeBw": {}})";
+  auto read = [&](std::string a, std::string b) {
+    std::string text = base;
+    text.replace(text.find("OPT0"), 4, a);
+    text.replace(text.find("OPT1"), 4, b);
+    auto j = ParseJson(text);
+    EXPECT_TRUE(j.ok());
+    return ReadPiperInstance(JsonNode(*j, "(top level)")).status();
+  };
+  EXPECT_TRUE(read(opt0, opt1).ok()) << read(opt0, opt1).message();
+  std::string wrong_key = opt1;
+  wrong_key.replace(wrong_key.find(R"({"0": 0})"), 8, R"({"7": 0})");
+  EXPECT_NE(read(opt0, wrong_key).message().find("not a neighbour"), std::string::npos);
+  EXPECT_NE(read(opt0 + "," + opt0 + "," + opt0, opt1).message().find("more than two options"),
+            std::string::npos);
+  std::string negative = opt0;
+  negative.replace(negative.find(R"("timePerSample": 1)"), 18, R"("timePerSample": -1)");
+  EXPECT_FALSE(read(negative, opt1).ok());
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "dplace/base/units.h"
+
 namespace dplace::job {
 namespace {
 
@@ -104,6 +106,26 @@ double Knapsack(const PiperInstance& in, const std::vector<int>& layers, int t,
   return tps;
 }
 
+// Whether every layer of the stage has options at degree t, and then per layer and option the
+// bytes of its edges that leave the stage (EdgeBytes).
+bool CrossingBytes(const PiperInstance& in, const std::vector<int>& layers, const Bits& stage,
+                   int t, std::vector<std::vector<double>>* edge_bytes) {
+  for (int v : layers) {
+    const auto& opts = in.layers[static_cast<size_t>(v)].options;
+    if (static_cast<size_t>(t) >= opts.size() || opts[static_cast<size_t>(t)].empty()) return false;
+  }
+  edge_bytes->clear();
+  for (int v : layers) {
+    const PiperLayer& layer = in.layers[static_cast<size_t>(v)];
+    std::vector<double> per_option;
+    for (const PiperOption& o : layer.options[static_cast<size_t>(t)]) {
+      per_option.push_back(EdgeBytes(layer, o, stage));
+    }
+    edge_bytes->push_back(std::move(per_option));
+  }
+  return true;
+}
+
 std::vector<int> Members(const Bits& b, int n) {
   std::vector<int> out;
   for (int i = 0; i < n; ++i) {
@@ -158,22 +180,8 @@ StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
       for (size_t w = 0; w < words; ++w) stage[w] = ideals[id][w] & ~ideals[sub][w];
       const std::vector<int> layers = Members(stage, n);
       for (int t = 1; t <= K; ++t) {
-        bool all = true;
-        for (int v : layers) {
-          const auto& opts = in.layers[static_cast<size_t>(v)].options;
-          all =
-              all && static_cast<size_t>(t) < opts.size() && !opts[static_cast<size_t>(t)].empty();
-        }
-        if (!all) continue;
         std::vector<std::vector<double>> edge_bytes;
-        for (int v : layers) {
-          std::vector<double> per_option;
-          for (const PiperOption& o :
-               in.layers[static_cast<size_t>(v)].options[static_cast<size_t>(t)]) {
-            per_option.push_back(EdgeBytes(in.layers[static_cast<size_t>(v)], o, stage));
-          }
-          edge_bytes.push_back(std::move(per_option));
-        }
+        if (!CrossingBytes(in, layers, stage, t, &edge_bytes)) continue;
         for (int d = 1; d * t <= K && d <= S; ++d) {
           if (in.microbatches % d != 0) continue;
           // The stage's time for each number of micro-batches it holds, y = ceil(s / d).
@@ -212,7 +220,7 @@ StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
   plan.time_per_sample_s = dp[full][at(K, S)];
   if (plan.time_per_sample_s > 5e29) {
     return InvalidInput("no plan of Piper's space fits " + std::to_string(K) + " devices of " +
-                        std::to_string(in.memory_bytes) + " bytes");
+                        FormatBytes(in.memory_bytes));
   }
   // The fewest devices (then the smallest sum) reaching the optimum, then back through the DP.
   int k_used = K, s_used = S;
@@ -235,22 +243,8 @@ StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
       for (size_t w = 0; w < words; ++w) stage[w] = ideals[id][w] & ~ideals[sub][w];
       const std::vector<int> layers = Members(stage, n);
       for (int t = 1; t <= k && !found; ++t) {
-        bool all = true;
-        for (int v : layers) {
-          const auto& opts = in.layers[static_cast<size_t>(v)].options;
-          all =
-              all && static_cast<size_t>(t) < opts.size() && !opts[static_cast<size_t>(t)].empty();
-        }
-        if (!all) continue;
         std::vector<std::vector<double>> edge_bytes;
-        for (int v : layers) {
-          std::vector<double> per_option;
-          for (const PiperOption& o :
-               in.layers[static_cast<size_t>(v)].options[static_cast<size_t>(t)]) {
-            per_option.push_back(EdgeBytes(in.layers[static_cast<size_t>(v)], o, stage));
-          }
-          edge_bytes.push_back(std::move(per_option));
-        }
+        if (!CrossingBytes(in, layers, stage, t, &edge_bytes)) continue;
         for (int d = 1; d * t <= k && d <= s && !found; ++d) {
           if (in.microbatches % d != 0) continue;
           const double stage_tps = Knapsack(in, layers, t, edge_bytes, d, (s + d - 1) / d, &choice);

@@ -15,19 +15,6 @@ size_t Vs(int chunk, int ranks, int rank) {
 }
 constexpr Recompute kModes[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
 
-Config ConfigOf(const ParallelPlan& p) {
-  return {.tp = p.tp,
-          .pp = p.pp,
-          .dp = p.dp,
-          .cp = p.cp,
-          .zero = p.zero,
-          .sequence_parallel = p.sequence_parallel,
-          .micro_batch = p.micro_batch,
-          .microbatches = p.microbatches,
-          .virtual_stages = p.virtual_stages,
-          .schedule = p.schedule};
-}
-
 // A virtual stage of `n` layers: its parameters, activation bytes a micro-batch, and work (with
 // ZeRO-3's gathers where compute does not hide them; W folded into B unless the schedule splits
 // it off).
@@ -363,6 +350,19 @@ std::vector<Recompute> ModesOf(const Fixed& fixed) {
 }
 
 }  // namespace
+
+Config ConfigOf(const ParallelPlan& p) {
+  return {.tp = p.tp,
+          .pp = p.pp,
+          .dp = p.dp,
+          .cp = p.cp,
+          .zero = p.zero,
+          .sequence_parallel = p.sequence_parallel,
+          .micro_batch = p.micro_batch,
+          .microbatches = p.microbatches,
+          .virtual_stages = p.virtual_stages,
+          .schedule = p.schedule};
+}
 
 Family FamilyOf(const Config& c) {
   if (c.pp == 1 && c.tp == 1) return c.zero >= 3 ? Family::kFsdp : Family::kDataParallel;
