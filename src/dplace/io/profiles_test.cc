@@ -203,7 +203,7 @@ TEST(PiperInstanceTest, BadPiperInputsAreOneLineErrors) {
       "memoryUsageA": 1, "memoryUsageB": 1, "syncTimeFw": {}, "syncTimeBw": {"1": 0}})";
   const std::string opt1 = R"({"id": "vanilla", "timePerSample": 1, "parameterSize": 1,
       "memoryUsageA": 1, "memoryUsageB": 1, "syncTimeFw": {"0": 0}, "syncTimeBw": {}})";
-  auto read = [&](std::string a, std::string b) {
+  auto read = [&](const std::string& a, const std::string& b) {
     std::string text = base;
     text.replace(text.find("OPT0"), 4, a);
     text.replace(text.find("OPT1"), 4, b);
