@@ -168,6 +168,14 @@ StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
     return InvalidInput("the layer graph has a cycle");
   }
   const size_t cells = static_cast<size_t>(K + 1) * (S + 1);
+  // The DP's table: a (devices, sum of degrees) cell per set, kept to 2 GiB.
+  constexpr double kMaxCells = 2.0 * (1 << 30) / sizeof(double);
+  if (static_cast<double>(cells) * static_cast<double>(m) > kMaxCells) {
+    return InvalidInput("Piper's DP over " + std::to_string(m) + " successor-closed sets x " +
+                        std::to_string(K + 1) + " device counts x " + std::to_string(S + 1) +
+                        " sums of data-parallel degrees needs more than 2 GiB; ask for fewer "
+                        "devices (--gpus)");
+  }
   std::vector<std::vector<double>> dp(m, std::vector<double>(cells, kInf));
   auto at = [S](int k, int s) { return static_cast<size_t>(k) * (S + 1) + s; };
   std::fill(dp[0].begin(), dp[0].end(), 0.0);

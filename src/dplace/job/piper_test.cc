@@ -120,5 +120,13 @@ TEST(PiperTest, UnderTightMemoryTheKnapsackRecomputesAndThePlanFits) {
 
 TEST(PiperTest, NothingFitsIsAnError) { EXPECT_FALSE(PlanPiper(Chain(3, 2, 1e6)).ok()); }
 
+TEST(PiperTest, ATableTooLargeForMemoryIsRefusedNotAllocated) {
+  PiperInstance in = Chain(40, 4096, 1e12);
+  in.microbatches = 4096;
+  auto plan = PlanPiper(in);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("needs more than 2 GiB"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dplace::job
