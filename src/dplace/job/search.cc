@@ -8,6 +8,7 @@ namespace dplace::job {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kMaxMicrobatches = 8192;
 
 // Index of chunk `chunk` of rank `rank` among the virtual stages (chunk * ranks + rank).
 size_t Vs(int chunk, int ranks, int rank) {
@@ -405,7 +406,11 @@ std::vector<Config> EnumerateConfigs(const Job& job, const hw::Machine& m, const
         if (!allowed(fixed.dp, dp) || !Divides(dp, batch)) continue;
         for (int b : Divisors(batch / dp)) {
           if (!allowed(fixed.micro_batch, b)) continue;
-          const int microbatches = static_cast<int>(batch / (static_cast<int64_t>(b) * dp));
+          const int64_t per_pipeline = batch / (static_cast<int64_t>(b) * dp);
+          // A step of more micro-batches than this is no schedule anyone runs, and its action
+          // orders would not fit in memory.
+          if (per_pipeline > kMaxMicrobatches) continue;
+          const int microbatches = static_cast<int>(per_pipeline);
           for (const ScheduleRow& row : kSchedules) {
             if (fixed.schedule && *fixed.schedule != row.schedule) continue;
             // Without a pipeline there is one schedule; 1F1B names it.
