@@ -87,20 +87,6 @@ std::vector<StagePlan> EvenStages(const Job& job, const Config& c, Recompute r) 
   return out;
 }
 
-ParallelPlan PlanOf(const Config& c, std::vector<StagePlan> stages) {
-  return {.tp = c.tp,
-          .pp = c.pp,
-          .dp = c.dp,
-          .cp = c.cp,
-          .zero = c.zero,
-          .sequence_parallel = c.sequence_parallel,
-          .micro_batch = c.micro_batch,
-          .microbatches = c.microbatches,
-          .virtual_stages = c.virtual_stages,
-          .schedule = c.schedule,
-          .stages = std::move(stages)};
-}
-
 struct Evaluated {
   std::vector<Memory> memory;
   std::vector<StageTerms> terms;  // per virtual stage
@@ -351,6 +337,20 @@ std::vector<Recompute> ModesOf(const Fixed& fixed) {
 }
 
 }  // namespace
+
+ParallelPlan PlanOf(const Config& c, std::vector<StagePlan> stages) {
+  return {.tp = c.tp,
+          .pp = c.pp,
+          .dp = c.dp,
+          .cp = c.cp,
+          .zero = c.zero,
+          .sequence_parallel = c.sequence_parallel,
+          .micro_batch = c.micro_batch,
+          .microbatches = c.microbatches,
+          .virtual_stages = c.virtual_stages,
+          .schedule = c.schedule,
+          .stages = std::move(stages)};
+}
 
 Config ConfigOf(const ParallelPlan& p) {
   return {.tp = p.tp,

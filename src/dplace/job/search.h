@@ -71,8 +71,9 @@ struct JudgedPlan {
   double peak_memory() const;
 };
 
-// Everything of a plan but its stages.
+// Everything of a plan but its stages, and a configuration with its stages.
 Config ConfigOf(const ParallelPlan& plan);
+ParallelPlan PlanOf(const Config& c, std::vector<StagePlan> stages);
 
 // Judges one plan fully given (its stages cover the layers in order).
 JudgedPlan Judge(const Job& job, const hw::Machine& m, const ParallelPlan& plan);

@@ -50,16 +50,7 @@ double BruteForce(const Job& job, const hw::Machine& m, const Fixed& fixed, int6
   const int L = static_cast<int>(job.model.layers);
   constexpr Recompute kAll[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   for (const Config& c : EnumerateConfigs(job, m, fixed)) {
-    ParallelPlan plan{.tp = c.tp,
-                      .pp = c.pp,
-                      .dp = c.dp,
-                      .cp = c.cp,
-                      .zero = c.zero,
-                      .sequence_parallel = c.sequence_parallel,
-                      .micro_batch = c.micro_batch,
-                      .microbatches = c.microbatches,
-                      .virtual_stages = c.virtual_stages,
-                      .schedule = c.schedule};
+    ParallelPlan plan = PlanOf(c, {});
     const int S = c.pp * c.virtual_stages;
     std::vector<int> sizes;
     std::function<void(int, int)> splits = [&](int stage, int used) {
