@@ -26,6 +26,7 @@
 #include "dplace/run/decide.h"
 #include "dplace/run/exports.h"
 #include "dplace/run/load.h"
+#include "dplace/run/plan_graph.h"
 #include "dplace/run/plan_job.h"
 #include "dplace/run/train.h"
 #include "dplace/sim/evaluator.h"
@@ -702,6 +703,38 @@ void BindFunctions(py::module_& m) {
       py::arg("model"), py::arg("cluster"), py::arg("global_batch"), py::arg("seq_len"),
       py::arg("dtype"), py::arg("fix"), py::arg("tp_across_nodes"), py::arg("flash_attention"),
       py::arg("exports"));
+  m.def(
+      "_model_kind",
+      [](const std::string& model) {
+        switch (run::KindOfModel(model)) {
+          case run::ModelKind::kPiper:
+            return "piper";
+          case run::ModelKind::kGraph:
+            return "graph";
+          case run::ModelKind::kConfig:
+            break;
+        }
+        return "config";
+      },
+      py::arg("model"));
+  m.def(
+      "_plan_graph",
+      [](const std::string& model, const std::string& cluster, int64_t global_batch,
+         double time_limit_s, uint64_t seed) {
+        run::GraphPlanRequest request{.model = model,
+                                      .cluster = cluster,
+                                      .global_batch = global_batch,
+                                      .time_limit_s = time_limit_s,
+                                      .seed = seed};
+        StatusOr<run::GraphPlanResponse> r = [&] {
+          py::gil_scoped_release release;
+          return run::PlanGraph(request);
+        }();
+        ThrowIfError(r.status());
+        return py::make_tuple(FromJson(report::GraphPlanJson(*r)), report::GraphPlanTable(*r));
+      },
+      py::arg("model"), py::arg("cluster"), py::arg("global_batch"), py::arg("time_limit_s"),
+      py::arg("seed"));
   m.def(
       "_write_text",
       [](const std::string& path, const std::string& content) {

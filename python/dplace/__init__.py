@@ -148,18 +148,38 @@ def train(graphs: Union[PathLike, Sequence[PathLike]], clusters: Union[str, Sequ
     return _dplace.train(names(graphs), names(clusters), **options)
 
 
-def plan(model: PathLike, cluster: str, *, global_batch: int, seq_len: int, dtype: str = "bf16",
-         fix: Union[Mapping[str, Any], str, None] = None, tp_across_nodes: bool = False,
-         flash_attention: bool = True,
-         exports: Optional[Mapping[str, PathLike]] = None) -> dict:
+def plan(model: PathLike, cluster: str, *, global_batch: int, seq_len: Optional[int] = None,
+         dtype: str = "bf16", fix: Union[Mapping[str, Any], str, None] = None,
+         tp_across_nodes: bool = False, flash_attention: bool = True,
+         exports: Optional[Mapping[str, PathLike]] = None, time_limit: Optional[float] = None,
+         seed: int = 1) -> dict:
     """Plans a training job as `dplace plan` does (docs/planning.md).
 
-    model: a Hugging Face config.json; cluster: a preset, NAME:N for N nodes, or a cluster file;
-    fix: what to hold fixed, as a dict ({"tp": 8, "sp": True, "schedule": "1f1b"}) or
-    "tp=8,sp=on"; exports: {framework: path} for megatron, torchtitan, deepspeed. Returns
-    `plan --json`'s object, with "table" (the printed table) added. Bad input raises
-    dplace.Error with the command line's one-line message.
+    model: a Hugging Face config.json (seq_len required), or any graph dplace reads (an ONNX
+    model, a dplace graph: data parallelism, FSDP, a pipeline and an op-level placement weighed
+    for global_batch samples, the searches in time_limit seconds, 10 without one, with seed);
+    cluster: a preset, NAME:N for N nodes, or a cluster file; fix: what to hold fixed, as a dict
+    ({"tp": 8, "sp": True, "schedule": "1f1b"}) or "tp=8,sp=on"; exports: {framework: path} for
+    megatron, torchtitan, deepspeed. Returns `plan --json`'s object, with "table" (the printed
+    table) added. Bad input raises dplace.Error with the command line's one-line message.
     """
+    model = _os.fspath(model)
+    if _dplace._model_kind(model) == "graph":
+        for given, name in ((seq_len is not None, "seq_len"), (fix, "fix"), (exports, "exports"),
+                            (dtype != "bf16", "dtype"), (tp_across_nodes, "tp_across_nodes"),
+                            (not flash_attention, "flash_attention")):
+            if given:
+                raise Error(f"{name}: applies to a config.json, not to {model}, a graph (its "
+                            "plans: data parallelism, FSDP, a pipeline, an op-level placement)")
+        result, table_text = _dplace._plan_graph(
+            model, str(cluster), int(global_batch),
+            10.0 if time_limit is None else float(time_limit), int(seed))
+        result["table"] = table_text
+        return result
+    if time_limit is not None:
+        raise Error("time_limit: applies to a graph, not to a config.json")
+    if seq_len is None:
+        raise Error("seq_len: required for a config.json")
     if isinstance(fix, Mapping):
         items = []
         for key, value in fix.items():
@@ -169,7 +189,7 @@ def plan(model: PathLike, cluster: str, *, global_batch: int, seq_len: int, dtyp
         fix = ",".join(items)
     frameworks = dict(exports or {})
     result, table_text, files = _dplace._plan(
-        _os.fspath(model), str(cluster), int(global_batch), int(seq_len), dtype, fix or "",
+        model, str(cluster), int(global_batch), int(seq_len), dtype, fix or "",
         bool(tp_across_nodes), bool(flash_attention), list(frameworks))
     for entry in result["exports"]:
         if entry["framework"] not in files:

@@ -153,6 +153,11 @@ def _plan(model: str, cluster: str, global_batch: int, seq_len: int, dtype: str,
           tp_across_nodes: bool, flash_attention: bool,
           exports: List[str]) -> Tuple[Dict[str, Any], str, Dict[str, str]]:
     """`dplace plan`: (its JSON object, its table, {framework: settings}); see dplace.plan."""
+def _model_kind(model: str) -> str:
+    """What `dplace plan` takes the file for: "config", "piper" or "graph"."""
+def _plan_graph(model: str, cluster: str, global_batch: int, time_limit_s: float,
+                seed: int) -> Tuple[Dict[str, Any], str]:
+    """`dplace plan` on a graph: (its JSON object, its table); see dplace.plan."""
 def _write_text(path: str, content: str) -> None:
     """Writes a text file as dplace writes its outputs (checked, atomically)."""
 def fit_report(problem: Problem, batch: int = 0, plan: Optional[Plan] = None) -> List[str]:

@@ -165,3 +165,40 @@ def test_a_mixture_of_experts_config_is_refused(tmp_path):
                                   "hidden_size": 4096}))
     with pytest.raises(dplace.Error, match="mixture-of-experts"):
         dplace.plan(config, "dgx-h100", global_batch=64, seq_len=4096)
+
+
+VGG = ROOT / "models" / "train" / "vgg16.onnx"
+
+
+def test_a_graph_is_planned_as_data_parallelism_fsdp_a_pipeline_and_a_placement():
+    r = dplace.plan(VGG, "a100x8", global_batch=256, time_limit=2)
+    families = sorted(a["family"] for a in r["alternatives"])
+    assert families == ["data-parallel", "fsdp", "op-level", "pipeline"]
+    fitting = [a for a in r["alternatives"] if a["fits"]]
+    assert r["best"]["predicted"]["seconds_per_iteration"] == min(
+        a["predicted"]["seconds_per_iteration"] for a in fitting)
+    for a in r["alternatives"]:
+        assert 1 <= a["gpus"] <= 8
+        assert a["predicted"]["samples_per_s"] == pytest.approx(
+            256 / a["predicted"]["seconds_per_iteration"])
+    assert "config.json" in " ".join(r["notes"])  # tensor parallelism needs one
+    assert "family" in r["table"]
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"seq_len": 512}, "seq_len: applies to a config.json"),
+    ({"fix": {"tp": 2}}, "fix: applies to a config.json"),
+    ({"global_batch": 100}, "not a multiple of the graph's batch 32"),
+])
+def test_a_graph_with_a_configs_options_raises_one_line(kwargs, words):
+    args = {"global_batch": 256, "time_limit": 1}
+    args.update(kwargs)
+    with pytest.raises(dplace.Error) as e:
+        dplace.plan(VGG, "a100x8", **args)
+    assert words in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_a_config_needs_its_sequence_length():
+    with pytest.raises(dplace.Error, match="seq_len: required"):
+        dplace.plan(LLAMA, "dgx-h100", global_batch=64)

@@ -184,6 +184,22 @@ section_plan() {
     --cluster dgx-h100 --global-batch 64 --seq-len 4096 --export nemo=x
   expect_bad_input plan_no_cluster "--cluster: required for a config.json" plan --model "$LLAMA" \
     --global-batch 64 --seq-len 4096
+  # A graph: data parallelism, FSDP, a pipeline and an op-level placement weighed.
+  local VGG=models/train/vgg16.onnx
+  if "$DPLACE" plan --model "$VGG" --cluster a100x8 --global-batch 256 --time-limit 2 --json \
+      >"$TMP/graph_plan.json" &&
+    [[ $(json_get "$TMP/graph_plan.json" 'sorted(a["family"] for a in d["alternatives"])') == "['data-parallel', 'fsdp', 'op-level', 'pipeline']" ]] &&
+    [[ $(json_get "$TMP/graph_plan.json" 'd["best"]["predicted"]["seconds_per_iteration"] == min(a["predicted"]["seconds_per_iteration"] for a in d["alternatives"] if a["fits"])') == True ]]; then
+    ok
+  else
+    fail "plan on a graph: $(head -c 300 "$TMP/graph_plan.json")"
+  fi
+  expect_bad_input plan_graph_fix "--fix: applies to a config.json, not to $VGG, a graph" plan \
+    --model "$VGG" --cluster a100x8 --global-batch 256 --fix tp=2
+  expect_bad_input plan_graph_batch "--global-batch: 100 is not a multiple of the graph's batch 32" \
+    plan --model "$VGG" --cluster a100x8 --global-batch 100
+  expect_bad_input plan_config_time "--time-limit: applies to a graph" plan --model "$LLAMA" \
+    --cluster dgx-h100 --global-batch 64 --seq-len 4096 --time-limit 3
   # Piper's input, every option at every degree, by Piper's DP.
   local PIPER=testdata/piper/bert32a100.json
   if "$DPLACE" plan --model "$PIPER" --gpus 8 --gpu-memory 8GiB --bandwidth 25GiB/s --json \

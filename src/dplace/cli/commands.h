@@ -117,7 +117,7 @@ Status RunTrain(const TrainFlags& flags);
 #endif
 
 struct PlanFlags {
-  std::string model;    // a Hugging Face config.json
+  std::string model;    // a Hugging Face config.json, Piper's input, or any graph file
   std::string cluster;  // preset, NAME:N, or a cluster file
   int64_t global_batch = 0;
   int64_t seq_len = 0;
@@ -130,6 +130,9 @@ struct PlanFlags {
   // Piper's inputs: the machine, where not the file's (0 / empty: the file's).
   int gpus = 0;
   std::string gpu_memory, bandwidth;
+  // Graphs: the pipeline's and the op-level placers' time (0: 10 s) and their seed.
+  double time_limit_s = 0;
+  uint64_t seed = 1;
 };
 Status RunPlan(const PlanFlags& flags);
 

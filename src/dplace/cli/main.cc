@@ -292,14 +292,20 @@ int main(int argc, char** argv) {
   plan_cmd
       ->add_option("--model", plan.model,
                    "a Hugging Face config.json of a decoder (gpt2, gpt_neox, llama, mistral, "
-                   "qwen2), or Piper's input JSON (planned by Piper's DP over its options)")
+                   "qwen2), Piper's input JSON (planned by Piper's DP over its options), or any "
+                   "graph dplace reads (ONNX, dplace-graph/1, ...: data parallelism, FSDP, a "
+                   "pipeline and an op-level placement weighed)")
       ->required();
   plan_cmd->add_option("--cluster", plan.cluster,
                        "machine: a preset (dgx-a100, dgx-h100, dgx-h200, a100x8, h100x8, ...), "
                        "NAME:N for N nodes of it (dgx-h100:4), or a dplace-cluster/1 file "
                        "(required for a config.json)");
   plan_cmd->add_option("--global-batch", plan.global_batch,
-                       "sequences per step (required for a config.json)");
+                       "sequences per step (required; for a graph: samples, a multiple of its "
+                       "batch)");
+  plan_cmd->add_option("--time-limit", plan.time_limit_s,
+                       "a graph: seconds for its pipeline and op-level searches (default 10)");
+  plan_cmd->add_option("--seed", plan.seed, "a graph: the placers' seed (default 1)");
   plan_cmd->add_option("--seq-len", plan.seq_len,
                        "tokens per sequence (required for a config.json)");
   plan_cmd->add_option("--gpus", plan.gpus,

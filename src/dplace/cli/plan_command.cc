@@ -39,10 +39,59 @@ Status RunPiper(const PlanFlags& flags) {
   return OkStatus();
 }
 
+// A graph file: its families on the machine's GPUs (run/plan_graph.h). The config's flags do not
+// apply to it.
+Status RunGraph(const PlanFlags& flags) {
+  struct ConfigFlag {
+    bool given;
+    const char* flag;
+    const char* of;  // what it applies to
+  };
+  for (const ConfigFlag& f : {ConfigFlag{flags.seq_len != 0, "--seq-len", "a config.json"},
+                              {!flags.fix.empty(), "--fix", "a config.json"},
+                              {flags.dtype != "bf16", "--dtype", "a config.json"},
+                              {flags.tp_across_nodes, "--tp-across-nodes", "a config.json"},
+                              {flags.no_flash_attention, "--no-flash-attention", "a config.json"},
+                              {!flags.exports.empty(), "--export", "a config.json"},
+                              {flags.gpus != 0, "--gpus", "Piper's input"},
+                              {!flags.gpu_memory.empty(), "--gpu-memory", "Piper's input"},
+                              {!flags.bandwidth.empty(), "--bandwidth", "Piper's input"}}) {
+    if (f.given) {
+      return InvalidInput(
+          std::string(f.flag) + ": applies to " + f.of + ", not to " + flags.model +
+          ", a graph (its plans: data parallelism, FSDP, a pipeline, an op-level "
+          "placement; `place --export` writes a pipeline's or a placement's files)");
+    }
+  }
+  if (flags.cluster.empty()) return InvalidInput("--cluster: required for a graph");
+  if (flags.global_batch == 0) return InvalidInput("--global-batch: required for a graph");
+  run::GraphPlanRequest request{.model = flags.model,
+                                .cluster = flags.cluster,
+                                .global_batch = flags.global_batch,
+                                .seed = flags.seed};
+  if (flags.time_limit_s != 0) request.time_limit_s = flags.time_limit_s;
+  DPLACE_ASSIGN_OR_RETURN(run::GraphPlanResponse r, run::PlanGraph(request));
+  if (flags.json) {
+    PrintJson(report::GraphPlanJson(r));
+  } else {
+    std::cout << report::GraphPlanTable(r);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status RunPlan(const PlanFlags& flags) {
-  if (run::IsPiperFile(flags.model)) return RunPiper(flags);
+  switch (run::KindOfModel(flags.model)) {
+    case run::ModelKind::kPiper:
+      return RunPiper(flags);
+    case run::ModelKind::kGraph:
+      return RunGraph(flags);
+    case run::ModelKind::kConfig:
+      break;
+  }
+  if (flags.time_limit_s != 0)
+    return InvalidInput("--time-limit: applies to a graph, not to a config.json");
   if (flags.cluster.empty()) return InvalidInput("--cluster: required for a config.json");
   std::vector<std::pair<std::string, std::string>> exports;  // framework, file
   std::vector<Output> outputs;

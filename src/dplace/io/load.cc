@@ -275,6 +275,16 @@ bool IsModelConfigFile(const std::string& path) {
   return j.ok() && IsModelConfig(*j);
 }
 
+bool IsGraphFile(const std::string& path) {
+  if (path.ends_with(".onnx") || path.starts_with("gen:")) return true;
+  auto text = ReadFile(path);
+  if (!text.ok()) return false;
+  if (IsPipeDreamProfile(*text)) return true;
+  auto j = ParseJson(*text);
+  return j.ok() && (FormatOf(*j) == "dplace-graph/1" || IsBaechiProfile(*j) || IsPaperInput(*j) ||
+                    IsPiperInput(*j));
+}
+
 StatusOr<hw::Machine> LoadMachine(const std::string& spec) {
   DPLACE_ASSIGN_OR_RETURN(ClusterSource source, ReadClusterSource(spec));
   auto parse = [&]() -> StatusOr<hw::Machine> {

@@ -49,6 +49,10 @@ StatusOr<hw::Machine> LoadMachine(const std::string& spec);
 StatusOr<job::Transformer> LoadModelConfig(const std::string& path);
 // Whether `path` is a readable model config (a small JSON object with "model_type").
 bool IsModelConfigFile(const std::string& path);
+// Whether `path` names a graph LoadGraph reads, by its name (an .onnx file, gen:...) or its
+// content (dplace-graph/1, the paper's, Piper's or Baechi's JSON, a PipeDream profile); false for
+// an unreadable file.
+bool IsGraphFile(const std::string& path);
 
 StatusOr<sim::Placement> LoadPlan(const std::string& path, const graph::Graph& g,
                                   const hw::Cluster& c);

@@ -1,6 +1,7 @@
 #include "dplace/job/piper.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -53,13 +54,22 @@ double EdgeBytes(const PiperLayer& layer, const PiperOption& o, const Bits& stag
 // fastest option; if that does not fit, swap options in order of time gained per byte saved until
 // it does. Returns the stage's time per sample (kInf where even the leanest options do not fit)
 // and, in `choice`, each layer's option.
+// Buffers the DP's inner loops reuse (a stage is planned some 10^7 times on large DAGs).
+struct Scratch {
+  std::vector<double> best_tps, best_mem;
+  std::vector<std::tuple<double, size_t, size_t>> swaps;  // (time per byte saved, layer, option)
+};
+
 double Knapsack(const PiperInstance& in, const std::vector<int>& layers, int t,
                 const std::vector<std::vector<double>>& edge_bytes, int d, int y,
-                std::vector<int>* choice) {
+                std::vector<int>* choice, Scratch* scratch) {
   const size_t n = layers.size();
   choice->assign(n, 0);
   double memory = 0, lean = 0, tps = 0;
-  std::vector<double> best_tps(n), best_mem(n);
+  std::vector<double>& best_tps = scratch->best_tps;
+  std::vector<double>& best_mem = scratch->best_mem;
+  best_tps.resize(n);
+  best_mem.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const auto& options = in.layers[static_cast<size_t>(layers[i])].options[static_cast<size_t>(t)];
     double fastest = kInf * 10, least = kInf * 10;
@@ -81,7 +91,8 @@ double Knapsack(const PiperInstance& in, const std::vector<int>& layers, int t,
   if (memory <= in.memory_bytes) return tps;
   if (lean > in.memory_bytes) return kInf;
   double excess = memory - in.memory_bytes;
-  std::vector<std::tuple<double, size_t, size_t>> swaps;  // (time per byte saved, layer, option)
+  auto& swaps = scratch->swaps;
+  swaps.clear();
   for (size_t i = 0; i < n; ++i) {
     const auto& options = in.layers[static_cast<size_t>(layers[i])].options[static_cast<size_t>(t)];
     for (size_t l = 0; l < options.size(); ++l) {
@@ -106,6 +117,38 @@ double Knapsack(const PiperInstance& in, const std::vector<int>& layers, int t,
   return tps;
 }
 
+// Every layer of a stage at its fastest option (for degree d), as Knapsack picks them first: the
+// stage's time per sample, and its memory for y micro-batches held, summed as Knapsack sums it.
+struct Fastest {
+  double tps = 0;
+  std::vector<double> memory_a, memory_b;
+
+  void Of(const PiperInstance& in, const std::vector<int>& layers, int t,
+          const std::vector<std::vector<double>>& edge_bytes, int d) {
+    tps = 0;
+    memory_a.clear();
+    memory_b.clear();
+    for (size_t i = 0; i < layers.size(); ++i) {
+      const auto& options =
+          in.layers[static_cast<size_t>(layers[i])].options[static_cast<size_t>(t)];
+      double best = kInf * 10;
+      size_t at = 0;
+      for (size_t l = 0; l < options.size(); ++l) {
+        const double v = OptionTps(in, options[l], edge_bytes[i][l], d);
+        if (v < best) best = v, at = l;
+      }
+      tps += best;
+      memory_a.push_back(options[at].memory_a);
+      memory_b.push_back(options[at].memory_b);
+    }
+  }
+  bool Fits(const PiperInstance& in, int y) const {
+    double memory = 0;
+    for (size_t i = 0; i < memory_a.size(); ++i) memory += memory_a[i] * y + memory_b[i];
+    return memory <= in.memory_bytes;
+  }
+};
+
 // Whether every layer of the stage has options at degree t, and then per layer and option the
 // bytes of its edges that leave the stage (EdgeBytes).
 bool CrossingBytes(const PiperInstance& in, const std::vector<int>& layers, const Bits& stage,
@@ -114,23 +157,31 @@ bool CrossingBytes(const PiperInstance& in, const std::vector<int>& layers, cons
     const auto& opts = in.layers[static_cast<size_t>(v)].options;
     if (static_cast<size_t>(t) >= opts.size() || opts[static_cast<size_t>(t)].empty()) return false;
   }
-  edge_bytes->clear();
-  for (int v : layers) {
-    const PiperLayer& layer = in.layers[static_cast<size_t>(v)];
-    std::vector<double> per_option;
+  // Resized, not cleared: each layer's vector keeps its room from the last stage.
+  if (edge_bytes->size() < layers.size()) edge_bytes->resize(layers.size());
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const PiperLayer& layer = in.layers[static_cast<size_t>(layers[i])];
+    std::vector<double>& per_option = (*edge_bytes)[i];
+    per_option.clear();
     for (const PiperOption& o : layer.options[static_cast<size_t>(t)]) {
       per_option.push_back(EdgeBytes(layer, o, stage));
     }
-    edge_bytes->push_back(std::move(per_option));
   }
   return true;
 }
 
-std::vector<int> Members(const Bits& b, int n) {
-  std::vector<int> out;
-  for (int i = 0; i < n; ++i) {
-    if (Has(b, i)) out.push_back(i);
+void MembersOf(const Bits& b, std::vector<int>* out) {
+  out->clear();
+  for (size_t w = 0; w < b.size(); ++w) {
+    for (uint64_t bits = b[w]; bits != 0; bits &= bits - 1) {
+      out->push_back(static_cast<int>(w * 64) + std::countr_zero(bits));
+    }
   }
+}
+
+std::vector<int> Members(const Bits& b) {
+  std::vector<int> out;
+  MembersOf(b, &out);
   return out;
 }
 
@@ -164,7 +215,7 @@ StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
   }
   // By size: a set's subsets come first (BFS from the empty set adds one layer a step).
   const size_t m = ideals.size();
-  if (static_cast<int>(Members(ideals.back(), n).size()) != n) {
+  if (static_cast<int>(Members(ideals.back()).size()) != n) {
     return InvalidInput("the layer graph has a cycle");
   }
   const size_t cells = static_cast<size_t>(K + 1) * (S + 1);
@@ -180,22 +231,30 @@ StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
   auto at = [S](int k, int s) { return static_cast<size_t>(k) * (S + 1) + s; };
   std::fill(dp[0].begin(), dp[0].end(), 0.0);
   std::vector<double> tps(static_cast<size_t>(S + 1));
-  std::vector<int> choice;
+  std::vector<int> choice, layers;
+  std::vector<double> by_y;
+  std::vector<std::vector<double>> edge_bytes;
+  Bits stage(words);
+  Fastest fastest;
+  Scratch scratch;
   for (size_t id = 1; id < m; ++id) {
     for (size_t sub = 0; sub < id; ++sub) {
       if (!SubsetOf(ideals[sub], ideals[id]) || ideals[sub] == ideals[id]) continue;
-      Bits stage(words);
       for (size_t w = 0; w < words; ++w) stage[w] = ideals[id][w] & ~ideals[sub][w];
-      const std::vector<int> layers = Members(stage, n);
+      MembersOf(stage, &layers);
       for (int t = 1; t <= K; ++t) {
-        std::vector<std::vector<double>> edge_bytes;
         if (!CrossingBytes(in, layers, stage, t, &edge_bytes)) continue;
         for (int d = 1; d * t <= K && d <= S; ++d) {
           if (in.microbatches % d != 0) continue;
-          // The stage's time for each number of micro-batches it holds, y = ceil(s / d).
-          std::vector<double> by_y(static_cast<size_t>(S / d + 2), kInf);
+          // The stage's time for each number of micro-batches it holds, y = ceil(s / d): its
+          // layers' fastest options where they fit (the knapsack's first answer, found once for
+          // every y), else the knapsack.
+          fastest.Of(in, layers, t, edge_bytes, d);
+          by_y.assign(static_cast<size_t>(S / d) + 2, kInf);
           for (int y = 1; y <= S / d + 1; ++y) {
-            by_y[static_cast<size_t>(y)] = Knapsack(in, layers, t, edge_bytes, d, y, &choice);
+            by_y[static_cast<size_t>(y)] =
+                fastest.Fits(in, y) ? fastest.tps
+                                    : Knapsack(in, layers, t, edge_bytes, d, y, &choice, &scratch);
             if (by_y[static_cast<size_t>(y)] >= kInf) break;  // more held fits no better
           }
           for (int s = d; s <= S; ++s)
@@ -247,15 +306,14 @@ StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
     bool found = false;
     for (size_t sub = 0; sub < id && !found; ++sub) {
       if (!SubsetOf(ideals[sub], ideals[id]) || ideals[sub] == ideals[id]) continue;
-      Bits stage(words);
       for (size_t w = 0; w < words; ++w) stage[w] = ideals[id][w] & ~ideals[sub][w];
-      const std::vector<int> layers = Members(stage, n);
+      MembersOf(stage, &layers);
       for (int t = 1; t <= k && !found; ++t) {
-        std::vector<std::vector<double>> edge_bytes;
         if (!CrossingBytes(in, layers, stage, t, &edge_bytes)) continue;
         for (int d = 1; d * t <= k && d <= s && !found; ++d) {
           if (in.microbatches % d != 0) continue;
-          const double stage_tps = Knapsack(in, layers, t, edge_bytes, d, (s + d - 1) / d, &choice);
+          const double stage_tps =
+              Knapsack(in, layers, t, edge_bytes, d, (s + d - 1) / d, &choice, &scratch);
           const double v = std::max(dp[sub][at(k - t * d, s - d)], stage_tps);
           if (std::abs(v - dp[id][at(k, s)]) < 1e-9 && v < 5e29) {
             plan.stages.push_back({layers, t, d, choice});

@@ -270,4 +270,95 @@ std::string PiperTable(const run::PiperResponse& r) {
   return out.str();
 }
 
+namespace {
+
+constexpr const char* kGraphFlopConvention =
+    "the graph's FLOPs a step (forward, backward and update ops, as the graph counts them; no "
+    "recomputation, so HFU = MFU) over the GPUs' dense half-precision peak";
+
+Json GraphRowJson(const run::GraphPlanRow& row) {
+  Json memory = {{"total", row.memory.Total()}};
+  if (row.split_memory) {
+    memory["weights"] = row.memory.weights_bytes;
+    memory["gradients"] = row.memory.gradients_bytes;
+    memory["optimizer"] = row.memory.optimizer_bytes;
+    memory["activations"] = row.memory.activations_bytes;
+  }
+  return {{"family", row.family},
+          {"plan", row.what},
+          {"gpus", row.gpus},
+          {"predicted",
+           {{"seconds_per_iteration", row.iteration_s},
+            {"samples_per_s", row.samples_per_s},
+            {"mfu", row.mfu},
+            {"hfu", row.mfu}}},
+          {"memory_per_rank", Json::array({memory})},
+          {"peak_memory", row.memory.Total()},
+          {"fits", row.fits},
+          {"note", row.note}};
+}
+
+}  // namespace
+
+Json GraphPlanJson(const run::GraphPlanResponse& r) {
+  Json out = {{"model", {{"name", r.model}, {"batch", r.graph_batch}}},
+              {"machine", {{"gpu", r.gpu_kind}, {"gpus", r.gpus}}},
+              {"global_batch", r.global_batch},
+              {"flop_convention", kGraphFlopConvention},
+              {"search", {{"seconds", r.search_s}}},
+              {"notes", r.notes}};
+  out["best"] = r.best >= 0 ? GraphRowJson(r.rows[static_cast<size_t>(r.best)]) : Json();
+  out["fits"] = r.best >= 0;
+  Json alternatives = Json::array();
+  for (const run::GraphPlanRow& row : r.rows) alternatives.push_back(GraphRowJson(row));
+  out["alternatives"] = alternatives;
+  return out;
+}
+
+std::string GraphPlanTable(const run::GraphPlanResponse& r) {
+  std::ostringstream out;
+  out << r.model << " (batch " << r.graph_batch << ") on " << r.gpus << " " << r.gpu_kind
+      << (r.gpus == 1 ? "" : "s") << ", global batch " << r.global_batch << "\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"family", "plan", "GPUs", "s/iter", "samples/s", "MFU", "peak/GPU", "fits"}};
+  auto add = [&](const run::GraphPlanRow& row, bool best) {
+    rows.push_back({row.family + (best ? " *" : ""), row.what, std::to_string(row.gpus),
+                    Fixed(row.iteration_s, 4), Fixed(row.samples_per_s, 0), FormatPercent(row.mfu),
+                    FormatBytes(row.memory.Total()), row.fits ? "yes" : "NO"});
+  };
+  if (r.best >= 0) add(r.rows[static_cast<size_t>(r.best)], true);
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    if (static_cast<int>(i) != r.best) add(r.rows[i], false);
+  }
+  out << RenderTable(rows);
+  if (r.best >= 0) {
+    const run::GraphPlanRow& best = r.rows[static_cast<size_t>(r.best)];
+    if (best.split_memory) {
+      out << "memory per GPU of the plan: " << FormatBytes(best.memory.weights_bytes)
+          << " weights + " << FormatBytes(best.memory.gradients_bytes) << " gradients + "
+          << FormatBytes(best.memory.optimizer_bytes) << " optimizer + "
+          << FormatBytes(best.memory.activations_bytes) << " activations\n";
+    }
+    // Why it won: the runner-up that fits, and by how much.
+    const run::GraphPlanRow* second = nullptr;
+    for (const run::GraphPlanRow& row : r.rows) {
+      if (&row == &best || !row.fits) continue;
+      if (second == nullptr || row.iteration_s < second->iteration_s) second = &row;
+    }
+    if (second != nullptr) {
+      out << "why: " << best.family << " is " << Fixed(second->iteration_s / best.iteration_s, 2)
+          << "x faster than the runner-up, " << second->family << " (" << second->what << ")\n";
+    }
+  } else {
+    out << "no plan fits\n";
+  }
+  for (const run::GraphPlanRow& row : r.rows) {
+    if (!row.note.empty()) out << row.family << ": " << row.note << "\n";
+  }
+  for (const std::string& note : r.notes) out << "note: " << note << "\n";
+  out << "MFU: " << kGraphFlopConvention << "\n";
+  out << "planned in " << FormatSeconds(r.search_s) << "\n";
+  return out.str();
+}
+
 }  // namespace dplace::report

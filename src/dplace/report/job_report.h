@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dplace/base/json_node.h"
+#include "dplace/run/plan_graph.h"
 #include "dplace/run/plan_job.h"
 
 namespace dplace::report {
@@ -23,5 +24,10 @@ std::string PlanTable(const run::PlanResponse& r);
 // Piper's DP on Piper's input: its time per sample and stages.
 Json PiperJson(const run::PiperResponse& r);
 std::string PiperTable(const run::PiperResponse& r);
+
+// A graph's plan (run/plan_graph.h): best and alternatives, each family, gpus, predicted
+// (seconds_per_iteration, samples_per_s, mfu, hfu), memory_per_rank, fits.
+Json GraphPlanJson(const run::GraphPlanResponse& r);
+std::string GraphPlanTable(const run::GraphPlanResponse& r);
 
 }  // namespace dplace::report

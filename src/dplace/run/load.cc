@@ -9,6 +9,7 @@
 #include "dplace/graph/training.h"
 #include "dplace/io/plan_export.h"
 #include "dplace/run/chunks.h"
+#include "dplace/run/replicas.h"
 #include "dplace/sim/objectives.h"
 
 namespace dplace::run {
@@ -80,7 +81,11 @@ StatusOr<io::LoadedGraph> LoadGraphFile(const GraphSpec& flags) {
     if (!grouped.ok()) return grouped.status().WithContext("unit").WithContext(flags.path);
     loaded.graph = std::make_shared<const graph::Graph>(std::move(grouped).value());
   }
-  if (flags.training) {
+  const auto is_step = [](const graph::Graph& g) {
+    return std::any_of(g.ops().begin(), g.ops().end(),
+                       [](const graph::Op& op) { return op.kind != graph::OpKind::kForward; });
+  };
+  if (flags.training && !(flags.training_as_given && is_step(*loaded.graph))) {
     auto expanded = graph::ExpandTraining(*loaded.graph, {.colocate = !flags.free_gradients});
     if (!expanded.ok()) return expanded.status().WithContext("training").WithContext(flags.path);
     loaded.graph = std::make_shared<const graph::Graph>(std::move(expanded).value());
@@ -252,11 +257,11 @@ StatusOr<std::shared_ptr<const sim::Problem>> WithReplicas(
                         std::string(sim::ObjectiveName(problem->objective)));
   }
   if (replicas == "auto") {
-    auto copy = std::make_shared<sim::Problem>(*problem);
-    copy->replicas_auto = true;
     std::string chosen;
-    DPLACE_ASSIGN_OR_RETURN(auto planned,
-                            PlanReplicas(std::move(copy), {.seconds = seconds}, &chosen));
+    DPLACE_ASSIGN_OR_RETURN(
+        auto planned,
+        PlanReplicas(sim::Changed(*problem, [](sim::Problem& p) { p.replicas_auto = true; }),
+                     {.seconds = seconds}, &chosen));
     if (note != nullptr) *note = std::move(chosen);
     return planned;
   }

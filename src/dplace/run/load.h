@@ -18,6 +18,9 @@ struct GraphSpec {
   std::string path;
   std::string text;       // when not empty: the graph's document itself, and `path` only names it
   bool training = false;  // expand into a training step (graph/training.h)
+  // With `training`: a graph that is a training step already (a profile with backward ops) is
+  // taken as it is instead of refused.
+  bool training_as_given = false;
   bool free_gradients = false;      // ... without co-locating backward and update ops
   std::string dtype;                // fp32 | fp16 | bf16 | amp; empty: the graph's own precision
   std::vector<std::string> shapes;  // "name=8x512": an ONNX input's fixed size
@@ -75,7 +78,7 @@ std::string ObjectiveWithReplicas(const std::string& objective, const std::strin
 StatusOr<int> DevicesForStages(int stages, const std::string& replicas);
 
 // `problem` with ProblemSpec's `replicas`: grouped (sim::GroupedProblem) as the list says, or as
-// dp chooses (auto: chunks.h PlanReplicas in `seconds`, what it chose in `note`), or itself
+// dp chooses (auto: replicas.h PlanReplicas in `seconds`, what it chose in `note`), or itself
 // (empty).
 // InvalidInput "replicas: ..." under an objective other than pipeline; the errors of
 // ReplicaGroups.

@@ -169,5 +169,27 @@ TEST(PlanJobTest, TheModelConfigsOfEachFamilyRead) {
   }
 }
 
+// Piper's inputs planned by Piper's DP give the time per sample Piper's own program
+// (msr-fiddle/piper algo.cpp @ d7fc8cf, run on the file's bandwidth and micro-batches;
+// docs/planning.md) finds, to the nine digits it prints.
+TEST(PlanJobTest, PipersInputsGiveTheTimePerSampleOfPipersOwnProgram) {
+  struct Case {
+    const char* file;
+    int devices;
+    double gib;
+    double piper;  // its program's optimum
+  };
+  for (const Case& c :
+       {Case{"bert32a100.json", 8, 8, 0.166904267}, Case{"bert32a100.json", 32, 8, 0.0417813782},
+        Case{"bert32a100.json", 64, 8, 0.0203202247}, Case{"resnet.json", 4, 8, 129.263104}}) {
+    auto r = PlanPiperFile({.path = std::string(DPLACE_SOURCE_DIR "/testdata/piper/") + c.file,
+                            .devices = c.devices,
+                            .memory_bytes = c.gib * (1 << 30)});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_NEAR(r->plan.time_per_sample_s, c.piper, 1e-8 * c.piper) << c.file << " " << c.devices;
+    EXPECT_LE(r->plan.devices, c.devices);
+  }
+}
+
 }  // namespace
 }  // namespace dplace::run

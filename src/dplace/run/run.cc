@@ -83,17 +83,14 @@ StatusOr<PlacerResult> RunOn(const std::shared_ptr<const sim::Problem>& shared,
   if (request.robust.count > 0 || request.optimise_robust) {
     DPLACE_ASSIGN_OR_RETURN(robust, sim::MakeRobustEvaluator(shared, request.robust));
     if (request.optimise_robust) {
-      auto copy = std::make_shared<sim::Problem>(*shared);
-      copy->lower_bound = robust->lower_bound();
-      placed_problem = std::move(copy);
+      placed_problem = sim::Changed(
+          *shared, [&robust](sim::Problem& p) { p.lower_bound = robust->lower_bound(); });
       evaluator = robust->Fork();
     }
   }
   if (request.measure != nullptr) {
     // The simulation's bound does not hold for measured steps (a search would stop at it).
-    auto copy = std::make_shared<sim::Problem>(*shared);
-    copy->lower_bound = 0;
-    placed_problem = std::move(copy);
+    placed_problem = sim::Changed(*shared, [](sim::Problem& p) { p.lower_bound = 0; });
     evaluator = std::make_unique<sim::MeasuredEvaluator>(shared, request.measure);
   }
   const sim::Problem& problem = *placed_problem;

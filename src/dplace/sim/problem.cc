@@ -191,9 +191,7 @@ StatusOr<std::shared_ptr<const Problem>> GroupedProblem(
       std::shared_ptr<const Problem> out,
       ProblemOn(problem, std::make_shared<const hw::Cluster>(std::move(grouped)),
                 problem.costs.Mapped(first)));
-  auto fixed = std::make_shared<Problem>(*out);
-  fixed->replicas_auto = false;
-  return std::shared_ptr<const Problem>(std::move(fixed));
+  return Changed(*out, [](Problem& fixed) { fixed.replicas_auto = false; });
 }
 
 Placement GroupedPlacement(const Placement& placement,

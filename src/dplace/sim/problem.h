@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dplace/base/status.h"
@@ -171,6 +172,15 @@ StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
 StatusOr<Problem> MakeProblem(std::shared_ptr<const graph::Graph> graph,
                               std::shared_ptr<const hw::Cluster> cluster, Objective objective,
                               cost::CostTable costs, MissingDevice missing);
+
+// A copy of `problem` with `change` applied to it, shared: the one way to vary a setting of a
+// problem others hold (its bound, its schedule, replicas_auto).
+template <typename Change>
+std::shared_ptr<const Problem> Changed(const Problem& problem, Change&& change) {
+  auto copy = std::make_shared<Problem>(problem);
+  std::forward<Change>(change)(*copy);
+  return copy;
+}
 
 // `problem` on another machine (`cluster`, with `costs` for it): its graph, objective and every
 // setting of its run, its lower bound and reason.
