@@ -18,39 +18,6 @@ namespace {
 
 bool IsForward(const graph::Op& op) { return op.kind == graph::OpKind::kForward; }
 
-// The order in which a stage (a replica of one) runs its F and B (or I) tasks of micro-batches
-// 0..m-1 (its own, numbered from 0): (micro-batch, backward?). `depth`: the stages after it, in
-// its own micro-batches (S - 1 - s without replicas), which set the warm-up forwards.
-std::vector<std::pair<int, bool>> StageOrder(PipelineSchedule schedule, int depth, int m,
-                                             bool training) {
-  std::vector<std::pair<int, bool>> order;
-  if (!training) {
-    for (int i = 0; i < m; ++i) order.emplace_back(i, false);
-    return order;
-  }
-  if (schedule == PipelineSchedule::kGPipe) {
-    for (int i = 0; i < m; ++i) order.emplace_back(i, false);
-    for (int i = m - 1; i >= 0; --i) order.emplace_back(i, true);
-    return order;
-  }
-  const int warmup = std::min(schedule == PipelineSchedule::kZBH2 ? 2 * depth : depth, m);
-  int next_f = 0, next_b = 0;
-  for (; next_f < warmup; ++next_f) order.emplace_back(next_f, false);
-  while (next_f < m) {
-    order.emplace_back(next_f++, false);
-    order.emplace_back(next_b++, true);
-  }
-  while (next_b < m) order.emplace_back(next_b++, true);
-  return order;
-}
-
-// W tasks stage `s` lets wait before it runs one ahead of its next F or I: what the schedule's
-// memory formula allows (ZB-H1 (S-s) M_B + s M_W, ZB-H2 (2S-2s-1) M_B + 2s M_W on stage s; with
-// replicas, `s` counts the stages before it in its own micro-batches).
-size_t WeightAllowance(PipelineSchedule schedule, int s) {
-  return static_cast<size_t>(schedule == PipelineSchedule::kZBH2 ? 2 * s : s);
-}
-
 // ceil(a / b) for positive b.
 int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
@@ -442,6 +409,99 @@ StatusOr<PipelineStages> StagesOf(const Problem& p, const Placement& placement, 
 
 namespace {
 
+// delay[(from stage, from phase, to stage, to phase)]: the transfer time of the tensors crossing
+// from one (stage, phase) to another, summed (a tensor counted once for each consumer stage and
+// phase).
+using Delays = std::map<std::tuple<int, int, int, int>, double>;
+Delays TransferDelays(const Problem& p, const Placement& placement,
+                      const IdVector<OpId, int>& stage_of, bool split) {
+  const graph::Graph& g = p.g();
+  Delays delay;
+  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
+    const OpId producer = g.tensor(t).producer;
+    if (Replicable(g, producer)) continue;
+    const int src = stage_of[producer];
+    std::vector<std::pair<int, int>> seen;
+    for (OpId c : g.Consumers(t)) {
+      const int dst = stage_of[c];
+      const int phase = Phase(g.op(c), split);
+      if (dst == src || Replicable(g, c) ||
+          std::find(seen.begin(), seen.end(), std::make_pair(dst, phase)) != seen.end())
+        continue;
+      seen.emplace_back(dst, phase);
+      delay[{src, Phase(g.op(producer), split), dst, phase}] +=
+          cost::TransferTime(g.tensor(t), p.c().LinkBetween(placement[producer], placement[c]));
+    }
+  }
+  return delay;
+}
+
+// Each lane's tasks in order, (stage, micro-batch, backward?), and the weight-gradient tasks it
+// lets wait: lane k runs a replica of PipelineStage lane_stage[k], of replicas[that] copies whose
+// first lane is first_lane[that]; under an interleaved schedule (chunks > 1) its chunks' tasks as
+// InterleavedOrder gives them, else its stage's as StageOrder does.
+struct LaneOrders {
+  std::vector<std::vector<std::tuple<int, int, bool>>> order;
+  std::vector<size_t> allowance;
+};
+LaneOrders OrdersOf(const ScheduleRow& row, const std::vector<int>& lane_stage,
+                    const std::vector<int>& replicas, const std::vector<int>& first_lane,
+                    int num_devices, int chunks, int microbatches, bool training) {
+  const int num_lanes = static_cast<int>(lane_stage.size());
+  LaneOrders out;
+  out.order.resize(static_cast<size_t>(num_lanes));
+  out.allowance.resize(static_cast<size_t>(num_lanes));
+  for (int lane = 0; lane < num_lanes; ++lane) {
+    auto& o = out.order[static_cast<size_t>(lane)];
+    const int d = lane_stage[static_cast<size_t>(lane)];
+    const int copies = replicas[static_cast<size_t>(d)], replica = lane - first_lane[d];
+    // The replicas of this stage and of those before and after it, in its own micro-batches.
+    const int before = CeilDiv(first_lane[d], copies);
+    const int after = CeilDiv(num_lanes - first_lane[d], copies) - 1;
+    out.allowance[static_cast<size_t>(lane)] = WeightAllowance(row, before);
+    if (chunks > 1) {  // inference: every chunk's forwards, in the same groups
+      for (const ChunkTask& t : InterleavedOrder(d, num_devices, chunks, microbatches)) {
+        if (training || !t.backward)
+          o.emplace_back(t.chunk * num_devices + d, t.microbatch, t.backward);
+      }
+    } else {
+      const ScheduleRow& each = row.interleaves ? RowOf(PipelineSchedule::k1F1B) : row;
+      for (const auto& [i, backward] : StageOrder(each, after, microbatches / copies, training)) {
+        o.emplace_back(d, replica + i * copies, backward);
+      }
+    }
+  }
+  return out;
+}
+
+// A replicated stage all-reduces its weight gradients (a ring over its replicas) once its last
+// task ends; the step ends with the last all-reduce. Stage st runs on PipelineStage st mod
+// num_devices.
+void AllReduceReplicas(const Problem& p, const PipelineStages& map, int num_devices,
+                       const std::vector<int>& replicas, PipelineResult* r) {
+  const graph::Graph& g = p.g();
+  auto device_of = [&](int stage) { return stage % num_devices; };
+  std::vector<double> gradient_bytes(static_cast<size_t>(num_devices), 0);
+  for (OpId op{0}; op < p.num_ops(); ++op) {
+    if (g.op(op).kind == graph::OpKind::kBackward) {
+      gradient_bytes[static_cast<size_t>(device_of(map.stage[op]))] += g.op(op).param_bytes;
+    }
+  }
+  for (int d = 0; d < num_devices; ++d) {
+    PipelineStage& stage = r->stages[static_cast<size_t>(d)];
+    stage.replicas = replicas[static_cast<size_t>(d)];
+    if (stage.replicas < 2 || gradient_bytes[static_cast<size_t>(d)] <= 0) continue;
+    const hw::Link& link = p.c().device(stage.device).replica_link;
+    stage.allreduce_s =
+        cost::RingAllReduceTime(gradient_bytes[static_cast<size_t>(d)], stage.replicas, link);
+    double last = 0;
+    for (const PipelineTask& t : r->tasks) {
+      if (t.device == stage.device) last = std::max(last, t.end_s);
+    }
+    r->makespan_s = std::max(r->makespan_s, last + stage.allreduce_s);
+  }
+}
+
 // SimulatePipeline with what each device recomputes (`recomputing`, by device id; empty: none).
 // What a stage would keep recomputing is worked out only where `asked` (the run's mode) may
 // recompute so: the pipeline objective's every evaluation keeping everything does none of it.
@@ -549,54 +609,15 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
     stage.held_when_recomputing_bytes += inputs[static_cast<size_t>(st)];
     stage.held_selective_bytes += selective[static_cast<size_t>(st)];
   }
-  // delay[(from stage, from phase, to stage, to phase)] = Σ transfer time of crossing tensors.
-  std::map<std::tuple<int, int, int, int>, double> delay;
-  for (graph::TensorId t{0}; t < g.num_tensors(); ++t) {
-    const OpId producer = g.tensor(t).producer;
-    if (Replicable(g, producer)) continue;
-    const int src = map.stage[producer];
-    std::vector<std::pair<int, int>> seen;
-    for (OpId c : g.Consumers(t)) {
-      const int dst = map.stage[c];
-      const int phase = Phase(g.op(c), split);
-      if (dst == src || Replicable(g, c) ||
-          std::find(seen.begin(), seen.end(), std::make_pair(dst, phase)) != seen.end())
-        continue;
-      seen.emplace_back(dst, phase);
-      delay[{src, Phase(g.op(producer), split), dst, phase}] +=
-          cost::TransferTime(g.tensor(t), p.c().LinkBetween(placement[producer], placement[c]));
-    }
-  }
+  const Delays delay = TransferDelays(p, placement, map.stage, split);
 
-  // Tasks in per-lane order, (stage, micro-batch, backward?); a task starts when its lane is
-  // free and its inputs have arrived. Tasks are settled in rounds: each round settles every
-  // lane's next task whose inputs are known.
-  std::vector<std::vector<std::tuple<int, int, bool>>> order(static_cast<size_t>(num_lanes));
-  std::vector<size_t> allowance(static_cast<size_t>(num_lanes));
-  for (int lane = 0; lane < num_lanes; ++lane) {
-    auto& o = order[static_cast<size_t>(lane)];
-    const int d = lane_stage[static_cast<size_t>(lane)];
-    const int copies = replicas[static_cast<size_t>(d)], replica = lane - first_lane[d];
-    // The replicas of this stage and of those before and after it, in its own micro-batches.
-    const int before = CeilDiv(first_lane[d], copies);
-    const int after = CeilDiv(num_lanes - first_lane[d], copies) - 1;
-    allowance[static_cast<size_t>(lane)] = WeightAllowance(schedule, before);
-    if (chunks > 1 && training) {
-      for (const ChunkTask& t : InterleavedOrder(d, num_devices, chunks, microbatches)) {
-        o.emplace_back(t.chunk * num_devices + d, t.microbatch, t.backward);
-      }
-    } else if (chunks > 1) {  // inference: every chunk's forwards, in the same groups
-      for (const ChunkTask& t : InterleavedOrder(d, num_devices, chunks, microbatches)) {
-        if (!t.backward) o.emplace_back(t.chunk * num_devices + d, t.microbatch, false);
-      }
-    } else {
-      const PipelineSchedule each =
-          RowOf(schedule).interleaves ? PipelineSchedule::k1F1B : schedule;
-      for (const auto& [i, backward] : StageOrder(each, after, microbatches / copies, training)) {
-        o.emplace_back(d, replica + i * copies, backward);
-      }
-    }
-  }
+  // Tasks in per-lane order; a task starts when its lane is free and its inputs have arrived.
+  // Tasks are settled in rounds: each round settles every lane's next task whose inputs are
+  // known.
+  const LaneOrders lanes = OrdersOf(RowOf(schedule), lane_stage, replicas, first_lane, num_devices,
+                                    chunks, microbatches, training);
+  const auto& order = lanes.order;
+  const auto& allowance = lanes.allowance;
   // (stage, micro-batch, phase) -> start and end times.
   std::map<std::tuple<int, int, int>, double> start, end;
   std::vector<size_t> next(static_cast<size_t>(num_lanes), 0);
@@ -684,27 +705,7 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
   std::sort(r.tasks.begin(), r.tasks.end(),
             [](const PipelineTask& a, const PipelineTask& b) { return a.start_s < b.start_s; });
   for (const PipelineTask& t : r.tasks) r.makespan_s = std::max(r.makespan_s, t.end_s);
-  // A replicated stage all-reduces its weight gradients (a ring over its replicas) once its last
-  // task ends; the step ends with the last all-reduce.
-  std::vector<double> gradient_bytes(static_cast<size_t>(num_devices), 0);
-  for (OpId op{0}; op < p.num_ops(); ++op) {
-    if (g.op(op).kind == graph::OpKind::kBackward) {
-      gradient_bytes[static_cast<size_t>(device_of(map.stage[op]))] += g.op(op).param_bytes;
-    }
-  }
-  for (int d = 0; d < num_devices; ++d) {
-    PipelineStage& stage = r.stages[static_cast<size_t>(d)];
-    stage.replicas = replicas[static_cast<size_t>(d)];
-    if (stage.replicas < 2 || gradient_bytes[static_cast<size_t>(d)] <= 0) continue;
-    const hw::Link& link = p.c().device(stage.device).replica_link;
-    stage.allreduce_s =
-        cost::RingAllReduceTime(gradient_bytes[static_cast<size_t>(d)], stage.replicas, link);
-    double last = 0;
-    for (const PipelineTask& t : r.tasks) {
-      if (t.device == stage.device) last = std::max(last, t.end_s);
-    }
-    r.makespan_s = std::max(r.makespan_s, last + stage.allreduce_s);
-  }
+  AllReduceReplicas(p, map, num_devices, replicas, &r);
   r.time_per_microbatch_s = r.makespan_s / microbatches;
   double busy = 0;
   for (int lane = 0; lane < num_lanes; ++lane) {

@@ -7,17 +7,17 @@ namespace dplace::sim {
 namespace {
 
 constexpr std::array<ScheduleRow, 5> kSchedules = {{
-    {PipelineSchedule::kGPipe, "gpipe", false, false,
+    {PipelineSchedule::kGPipe, "gpipe", false, false, 0, 0,
      "every forward, then every backward (GPipe): holds all micro-batches"},
-    {PipelineSchedule::k1F1B, "1f1b", false, false,
+    {PipelineSchedule::k1F1B, "1f1b", false, false, 1, 0,
      "stages - s warm-up forwards, then one forward, one backward (PipeDream-Flush)"},
-    {PipelineSchedule::kInterleaved, "interleaved", false, true,
+    {PipelineSchedule::kInterleaved, "interleaved", false, true, 1, 0,
      "V chunks a device, round robin, 1F1B over them (Megatron-LM's interleaved schedule): "
      "bubble (S-1)/(VM+S-1); micro-batches a multiple of the stages"},
-    {PipelineSchedule::kZBH1, "zb-h1", true, false,
+    {PipelineSchedule::kZBH1, "zb-h1", true, false, 1, 1,
      "1F1B's forwards and input gradients; weight gradients fill the bubbles (ZB-H1, Qi et al. "
      "2024): bubble (S-1)(F+I-W), about 1F1B's memory"},
-    {PipelineSchedule::kZBH2, "zb-h2", true, false,
+    {PipelineSchedule::kZBH2, "zb-h2", true, false, 2, 2,
      "2(S-s)-1 forwards before the first input gradient, weight gradients filling the bubbles "
      "(ZB-H2): bubble (S-1)(F+I-2W) down to none, about twice 1F1B's memory"},
 }};
@@ -87,29 +87,47 @@ std::vector<ChunkTask> InterleavedOrder(int rank, int stages, int chunks, int mi
   return order;
 }
 
-int InFlight(PipelineSchedule schedule, int stage, int stages, int microbatches, int chunks) {
-  switch (schedule) {
-    case PipelineSchedule::kInterleaved: {
-      const int devices = std::max(1, stages / std::max(1, chunks));
-      const int chunk = stage / devices;
-      int now = 0, most = 0;
-      for (const ChunkTask& t : InterleavedOrder(stage % devices, devices, chunks, microbatches)) {
-        if (t.chunk != chunk) continue;
-        now += t.backward ? -1 : 1;
-        most = std::max(most, now);
-      }
-      return most;
-    }
-    case PipelineSchedule::kGPipe:
-      return microbatches;
-    case PipelineSchedule::k1F1B:
-      return stages - stage;
-    case PipelineSchedule::kZBH1:
-      return std::min(stages, microbatches);
-    case PipelineSchedule::kZBH2:
-      return std::min(2 * stages - 1, microbatches);
+std::vector<std::pair<int, bool>> StageOrder(const ScheduleRow& row, int depth, int m,
+                                             bool training) {
+  std::vector<std::pair<int, bool>> order;
+  for (int i = 0; i < m; ++i) order.emplace_back(i, false);
+  if (!training) return order;
+  if (row.warmup_per_stage_after == 0) {
+    for (int i = m - 1; i >= 0; --i) order.emplace_back(i, true);
+    return order;
   }
-  return microbatches;
+  order.clear();
+  const int warmup = std::min(row.warmup_per_stage_after * depth, m);
+  int next_f = 0, next_b = 0;
+  for (; next_f < warmup; ++next_f) order.emplace_back(next_f, false);
+  while (next_f < m) {
+    order.emplace_back(next_f++, false);
+    order.emplace_back(next_b++, true);
+  }
+  while (next_b < m) order.emplace_back(next_b++, true);
+  return order;
+}
+
+size_t WeightAllowance(const ScheduleRow& row, int s) {
+  return static_cast<size_t>(row.weights_waiting_per_stage_before) * static_cast<size_t>(s);
+}
+
+int InFlight(PipelineSchedule schedule, int stage, int stages, int microbatches, int chunks) {
+  const ScheduleRow& row = RowOf(schedule);
+  if (row.interleaves) {
+    const int devices = std::max(1, stages / std::max(1, chunks));
+    const int chunk = stage / devices;
+    int now = 0, most = 0;
+    for (const ChunkTask& t : InterleavedOrder(stage % devices, devices, chunks, microbatches)) {
+      if (t.chunk != chunk) continue;
+      now += t.backward ? -1 : 1;
+      most = std::max(most, now);
+    }
+    return most;
+  }
+  if (row.warmup_per_stage_after == 0) return microbatches;
+  return std::min(microbatches, row.warmup_per_stage_after * (stages - stage - 1) + 1 +
+                                    row.weights_waiting_per_stage_before * stage);
 }
 
 }  // namespace dplace::sim

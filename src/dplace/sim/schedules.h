@@ -1,12 +1,15 @@
-// Pipeline schedules: one row each (name, what it splits, how many micro-batches a stage holds).
-// The pipeline simulator runs them (pipeline_sim.h); the throughput objective's memory rule and
-// the exact placers count a stage's micro-batches in flight by InFlight.
+// Pipeline schedules: one row each (name, what it splits, the order of a stage's tasks, so how
+// many micro-batches a stage holds). The pipeline simulator runs them (pipeline_sim.h) by
+// StageOrder and WeightAllowance; the throughput objective's memory rule and the exact placers
+// count a stage's micro-batches in flight by InFlight. A new schedule of this kind is its row.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dplace::sim {
@@ -19,8 +22,15 @@ struct ScheduleRow {
   // Whether backward runs as two tasks: input gradients (I, which the stage before waits for)
   // and weight gradients (W, which nothing else waits for and which fill the bubbles).
   bool splits_backward;
-  // Whether each device runs several chunks of the model (virtual stages, round robin).
+  // Whether each device runs several chunks of the model (virtual stages, round robin:
+  // InterleavedOrder).
   bool interleaves;
+  // Forwards a stage runs before its first backward, per stage after it (1F1B 1, ZB-H2 2); 0:
+  // every forward first, then every backward, the last first (GPipe).
+  int warmup_per_stage_after;
+  // Weight-gradient tasks a stage lets wait before it runs one ahead of its next task, per stage
+  // before it (ZB-H1 1, ZB-H2 2: their memory formulas); 0 where backward is not split.
+  int weights_waiting_per_stage_before;
   std::string_view description;
 };
 
@@ -57,14 +67,23 @@ struct ChunkTask {
 // the pipeline's virtual stage c * stages + r. `microbatches` must be a multiple of `stages`.
 std::vector<ChunkTask> InterleavedOrder(int rank, int stages, int chunks, int microbatches);
 
+// The order in which a stage (a replica of one) runs its F and B (or I) tasks of micro-batches
+// 0..m-1 (its own, numbered from 0) under a schedule that does not interleave: (micro-batch,
+// backward?). `depth`: the stages after it, in its own micro-batches (S - 1 - s without
+// replicas), which set the warm-up forwards. Inference: the forwards.
+std::vector<std::pair<int, bool>> StageOrder(const ScheduleRow& row, int depth, int m,
+                                             bool training);
+
+// Weight-gradient tasks stage `s` lets wait (`s`: the stages before it, in its own micro-batches).
+size_t WeightAllowance(const ScheduleRow& row, int s);
+
 // Micro-batches whose activations stage `stage` (from 0) of `stages` holds at once, at most:
-// GPipe all `microbatches`; 1F1B `stages - stage` (its warm-up); ZB-H1 `stages` (1F1B's, and up
-// to `stage` more whose weight gradients wait, counted in full: an upper bound); ZB-H2
-// `2 * stages - 1` (its deeper warm-up, likewise); never more than `microbatches` for the
-// zero-bubble ones. Interleaved: `stage` and `stages` count virtual stages (`chunks` a device),
-// and the count is the most of that chunk's micro-batches in flight at once in its device's
-// InterleavedOrder (the device's chunks' counts summed bound what it holds at once). The
-// simulator counts the exact peak from its timeline.
+// GPipe all `microbatches`; otherwise its warm-up and one more, and the micro-batches whose weight
+// gradients may wait, counted in full (an upper bound): 1F1B `stages - stage`, ZB-H1 `stages`,
+// ZB-H2 `2 * stages - 1`; never more than `microbatches`. Interleaved: `stage` and `stages` count
+// virtual stages (`chunks` a device), and the count is the most of that chunk's micro-batches in
+// flight at once in its device's InterleavedOrder (the device's chunks' counts summed bound what it
+// holds at once). The simulator counts the exact peak from its timeline.
 int InFlight(PipelineSchedule schedule, int stage, int stages, int microbatches, int chunks = 1);
 
 }  // namespace dplace::sim
