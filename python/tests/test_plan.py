@@ -9,6 +9,7 @@ import dplace
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LLAMA = ROOT / "models" / "configs" / "llama3-8b.json"
+VGG = ROOT / "models" / "train" / "vgg16.onnx"
 
 # Flags of Megatron-LM's megatron/training/arguments.py that the export may write.
 MEGATRON_FLAGS = {
@@ -142,23 +143,6 @@ def test_memory_per_rank_adds_up():
     assert "family" in r["table"]
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    ({"fix": {"tp": 3}}, "does not divide the model's 32 attention heads"),
-    ({"fix": {"tp": 2, "pp": 2, "dp": 2}}, "not the 16 GPUs"),
-    ({"fix": "tpp=2"}, "did you mean 'tp'"),
-    ({"fix": {"mbs": 3}}, "does not divide --global-batch"),
-    ({"dtype": "fp4"}, "--dtype"),
-    ({"global_batch": 0}, "--global-batch"),
-])
-def test_bad_input_raises_one_line(kwargs, words):
-    args = {"global_batch": 256, "seq_len": 4096}
-    args.update(kwargs)
-    with pytest.raises(dplace.Error) as e:
-        dplace.plan(LLAMA, "dgx-h100:2", **args)
-    assert words in str(e.value)
-    assert "\n" not in str(e.value)
-
-
 def test_a_mixture_of_experts_config_is_refused(tmp_path):
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"model_type": "mixtral", "num_local_experts": 8,
@@ -166,8 +150,6 @@ def test_a_mixture_of_experts_config_is_refused(tmp_path):
     with pytest.raises(dplace.Error, match="mixture-of-experts"):
         dplace.plan(config, "dgx-h100", global_batch=64, seq_len=4096)
 
-
-VGG = ROOT / "models" / "train" / "vgg16.onnx"
 
 
 def test_a_graph_is_planned_as_data_parallelism_fsdp_a_pipeline_and_a_placement():
@@ -185,20 +167,25 @@ def test_a_graph_is_planned_as_data_parallelism_fsdp_a_pipeline_and_a_placement(
     assert "family" in r["table"]
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    ({"seq_len": 512}, "seq_len: applies to a config.json"),
-    ({"fix": {"tp": 2}}, "fix: applies to a config.json"),
-    ({"global_batch": 100}, "not a multiple of the graph's batch 32"),
+CONFIG_ARGS = {"global_batch": 256, "seq_len": 4096}
+GRAPH_ARGS = {"global_batch": 256, "time_limit": 1}
+
+
+@pytest.mark.parametrize("model, cluster, args, kwargs, words", [
+    (LLAMA, "dgx-h100:2", CONFIG_ARGS, {"fix": {"tp": 3}},
+     "does not divide the model's 32 attention heads"),
+    (LLAMA, "dgx-h100:2", CONFIG_ARGS, {"fix": {"tp": 2, "pp": 2, "dp": 2}}, "not the 16 GPUs"),
+    (LLAMA, "dgx-h100:2", CONFIG_ARGS, {"fix": "tpp=2"}, "did you mean 'tp'"),
+    (LLAMA, "dgx-h100:2", CONFIG_ARGS, {"fix": {"mbs": 3}}, "does not divide --global-batch"),
+    (LLAMA, "dgx-h100:2", CONFIG_ARGS, {"dtype": "fp4"}, "--dtype"),
+    (LLAMA, "dgx-h100:2", CONFIG_ARGS, {"global_batch": 0}, "--global-batch"),
+    (LLAMA, "dgx-h100", {"global_batch": 64}, {}, "seq_len: required"),
+    (VGG, "a100x8", GRAPH_ARGS, {"seq_len": 512}, "seq_len: applies to a config.json"),
+    (VGG, "a100x8", GRAPH_ARGS, {"fix": {"tp": 2}}, "fix: applies to a config.json"),
+    (VGG, "a100x8", GRAPH_ARGS, {"global_batch": 100}, "not a multiple of the graph's batch 32"),
 ])
-def test_a_graph_with_a_configs_options_raises_one_line(kwargs, words):
-    args = {"global_batch": 256, "time_limit": 1}
-    args.update(kwargs)
+def test_bad_input_raises_one_line(model, cluster, args, kwargs, words):
     with pytest.raises(dplace.Error) as e:
-        dplace.plan(VGG, "a100x8", **args)
+        dplace.plan(model, cluster, **{**args, **kwargs})
     assert words in str(e.value)
     assert "\n" not in str(e.value)
-
-
-def test_a_config_needs_its_sequence_length():
-    with pytest.raises(dplace.Error, match="seq_len: required"):
-        dplace.plan(LLAMA, "dgx-h100", global_batch=64)

@@ -11,6 +11,17 @@
 namespace dplace::cli {
 namespace {
 
+// An answer as `--json` or as its table.
+template <typename Response>
+void Print(bool json, const Response& r, Json (*as_json)(const Response&),
+           std::string (*as_table)(const Response&)) {
+  if (json) {
+    PrintJson(as_json(r));
+  } else {
+    std::cout << as_table(r);
+  }
+}
+
 Status RunPiper(const PlanFlags& flags) {
   run::PiperRequest request{.path = flags.model, .devices = flags.gpus};
   if (!flags.gpu_memory.empty()) {
@@ -31,11 +42,7 @@ Status RunPiper(const PlanFlags& flags) {
     return InvalidInput("--export: Piper's inputs have no framework settings");
   }
   DPLACE_ASSIGN_OR_RETURN(run::PiperResponse r, run::PlanPiperFile(request));
-  if (flags.json) {
-    PrintJson(report::PiperJson(r));
-  } else {
-    std::cout << report::PiperTable(r);
-  }
+  Print(flags.json, r, report::PiperJson, report::PiperTable);
   return OkStatus();
 }
 
@@ -71,11 +78,7 @@ Status RunGraph(const PlanFlags& flags) {
                                 .seed = flags.seed};
   if (flags.time_limit_s != 0) request.time_limit_s = flags.time_limit_s;
   DPLACE_ASSIGN_OR_RETURN(run::GraphPlanResponse r, run::PlanGraph(request));
-  if (flags.json) {
-    PrintJson(report::GraphPlanJson(r));
-  } else {
-    std::cout << report::GraphPlanTable(r);
-  }
+  Print(flags.json, r, report::GraphPlanJson, report::GraphPlanTable);
   return OkStatus();
 }
 
