@@ -228,6 +228,9 @@ StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
                         "devices (--gpus)");
   }
   std::vector<std::vector<double>> dp(m, std::vector<double>(cells, kInf));
+  // Per set and device count, the sums s where its row of the table drops (and 0).
+  std::vector<std::vector<std::vector<int>>> drops(
+      m, std::vector<std::vector<int>>(static_cast<size_t>(K) + 1, std::vector<int>{0}));
   auto at = [S](int k, int s) { return static_cast<size_t>(k) * (S + 1) + s; };
   std::fill(dp[0].begin(), dp[0].end(), 0.0);
   std::vector<double> tps(static_cast<size_t>(S + 1));
@@ -257,27 +260,64 @@ StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
                                     : Knapsack(in, layers, t, edge_bytes, d, y, &choice, &scratch);
             if (by_y[static_cast<size_t>(y)] >= kInf) break;  // more held fits no better
           }
-          for (int s = d; s <= S; ++s)
+          bool rising = true;  // the stage is no faster holding more
+          for (int s = d; s <= S; ++s) {
             tps[static_cast<size_t>(s)] = by_y[static_cast<size_t>((s + d - 1) / d)];
+            rising = rising &&
+                     (s == d || tps[static_cast<size_t>(s)] >= tps[static_cast<size_t>(s) - 1]);
+          }
           const std::vector<double>& before = dp[sub];
           std::vector<double>& here = dp[id];
           for (int k = t * d; k <= K; ++k) {
-            for (int s = d; s <= S; ++s) {
-              const double v = std::max(before[at(k - t * d, s - d)], tps[static_cast<size_t>(s)]);
-              if (v < here[at(k, s)]) here[at(k, s)] = v;
+            const int rest = k - t * d;
+            if (!rising) {
+              for (int s = d; s <= S; ++s) {
+                const double v = std::max(before[at(rest, s - d)], tps[static_cast<size_t>(s)]);
+                if (v < here[at(k, s)]) here[at(k, s)] = v;
+              }
+              continue;
+            }
+            // The rest's row falls in s and the stage's rises: the candidates max(row(s - d),
+            // stage(s)) are only needed where the row drops (between drops it stays and the
+            // stage rises; the pass below takes the least over s' <= s), and past the first drop
+            // f where the stage is the slower, none after it (Piper's faster transition).
+            const std::vector<int>& f = drops[sub][static_cast<size_t>(rest)];
+            auto row_slower = [&](size_t i) {
+              const int s = f[i] + d;
+              return s <= S && before[at(rest, f[i])] > tps[static_cast<size_t>(s)];
+            };
+            size_t lo = 0, hi = f.size();  // the first drop where the row is not the slower
+            while (lo < hi) {
+              const size_t mid = (lo + hi) / 2;
+              if (row_slower(mid)) {
+                lo = mid + 1;
+              } else {
+                hi = mid;
+              }
+            }
+            for (size_t i = 0; i < lo; ++i) {
+              double& cell = here[at(k, f[i] + d)];
+              cell = std::min(cell, before[at(rest, f[i])]);
+            }
+            if (const int s = lo < f.size() ? f[lo] + d : S + 1; s <= S) {
+              double& cell = here[at(k, s)];
+              cell = std::min(cell, std::max(before[at(rest, f[lo])], tps[static_cast<size_t>(s)]));
             }
           }
         }
       }
     }
-    // At most k devices and a sum of at most s.
+    // At most k devices and a sum of at most s; where each row drops.
     std::vector<double>& here = dp[id];
     for (int k = 0; k <= K; ++k) {
+      std::vector<int>& row_drops = drops[id][static_cast<size_t>(k)];
+      row_drops.assign(1, 0);
       for (int s = 0; s <= S; ++s) {
         double v = here[at(k, s)];
         if (k > 0) v = std::min(v, here[at(k - 1, s)]);
         if (s > 0) v = std::min(v, here[at(k, s - 1)]);
         here[at(k, s)] = v;
+        if (s > 0 && v < here[at(k, s - 1)]) row_drops.push_back(s);
       }
     }
   }
@@ -303,6 +343,19 @@ StatusOr<PiperPlan> PlanPiper(const PiperInstance& in) {
   size_t id = full;
   int k = k_used, s = s_used;
   while (id != 0) {
+    // The least cell at most (k, s) as good as it: a transition wrote it (the table's other
+    // cells take the least of the cells below them).
+    const double target = dp[id][at(k, s)] + 1e-9;
+    for (int k2 = 0, done = 0; k2 <= k && done == 0; ++k2) {
+      for (int s2 = 0; s2 <= s; ++s2) {
+        if (dp[id][at(k2, s2)] <= target) {
+          k = k2;
+          s = s2;
+          done = 1;
+          break;
+        }
+      }
+    }
     bool found = false;
     for (size_t sub = 0; sub < id && !found; ++sub) {
       if (!SubsetOf(ideals[sub], ideals[id]) || ideals[sub] == ideals[id]) continue;

@@ -179,9 +179,11 @@ TEST(PlanJobTest, PipersInputsGiveTheTimePerSampleOfPipersOwnProgram) {
     double gib;
     double piper;  // its program's optimum
   };
+  // BERT at 512 devices runs the table's faster transition on most cells.
   for (const Case& c :
        {Case{"bert32a100.json", 8, 8, 0.166904267}, Case{"bert32a100.json", 32, 8, 0.0417813782},
-        Case{"bert32a100.json", 64, 8, 0.0203202247}, Case{"resnet.json", 4, 8, 129.263104}}) {
+        Case{"bert32a100.json", 64, 8, 0.0203202247},
+        Case{"bert32a100.json", 512, 8, 0.00257874621}, Case{"resnet.json", 4, 8, 129.263104}}) {
     auto r = PlanPiperFile({.path = std::string(DPLACE_SOURCE_DIR "/testdata/piper/") + c.file,
                             .devices = c.devices,
                             .memory_bytes = c.gib * (1 << 30)});
