@@ -11,7 +11,9 @@
 // devices (Σ t·d) and Σ d ≤ min(micro-batches, K), d dividing the micro-batches. The DP runs over
 // the DAG's successor-closed sets, each stage the difference of two, and picks each stage's options
 // by Piper's knapsack heuristic (fastest options, then the best time per byte saved until it fits),
-// so that its answer is Piper's answer.
+// so that its answer is Piper's answer. A transition updates the (devices, sum of degrees) table
+// only where the sub-plan's row drops, where the stage's time rises in the micro-batches it holds
+// (Piper's faster transition; every cell where it does not).
 #pragma once
 
 #include <string>
