@@ -63,9 +63,11 @@ double GraphFlops(const graph::Graph& g) {
 // planner's data parallelism: gradients reduced in buckets under the last micro-batch's backward
 // (ZeRO 0 all-reduce, ZeRO 1 reduce-scatter), ZeRO 2 and 3 reduce-scattering each micro-batch's,
 // ZeRO 1 and 2 all-gathering the updated weights, ZeRO 3 gathering the weights for each forward
-// and backward, every prefetch hidden under the compute it feeds where that is longer.
+// and backward, every prefetch hidden under the compute it feeds where that is longer. ZeRO-3
+// holds a d-th of the weights and, whole, the op's being gathered and the next one's
+// (`largest_op_weights` each, as the job planner holds two layers').
 GraphPlanRow DataParallelRow(const sim::KindFit& fit, const Phases& ph, const hw::Machine& m, int d,
-                             int zero, int64_t microbatches) {
+                             int zero, int64_t microbatches, double largest_op_weights) {
   using cost::Collective;
   const std::vector<int> span = hw::GroupSpan(m, 1, d);
   auto collective = [&](Collective kind, double bytes) {
@@ -76,7 +78,9 @@ GraphPlanRow DataParallelRow(const sim::KindFit& fit, const Phases& ph, const hw
   GraphPlanRow row;
   row.family = zero >= 3 ? "fsdp" : "data-parallel";
   row.gpus = d;
-  row.memory = {.weights_bytes = need.weights_bytes / (zero >= 3 ? dd : 1),
+  row.memory = {.weights_bytes = zero >= 3 && d > 1
+                                     ? need.weights_bytes / dd + 2 * largest_op_weights
+                                     : need.weights_bytes,
                 .gradients_bytes = need.gradients_bytes / (zero >= 2 ? dd : 1),
                 .optimizer_bytes = need.optimizer_bytes / (zero >= 1 ? dd : 1),
                 .activations_bytes = need.activations_bytes};
@@ -202,12 +206,18 @@ StatusOr<GraphPlanResponse> PlanGraph(const GraphPlanRequest& request) {
 
   // Data parallelism: every degree d of the GPUs that divides the runs, every ZeRO stage.
   const Phases phases = PhasesOf(*step, *gpu);
+  double largest_op_weights = 0;
+  for (const graph::Op& op : step->g().ops()) {
+    if (op.kind == graph::OpKind::kForward)
+      largest_op_weights = std::max(largest_op_weights, op.param_bytes);
+  }
   std::vector<GraphPlanRow> data_parallel, fsdp;
   for (int d = 1; d <= r.gpus; ++d) {
     if (r.gpus % d != 0 || runs % d != 0) continue;
     for (int zero = 0; zero <= 3; ++zero) {
       if (zero > 0 && d == 1) continue;
-      GraphPlanRow row = DataParallelRow(*gpu, phases, machine, d, zero, runs / d);
+      GraphPlanRow row =
+          DataParallelRow(*gpu, phases, machine, d, zero, runs / d, largest_op_weights);
       (zero >= 3 ? fsdp : data_parallel).push_back(std::move(row));
     }
   }
