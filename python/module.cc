@@ -720,12 +720,13 @@ void BindFunctions(py::module_& m) {
   m.def(
       "_plan_graph",
       [](const std::string& model, const std::string& cluster, int64_t global_batch,
-         double time_limit_s, uint64_t seed) {
+         double time_limit_s, uint64_t seed, const std::vector<std::string>& shapes) {
         run::GraphPlanRequest request{.model = model,
                                       .cluster = cluster,
                                       .global_batch = global_batch,
                                       .time_limit_s = time_limit_s,
-                                      .seed = seed};
+                                      .seed = seed,
+                                      .shapes = shapes};
         StatusOr<run::GraphPlanResponse> r = [&] {
           py::gil_scoped_release release;
           return run::PlanGraph(request);
@@ -734,7 +735,7 @@ void BindFunctions(py::module_& m) {
         return py::make_tuple(FromJson(report::GraphPlanJson(*r)), report::GraphPlanTable(*r));
       },
       py::arg("model"), py::arg("cluster"), py::arg("global_batch"), py::arg("time_limit_s"),
-      py::arg("seed"));
+      py::arg("seed"), py::arg("shapes"));
   m.def(
       "_write_text",
       [](const std::string& path, const std::string& content) {

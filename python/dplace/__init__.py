@@ -152,12 +152,13 @@ def plan(model: PathLike, cluster: str, *, global_batch: int, seq_len: Optional[
          dtype: str = "bf16", fix: Union[Mapping[str, Any], str, None] = None,
          tp_across_nodes: bool = False, flash_attention: bool = True,
          exports: Optional[Mapping[str, PathLike]] = None, time_limit: Optional[float] = None,
-         seed: int = 1) -> dict:
+         seed: int = 1, shapes: Sequence[str] = ()) -> dict:
     """Plans a training job as `dplace plan` does (docs/planning.md).
 
     model: a Hugging Face config.json (seq_len required), or any graph dplace reads (an ONNX
     model, a dplace graph: data parallelism, FSDP, a pipeline and an op-level placement weighed
-    for global_batch samples, the searches in time_limit seconds, 10 without one, with seed);
+    for global_batch samples, the searches in time_limit seconds, 10 without one, with seed;
+    shapes fixes ONNX inputs' sizes as dplace.Problem takes them, ["x=32x3x224x224"]);
     cluster: a preset, NAME:N for N nodes, or a cluster file; fix: what to hold fixed, as a dict
     ({"tp": 8, "sp": True, "schedule": "1f1b"}) or "tp=8,sp=on"; exports: {framework: path} for
     megatron, torchtitan, deepspeed. Returns `plan --json`'s object, with "table" (the printed
@@ -173,11 +174,13 @@ def plan(model: PathLike, cluster: str, *, global_batch: int, seq_len: Optional[
                             "plans: data parallelism, FSDP, a pipeline, an op-level placement)")
         result, table_text = _dplace._plan_graph(
             model, str(cluster), int(global_batch),
-            10.0 if time_limit is None else float(time_limit), int(seed))
+            10.0 if time_limit is None else float(time_limit), int(seed), list(shapes))
         result["table"] = table_text
         return result
     if time_limit is not None:
         raise Error("time_limit: applies to a graph, not to a config.json")
+    if shapes:
+        raise Error("shapes: applies to an ONNX graph, not to a config.json")
     if seq_len is None:
         raise Error("seq_len: required for a config.json")
     if isinstance(fix, Mapping):

@@ -156,7 +156,7 @@ def _plan(model: str, cluster: str, global_batch: int, seq_len: int, dtype: str,
 def _model_kind(model: str) -> str:
     """What `dplace plan` takes the file for: "config", "piper" or "graph"."""
 def _plan_graph(model: str, cluster: str, global_batch: int, time_limit_s: float,
-                seed: int) -> Tuple[Dict[str, Any], str]:
+                seed: int, shapes: List[str]) -> Tuple[Dict[str, Any], str]:
     """`dplace plan` on a graph: (its JSON object, its table); see dplace.plan."""
 def _write_text(path: str, content: str) -> None:
     """Writes a text file as dplace writes its outputs (checked, atomically)."""

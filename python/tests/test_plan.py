@@ -10,6 +10,7 @@ import dplace
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LLAMA = ROOT / "models" / "configs" / "llama3-8b.json"
 VGG = ROOT / "models" / "train" / "vgg16.onnx"
+DYNAMIC = ROOT / "testdata" / "onnx" / "dynamic_batch_opset13.onnx"  # its batch is symbolic
 
 # Flags of Megatron-LM's megatron/training/arguments.py that the export may write.
 MEGATRON_FLAGS = {
@@ -167,6 +168,12 @@ def test_a_graph_is_planned_as_data_parallelism_fsdp_a_pipeline_and_a_placement(
     assert "family" in r["table"]
 
 
+def test_a_graph_of_a_symbolic_batch_is_planned_with_its_shapes_fixed():
+    r = dplace.plan(DYNAMIC, "a100x8", global_batch=64, time_limit=1, shapes=["x=8x16"])
+    assert r["model"]["batch"] == 8
+    assert r["best"]["fits"]
+
+
 CONFIG_ARGS = {"global_batch": 256, "seq_len": 4096}
 GRAPH_ARGS = {"global_batch": 256, "time_limit": 1}
 
@@ -183,6 +190,8 @@ GRAPH_ARGS = {"global_batch": 256, "time_limit": 1}
     (VGG, "a100x8", GRAPH_ARGS, {"seq_len": 512}, "seq_len: applies to a config.json"),
     (VGG, "a100x8", GRAPH_ARGS, {"fix": {"tp": 2}}, "fix: applies to a config.json"),
     (VGG, "a100x8", GRAPH_ARGS, {"global_batch": 100}, "not a multiple of the graph's batch 32"),
+    (LLAMA, "dgx-h100", CONFIG_ARGS, {"shapes": ["x=1x2"]}, "shapes: applies to an ONNX graph"),
+    (DYNAMIC, "a100x8", GRAPH_ARGS, {}, "symbolic dimension"),
 ])
 def test_bad_input_raises_one_line(model, cluster, args, kwargs, words):
     with pytest.raises(dplace.Error) as e:

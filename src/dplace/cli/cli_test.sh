@@ -198,6 +198,10 @@ section_plan() {
     --model "$VGG" --cluster a100x8 --global-batch 256 --fix tp=2
   expect_bad_input plan_graph_batch "--global-batch: 100 is not a multiple of the graph's batch 32" \
     plan --model "$VGG" --cluster a100x8 --global-batch 100
+  expect_bad_input plan_graph_shapes "fix it with --shapes x=" plan \
+    --model testdata/onnx/dynamic_batch_opset13.onnx --cluster a100x8 --global-batch 64
+  expect_bad_input plan_not_a_config "not a model config" plan --model testdata/torch/saved_tensors.json \
+    --cluster a100x8 --global-batch 64 --seq-len 0
   expect_bad_input plan_config_time "--time-limit: applies to a graph" plan --model "$LLAMA" \
     --cluster dgx-h100 --global-batch 64 --seq-len 4096 --time-limit 3
   # Piper's input, every option at every degree, by Piper's DP.

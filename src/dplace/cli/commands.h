@@ -133,6 +133,7 @@ struct PlanFlags {
   // Graphs: the pipeline's and the op-level placers' time (0: 10 s) and their seed.
   double time_limit_s = 0;
   uint64_t seed = 1;
+  std::vector<std::string> shapes;  // an ONNX graph's input sizes, NAME=DIMS
 };
 Status RunPlan(const PlanFlags& flags);
 

@@ -306,6 +306,9 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--time-limit", plan.time_limit_s,
                        "a graph: seconds for its pipeline and op-level searches (default 10)");
   plan_cmd->add_option("--seed", plan.seed, "a graph: the placers' seed (default 1)");
+  plan_cmd->add_option("--shapes", plan.shapes,
+                       "an ONNX graph: fix an input's size, NAME=DIMS (e.g. x=32x3x224x224); "
+                       "repeat for several inputs");
   plan_cmd->add_option("--seq-len", plan.seq_len,
                        "tokens per sequence (required for a config.json)");
   plan_cmd->add_option("--gpus", plan.gpus,

@@ -5,7 +5,9 @@
 #include "dplace/base/file_util.h"
 #include "dplace/base/units.h"
 #include "dplace/cli/commands.h"
+#include "dplace/cli/common.h"
 #include "dplace/io/job_export.h"
+#include "dplace/io/load.h"
 #include "dplace/report/job_report.h"
 
 namespace dplace::cli {
@@ -75,9 +77,12 @@ Status RunGraph(const PlanFlags& flags) {
   run::GraphPlanRequest request{.model = flags.model,
                                 .cluster = flags.cluster,
                                 .global_batch = flags.global_batch,
-                                .seed = flags.seed};
+                                .seed = flags.seed,
+                                .shapes = flags.shapes};
   if (flags.time_limit_s != 0) request.time_limit_s = flags.time_limit_s;
-  DPLACE_ASSIGN_OR_RETURN(run::GraphPlanResponse r, run::PlanGraph(request));
+  auto planned = run::PlanGraph(request);
+  if (!planned.ok()) return WithFlagNames(planned.status());  // "shapes" is --shapes here
+  const run::GraphPlanResponse& r = *planned;
   Print(flags.json, r, report::GraphPlanJson, report::GraphPlanTable);
   return OkStatus();
 }
@@ -93,8 +98,11 @@ Status RunPlan(const PlanFlags& flags) {
     case run::ModelKind::kConfig:
       break;
   }
-  if (flags.time_limit_s != 0)
+  const bool config = io::IsModelConfigFile(flags.model);  // else PlanJob says what it is not
+  if (config && flags.time_limit_s != 0)
     return InvalidInput("--time-limit: applies to a graph, not to a config.json");
+  if (config && !flags.shapes.empty())
+    return InvalidInput("--shapes: applies to an ONNX graph, not to a config.json");
   if (flags.cluster.empty()) return InvalidInput("--cluster: required for a config.json");
   std::vector<std::pair<std::string, std::string>> exports;  // framework, file
   std::vector<Output> outputs;

@@ -320,11 +320,12 @@ std::string GraphPlanTable(const run::GraphPlanResponse& r) {
   out << r.model << " (batch " << r.graph_batch << ") on " << r.gpus << " " << r.gpu_kind
       << (r.gpus == 1 ? "" : "s") << ", global batch " << r.global_batch << "\n";
   std::vector<std::vector<std::string>> rows = {
-      {"family", "plan", "GPUs", "s/iter", "samples/s", "MFU", "peak/GPU", "fits"}};
+      {"family", "plan", "GPUs", "iteration", "samples/s", "MFU", "peak/GPU", "fits"}};
   auto add = [&](const run::GraphPlanRow& row, bool best) {
     rows.push_back({row.family + (best ? " *" : ""), row.what, std::to_string(row.gpus),
-                    Fixed(row.iteration_s, 4), Fixed(row.samples_per_s, 0), FormatPercent(row.mfu),
-                    FormatBytes(row.memory.Total()), row.fits ? "yes" : "NO"});
+                    FormatSeconds(row.iteration_s), Fixed(row.samples_per_s, 0),
+                    FormatPercent(row.mfu), FormatBytes(row.memory.Total()),
+                    row.fits ? "yes" : "NO"});
   };
   if (r.best >= 0) add(r.rows[static_cast<size_t>(r.best)], true);
   for (size_t i = 0; i < r.rows.size(); ++i) {

@@ -173,9 +173,10 @@ StatusOr<GraphPlanResponse> PlanGraph(const GraphPlanRequest& request) {
   if (!(request.time_limit_s > 0 && request.time_limit_s <= 1e6)) {
     return InvalidInput("--time-limit: must be more than 0 and at most 1e6 seconds");
   }
-  DPLACE_ASSIGN_OR_RETURN(
-      io::LoadedGraph loaded,
-      LoadGraphFile({.path = request.model, .training = true, .training_as_given = true}));
+  DPLACE_ASSIGN_OR_RETURN(io::LoadedGraph loaded, LoadGraphFile({.path = request.model,
+                                                                 .training = true,
+                                                                 .training_as_given = true,
+                                                                 .shapes = request.shapes}));
   if (loaded.batch <= 0) {
     return InvalidInput(request.model +
                         ": the graph does not say its batch size, so a global batch cannot be "
@@ -239,7 +240,7 @@ StatusOr<GraphPlanResponse> PlanGraph(const GraphPlanRequest& request) {
       pipeline.push_back(PlacedRow("pipeline", *problem, *placed, static_cast<double>(runs),
                                    "dp's split: " + DeviceList(*problem, placed->placement) +
                                        ", 1F1B over " + std::to_string(microbatches) +
-                                       " micro-batches"));
+                                       (microbatches == 1 ? " micro-batch" : " micro-batches")));
     } else {
       r.notes.push_back("pipeline: " + placed.status().message());
     }

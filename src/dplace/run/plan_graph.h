@@ -26,6 +26,7 @@ struct GraphPlanRequest {
   int64_t global_batch = 0;  // samples a step: a multiple of the graph's batch
   double time_limit_s = 10;  // for the pipeline's and the op-level searches together
   uint64_t seed = 1;
+  std::vector<std::string> shapes;  // an ONNX model's input sizes, "name=8x512" (GraphSpec)
 };
 
 struct GraphPlanRow {

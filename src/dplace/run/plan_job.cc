@@ -356,13 +356,15 @@ StatusOr<PiperResponse> PlanPiperFile(const PiperRequest& request) {
 
 StatusOr<PlanResponse> PlanJob(const PlanRequest& request) {
   if (request.model.empty()) return InvalidInput("--model: a config.json is required");
+  job::Job job;
+  // The model first: a file that is no config says so before its flags are weighed.
+  DPLACE_ASSIGN_OR_RETURN(job.model, io::LoadModelConfig(request.model));
   if (request.global_batch < 1 || request.global_batch > (int64_t{1} << 24)) {
     return InvalidInput("--global-batch: must be between 1 and 16777216 sequences");
   }
   if (request.seq_len < 1 || request.seq_len > (int64_t{1} << 24)) {
     return InvalidInput("--seq-len: must be between 1 and 16777216 tokens");
   }
-  job::Job job;
   if (request.dtype == "bf16")
     job.dtype = job::Dtype::kBf16;
   else if (request.dtype == "fp16")
@@ -372,7 +374,6 @@ StatusOr<PlanResponse> PlanJob(const PlanRequest& request) {
   else
     return InvalidInput("--dtype: '" + request.dtype + "' is not bf16, fp16 or fp8");
   DPLACE_ASSIGN_OR_RETURN(job::Fixed fixed, ParseFix(request.fix));
-  DPLACE_ASSIGN_OR_RETURN(job.model, io::LoadModelConfig(request.model));
   DPLACE_ASSIGN_OR_RETURN(hw::Machine machine, io::LoadMachine(request.cluster));
   if (machine.gpu.memory_bandwidth_bytes_per_s <= 0 ||
       (machine.gpu.peak_flops_half <= 0 && machine.gpu.peak_flops <= 0)) {
