@@ -72,8 +72,9 @@ std::vector<std::string> FitLines(const sim::Problem& problem, int64_t batch,
         lines.push_back("strategy that wins: data parallelism on " + std::to_string(dp->devices) +
                         " " + accelerator->kind + ", " + ratio +
                         "x faster a sample than the op-level plan (run the step whole on each "
-                        "device, as DDP or FSDP; for a transformer's config.json, `dplace plan` "
-                        "also weighs tensor and pipeline parallelism, ZeRO and recomputation)");
+                        "device, as DDP or FSDP; `dplace plan --model` on this graph weighs ZeRO, "
+                        "FSDP and pipelines with replicas too, and on a transformer's config.json "
+                        "tensor parallelism and recomputation)");
       } else {
         std::snprintf(ratio, sizeof ratio, "%.2f", dp->per_sample_s / plan_per_sample);
         lines.push_back(std::string("strategy that wins: the op-level plan, ") + ratio +
