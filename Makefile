@@ -21,6 +21,8 @@ run: build
 	./build/release/dplace place --graph $(EXAMPLE_GRAPH) --training --cluster $(EXAMPLE_CLUSTER) \
 	  --placer one-shot,search,exact --time-limit 10 --out build/example_plan.json \
 	  --trace build/example_trace.json
+	./build/release/dplace plan --model $(EXAMPLE_GRAPH) --cluster $(EXAMPLE_CLUSTER) \
+	  --global-batch 256 --time-limit 4
 
 test: build
 	ctest --preset release
