@@ -153,10 +153,10 @@ def test_a_mixture_of_experts_config_is_refused(tmp_path):
 
 
 
-def test_a_graph_is_planned_as_data_parallelism_fsdp_a_pipeline_and_a_placement():
+def test_a_graph_is_planned_as_data_parallelism_fsdp_tp_a_pipeline_and_a_placement():
     r = dplace.plan(VGG, "a100x8", global_batch=256, time_limit=2)
     families = sorted(a["family"] for a in r["alternatives"])
-    assert families == ["data-parallel", "fsdp", "op-level", "pipeline"]
+    assert families == ["data-parallel", "fsdp", "op-level", "pipeline", "tensor"]
     fitting = [a for a in r["alternatives"] if a["fits"]]
     assert r["best"]["predicted"]["seconds_per_iteration"] == min(
         a["predicted"]["seconds_per_iteration"] for a in fitting)
@@ -164,7 +164,8 @@ def test_a_graph_is_planned_as_data_parallelism_fsdp_a_pipeline_and_a_placement(
         assert 1 <= a["gpus"] <= 8
         assert a["predicted"]["samples_per_s"] == pytest.approx(
             256 / a["predicted"]["seconds_per_iteration"])
-    assert "config.json" in " ".join(r["notes"])  # tensor parallelism needs one
+    # TP splits the classifier's first two linears, a column -> row pair; the rest stays whole.
+    assert [(b["kind"], b["ways"]) for b in r["tensor_parallel_blocks"]] == [("mlp", 4096)]
     assert "family" in r["table"]
 
 

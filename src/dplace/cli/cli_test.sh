@@ -184,11 +184,12 @@ section_plan() {
     --cluster dgx-h100 --global-batch 64 --seq-len 4096 --export nemo=x
   expect_bad_input plan_no_cluster "--cluster: required for a config.json" plan --model "$LLAMA" \
     --global-batch 64 --seq-len 4096
-  # A graph: data parallelism, FSDP, a pipeline and an op-level placement weighed.
+  # A graph: data parallelism, FSDP, TP of its column -> row pairs, a pipeline and an op-level
+  # placement weighed.
   local VGG=models/train/vgg16.onnx
   if "$DPLACE" plan --model "$VGG" --cluster a100x8 --global-batch 256 --time-limit 2 --json \
       >"$TMP/graph_plan.json" &&
-    [[ $(json_get "$TMP/graph_plan.json" 'sorted(a["family"] for a in d["alternatives"])') == "['data-parallel', 'fsdp', 'op-level', 'pipeline']" ]] &&
+    [[ $(json_get "$TMP/graph_plan.json" 'sorted(a["family"] for a in d["alternatives"])') == "['data-parallel', 'fsdp', 'op-level', 'pipeline', 'tensor']" ]] &&
     [[ $(json_get "$TMP/graph_plan.json" 'd["best"]["predicted"]["seconds_per_iteration"] == min(a["predicted"]["seconds_per_iteration"] for a in d["alternatives"] if a["fits"])') == True ]]; then
     ok
   else

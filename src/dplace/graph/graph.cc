@@ -1,6 +1,8 @@
 #include "dplace/graph/graph.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string>
 
 namespace dplace::graph {
 
@@ -21,6 +23,16 @@ std::optional<OpKind> ParseOpKind(std::string_view name) {
   if (name == "backward") return OpKind::kBackward;
   if (name == "update") return OpKind::kUpdate;
   return std::nullopt;
+}
+
+bool IsMatrixProduct(std::string_view type) {
+  std::string t(type);
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (t.rfind("aten::", 0) == 0) t = t.substr(6);
+  for (const char* name : {"matmul", "bmm", "baddbmm", "mm", "einsum", "gemm"}) {
+    if (t == name) return true;
+  }
+  return false;
 }
 
 std::optional<double> Op::MeasuredTime(std::string_view device_kind) const {

@@ -27,6 +27,8 @@ inline constexpr GroupId kNoGroup{-1};
 enum class OpKind : uint8_t { kForward, kBackward, kUpdate };
 std::string_view OpKindName(OpKind kind);
 std::optional<OpKind> ParseOpKind(std::string_view name);
+// True for a matrix product's type (MatMul, Gemm, aten::mm, einsum ...; any case).
+bool IsMatrixProduct(std::string_view type);
 
 struct Op {
   std::string name;

@@ -165,13 +165,6 @@ std::string Lower(std::string s) {
   return s;
 }
 
-bool IsMatrixProduct(const std::string& type) {
-  for (const char* name : {"matmul", "bmm", "baddbmm", "mm", "einsum", "gemm"}) {
-    if (type == name || type == std::string("aten::") + name) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::vector<char> AttentionCoreOps(const Graph& g) {
@@ -195,7 +188,7 @@ std::vector<char> AttentionCoreOps(const Graph& g) {
       }
       if (widest < 0) break;
       chain.push_back(widest);
-      product = IsMatrixProduct(Lower(g.op(widest).type));
+      product = IsMatrixProduct(g.op(widest).type);
       at = widest;
     }
     if (!product) continue;

@@ -1,5 +1,6 @@
 #include "dplace/report/job_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -312,6 +313,14 @@ Json GraphPlanJson(const run::GraphPlanResponse& r) {
   Json alternatives = Json::array();
   for (const run::GraphPlanRow& row : r.rows) alternatives.push_back(GraphRowJson(row));
   out["alternatives"] = alternatives;
+  Json blocks = Json::array();
+  for (const run::TensorBlockRow& b : r.tensor_blocks) {
+    blocks.push_back({{"module", b.module},
+                      {"kind", b.attention ? "attention" : "mlp"},
+                      {"ways", b.ways},
+                      {"ops", b.ops}});
+  }
+  out["tensor_parallel_blocks"] = blocks;
   return out;
 }
 
@@ -355,6 +364,25 @@ std::string GraphPlanTable(const run::GraphPlanResponse& r) {
   }
   for (const run::GraphPlanRow& row : r.rows) {
     if (!row.note.empty()) out << row.family << ": " << row.note << "\n";
+  }
+  if (!r.tensor_blocks.empty()) {
+    // Blocks alike counted together: "12 attention (12 ways), 12 MLP (3072 ways)".
+    std::vector<std::pair<std::string, int>> kinds;
+    for (const run::TensorBlockRow& b : r.tensor_blocks) {
+      const std::string kind =
+          std::string(b.attention ? "attention" : "MLP") + " (" + std::to_string(b.ways) + " ways)";
+      auto it =
+          std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == kind; });
+      if (it == kinds.end()) {
+        kinds.emplace_back(kind, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    out << "tensor-parallel blocks: ";
+    for (size_t i = 0; i < kinds.size(); ++i)
+      out << (i ? ", " : "") << kinds[i].second << " " << kinds[i].first;
+    out << " (first: " << r.tensor_blocks.front().module << ")\n";
   }
   for (const std::string& note : r.notes) out << "note: " << note << "\n";
   out << "MFU: " << kGraphFlopConvention << "\n";

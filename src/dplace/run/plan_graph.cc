@@ -8,6 +8,7 @@
 #include "dplace/base/json_node.h"
 #include "dplace/base/units.h"
 #include "dplace/cost/collectives.h"
+#include "dplace/graph/tensor_parallel.h"
 #include "dplace/hw/machine.h"
 #include "dplace/io/load.h"
 #include "dplace/run/decide.h"
@@ -31,26 +32,75 @@ struct Phases {
   double forward_s = 0, backward_s = 0, update_s = 0;
 };
 
-Phases PhasesOf(const sim::Problem& p, const sim::KindFit& fit) {
-  Phases sum;
+// With `only` (by op index), the phases of those ops alone, at the whole step's scale.
+Phases PhasesOf(const sim::Problem& p, const sim::KindFit& fit,
+                const std::vector<char>* only = nullptr) {
+  Phases sum, all;
   for (sim::OpId op{0}; op < p.num_ops(); ++op) {
     const double t = p.costs.OpTime(op, fit.device);
-    switch (p.g().op(op).kind) {
-      case graph::OpKind::kForward:
-        sum.forward_s += t;
-        break;
-      case graph::OpKind::kBackward:
-        sum.backward_s += t;
-        break;
-      case graph::OpKind::kUpdate:
-        sum.update_s += t;
-        break;
+    const bool counted = only == nullptr || (*only)[op.index()] != 0;
+    for (Phases* into : {&all, counted ? &sum : nullptr}) {
+      if (into == nullptr) continue;
+      switch (p.g().op(op).kind) {
+        case graph::OpKind::kForward:
+          into->forward_s += t;
+          break;
+        case graph::OpKind::kBackward:
+          into->backward_s += t;
+          break;
+        case graph::OpKind::kUpdate:
+          into->update_s += t;
+          break;
+      }
     }
   }
-  const double total = sum.forward_s + sum.backward_s + sum.update_s;
+  const double total = all.forward_s + all.backward_s + all.update_s;
   if (total <= 0) return sum;
   const double scale = fit.step_s / total;
   return {sum.forward_s * scale, sum.backward_s * scale, sum.update_s * scale};
+}
+
+// Megatron-style tensor parallelism of degree t over the graph's column -> row blocks
+// (graph/tensor_parallel.h) whose ways t divides: their ops (forward, backward, update) run a
+// t-th of their work and hold a t-th of their weights, gradients, optimizer state and of what they
+// keep for backward; per micro-batch each block all-reduces its output forward and its input's
+// gradient backward, exposed (no TP overlap). t = 1: nothing split.
+struct TensorSplit {
+  int t = 1;
+  Phases sharded;          // the split ops' phases, whole
+  double param_share = 0;  // their share of the weights (and so of gradients, optimizer state)
+  double saved_share = 0;  // their share of what forward keeps for backward
+  std::vector<double> forward_reduce_bytes, backward_reduce_bytes;  // per split block
+  int attention = 0, mlp = 0, blocks = 0;                           // split, and found
+};
+
+TensorSplit SplitOf(const sim::Problem& p, const sim::KindFit& fit,
+                    const std::vector<graph::TensorParallelBlock>& blocks, int t) {
+  TensorSplit s{.t = t, .blocks = static_cast<int>(blocks.size())};
+  const graph::Graph& g = p.g();
+  std::vector<char> forward(static_cast<size_t>(g.num_ops()), 0), all = forward;
+  for (const graph::TensorParallelBlock& b : blocks) {
+    if (b.ways % t != 0) continue;
+    ++(b.attention ? s.attention : s.mlp);
+    s.forward_reduce_bytes.push_back(b.forward_reduce_bytes);
+    s.backward_reduce_bytes.push_back(b.backward_reduce_bytes);
+    for (graph::OpId o : b.ops) {
+      forward[o.index()] = all[o.index()] = 1;
+      for (const char* suffix : {"/grad", "/update"}) {
+        if (auto other = g.FindOp(g.op(o).name + suffix)) all[other->index()] = 1;
+      }
+    }
+  }
+  s.sharded = PhasesOf(p, fit, &all);
+  double params = 0, of_split = 0;
+  for (graph::OpId o : g.op_ids()) {
+    if (g.op(o).kind != graph::OpKind::kForward) continue;
+    params += g.op(o).param_bytes;
+    if (forward[o.index()]) of_split += g.op(o).param_bytes;
+  }
+  s.param_share = params > 0 ? of_split / params : 0;
+  s.saved_share = graph::SavedShare(g, forward);
+  return s;
 }
 
 double GraphFlops(const graph::Graph& g) {
@@ -59,25 +109,45 @@ double GraphFlops(const graph::Graph& g) {
   return flops;
 }
 
-// The data-parallel plan of degree d and ZeRO stage z, costed as job/costs.h costs the job
-// planner's data parallelism: gradients reduced in buckets under the last micro-batch's backward
-// (ZeRO 0 all-reduce, ZeRO 1 reduce-scatter), ZeRO 2 and 3 reduce-scattering each micro-batch's,
-// ZeRO 1 and 2 all-gathering the updated weights, ZeRO 3 gathering the weights for each forward
-// and backward, every prefetch hidden under the compute it feeds where that is longer. ZeRO-3
-// holds a d-th of the weights and, whole, the op's being gathered and the next one's
-// (`largest_op_weights` each, as the job planner holds two layers').
-GraphPlanRow DataParallelRow(const sim::KindFit& fit, const Phases& ph, const hw::Machine& m, int d,
-                             int zero, int64_t microbatches, double largest_op_weights) {
+// The data-parallel plan of degree d and ZeRO stage z over `split`'s tensor parallelism, costed
+// as job/costs.h costs the job planner's data parallelism: gradients reduced in buckets under the
+// last micro-batch's backward (ZeRO 0 all-reduce, ZeRO 1 reduce-scatter), ZeRO 2 and 3
+// reduce-scattering each micro-batch's, ZeRO 1 and 2 all-gathering the updated weights, ZeRO 3
+// gathering the weights for each forward and backward, every prefetch hidden under the compute it
+// feeds where that is longer. ZeRO-3 holds a d-th of the weights and, whole, the op's being
+// gathered and the next one's (`largest_op_weights` each, as the job planner holds two layers').
+// Ranks in Megatron's order: a TP group's t ranks adjacent, DP groups t apart.
+GraphPlanRow DataParallelRow(const sim::KindFit& fit, const Phases& whole, const TensorSplit& split,
+                             const hw::Machine& m, int d, int zero, int64_t microbatches,
+                             double largest_op_weights) {
   using cost::Collective;
-  const std::vector<int> span = hw::GroupSpan(m, 1, d);
+  const int t = split.t;
+  const double cut = 1 - 1.0 / t;  // what TP takes off each split op
+  const std::vector<int> span = hw::GroupSpan(m, t, d), tp_span = hw::GroupSpan(m, 1, t);
   auto collective = [&](Collective kind, double bytes) {
     return d > 1 ? cost::CollectiveTime(kind, bytes, span, m) : 0.0;
   };
-  const sim::MemoryNeed& need = fit.need;
+  const Phases ph{whole.forward_s - cut * split.sharded.forward_s,
+                  whole.backward_s - cut * split.sharded.backward_s,
+                  whole.update_s - cut * split.sharded.update_s};
+  const double held = 1 - cut * split.param_share;
+  const sim::MemoryNeed need{
+      .weights_bytes = fit.need.weights_bytes * held,
+      .gradients_bytes = fit.need.gradients_bytes * held,
+      .optimizer_bytes = fit.need.optimizer_bytes * held,
+      .activations_bytes = fit.need.activations_bytes * (1 - cut * split.saved_share)};
+  double tp_s = 0;  // a micro-batch's TP all-reduces, forward and backward
+  if (t > 1) {
+    for (const std::vector<double>* list :
+         {&split.forward_reduce_bytes, &split.backward_reduce_bytes}) {
+      for (double bytes : *list)
+        tp_s += cost::CollectiveTime(Collective::kAllReduce, bytes, tp_span, m);
+    }
+  }
   const double dd = d;
   GraphPlanRow row;
-  row.family = zero >= 3 ? "fsdp" : "data-parallel";
-  row.gpus = d;
+  row.family = t > 1 ? "tensor" : zero >= 3 ? "fsdp" : "data-parallel";
+  row.gpus = t * d;
   row.memory = {.weights_bytes = zero >= 3 && d > 1
                                      ? need.weights_bytes / dd + 2 * largest_op_weights
                                      : need.weights_bytes,
@@ -102,11 +172,25 @@ GraphPlanRow DataParallelRow(const sim::KindFit& fit, const Phases& ph, const hw
   const double update = ph.update_s / (zero >= 1 ? dd : 1);
   const double regather =
       (zero == 1 || zero == 2) ? collective(Collective::kAllGather, need.weights_bytes) : 0;
-  row.iteration_s = mb * (forward + backward) + exposed + update + regather;
-  row.what = (zero >= 3 ? "FSDP full shard" : "ZeRO-" + std::to_string(zero)) + " over " +
-             std::to_string(d) + " " + fit.kind + (d == 1 ? "" : "s") + ", " +
-             std::to_string(microbatches) + " micro-batch" + (microbatches == 1 ? "" : "es") +
-             " a " + fit.kind;
+  row.iteration_s = mb * (forward + backward + tp_s) + exposed + update + regather;
+  const std::string gpus = std::to_string(row.gpus) + " " + fit.kind + (row.gpus == 1 ? "" : "s");
+  const std::string sharding = zero >= 3 ? "FSDP full shard" : "ZeRO-" + std::to_string(zero);
+  if (t > 1) {
+    std::string blocks;
+    for (const auto& [n, kind] : {std::pair{split.attention, "attention"}, {split.mlp, "MLP"}}) {
+      if (n == 0) continue;
+      blocks += (blocks.empty() ? "" : " and ") + std::to_string(n) + " " + kind;
+    }
+    const int split_blocks = split.attention + split.mlp;
+    blocks += split_blocks == 1 ? " block" : " blocks";
+    if (split_blocks < split.blocks) blocks += " of " + std::to_string(split.blocks);
+    row.what = "TP " + std::to_string(t) + " on " + blocks + ", the rest whole, x " + sharding +
+               " DP " + std::to_string(d) + " over " + gpus;
+  } else {
+    row.what = sharding + " over " + gpus;
+  }
+  row.what += ", " + std::to_string(microbatches) + " micro-batch" +
+              (microbatches == 1 ? "" : "es") + " a " + (t > 1 ? "TP group" : fit.kind);
   row.fits = fit.runs && row.memory.Total() <= fit.capacity_bytes;
   if (!row.fits) {
     row.note = "needs " + FormatBytes(row.memory.Total()) + " a " + fit.kind + ", has " +
@@ -212,15 +296,32 @@ StatusOr<GraphPlanResponse> PlanGraph(const GraphPlanRequest& request) {
     if (op.kind == graph::OpKind::kForward)
       largest_op_weights = std::max(largest_op_weights, op.param_bytes);
   }
-  std::vector<GraphPlanRow> data_parallel, fsdp;
-  for (int d = 1; d <= r.gpus; ++d) {
-    if (r.gpus % d != 0 || runs % d != 0) continue;
-    for (int zero = 0; zero <= 3; ++zero) {
-      if (zero > 0 && d == 1) continue;
-      GraphPlanRow row =
-          DataParallelRow(*gpu, phases, machine, d, zero, runs / d, largest_op_weights);
-      (zero >= 3 ? fsdp : data_parallel).push_back(std::move(row));
+  // Tensor parallelism: every degree t inside a node that splits a block, times data
+  // parallelism of every degree d (t x d GPUs) that divides the runs, every ZeRO stage.
+  const std::vector<graph::TensorParallelBlock> blocks = graph::FindTensorParallelBlocks(step->g());
+  std::vector<TensorSplit> splits{{.blocks = static_cast<int>(blocks.size())}};
+  for (int t = 2; t <= machine.gpus_per_node() && t <= r.gpus; ++t) {
+    if (r.gpus % t != 0) continue;
+    TensorSplit split = SplitOf(*step, *gpu, blocks, t);
+    if (split.attention + split.mlp > 0) splits.push_back(std::move(split));
+  }
+  std::vector<GraphPlanRow> data_parallel, fsdp, tensor;
+  for (const TensorSplit& split : splits) {
+    for (int d = 1; d * split.t <= r.gpus; ++d) {
+      if (r.gpus % (d * split.t) != 0 || runs % d != 0) continue;
+      for (int zero = 0; zero <= 3; ++zero) {
+        if (zero > 0 && d == 1) continue;
+        GraphPlanRow row =
+            DataParallelRow(*gpu, phases, split, machine, d, zero, runs / d, largest_op_weights);
+        (split.t > 1 ? tensor : zero >= 3 ? fsdp : data_parallel).push_back(std::move(row));
+      }
     }
+  }
+  for (const graph::TensorParallelBlock& b : blocks) {
+    r.tensor_blocks.push_back({.module = b.module,
+                               .attention = b.attention,
+                               .ways = b.ways,
+                               .ops = static_cast<int>(b.ops.size())});
   }
 
   // The pipeline (dp's split, replicas chosen with it) and the op-level placers, each in half the
@@ -267,7 +368,7 @@ StatusOr<GraphPlanResponse> PlanGraph(const GraphPlanRequest& request) {
   const double flops = GraphFlops(step->g()) * static_cast<double>(runs);
   const double peak =
       machine.gpu.peak_flops_half > 0 ? machine.gpu.peak_flops_half : machine.gpu.peak_flops;
-  for (std::vector<GraphPlanRow>* rows : {&data_parallel, &fsdp, &pipeline, &op_level}) {
+  for (std::vector<GraphPlanRow>* rows : {&data_parallel, &fsdp, &tensor, &pipeline, &op_level}) {
     if (rows->empty()) continue;
     best_of(*rows);
     GraphPlanRow row = rows->front();
@@ -283,8 +384,11 @@ StatusOr<GraphPlanResponse> PlanGraph(const GraphPlanRequest& request) {
       r.best = static_cast<int>(i);
   }
   r.notes.emplace_back(
-      "tensor parallelism and 3-D plans shard a transformer's heads: plan its config.json "
-      "(docs/planning.md)");
+      blocks.empty()
+          ? "tensor: no column -> row pairs of matrix products (Megatron's attention and MLP "
+            "blocks) in the graph, so no tensor-parallel plan"
+          : "tensor: splits the column -> row blocks listed whose ways t divides, the rest of the "
+            "graph whole on each rank; TP with a pipeline (3-D) is planned for a config.json");
   r.notes.emplace_back(
       "the pipeline and op-level rows are the placers' plans judged by their simulations; the "
       "data-parallel rows the one-GPU step with the machine's collectives");

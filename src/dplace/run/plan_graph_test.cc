@@ -41,7 +41,7 @@ TEST(PlanGraphTest, AGraphIsPlannedAsEveryFamilyItHasAndTheFastestThatFitsWins) 
       {.model = kVgg, .cluster = "a100x8", .global_batch = 16 * loaded->batch, .time_limit_s = 2});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->gpus, 8);
-  for (const char* family : {"data-parallel", "fsdp", "pipeline", "op-level"}) {
+  for (const char* family : {"data-parallel", "fsdp", "tensor", "pipeline", "op-level"}) {
     EXPECT_NE(Family(*r, family), nullptr) << family;
   }
   ASSERT_GE(r->best, 0);
@@ -53,10 +53,42 @@ TEST(PlanGraphTest, AGraphIsPlannedAsEveryFamilyItHasAndTheFastestThatFitsWins) 
       EXPECT_LE(best.iteration_s, row.iteration_s) << row.family;
     }
   }
-  // Tensor parallelism is said to need a config.
-  EXPECT_TRUE(std::any_of(r->notes.begin(), r->notes.end(), [](const std::string& n) {
-    return n.find("config.json") != std::string::npos;
-  }));
+  // Tensor parallelism splits the classifier's first two linears (a column -> row pair, 4096
+  // wide); its convolutions and last linear stay whole.
+  ASSERT_EQ(r->tensor_blocks.size(), 1u);
+  EXPECT_FALSE(r->tensor_blocks[0].attention);
+  EXPECT_EQ(r->tensor_blocks[0].ways, 4096);
+}
+
+TEST(PlanGraphTest, TensorParallelismSplitsATransformersAttentionByHeadsAndItsMlp) {
+  const std::string bert = DPLACE_SOURCE_DIR "/models/bert_encoder.onnx";
+  auto loaded = LoadGraphFile({.path = bert, .training = true});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto c = io::LoadCluster("a100x8");
+  ASSERT_TRUE(c.ok());
+  auto p = MakeLoadedProblem(*loaded, *c, "step", bert);
+  ASSERT_TRUE(p.ok());
+  const sim::KindFit one = sim::FitOnOneDevice(**p, loaded->batch).front();
+  // One run a step: no data parallelism beyond one GPU, so the tensor family is TP alone.
+  auto r = PlanGraph(
+      {.model = bert, .cluster = "a100x8", .global_batch = loaded->batch, .time_limit_s = 1});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->tensor_blocks.size(), 24u);  // 12 layers' attention and MLP
+  for (size_t i = 0; i < r->tensor_blocks.size(); ++i) {
+    const TensorBlockRow& b = r->tensor_blocks[i];
+    EXPECT_EQ(b.attention, i % 2 == 0) << i;
+    EXPECT_EQ(b.ways, b.attention ? 12 : 3072) << b.module;  // BERT-base's heads, FFN width
+  }
+  const GraphPlanRow* tp = Family(*r, "tensor");
+  ASSERT_NE(tp, nullptr);
+  const int t = tp->gpus;
+  ASSERT_TRUE(t == 2 || t == 4) << t;  // a degree that divides the 12 heads
+  // The blocks hold most of the weights but not the embedding: each rank holds more than a t-th.
+  EXPECT_LT(tp->memory.weights_bytes, one.need.weights_bytes * 0.9);
+  EXPECT_GT(tp->memory.weights_bytes, one.need.weights_bytes / t);
+  EXPECT_LT(tp->memory.activations_bytes, one.need.activations_bytes);
+  // Each block's two all-reduces a micro-batch at least: slower than a t-th of the step.
+  EXPECT_GT(tp->iteration_s, one.step_s / t);
 }
 
 TEST(PlanGraphTest, DataParallelismOnOneGpuIsTheOneGpuStepAndFsdpShardsWhatItHolds) {
