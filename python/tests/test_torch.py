@@ -342,3 +342,22 @@ def test_example_check_fidelity():
     out = run_example("check_fidelity.py", "mlp", "--batch", "4", "--training", "--ranking",
                       "--threads", "1", "--warmup", "1", "--repeat", "3")
     assert "alternate" in out and "halves" in out and "transfers" in out
+
+
+def test_a_traced_decoder_is_planned_with_tensor_parallelism_of_its_attention_and_mlp(tmp_path):
+    # user_models' Llama-style decoder as its authors write it: rotary (chunk, cat), a causal mask
+    # added to the scores, SwiGLU; 4 layers of 4 heads, MLP 256 wide.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import user_models
+    model, inputs = user_models.build("decoder")
+    doc = dt.graph_dict(model, inputs, name="decoder")
+    doc["batch"] = 4
+    path = tmp_path / "decoder.json"
+    path.write_text(json.dumps(doc))
+    r = dplace.plan(str(path), "a100x8", global_batch=32, time_limit=1)
+    blocks = [(b["module"], b["kind"], b["ways"]) for b in r["tensor_parallel_blocks"]]
+    assert blocks == [(f"layers.{i}.{part}", kind, ways) for i in range(4)
+                      for part, kind, ways in (("attn", "attention", 4), ("mlp", "mlp", 256))]
+    tensor = [a for a in r["alternatives"] if a["family"] == "tensor"]
+    assert len(tensor) == 1 and tensor[0]["gpus"] % 2 == 0
+    assert "8 blocks" in tensor[0]["plan"] or "4 attention and 4 MLP" in tensor[0]["plan"]

@@ -19,16 +19,44 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+// The words of `text`, split at spaces.
+std::set<std::string> Words(std::string_view text) {
+  std::set<std::string> out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find(' ', at), text.size());
+    if (end > at) out.emplace(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+// The type as the tables below name it: lower case, without "aten::" and leading underscores
+// (dplace.torch's "_softmax", "_unsafe_view").
+std::string Plain(std::string_view type) {
+  std::string t = Lower(type);
+  if (t.rfind("aten::", 0) == 0) t = t.substr(6);
+  const size_t first = t.find_first_not_of('_');
+  return first == std::string::npos ? t : t.substr(first);
+}
+
+// A matrix product, also as a module or its fused form: torch's Linear and addmm, Hugging Face's
+// Conv1D (GPT-2's linears; not torch's Conv1d).
+bool Product(std::string_view type) {
+  return IsMatrixProduct(type) || type == "Conv1D" || Plain(type) == "linear" ||
+         Plain(type) == "addmm";
+}
+
 // Ops that work on a shard of their input as on the whole: elementwise ops (and a bias of the
-// shard's width), views, dropout, softmax over a shard's rows, a product of two shards.
-bool Shardable(const std::string& type) {
-  static const std::set<std::string> kTypes = {
-      "add",     "sub",       "mul",      "div",     "pow",   "sqrt",       "reciprocal", "erf",
-      "tanh",    "gelu",      "relu",     "sigmoid", "silu",  "neg",        "exp",        "cast",
-      "dropout", "where",     "softmax",  "reshape", "view",  "flatten",    "transpose",  "permute",
-      "squeeze", "unsqueeze", "identity", "split",   "slice", "contiguous", "scale",      "expand"};
-  const std::string t = Lower(type);
-  return kTypes.count(t.rfind("aten::", 0) == 0 ? t.substr(6) : t) > 0 || IsMatrixProduct(t);
+// shard's width), views and copies, indexing, dropout, masking, softmax over a shard's rows, a
+// product of two shards. Types as ONNX, torch.fx (dplace.torch) and aten name them.
+bool Shardable(std::string_view type) {
+  static const std::set<std::string> kTypes = Words(
+      "add sub mul div truediv pow sqrt reciprocal erf tanh gelu geluactivation "
+      "newgeluactivation relu sigmoid silu neg exp cast to float half bfloat16 type_as "
+      "dropout native_dropout where masked_fill softmax reshape view unsafe_view "
+      "reshape_alias flatten unflatten transpose permute squeeze unsqueeze identity "
+      "alias clone contiguous expand split chunk slice getitem cat concat stack");
+  return kTypes.count(Plain(type)) > 0 || Product(type);
 }
 
 class Finder {
@@ -62,11 +90,10 @@ class Finder {
   bool Forward(OpId op) const { return g_.op(op).kind == OpKind::kForward; }
   // An op that holds a parameter and passes it on, reading nothing (a transposed weight).
   bool WeightOp(OpId op) const {
-    static const std::set<std::string> kCopies = {"transpose", "t",       "permute", "identity",
-                                                  "cast",      "reshape", "view",    "contiguous"};
-    std::string type = Lower(g_.op(op).type);
-    if (type.rfind("aten::", 0) == 0) type = type.substr(6);
-    if (!Forward(op) || g_.op(op).param_bytes <= 0 || !kCopies.count(type)) return false;
+    static const std::set<std::string> kCopies =
+        Words("transpose t permute identity cast reshape view contiguous parameter");
+    if (!Forward(op) || g_.op(op).param_bytes <= 0 || !kCopies.count(Plain(g_.op(op).type)))
+      return false;
     const auto preds = g_.Predecessors(op);
     return std::none_of(preds.begin(), preds.end(), [&](OpId p) { return Forward(p); });
   }
@@ -78,7 +105,7 @@ class Finder {
     return bytes;
   }
   bool Weighted(OpId op) const {
-    return Forward(op) && IsMatrixProduct(g_.op(op).type) && WeightBytes(op) > 0;
+    return Forward(op) && Product(g_.op(op).type) && WeightBytes(op) > 0;
   }
   std::vector<TensorId> ActivationInputs(OpId op) const {
     std::vector<TensorId> out;
@@ -129,7 +156,8 @@ class Finder {
       sharded.insert(region.begin(), region.end());
     }
     // The row reads shards only; an op between reads shards and, besides, only what is smaller
-    // than its shards (a broadcast mask, a scale) or a weight of its own (a bias).
+    // than its shards (a broadcast mask, a scale; not for a product) or a weight of its own (a
+    // bias).
     for (TensorId t : ActivationInputs(row)) {
       if (!sharded.count(g_.tensor(t).producer)) return std::nullopt;
     }
@@ -142,8 +170,11 @@ class Finder {
           least_shard = least_shard < 0 ? b : std::min(least_shard, b);
         }
       }
+      // A product of two tensors takes shards only (a shard times a whole tensor is no shard).
+      const bool product = Product(g_.op(o).type);
       for (TensorId t : ActivationInputs(o)) {
-        if (!sharded.count(g_.tensor(t).producer) && !(g_.tensor(t).bytes < least_shard))
+        if (!sharded.count(g_.tensor(t).producer) &&
+            (product || !(g_.tensor(t).bytes < least_shard)))
           return std::nullopt;
       }
     }
@@ -166,7 +197,7 @@ class Finder {
     for (TensorId t : inputs) b.backward_reduce_bytes += g_.tensor(t).bytes;
     b.forward_reduce_bytes = g_.tensor(g_.FirstOutput(row)).bytes;
     for (OpId o : sharded) {
-      if (Lower(g_.op(o).type).find("softmax") != std::string::npos) b.attention = true;
+      if (Plain(g_.op(o).type) == "softmax") b.attention = true;
     }
     b.ways = Ways(b, sharded);
     if (b.ways <= 0) return std::nullopt;
@@ -224,9 +255,9 @@ class Finder {
     // Back from the softmax along its widest input to the product that makes the scores.
     OpId at{-1};
     for (OpId o : sharded) {
-      if (Lower(g_.op(o).type).find("softmax") != std::string::npos) at = o;
+      if (Plain(g_.op(o).type) == "softmax") at = o;
     }
-    for (int step = 0; step < 8 && at >= 0 && !IsMatrixProduct(g_.op(at).type); ++step) {
+    for (int step = 0; step < 8 && at >= 0 && !Product(g_.op(at).type); ++step) {
       OpId widest{-1};
       double bytes = -1;
       for (TensorId t : g_.Inputs(at)) {
@@ -238,7 +269,7 @@ class Finder {
       }
       at = widest;
     }
-    if (at < 0 || !IsMatrixProduct(g_.op(at).type) || g_.op(at).flops <= 0) return 0;
+    if (at < 0 || !Product(g_.op(at).type) || g_.op(at).flops <= 0) return 0;
     const double scores = g_.tensor(g_.FirstOutput(at)).bytes;
     const double e2 = dims->element_bytes * dims->element_bytes;
     std::optional<int64_t> heads;

@@ -35,7 +35,8 @@ struct TensorParallelBlock {
 // their row products. A product's weight is a parameter it holds or one an op without inputs
 // holds and passes to it (torch.onnx's transposed weight). A column's shard may reach only one row
 // product, through ops of the kinds above; another input of such an op must be smaller than its
-// shard (a broadcast mask or scale), else the block is not one. A product is in one block at
+// shard (a broadcast mask or scale) and a product between must take shards only, else the block
+// is not one. A product is in one block at
 // most: of a chain of pairs sharing a product (linear -> linear -> linear), the first is kept.
 std::vector<TensorParallelBlock> FindTensorParallelBlocks(const Graph& g);
 

@@ -72,6 +72,26 @@ TEST(TensorParallelTest, ATensorAsLargeAsTheShardBreaksTheBlock) {
   EXPECT_FALSE(blocks[0].attention);
 }
 
+// Attention over short sequences, its scores smaller than V: if Q and K are not split (their
+// shard meets a norm), V alone is no block, though the scores would pass as a broadcast.
+TEST(TensorParallelTest, AProductOfAShardAndAWholeTensorIsNoBlock) {
+  GraphBuilder b("v-only");
+  auto op = [&](const char* name, const char* type, double flops, double out_bytes,
+                const std::vector<OpId>& from, double params = 0) {
+    const OpId id =
+        b.AddOp({.name = name, .type = type, .flops = flops, .param_bytes = params}, {{out_bytes}});
+    for (OpId f : from) b.AddEdge(f, 0, id);
+    return id;
+  };
+  const OpId x = op("x", "Gather", 0, 256, {}, 4096);
+  const OpId scores = op("scores", "ReduceMean", 64, 128, {x});  // whole, smaller than V's shard
+  const OpId v = op("v", "MatMul", 1024, 256, {x}, 256);
+  const OpId pv = op("pv", "MatMul", 512, 256, {scores, v});
+  const OpId o = op("o", "MatMul", 1024, 256, {pv}, 256);
+  op("out", "ReduceMean", 64, 256, {o});
+  EXPECT_TRUE(FindTensorParallelBlocks(std::move(b.Build()).value()).empty());
+}
+
 TEST(TensorParallelTest, ATrainingStepHasTheForwardGraphsBlocks) {
   const Graph g = std::move(ExpandTraining(Layer())).value();
   const auto blocks = FindTensorParallelBlocks(g);
