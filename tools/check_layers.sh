@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/../src/dplace"
 LAYERS=(
   "base"
-  "graph hw"
+  "graph hw sched"
   "cost"
   "sim job"
   "place io"

@@ -4,17 +4,21 @@
 #include <limits>
 
 #include "dplace/base/status.h"
+#include "dplace/sched/orders.h"
 
 namespace dplace::job {
 namespace {
 
-void OneFOneB(int rank, int ranks, int m, std::vector<Action>* out) {
-  const int warmup = std::min(ranks - rank - 1, m);
-  for (int i = 0; i < warmup; ++i) out->push_back({ActionKind::kForward, i, 0});
-  for (int j = 0; j < m; ++j) {
-    if (warmup + j < m) out->push_back({ActionKind::kForward, warmup + j, 0});
-    out->push_back({ActionKind::kBackward, j, 0});
+// A rank's order of sched/orders.h as actions.
+void Append(const std::vector<sched::Task>& order, std::vector<Action>* out) {
+  for (const sched::Task& t : order) {
+    out->push_back(
+        {t.backward ? ActionKind::kBackward : ActionKind::kForward, t.microbatch, t.chunk});
   }
+}
+
+void OneFOneB(int rank, int ranks, int m, std::vector<Action>* out) {
+  Append(sched::WarmupOrder(ranks - rank - 1, m), out);
 }
 
 // Zero bubble H1 (Qi et al. 2024): 1F1B's forwards and input gradients in 1F1B's order, each
@@ -60,27 +64,6 @@ std::vector<std::vector<Action>> ZeroBubbleH1(int ranks, int m) {
   return out;
 }
 
-// Megatron-LM's interleaved 1F1B (schedules.py, forward_backward_pipelining_with_interleaving):
-// forward k of a rank is micro-batch (k / (ranks * chunks)) * ranks + k % ranks on chunk
-// (k / ranks) % chunks; backward k the same on chunk chunks - 1 - (k / ranks) % chunks.
-void Interleaved(int rank, int ranks, int chunks, int m, std::vector<Action>* out) {
-  const int total = m * chunks;
-  auto at = [&](int k, bool backward) {
-    const int group = k / (ranks * chunks), in = k % (ranks * chunks);
-    int chunk = in / ranks;
-    if (backward) chunk = chunks - 1 - chunk;
-    return Action{backward ? ActionKind::kBackward : ActionKind::kForward,
-                  group * ranks + in % ranks, chunk};
-  };
-  const int warmup = std::min((ranks - rank - 1) * 2 + (chunks - 1) * ranks, total);
-  for (int k = 0; k < warmup; ++k) out->push_back(at(k, false));
-  for (int k = 0; k < total - warmup; ++k) {
-    out->push_back(at(warmup + k, false));
-    out->push_back(at(k, true));
-  }
-  for (int k = std::max(0, total - warmup); k < total; ++k) out->push_back(at(k, true));
-}
-
 }  // namespace
 
 const ScheduleRow& RowOf(Schedule s) {
@@ -110,11 +93,10 @@ std::vector<std::vector<Action>> ScheduleActions(Schedule s, int ranks, int chun
       case Schedule::kZbH1:
         break;  // built for all ranks at once, below
       case Schedule::kInterleaved:
-        Interleaved(r, ranks, chunks, microbatches, &out);
+        Append(sched::InterleavedOrder(r, ranks, chunks, microbatches), &out);
         break;
       case Schedule::kGpipe:
-        for (int m = 0; m < microbatches; ++m) out.push_back({ActionKind::kForward, m, 0});
-        for (int m = 0; m < microbatches; ++m) out.push_back({ActionKind::kBackward, m, 0});
+        Append(sched::WarmupOrder(microbatches, microbatches), &out);
         break;
     }
   }

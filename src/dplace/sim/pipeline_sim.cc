@@ -439,7 +439,7 @@ Delays TransferDelays(const Problem& p, const Placement& placement,
 // Each lane's tasks in order, (stage, micro-batch, backward?), and the weight-gradient tasks it
 // lets wait: lane k runs a replica of PipelineStage lane_stage[k], of replicas[that] copies whose
 // first lane is first_lane[that]; under an interleaved schedule (chunks > 1) its chunks' tasks as
-// InterleavedOrder gives them, else its stage's as StageOrder does.
+// sched::InterleavedOrder gives them, else its stage's as StageOrder does.
 struct LaneOrders {
   std::vector<std::vector<std::tuple<int, int, bool>>> order;
   std::vector<size_t> allowance;
@@ -460,7 +460,7 @@ LaneOrders OrdersOf(const ScheduleRow& row, const std::vector<int>& lane_stage,
     const int after = CeilDiv(num_lanes - first_lane[d], copies) - 1;
     out.allowance[static_cast<size_t>(lane)] = WeightAllowance(row, before);
     if (chunks > 1) {  // inference: every chunk's forwards, in the same groups
-      for (const ChunkTask& t : InterleavedOrder(d, num_devices, chunks, microbatches)) {
+      for (const sched::Task& t : sched::InterleavedOrder(d, num_devices, chunks, microbatches)) {
         if (training || !t.backward)
           o.emplace_back(t.chunk * num_devices + d, t.microbatch, t.backward);
       }

@@ -2,7 +2,7 @@
 // devices that hold ops, in the order forward tensors flow between them; ops that read nothing and
 // hold no weights, such as exported constants, are made by each stage that uses them) under one
 // of the schedules of schedules.h. Under an interleaved schedule a device runs several stages
-// (chunks, found by depth: see SimulatePipeline) in InterleavedOrder, one task at a time, and
+// (chunks, found by depth: see SimulatePipeline) in sched::InterleavedOrder, one task at a time, and
 // holds what each of its chunks holds.
 //  - A stage's forward task F(m) runs its forward ops of micro-batch m; B(m) its backward and
 //    update ops (absent for inference graphs). Under a schedule that splits backward (zb-h1,

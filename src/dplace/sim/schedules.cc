@@ -64,47 +64,16 @@ std::string_view RecomputeName(Recompute recompute) {
                                               : "auto";
 }
 
-std::vector<ChunkTask> InterleavedOrder(int rank, int stages, int chunks, int microbatches) {
-  // The k-th forward (backward) of the device: micro-batch group k / (stages * chunks), chunk
-  // (k / stages) % chunks (from the last for backwards), micro-batch k % stages of the group.
-  const int total = chunks * microbatches;
-  auto task = [&](int k, bool backward) {
-    const int c = (k / stages) % chunks;
-    return ChunkTask{backward ? chunks - 1 - c : c, k / (stages * chunks) * stages + k % stages,
-                     backward};
-  };
-  const int warmup = microbatches == stages
-                         ? total
-                         : std::min(total, 2 * (stages - rank - 1) + (chunks - 1) * stages);
-  std::vector<ChunkTask> order;
-  int f = 0, b = 0;
-  for (; f < warmup; ++f) order.push_back(task(f, false));
-  while (f < total) {
-    order.push_back(task(f++, false));
-    order.push_back(task(b++, true));
-  }
-  while (b < total) order.push_back(task(b++, true));
-  return order;
-}
-
 std::vector<std::pair<int, bool>> StageOrder(const ScheduleRow& row, int depth, int m,
                                              bool training) {
   std::vector<std::pair<int, bool>> order;
-  for (int i = 0; i < m; ++i) order.emplace_back(i, false);
-  if (!training) return order;
-  if (row.warmup_per_stage_after == 0) {
-    for (int i = m - 1; i >= 0; --i) order.emplace_back(i, true);
+  if (!training) {
+    for (int i = 0; i < m; ++i) order.emplace_back(i, false);
     return order;
   }
-  order.clear();
-  const int warmup = std::min(row.warmup_per_stage_after * depth, m);
-  int next_f = 0, next_b = 0;
-  for (; next_f < warmup; ++next_f) order.emplace_back(next_f, false);
-  while (next_f < m) {
-    order.emplace_back(next_f++, false);
-    order.emplace_back(next_b++, true);
-  }
-  while (next_b < m) order.emplace_back(next_b++, true);
+  const int warmup = row.warmup_per_stage_after == 0 ? m : row.warmup_per_stage_after * depth;
+  for (const sched::Task& t : sched::WarmupOrder(warmup, m))
+    order.emplace_back(t.microbatch, t.backward);
   return order;
 }
 
@@ -118,7 +87,8 @@ int InFlight(PipelineSchedule schedule, int stage, int stages, int microbatches,
     const int devices = std::max(1, stages / std::max(1, chunks));
     const int chunk = stage / devices;
     int now = 0, most = 0;
-    for (const ChunkTask& t : InterleavedOrder(stage % devices, devices, chunks, microbatches)) {
+    for (const sched::Task& t :
+         sched::InterleavedOrder(stage % devices, devices, chunks, microbatches)) {
       if (t.chunk != chunk) continue;
       now += t.backward ? -1 : 1;
       most = std::max(most, now);

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "dplace/sched/orders.h"
+
 namespace dplace::sim {
 
 enum class PipelineSchedule { kGPipe, k1F1B, kInterleaved, kZBH1, kZBH2 };
@@ -23,7 +25,7 @@ struct ScheduleRow {
   // and weight gradients (W, which nothing else waits for and which fill the bubbles).
   bool splits_backward;
   // Whether each device runs several chunks of the model (virtual stages, round robin:
-  // InterleavedOrder).
+  // sched::InterleavedOrder).
   bool interleaves;
   // Forwards a stage runs before its first backward, per stage after it (1F1B 1, ZB-H2 2); 0:
   // every forward first, then every backward, the last first (GPipe).
@@ -51,26 +53,11 @@ enum class Recompute { kNone, kSelective, kFull, kAuto };
 std::optional<Recompute> ParseRecompute(std::string_view name);  // none|selective|full|auto
 std::string_view RecomputeName(Recompute recompute);
 
-// One task of a device under interleaved 1F1B: which of its chunks (0 first), which micro-batch,
-// forward or backward.
-struct ChunkTask {
-  int chunk;
-  int microbatch;
-  bool backward;
-};
-
-// The order in which device `rank` (from 0) of `stages` runs its `chunks` chunks' tasks under
-// interleaved 1F1B (Megatron-LM's): forwards go through the micro-batches in groups of `stages`,
-// each group through chunk 0, 1, ..., backwards likewise from the last chunk; the device runs
-// 2(stages - rank - 1) + (chunks - 1) stages warm-up forwards (all of them when microbatches ==
-// stages), then one forward, one backward, then the remaining backwards. Chunk c of device r is
-// the pipeline's virtual stage c * stages + r. `microbatches` must be a multiple of `stages`.
-std::vector<ChunkTask> InterleavedOrder(int rank, int stages, int chunks, int microbatches);
-
 // The order in which a stage (a replica of one) runs its F and B (or I) tasks of micro-batches
 // 0..m-1 (its own, numbered from 0) under a schedule that does not interleave: (micro-batch,
-// backward?). `depth`: the stages after it, in its own micro-batches (S - 1 - s without
-// replicas), which set the warm-up forwards. Inference: the forwards.
+// backward?), sched::WarmupOrder's. `depth`: the stages after it, in its own micro-batches (S - 1
+// - s without replicas), which set the warm-up forwards. Inference: the forwards. Interleaved
+// schedules run sched::InterleavedOrder.
 std::vector<std::pair<int, bool>> StageOrder(const ScheduleRow& row, int depth, int m,
                                              bool training);
 
@@ -82,8 +69,8 @@ size_t WeightAllowance(const ScheduleRow& row, int s);
 // gradients may wait, counted in full (an upper bound): 1F1B `stages - stage`, ZB-H1 `stages`,
 // ZB-H2 `2 * stages - 1`; never more than `microbatches`. Interleaved: `stage` and `stages` count
 // virtual stages (`chunks` a device), and the count is the most of that chunk's micro-batches in
-// flight at once in its device's InterleavedOrder (the device's chunks' counts summed bound what it
-// holds at once). The simulator counts the exact peak from its timeline.
+// flight at once in its device's sched::InterleavedOrder (the device's chunks' counts summed bound
+// what it holds at once). The simulator counts the exact peak from its timeline.
 int InFlight(PipelineSchedule schedule, int stage, int stages, int microbatches, int chunks = 1);
 
 }  // namespace dplace::sim
