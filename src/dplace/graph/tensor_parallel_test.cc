@@ -8,18 +8,24 @@
 namespace dplace::graph {
 namespace {
 
-// One transformer layer in fp32 as torch.onnx writes it: batch 2, sequence 4, hidden 8, 2 heads of
-// 4, MLP width 32 (rows M = 8). Q's weight comes through a transposed copy; `side` is the bytes of
-// a tensor the attention scores add (a mask: 16 bytes broadcast; 256 would be a whole tensor).
-Graph Layer(double side = 16) {
-  GraphBuilder b("layer");
-  auto op = [&](const char* name, const char* type, double flops, double out_bytes,
-                const std::vector<OpId>& from, double params = 0) {
+// Adds an op of one output, fed by `from` (each output 0).
+struct Builder {
+  GraphBuilder b;
+  OpId operator()(const char* name, const char* type, double flops, double out_bytes,
+                  const std::vector<OpId>& from, double params = 0) {
     const OpId id =
         b.AddOp({.name = name, .type = type, .flops = flops, .param_bytes = params}, {{out_bytes}});
     for (OpId f : from) b.AddEdge(f, 0, id);
     return id;
-  };
+  }
+  Graph Build() { return std::move(b.Build()).value(); }
+};
+
+// One transformer layer in fp32 as torch.onnx writes it: batch 2, sequence 4, hidden 8, 2 heads of
+// 4, MLP width 32 (rows M = 8). Q's weight comes through a transposed copy; `side` is the bytes of
+// a tensor the attention scores add (a mask: 16 bytes broadcast; 256 would be a whole tensor).
+Graph Layer(double side = 16) {
+  Builder op{GraphBuilder("layer")};
   const OpId x = op("/embed/Gather", "Gather", 0, 256, {}, 4096);
   const OpId qw = op("/layers.0/q/Transpose", "Transpose", 0, 256, {}, 256);
   const OpId q = op("/layers.0/q/MatMul", "MatMul", 1024, 256, {x, qw});
@@ -43,7 +49,7 @@ Graph Layer(double side = 16) {
   const OpId r2 = op("/layers.0/Add_2", "Add", 64, 256, {down, n1});
   const OpId n2 = op("/norm/ReduceMean", "ReduceMean", 64, 256, {r2});
   op("/head/MatMul", "MatMul", 8192, 2048, {n2}, 1024);
-  return std::move(b.Build()).value();
+  return op.Build();
 }
 
 TEST(TensorParallelTest, FindsAttentionAndTheMlpAsColumnRowPairs) {
@@ -75,21 +81,14 @@ TEST(TensorParallelTest, ATensorAsLargeAsTheShardBreaksTheBlock) {
 // Attention over short sequences, its scores smaller than V: if Q and K are not split (their
 // shard meets a norm), V alone is no block, though the scores would pass as a broadcast.
 TEST(TensorParallelTest, AProductOfAShardAndAWholeTensorIsNoBlock) {
-  GraphBuilder b("v-only");
-  auto op = [&](const char* name, const char* type, double flops, double out_bytes,
-                const std::vector<OpId>& from, double params = 0) {
-    const OpId id =
-        b.AddOp({.name = name, .type = type, .flops = flops, .param_bytes = params}, {{out_bytes}});
-    for (OpId f : from) b.AddEdge(f, 0, id);
-    return id;
-  };
+  Builder op{GraphBuilder("v-only")};
   const OpId x = op("x", "Gather", 0, 256, {}, 4096);
   const OpId scores = op("scores", "ReduceMean", 64, 128, {x});  // whole, smaller than V's shard
   const OpId v = op("v", "MatMul", 1024, 256, {x}, 256);
   const OpId pv = op("pv", "MatMul", 512, 256, {scores, v});
   const OpId o = op("o", "MatMul", 1024, 256, {pv}, 256);
   op("out", "ReduceMean", 64, 256, {o});
-  EXPECT_TRUE(FindTensorParallelBlocks(std::move(b.Build()).value()).empty());
+  EXPECT_TRUE(FindTensorParallelBlocks(op.Build()).empty());
 }
 
 TEST(TensorParallelTest, ATrainingStepHasTheForwardGraphsBlocks) {
@@ -106,11 +105,9 @@ TEST(TensorParallelTest, ATrainingStepHasTheForwardGraphsBlocks) {
 }
 
 TEST(TensorParallelTest, AGraphWithoutProductsHasNoBlocks) {
-  GraphBuilder b("conv");
-  const OpId c = b.AddOp({.name = "conv", .type = "Conv", .flops = 100, .param_bytes = 64}, {{64}});
-  const OpId r = b.AddOp({.name = "relu", .type = "Relu"}, {{64}});
-  b.AddEdge(c, 0, r);
-  EXPECT_TRUE(FindTensorParallelBlocks(std::move(b.Build()).value()).empty());
+  Builder op{GraphBuilder("conv")};
+  op("relu", "Relu", 0, 64, {op("conv", "Conv", 100, 64, {}, 64)});
+  EXPECT_TRUE(FindTensorParallelBlocks(op.Build()).empty());
 }
 
 }  // namespace
