@@ -263,6 +263,10 @@ const JobExportRow* FindJobExport(std::string_view name) {
 std::string JobExportRefusal(const JobExportRow& row, const job::Job& job,
                              const job::ParallelPlan& plan) {
   const job::Config c = job::ConfigOf(plan);
+  if (c.mixed_tp) {
+    return "every pipeline stage takes one tensor-parallel degree there; this plan's stages take "
+           "their own";
+  }
   if (std::string why = row.config_refused(job, c); !why.empty()) return why;
   return row.stages_refused(plan);
 }

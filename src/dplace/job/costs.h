@@ -20,8 +20,11 @@
 
 namespace dplace::job {
 
-// Everything of a plan but its stages.
+// Everything of a plan but its stages. With `mixed_tp`, each stage takes its own TP degree t and
+// DP degree d with t x d = tp x dp, its micro-batch's micro_batch x dp sequences split over its d
+// (job/search.h's StageVariants); tp, dp and micro_batch are then the variant of least TP's.
 struct Config {
+  bool mixed_tp = false;
   int tp = 1, pp = 1, dp = 1, cp = 1, zero = 0;
   bool sequence_parallel = false;
   int micro_batch = 1, microbatches = 1, virtual_stages = 1;

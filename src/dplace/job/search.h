@@ -78,6 +78,12 @@ ParallelPlan PlanOf(const Config& c, std::vector<StagePlan> stages);
 // Judges one plan fully given (its stages cover the layers in order).
 JudgedPlan Judge(const Job& job, const hw::Machine& m, const ParallelPlan& plan);
 
+// The stage layouts a configuration allows: itself, or with `mixed_tp` every (t, d) with
+// t x d = tp x dp, t dividing the heads (inside a node unless job.tp_across_nodes), d the
+// micro-batch's micro_batch x dp sequences, SP where t > 1 (ZeRO over a stage's group of one
+// shards nothing); least TP first.
+std::vector<Config> StageVariants(const Job& job, const hw::Machine& m, const Config& c);
+
 // Every configuration of the space `fixed` leaves open, valid on the machine (degrees dividing
 // what they must, TP inside a node unless job.tp_across_nodes).
 std::vector<Config> EnumerateConfigs(const Job& job, const hw::Machine& m, const Fixed& fixed);

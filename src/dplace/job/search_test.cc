@@ -8,13 +8,15 @@
 namespace dplace::job {
 namespace {
 
-// A small decoder on two nodes of two GPUs each, memory tight enough that some plans do not fit.
+// A small decoder on two nodes (of two GPUs each unless said), memory tight enough that some plans
+// do not fit.
 struct Instance {
   Job job;
   hw::Machine machine;
 };
 
-Instance Small(int64_t layers, double memory_bytes, int64_t batch) {
+Instance Small(int64_t layers, double memory_bytes, int64_t batch, int64_t vocab = 32000,
+               int gpus_per_node = 2) {
   Instance in;
   in.job.model = {.name = "tiny",
                   .layers = layers,
@@ -23,7 +25,7 @@ Instance Small(int64_t layers, double memory_bytes, int64_t batch) {
                   .kv_heads = 4,
                   .head_dim = 128,
                   .ffn = 2816,
-                  .vocab = 32000,
+                  .vocab = vocab,
                   .positions = 2048,
                   .gated_mlp = true,
                   .tied_embeddings = false,
@@ -38,14 +40,16 @@ Instance Small(int64_t layers, double memory_bytes, int64_t batch) {
                     .peak_flops_half = 1e14,
                     .memory_bandwidth_bytes_per_s = 1e12};
   in.machine.levels = {
-      {.name = "nvlink", .size = 2, .bandwidth_bytes_per_s = 1e11, .latency_s = 3e-6},
+      {.name = "nvlink", .size = gpus_per_node, .bandwidth_bytes_per_s = 1e11, .latency_s = 3e-6},
       {.name = "ib", .size = 2, .bandwidth_bytes_per_s = 1e10, .latency_s = 5e-6}};
   return in;
 }
 
 // Every plan of the space: each configuration with every split into contiguous stages (v = 1) or
-// the even split (v > 1), every recomputation mode per stage (per rank when interleaved), judged.
-double BruteForce(const Job& job, const hw::Machine& m, const Fixed& fixed, int64_t* plans) {
+// the even split (v > 1), every recomputation mode per stage (per rank when interleaved), and
+// under a mixed configuration every stage layout (StageVariants) per stage, judged.
+double BruteForce(const Job& job, const hw::Machine& m, const Fixed& fixed, int64_t* plans,
+                  bool* mixed = nullptr) {
   double best = std::numeric_limits<double>::infinity();
   const int L = static_cast<int>(job.model.layers);
   constexpr Recompute kAll[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
@@ -60,25 +64,39 @@ double BruteForce(const Job& job, const hw::Machine& m, const Fixed& fixed, int6
         const int choices = c.virtual_stages == 1 ? S : c.pp;
         int combos = 1;
         for (int i = 0; i < choices; ++i) combos *= 3;
-        for (int code = 0; code < combos; ++code) {
+        const std::vector<Config> layouts = StageVariants(job, m, c);
+        int layout_combos = 1;
+        for (int i = 0; i < S; ++i) layout_combos *= static_cast<int>(layouts.size());
+        for (int code = 0; code < combos * layout_combos; ++code) {
           plan.stages.clear();
-          int at = 0, x = code;
+          int at = 0, x = code % combos, y = code / combos;
           std::vector<Recompute> mode(static_cast<size_t>(choices));
           for (int i = 0; i < choices; ++i, x /= 3) mode[static_cast<size_t>(i)] = kAll[x % 3];
           for (int s = 0; s < S; ++s) {
             const Recompute r = mode[static_cast<size_t>(c.virtual_stages == 1 ? s : s % c.pp)];
             if (fixed.recompute && r != *fixed.recompute) goto next;
+            const Config& layout = layouts[static_cast<size_t>(y) % layouts.size()];
+            y /= static_cast<int>(layouts.size());
             plan.stages.push_back({.first_layer = at,
                                    .layers = sizes[static_cast<size_t>(s)],
-                                   .tp = c.tp,
-                                   .dp = c.dp,
+                                   .tp = layout.tp,
+                                   .dp = layout.dp,
                                    .recompute = r});
             at += sizes[static_cast<size_t>(s)];
+          }
+          // Stages of one layout are a uniform configuration's plan (or none the space has); the
+          // stages between the first and the last share one.
+          if (c.mixed_tp && !ConfigOf(plan).mixed_tp) goto next;
+          for (int s = 2; s + 1 < S; ++s) {
+            if (plan.stages[static_cast<size_t>(s)].tp != plan.stages[1].tp) goto next;
           }
           {
             const JudgedPlan j = Judge(job, m, plan);
             ++*plans;
-            if (j.fits) best = std::min(best, j.iteration_s);
+            if (j.fits && j.iteration_s < best) {
+              best = j.iteration_s;
+              if (mixed != nullptr) *mixed = ConfigOf(j.plan).mixed_tp;
+            }
           }
         next:;
         }
@@ -123,6 +141,37 @@ TEST(SearchTest, TheSearchFindsTheBruteForceOptimumOnSmallInstances) {
   }
 }
 
+TEST(SearchTest, AStageTakesItsOwnTensorParallelDegreeWhereThatIsFasterAndTheSearchFindsIt) {
+  struct Case {
+    Instance in;
+    Fixed fixed;
+  };
+  // ZeRO 1 on two nodes of four: the first stage, holding the most micro-batches, in TP 2; ZeRO 0
+  // on two nodes of two with a large vocabulary: the head's stage apart.
+  Case cases[] = {{Small(8, 2e9, 16, 32000, 4), {.pp = 4, .zero = 1}},
+                  {Small(4, 1.5e10, 64, 256000), {.pp = 2, .zero = 0}}};
+  for (Case& c : cases) {
+    int64_t plans = 0;
+    bool mixed = false;
+    const double brute = BruteForce(c.in.job, c.in.machine, c.fixed, &plans, &mixed);
+    const SearchResult found = Search(c.in.job, c.in.machine, c.fixed);
+    ASSERT_TRUE(found.best.has_value());
+    EXPECT_TRUE(mixed);
+    EXPECT_NEAR(found.best->iteration_s / brute, 1.0, 1e-12) << plans << " plans";
+    const ParallelPlan& best = found.best->plan;
+    EXPECT_TRUE(ConfigOf(best).mixed_tp);
+    // Every stage's TP x DP is the stage's GPUs.
+    for (const StagePlan& sp : best.stages) EXPECT_EQ(sp.tp * sp.dp, best.tp * best.dp);
+    // Uniform plans only (a framework's limits keep every stage alike): slower.
+    Fixed uniform = c.fixed;
+    uniform.allow = [](const Config&) { return true; };
+    const SearchResult alike = Search(c.in.job, c.in.machine, uniform);
+    ASSERT_TRUE(alike.best.has_value());
+    EXPECT_FALSE(ConfigOf(alike.best->plan).mixed_tp);
+    EXPECT_LT(found.best->iteration_s, alike.best->iteration_s);
+  }
+}
+
 TEST(SearchTest, FixingAChoiceSearchesOnlyTheRest) {
   const Instance in = Small(4, 6e9, 8);
   Fixed fixed;
@@ -160,7 +209,7 @@ TEST(SearchTest, EveryFamilyBestIsItsFamilysAndTheBestIsTheFastest) {
   const SearchResult r = Search(in.job, in.machine, {});
   ASSERT_TRUE(r.best.has_value());
   for (const JudgedPlan& j : r.family_best) {
-    EXPECT_EQ(FamilyOf({.tp = j.plan.tp, .pp = j.plan.pp, .zero = j.plan.zero}), j.family);
+    EXPECT_EQ(FamilyOf(ConfigOf(j.plan)), j.family);
     EXPECT_GE(j.iteration_s, r.best->iteration_s);
   }
   EXPECT_GE(r.family_best.size(), 4u);

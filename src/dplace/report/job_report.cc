@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 
 #include "dplace/base/units.h"
@@ -31,13 +32,25 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
+// A degree, or where stages take their own TP and DP degrees, each stage's (e.g. tp2,1,1,1).
+std::string PerStage(const job::ParallelPlan& p, int uniform,
+                     const std::function<int(const job::StagePlan&)>& of) {
+  if (!job::ConfigOf(p).mixed_tp) return std::to_string(uniform);
+  std::string s;
+  for (const job::StagePlan& sp : p.stages) s += (s.empty() ? "" : ",") + std::to_string(of(sp));
+  return s;
+}
+
 std::string Config(const job::ParallelPlan& p) {
-  std::string s =
-      "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " dp" + std::to_string(p.dp);
+  std::string s = "tp" + PerStage(p, p.tp, [](const job::StagePlan& sp) { return sp.tp; }) + " pp" +
+                  std::to_string(p.pp) + " dp" +
+                  PerStage(p, p.dp, [](const job::StagePlan& sp) { return sp.dp; });
   if (p.cp > 1) s += " cp" + std::to_string(p.cp);
   s += " zero" + std::to_string(p.zero);
   if (p.sequence_parallel) s += " sp";
-  s += " mbs" + std::to_string(p.micro_batch);
+  // A micro-batch's sequences split over each stage's DP ranks.
+  s += " mbs" + PerStage(p, p.micro_batch,
+                         [&p](const job::StagePlan& sp) { return p.micro_batch * p.dp / sp.dp; });
   if (p.pp > 1) {
     s += " " + std::string(job::RowOf(p.schedule).name);
     if (p.virtual_stages > 1) s += ":" + std::to_string(p.virtual_stages);
@@ -74,6 +87,7 @@ Json JudgedPlanJson(const run::PlanResponse& r, const job::JudgedPlan& j) {
                       {"layers", s.layers},
                       {"tp", s.tp},
                       {"dp", s.dp},
+                      {"micro_batch", p.micro_batch * p.dp / s.dp},  // its DP ranks' share each
                       {"recompute", job::RecomputeName(s.recompute)}});
   }
   Json memory = Json::array();

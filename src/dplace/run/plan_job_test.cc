@@ -130,6 +130,26 @@ TEST(PlanJobTest, LlamaOnTwoNodesGetsAFittingPlanAndEveryFrameworksSettings) {
   EXPECT_NE(r->exports[0].content.find("--tensor-model-parallel-size"), std::string::npos);
 }
 
+TEST(PlanJobTest, StagesOfTheirOwnTensorParallelDegreeAreExportedAsTheBestPlanEachFrameworkRuns) {
+  // Without ZeRO on two stages, the first stage (embedding, and the most micro-batches in flight)
+  // is faster in TP 2 than recomputing, the second in TP 1.
+  PlanRequest request = Llama("zero=0,pp=2");
+  request.exports = {"megatron", "torchtitan", "deepspeed"};
+  auto r = PlanJob(request);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->chosen.has_value());
+  const job::ParallelPlan& p = r->chosen->plan;
+  ASSERT_TRUE(job::ConfigOf(p).mixed_tp);
+  for (const job::StagePlan& s : p.stages) EXPECT_EQ(s.tp * s.dp, p.tp * p.dp);
+  for (const FrameworkPlan& f : r->exports) {
+    EXPECT_NE(f.refusal.find("this plan's stages take their own"), std::string::npos)
+        << f.framework;
+    ASSERT_TRUE(f.plan.has_value()) << f.framework;
+    EXPECT_FALSE(job::ConfigOf(f.plan->plan).mixed_tp);
+    EXPECT_GT(f.plan->iteration_s, r->chosen->iteration_s) << f.framework;
+  }
+}
+
 TEST(PlanJobTest, AFullyFixedPlanIsJudgedAsGiven) {
   auto r = PlanJob(Llama("tp=4,pp=2,dp=2,zero=1,sp=on,mbs=1,schedule=1f1b,recompute=selective"));
   ASSERT_TRUE(r.ok()) << r.status().message();
