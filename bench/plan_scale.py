@@ -27,7 +27,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dplace", default=str(ROOT / "build/release/dplace"))
     args = ap.parse_args()
-    print(f"{'case':38} {'wall s':>7} {'search s':>9} {'configs':>8} {'judged':>7}  plan")
+    print(f"{'case':38} {'wall s':>7} {'search s':>9} {'configs':>8} {'judged':>7} {'unproved':>8}  plan")
     for name, model, cluster, batch, seq in CASES:
         began = time.monotonic()
         out = subprocess.run([args.dplace, "plan", "--model", str(ROOT / model), "--cluster",
@@ -40,7 +40,7 @@ def main():
                 f"{c['schedule']}" + (f":{c['virtual_stages']}" if c["virtual_stages"] > 1 else ""))
         s = r["search"]
         print(f"{name:38} {wall:7.2f} {s['seconds']:9.3f} {s['configurations']:8} "
-              f"{s['plans_judged']:7}  {plan}")
+              f"{s['plans_judged']:7} {s['unproved_configurations']:8}  {plan}")
 
 
 if __name__ == "__main__":

@@ -320,10 +320,11 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--dtype", plan.dtype,
                        "bf16 (default), fp16, or fp8 (linear layers at the FP8 peak, the rest in "
                        "bf16, as Transformer Engine and torchtitan's Float8 run them)");
-  plan_cmd->add_option("--fix", plan.fix,
-                       "judge this configuration, or search only what it leaves open: "
-                       "comma-separated tp=, pp=, dp=, cp=, zero=0-3, sp=on|off, mbs=, vp=, "
-                       "schedule=1f1b|interleaved|gpipe|zb-h1, recompute=none|selective|full");
+  plan_cmd->add_option(
+      "--fix", plan.fix,
+      "judge this configuration, or search only what it leaves open: "
+      "comma-separated tp=, pp=, dp=, cp=, zero=0-3, sp=on|off, mbs=, vp=, "
+      "schedule=1f1b|interleaved|gpipe|zb-h1|zb-h2, recompute=none|selective|full");
   plan_cmd->add_flag("--tp-across-nodes", plan.tp_across_nodes,
                      "let a tensor-parallel group span nodes (default: inside one NVLink domain)");
   plan_cmd->add_flag("--no-flash-attention", plan.no_flash_attention,

@@ -130,8 +130,9 @@ std::string TitanConfig(const job::Job& job, const job::Config& c) {
     return "torchtitan's tensor parallelism always shards the norms' sequence (sequence "
            "parallelism)";
   }
-  if (c.pp > 1 && c.schedule == Schedule::kZbH1) {
-    return "torchtitan's zero-bubble schedules run several stages a rank, not ZB-H1";
+  if (c.pp > 1 && (c.schedule == Schedule::kZbH1 || c.schedule == Schedule::kZbH2)) {
+    return "torchtitan's zero-bubble schedules run several stages a rank, not " +
+           std::string(job::RowOf(c.schedule).name);
   }
   return "";
 }

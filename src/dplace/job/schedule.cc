@@ -21,13 +21,16 @@ void OneFOneB(int rank, int ranks, int m, std::vector<Action>* out) {
   Append(sched::WarmupOrder(ranks - rank - 1, m), out);
 }
 
-// Zero bubble H1 (Qi et al. 2024): 1F1B's forwards and input gradients in 1F1B's order, each
-// weight gradient run where the rank would otherwise wait, the rest at the end. The order is
-// built as the paper's heuristic builds it, on unit times (F = B = W = 1, sends free), and then
-// fixed, as torch.distributed.pipelining's schedules are.
-std::vector<std::vector<Action>> ZeroBubbleH1(int ranks, int m) {
+// Zero bubble (Qi et al. 2024): forwards and input gradients in 1F1B's order after `per_rank`
+// warm-up forwards for each rank after this one (H1: one, as 1F1B; H2: two), each weight
+// gradient run where the rank would otherwise wait or where too many wait, the rest at the end. The
+// order is built as the paper's heuristic builds it, on unit times (F = B = W = 1, sends free), and
+// then fixed, as torch.distributed.pipelining's schedules are.
+std::vector<std::vector<Action>> ZeroBubble(int ranks, int m, int per_rank) {
   std::vector<std::vector<Action>> plain(static_cast<size_t>(ranks)), out = plain;
-  for (int r = 0; r < ranks; ++r) OneFOneB(r, ranks, m, &plain[static_cast<size_t>(r)]);
+  for (int r = 0; r < ranks; ++r) {
+    Append(sched::WarmupOrder(per_rank * (ranks - r - 1), m), &plain[static_cast<size_t>(r)]);
+  }
   // Unit-time simulation: end times of F and B of (micro-batch, rank); -1 not yet run.
   std::vector<int> f_end(static_cast<size_t>(m) * ranks, -1), b_end = f_end;
   std::vector<size_t> next(static_cast<size_t>(ranks), 0);
@@ -47,7 +50,10 @@ std::vector<std::vector<Action>> ZeroBubbleH1(int ranks, int m) {
                     : done(f_end[at(a.microbatch, r)]) &&
                           (r == ranks - 1 || done(b_end[at(a.microbatch, r + 1)]));
       }
-      if (ready) {
+      // Rank r keeps at most per_rank x r weight gradients waiting (the paper's memory bound:
+      // 1F1B's activations, H2 about twice them); past that the oldest runs at once.
+      const bool overdue = pending_w[static_cast<size_t>(r)] > per_rank * r;
+      if (ready && !overdue) {
         const Action& a = order[i++];
         (a.kind == ActionKind::kForward ? f_end : b_end)[at(a.microbatch, r)] = now + 1;
         if (a.kind == ActionKind::kBackward) ++pending_w[static_cast<size_t>(r)];
@@ -91,6 +97,7 @@ std::vector<std::vector<Action>> ScheduleActions(Schedule s, int ranks, int chun
         OneFOneB(r, ranks, microbatches, &out);
         break;
       case Schedule::kZbH1:
+      case Schedule::kZbH2:
         break;  // built for all ranks at once, below
       case Schedule::kInterleaved:
         Append(sched::InterleavedOrder(r, ranks, chunks, microbatches), &out);
@@ -100,7 +107,8 @@ std::vector<std::vector<Action>> ScheduleActions(Schedule s, int ranks, int chun
         break;
     }
   }
-  if (s == Schedule::kZbH1) actions = ZeroBubbleH1(ranks, microbatches);
+  if (s == Schedule::kZbH1) actions = ZeroBubble(ranks, microbatches, 1);
+  if (s == Schedule::kZbH2) actions = ZeroBubble(ranks, microbatches, 2);
   return actions;
 }
 

@@ -14,7 +14,7 @@
 
 namespace dplace::job {
 
-enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZbH1 };
+enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZbH1, kZbH2 };
 
 struct ScheduleRow {
   Schedule schedule;
@@ -32,6 +32,9 @@ inline constexpr ScheduleRow kSchedules[] = {
     {Schedule::kGpipe, "gpipe", false, false, "every forward, then every backward"},
     {Schedule::kZbH1, "zb-h1", false, true,
      "zero bubble H1: 1F1B with weight gradients deferred into the cool-down"},
+    {Schedule::kZbH2, "zb-h2", false, true,
+     "zero bubble H2: twice 1F1B's warm-up forwards, weight gradients in the gaps; about twice "
+     "its activations"},
 };
 
 const ScheduleRow& RowOf(Schedule s);

@@ -56,6 +56,19 @@ TEST(ScheduleTest, ZeroBubbleH1FillsTheCoolDownWithWeightGradients) {
   EXPECT_DOUBLE_EQ(zb, 8 * 3.0 + 3 * 1.0);
 }
 
+TEST(ScheduleTest, ZeroBubbleH2BeatsH1WhereInputGradientsCostMoreThanWeightGradients) {
+  // One synchronised step (as torch.distributed.pipelining runs it): H2's longer warm-up fills the
+  // first rank, and the last idles for it, so it wins only where I > W.
+  const Work heavy_input{1, 1.5, 0.5}, even{1, 1, 1};
+  EXPECT_LT(Makespan(Schedule::kZbH2, 4, 1, 8, heavy_input),
+            Makespan(Schedule::kZbH1, 4, 1, 8, heavy_input));
+  EXPECT_GE(Makespan(Schedule::kZbH2, 4, 1, 8, even), Makespan(Schedule::kZbH1, 4, 1, 8, even));
+  EXPECT_GE(Makespan(Schedule::kZbH2, 4, 1, 8, even), 8 * 3.0);  // the work of one rank
+  // Twice 1F1B's warm-up: rank r holds 2(p - 1 - r) + 1 micro-batches from F to W, at least.
+  const auto held = HeldMicrobatches(ScheduleActions(Schedule::kZbH2, 4, 1, 8), true);
+  for (int r = 0; r < 4; ++r) EXPECT_GE(held[static_cast<size_t>(r)], 2 * (3 - r) + 1) << r;
+}
+
 TEST(ScheduleTest, HeldMicrobatchesAreWhatMegatronCountsInFlight) {
   const auto one = HeldMicrobatches(ScheduleActions(Schedule::kOneFOneB, 4, 1, 8), false);
   EXPECT_EQ(one, (std::vector<int>{4, 3, 2, 1}));
@@ -64,12 +77,19 @@ TEST(ScheduleTest, HeldMicrobatchesAreWhatMegatronCountsInFlight) {
   // Interleaved, rank 0: 2(p - 1) + (v - 1)p + 1 chunk-micro-batches (Megatron-LM's warm-up + 1).
   const auto inter = HeldMicrobatches(ScheduleActions(Schedule::kInterleaved, 4, 2, 8), false);
   EXPECT_EQ(inter.front(), 2 * 3 + 4 + 1);
+  // ZB-H1 (Qi et al. 2024): 1F1B's peak on every rank, however many micro-batches: a rank defers
+  // only as many weight gradients as it holds fewer forwards than the first; ZB-H2 holds more.
+  EXPECT_EQ(HeldMicrobatches(ScheduleActions(Schedule::kZbH1, 4, 1, 64), true),
+            (std::vector<int>{4, 4, 4, 4}));
+  EXPECT_EQ(HeldMicrobatches(ScheduleActions(Schedule::kZbH2, 4, 1, 64), true),
+            (std::vector<int>{7, 7, 7, 7}));
   // Fewer micro-batches than stages: at most all of them.
   EXPECT_EQ(HeldMicrobatches(ScheduleActions(Schedule::kOneFOneB, 4, 1, 2), false).front(), 2);
 }
 
 TEST(ScheduleTest, SchedulesAreFoundByName) {
   EXPECT_EQ(ScheduleNamed("zb-h1"), Schedule::kZbH1);
+  EXPECT_EQ(ScheduleNamed("zb-h2"), Schedule::kZbH2);
   EXPECT_EQ(ScheduleNamed("interleaved"), Schedule::kInterleaved);
   EXPECT_FALSE(ScheduleNamed("1F1B").has_value());
   EXPECT_EQ(RowOf(Schedule::kGpipe).name, "gpipe");

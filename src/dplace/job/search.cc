@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <limits>
 
@@ -244,25 +245,132 @@ JudgedPlan JudgeWith(const Job& job, const hw::Machine& m, const Config& c, cons
   return j;
 }
 
-// Piper's DP (Tarnawski et al. 2021) for one configuration without virtual stages: every split
-// into pp contiguous stages with a recomputation mode each that fits memory and is Pareto-optimal
-// in (slowest stage, sum of stages), stage s in layout layouts[s].
-// Each split comes with a lower bound on its step, so the caller can skip those that cannot win;
-// stages of `cutoff_s` or more are left out (the slowest stage runs every micro-batch, so such a
-// split takes at least microbatches x cutoff_s).
+// A stage of n layers in mode r, in `layout`, holding `held` micro-batches' activations: its
+// terms and whether it fits memory.
+struct FittedStage {
+  StageTerms t;
+  bool fits = false;
+};
+
+FittedStage FitStage(const hw::Machine& m, const Variant& layout, int n, Recompute r, int held,
+                     bool first, bool last) {
+  FittedStage out{TermsOf(layout.k, layout.c, n, r, first, last)};
+  const double bytes =
+      ResidentMemory(layout.c, out.t.parameters, layout.k.layer_parameters).total() +
+      held * out.t.activation_bytes;
+  out.fits = bytes <= m.gpu.memory_bytes;
+  return out;
+}
+
+// What the schedule's orders (one chunk a rank) fix of a step, for its bound: the weight gradients
+// each rank runs before its last backward, and those the first rank runs after it.
+struct OrderCounts {
+  std::vector<int> weights_before_last_backward;
+  int trailing_weights_first = 0;
+};
+
+OrderCounts CountsOf(const Actions& actions) {
+  OrderCounts out;
+  for (const std::vector<Action>& rank : actions) {
+    int weights = 0, before = 0;
+    for (const Action& a : rank) {
+      if (a.kind == ActionKind::kWeight) ++weights;
+      if (a.kind == ActionKind::kBackward) before = weights;
+    }
+    out.weights_before_last_backward.push_back(before);
+    if (out.weights_before_last_backward.size() == 1) out.trailing_weights_first = weights - before;
+  }
+  return out;
+}
+
+// What each stage of a split may be: stage s (in layout layouts[s]) with n layers in mode r, its
+// work and what it does after the pipeline, or none where it does not fit or takes `cutoff_s` or
+// more (the slowest stage runs every micro-batch, so such a split takes at least microbatches x
+// cutoff_s, past the best so far).
+struct StageOption {
+  Work work;
+  double total = kInf;  // kInf: not an option
+  double after = 0;
+};
+
+class StageOptions {
+ public:
+  StageOptions(const Job& job, const hw::Machine& m, const Config& c,
+               const std::vector<const Variant*>& layouts, const std::vector<Recompute>& modes,
+               const std::vector<int>& held, const Actions& actions, double cutoff_s)
+      : P_(c.pp),
+        L_(static_cast<int>(job.model.layers)),
+        modes_(modes),
+        counts_(CountsOf(actions)) {
+    options_.resize(static_cast<size_t>(P_) * static_cast<size_t>(L_ + 1) * 3);
+    largest_.assign(static_cast<size_t>(P_), 0);
+    for (int s = 0; s < P_; ++s) {
+      // Work and memory grow with the layers: past the largest that is an option, none is.
+      for (int n = 1; n <= L_ && largest_[static_cast<size_t>(s)] == n - 1; ++n) {
+        for (Recompute r : modes) {
+          const FittedStage f = FitStage(m, *layouts[static_cast<size_t>(s)], n, r,
+                                         held[static_cast<size_t>(s)], s == 0, s == P_ - 1);
+          if (!f.fits || f.t.work.total() >= cutoff_s) continue;
+          options_[Index(s, n, r)] = {f.t.work, f.t.work.total(),
+                                      AfterS(layouts[static_cast<size_t>(s)]->k, f.t.parameters)};
+          largest_[static_cast<size_t>(s)] = n;
+        }
+      }
+    }
+  }
+  const StageOption& at(int s, int n, Recompute r) const { return options_[Index(s, n, r)]; }
+  int largest(int s) const { return largest_[static_cast<size_t>(s)]; }
+  const std::vector<Recompute>& modes() const { return modes_; }
+  const OrderCounts& counts() const { return counts_; }
+
+ private:
+  size_t Index(int s, int n, Recompute r) const {
+    return (static_cast<size_t>(s) * static_cast<size_t>(L_ + 1) + static_cast<size_t>(n)) * 3 +
+           static_cast<size_t>(r);
+  }
+  int P_, L_;
+  std::vector<Recompute> modes_;
+  OrderCounts counts_;
+  std::vector<StageOption> options_;
+  std::vector<int> largest_;
+};
+
+// A split's lower bound on its step, stage by stage: stage s runs every micro-batch's tasks after
+// the stages before it ran the first one's forwards; and its forwards, backwards and the weight
+// gradients its order runs before its last backward, then the stages before it their last
+// backwards, then the first stage its trailing weight gradients. The slowest rank's optimizer step
+// comes after. Adding a stage never lowers it. (Under 1F1B the second is the fill and drain of
+// Piper's bound; under zero bubble it counts the weight gradients a rank cannot defer.)
+struct FillBound {
+  double pipeline = 0, forwards = 0, backwards = 0, after = 0, trailing = 0;
+  int stages = 0;
+
+  void Add(const StageOption& o, int microbatches, const OrderCounts& order) {
+    const size_t s = static_cast<size_t>(stages++);
+    if (s == 0) trailing = order.trailing_weights_first * o.work.weight_s;
+    const double last_backward = microbatches * (o.work.forward_s + o.work.backward_s) +
+                                 order.weights_before_last_backward[s] * o.work.weight_s;
+    pipeline = std::max(pipeline, forwards + std::max(microbatches * o.total,
+                                                      last_backward + backwards + trailing));
+    forwards += o.work.forward_s;
+    backwards += o.work.backward_s;
+    after = std::max(after, o.after);
+  }
+  double bound_s() const { return pipeline + after; }
+};
+
 struct Split {
   std::vector<StagePlan> stages;
   double bound_s = 0;
 };
 
-std::vector<Split> ParetoSplits(const Job& job, const hw::Machine& m, const Config& c,
-                                const std::vector<const Variant*>& layouts,
-                                const std::vector<Recompute>& modes, bool even,
-                                const Actions& actions, double cutoff_s) {
-  const int P = c.pp, L = static_cast<int>(job.model.layers);
-  const std::vector<int> held = HeldMicrobatches(actions, RowOf(c.schedule).splits_weight_gradient);
-  // The step ends with the slowest rank's optimizer step and weight gathers after the pipeline:
-  // the most of those over the stages is the front's third dimension.
+// Piper's DP (Tarnawski et al. 2021) for one configuration without virtual stages: every split
+// into pp contiguous stages with a recomputation mode each that fits memory and is Pareto-optimal
+// in (slowest stage, sum of stages, the most any stage does after the pipeline), with its bound;
+// none that cannot beat `threshold_s`.
+std::vector<Split> ParetoSplits(const Config& c, const std::vector<const Variant*>& layouts,
+                                const StageOptions& options, int L, bool even, double threshold_s) {
+  const int P = c.pp;
   struct Point {
     double max, sum, after;
     int prev;  // index in the front of (s - 1, i - n)
@@ -274,41 +382,29 @@ std::vector<Split> ParetoSplits(const Job& job, const hw::Machine& m, const Conf
       static_cast<size_t>(P + 1), std::vector<std::vector<Point>>(static_cast<size_t>(L + 1)));
   fronts[0][0].push_back({0, 0, 0, -1, 0, Recompute::kNone});
   for (int s = 0; s < P; ++s) {
-    const bool first = s == 0, last = s == P - 1;
-    const Variant& layout = *layouts[static_cast<size_t>(s)];
-    // What a stage of n layers with mode r costs here, and whether it fits.
-    std::vector<double> cost(static_cast<size_t>(L + 1) * 3, kInf), after(cost.size(), 0);
-    int largest = 0;  // work and memory grow with the layers: past the largest that fits, none does
-    for (int n = 1; n <= L; ++n) {
-      for (Recompute r : modes) {
-        const StageTerms t = TermsOf(layout.k, layout.c, n, r, first, last);
-        const double bytes =
-            ResidentMemory(layout.c, t.parameters, layout.k.layer_parameters).total() +
-            held[static_cast<size_t>(s)] * t.activation_bytes;
-        // A stage slower than the cutoff cannot be in a plan that beats the best so far.
-        if (bytes <= m.gpu.memory_bytes && t.work.total() < cutoff_s) {
-          cost[static_cast<size_t>(n) * 3 + static_cast<int>(r)] = t.work.total();
-          after[static_cast<size_t>(n) * 3 + static_cast<int>(r)] = AfterS(layout.k, t.parameters);
-          largest = n;
-        }
-      }
-    }
+    const bool last = s == P - 1;
     for (int i = s; i <= L; ++i) {
       const auto& from = fronts[static_cast<size_t>(s)][static_cast<size_t>(i)];
       if (from.empty()) continue;
-      const int most = std::min(L - i - (P - s - 1), last ? L : largest);
-      if (last && L - i > largest) continue;
+      const int most = std::min(L - i - (P - s - 1), last ? L : options.largest(s));
+      if (last && L - i > options.largest(s)) continue;
       for (int n = last ? most : 1; n <= most; ++n) {
         if (even && n != L / P) continue;
-        for (Recompute r : modes) {
-          const size_t option = static_cast<size_t>(n) * 3 + static_cast<int>(r);
-          const double w = cost[option];
-          if (w == kInf) continue;
+        for (Recompute r : options.modes()) {
+          const StageOption& o = options.at(s, n, r);
+          if (o.total == kInf) continue;
           auto& to =
               fronts[static_cast<size_t>(s) + 1][static_cast<size_t>(i) + static_cast<size_t>(n)];
           for (size_t p = 0; p < from.size(); ++p) {
-            to.push_back({std::max(from[p].max, w), from[p].sum + w,
-                          std::max(from[p].after, after[option]), static_cast<int>(p), n, r});
+            const Point next{std::max(from[p].max, o.total),
+                             from[p].sum + o.total,
+                             std::max(from[p].after, o.after),
+                             static_cast<int>(p),
+                             n,
+                             r};
+            // Its slowest stage runs every micro-batch, and its optimizer step comes after.
+            if (c.microbatches * next.max + next.after >= threshold_s) continue;
+            to.push_back(next);
           }
         }
       }
@@ -344,23 +440,70 @@ std::vector<Split> ParetoSplits(const Job& job, const hw::Machine& m, const Conf
       i -= pt.n;
       idx = pt.prev;
     }
-    // Stage s runs every micro-batch's tasks after the stages before it ran the first one's
-    // forwards, and its forwards and backwards before they run the last one's backwards (its
-    // weight gradients, when apart, may run meanwhile); the slowest rank's optimizer step comes
-    // after.
-    double pipeline = 0, forwards = 0, backwards = 0;
+    FillBound bound;
     for (int s = 0; s < P; ++s) {
       const StagePlan& sp = stages[static_cast<size_t>(s)];
-      const Variant& layout = *layouts[static_cast<size_t>(s)];
-      const Work w = TermsOf(layout.k, layout.c, sp.layers, sp.recompute, s == 0, s == P - 1).work;
-      const double m_tasks = c.microbatches * w.total();
-      const double m_fb = c.microbatches * (w.forward_s + w.backward_s);
-      pipeline = std::max(pipeline, forwards + std::max(m_tasks, m_fb + backwards));
-      forwards += w.forward_s;
-      backwards += w.backward_s;
+      bound.Add(options.at(s, sp.layers, sp.recompute), c.microbatches, options.counts());
     }
-    out.push_back({std::move(stages), pipeline + final_front[p].after});
+    out.push_back({std::move(stages), bound.bound_s()});
   }
+  return out;
+}
+
+// Every split whose bound is below `threshold_s`, by branch and bound over the stages. Under the
+// zero-bubble schedules the step is not a function of the DP's dimensions alone (a rank's deferred
+// weight gradients end it, so which stages are heavy matters, not only how heavy the heaviest is):
+// past the DP's front, the splits that could still beat the best judged one are judged. At most
+// A search's calls share a budget of partial splits extended and splits returned; `*complete`
+// says whether every split below the threshold was.
+struct BelowBudget {
+  int64_t nodes = 1000000;
+  int64_t splits = 4000;
+};
+
+std::vector<Split> SplitsBelow(const Config& c, const std::vector<const Variant*>& layouts,
+                               const StageOptions& options, int L, bool even, double threshold_s,
+                               BelowBudget* budget, bool* complete) {
+  const int P = c.pp;
+  std::vector<Split> out;
+  *complete = true;
+  std::vector<StagePlan> stages;
+  // The most layers stages s.. can hold.
+  std::vector<int> room(static_cast<size_t>(P) + 1, 0);
+  for (int s = P - 1; s >= 0; --s) {
+    room[static_cast<size_t>(s)] = room[static_cast<size_t>(s) + 1] + options.largest(s);
+  }
+  std::function<void(int, int, const FillBound&)> extend = [&](int s, int i, const FillBound& acc) {
+    if (s == P) {
+      if (i == L) {
+        out.push_back({stages, acc.bound_s()});
+        --budget->splits;
+      }
+      return;
+    }
+    if (--budget->nodes < 0 || budget->splits <= 0) {
+      *complete = false;
+      return;
+    }
+    const int left = L - i;
+    if (left > room[static_cast<size_t>(s)]) return;
+    const int least = s == P - 1 ? left : 1, most = s == P - 1 ? left : left - (P - s - 1);
+    for (int n = least; n <= std::min(most, options.largest(s)); ++n) {
+      if (even && n != L / P) continue;
+      for (Recompute r : options.modes()) {
+        const StageOption& o = options.at(s, n, r);
+        if (o.total == kInf) continue;
+        FillBound next = acc;
+        next.Add(o, c.microbatches, options.counts());
+        if (next.bound_s() >= threshold_s) continue;
+        const Config& lc = layouts[static_cast<size_t>(s)]->c;
+        stages.push_back({.first_layer = i, .layers = n, .tp = lc.tp, .dp = lc.dp, .recompute = r});
+        extend(s + 1, i + n, next);
+        stages.pop_back();
+      }
+    }
+  };
+  extend(0, 0, FillBound{});
   return out;
 }
 
@@ -391,13 +534,10 @@ double LeastSlowestStage(const Job& job, const hw::Machine& m, const Config& c,
     pos.work.assign(static_cast<size_t>(L) + 1, kInf);
     for (int n = 1; n <= L; ++n) {
       for (Recompute r : modes) {
-        const StageTerms t = TermsOf(pos.layout->k, pos.layout->c, n, r, pos.first, pos.last);
-        const double bytes =
-            ResidentMemory(pos.layout->c, t.parameters, pos.layout->k.layer_parameters).total() +
-            pos.held * t.activation_bytes;
-        if (bytes <= m.gpu.memory_bytes) {
+        const FittedStage f = FitStage(m, *pos.layout, n, r, pos.held, pos.first, pos.last);
+        if (f.fits) {
           pos.work[static_cast<size_t>(n)] =
-              std::min(pos.work[static_cast<size_t>(n)], t.work.total());
+              std::min(pos.work[static_cast<size_t>(n)], f.t.work.total());
         }
       }
       if (pos.work[static_cast<size_t>(n)] == kInf) break;
@@ -690,42 +830,60 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
     return a.bound != b.bound ? a.bound < b.bound : a.index < b.index;
   });
   std::vector<std::optional<JudgedPlan>> best(std::size(kFamilies));
+  BelowBudget budget;
   for (const Candidate& cand : order) {
     const Config& c = configs[cand.index];
     const auto f = static_cast<size_t>(FamilyOf(c));
     if (best[f] && cand.bound >= best[f]->iteration_s) continue;
     const Actions actions = ScheduleActions(c.schedule, c.pp, c.virtual_stages, c.microbatches);
     const Variants& vs = variants[cand.index];
-    std::vector<Split> splits;
-    if (c.virtual_stages == 1) {
-      const double cutoff = best[f] ? best[f]->iteration_s / c.microbatches : kInf;
-      const std::vector<int> held =
-          HeldMicrobatches(actions, RowOf(c.schedule).splits_weight_gradient);
-      for (const std::vector<const Variant*>& layouts : LayoutsOf(c, vs)) {
-        // A layout whose stages cannot hold the layers, or whose least slowest stage runs every
-        // micro-batch for longer than the best so far takes, cannot win.
-        if (vs.size() > 1) {
-          const double slowest = LeastSlowestStage(job, m, c, layouts, modes, held);
-          if (slowest == kInf) continue;
-          if (best[f] && c.microbatches * slowest >= best[f]->iteration_s) continue;
-        }
-        std::vector<Split> more =
-            ParetoSplits(job, m, c, layouts, modes, fixed.even_stages, actions, cutoff);
-        std::move(more.begin(), more.end(), std::back_inserter(splits));
-      }
+    // Splits by their bound, least first: past the best so far, none can win.
+    auto judge = [&](std::vector<Split> splits) {
       std::stable_sort(splits.begin(), splits.end(),
                        [](const Split& a, const Split& b) { return a.bound_s < b.bound_s; });
-    } else if (auto even = EvenSplit(job, m, c, vs, modes, actions)) {
-      splits.push_back({std::move(*even), 0});
+      for (Split& split : splits) {
+        if (best[f] && split.bound_s >= best[f]->iteration_s) break;
+        JudgedPlan j = JudgeWith(job, m, c, vs, PlanOf(c, std::move(split.stages)), actions);
+        ++result.judged;
+        if (!j.fits) continue;
+        if (!best[f] || j.iteration_s < best[f]->iteration_s) best[f] = std::move(j);
+      }
+    };
+    if (c.virtual_stages > 1) {
+      if (auto even = EvenSplit(job, m, c, vs, modes, actions)) judge({{std::move(*even), 0}});
+      continue;
     }
-    // Splits by their bound, least first: past the best so far, none can win.
-    for (Split& split : splits) {
-      if (best[f] && split.bound_s >= best[f]->iteration_s) break;
-      JudgedPlan j = JudgeWith(job, m, c, vs, PlanOf(c, std::move(split.stages)), actions);
-      ++result.judged;
-      if (!j.fits) continue;
-      if (!best[f] || j.iteration_s < best[f]->iteration_s) best[f] = std::move(j);
+    const int L = static_cast<int>(job.model.layers);
+    const double cutoff = best[f] ? best[f]->iteration_s / c.microbatches : kInf;
+    const std::vector<int> held =
+        HeldMicrobatches(actions, RowOf(c.schedule).splits_weight_gradient);
+    std::vector<StageOptions> options;
+    std::vector<std::vector<const Variant*>> kept;
+    std::vector<Split> splits;
+    for (std::vector<const Variant*>& layouts : LayoutsOf(c, vs)) {
+      // A layout whose stages cannot hold the layers, or whose least slowest stage runs every
+      // micro-batch for longer than the best so far takes, cannot win.
+      if (vs.size() > 1) {
+        const double slowest = LeastSlowestStage(job, m, c, layouts, modes, held);
+        if (slowest == kInf) continue;
+        if (best[f] && c.microbatches * slowest >= best[f]->iteration_s) continue;
+      }
+      options.emplace_back(job, m, c, layouts, modes, held, actions, cutoff);
+      std::vector<Split> more = ParetoSplits(c, layouts, options.back(), L, fixed.even_stages,
+                                             best[f] ? best[f]->iteration_s : kInf);
+      std::move(more.begin(), more.end(), std::back_inserter(splits));
+      kept.push_back(std::move(layouts));
     }
+    judge(std::move(splits));
+    if (!RowOf(c.schedule).splits_weight_gradient || !best[f]) continue;
+    bool proved = true;
+    for (size_t l = 0; l < kept.size(); ++l) {
+      bool complete = true;
+      judge(SplitsBelow(c, kept[l], options[l], L, fixed.even_stages, best[f]->iteration_s, &budget,
+                        &complete));
+      proved &= complete;
+    }
+    if (!proved) ++result.unproved;
   }
   for (auto& b : best) {
     if (!b) continue;

@@ -3,8 +3,11 @@
 // judged by the schedule's simulation (job/schedule.h) with its collectives (job/costs.h).
 //
 // Exact in its space: for each configuration the DP keeps, per (stage, layers so far), every
-// split that is Pareto-optimal in (slowest stage, sum of stages) and fits memory, so any time
-// monotone in both is minimised by one of them; each of those is simulated and the fastest kept.
+// split that is Pareto-optimal in (slowest stage, sum of stages, the most a stage does after the
+// pipeline) and fits memory, so any time monotone in them is minimised by one of them; each of
+// those is simulated and the fastest kept. The zero-bubble schedules' step is not (a rank's
+// deferred weight gradients end it): past the front, every split whose lower bound is below the
+// best judged is judged too, by branch and bound within a budget (SearchResult::unproved).
 // Configurations are visited in order of a lower bound (the micro-batches' work spread evenly over
 // the pipeline ranks) and skipped once it cannot beat the best of their family. Interleaved plans
 // take an even split (Megatron-LM's) and the cheapest recomputation that fits each rank.
@@ -93,6 +96,9 @@ struct SearchResult {
   std::vector<JudgedPlan> family_best;  // per family (in kFamilies order) that has a fitting plan
   std::optional<JudgedPlan> least_memory;  // when nothing fits: the plan needing least per GPU
   int64_t configurations = 0, judged = 0;
+  // Zero-bubble configurations whose splits past the DP's front were searched only up to a
+  // budget: their best is not proved (the DP's dimensions do not decide those schedules' step).
+  int64_t unproved = 0;
 };
 
 SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed);

@@ -159,6 +159,7 @@ Json PlanJson(const run::PlanResponse& r) {
               {"search",
                {{"configurations", r.result.configurations},
                 {"plans_judged", r.result.judged},
+                {"unproved_configurations", r.result.unproved},
                 {"seconds", r.search_s}}},
               {"why", r.why}};
   out["best"] = r.chosen ? JudgedPlanJson(r, *r.chosen) : Json();
@@ -218,8 +219,13 @@ std::string PlanTable(const run::PlanResponse& r) {
   out << "why: " << r.why << "\n";
   out << "MFU/HFU: " << kFlopConvention << "\n";
   out << "searched " << r.result.configurations << " configurations, judged " << r.result.judged
-      << " plans in " << FormatSeconds(r.search_s)
-      << "; times are a roofline at datasheet peaks (docs/planning.md, \"What the cost model "
+      << " plans in " << FormatSeconds(r.search_s);
+  if (r.result.unproved > 0) {
+    out << " (" << r.result.unproved
+        << " zero-bubble configurations searched past the DP's front only within a budget: not "
+           "proved)";
+  }
+  out << "; times are a roofline at datasheet peaks (docs/planning.md, \"What the cost model "
          "assumes\")\n";
   for (const run::FrameworkPlan& f : r.exports) {
     if (!f.refusal.empty()) {

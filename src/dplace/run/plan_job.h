@@ -51,8 +51,8 @@ struct PlanResponse {
 };
 
 // Parses --fix: comma-separated KEY=VALUE of tp, pp, dp, cp, zero (0-3), sp (on|off), mbs,
-// vp, schedule (1f1b|interleaved|gpipe|zb-h1), recompute (none|selective|full). InvalidInput for
-// an unknown key (with "did you mean"), a repeated key or a value out of range.
+// vp, schedule (1f1b|interleaved|gpipe|zb-h1|zb-h2), recompute (none|selective|full). InvalidInput
+// for an unknown key (with "did you mean"), a repeated key or a value out of range.
 StatusOr<job::Fixed> ParseFix(std::string_view text);
 
 // Loads the model and machine, checks the request against them (degrees that contradict the GPUs,
