@@ -315,6 +315,19 @@ class StageOptions {
                                       AfterS(layouts[static_cast<size_t>(s)]->k, f.t.parameters)};
           largest_[static_cast<size_t>(s)] = n;
         }
+        // A mode no faster in any task than another that fits is no option: with the ranks'
+        // orders fixed, no task ends earlier for it (and its optimizer step is the same).
+        for (Recompute r : modes) {
+          StageOption& o = options_[Index(s, n, r)];
+          for (Recompute q : modes) {
+            const StageOption& other = options_[Index(s, n, q)];
+            if (q == r || other.total == kInf || o.total == kInf) continue;
+            const bool no_faster = o.work.forward_s >= other.work.forward_s &&
+                                   o.work.backward_s >= other.work.backward_s &&
+                                   o.work.weight_s >= other.work.weight_s;
+            if (no_faster && (o.total > other.total || q < r)) o = StageOption{};
+          }
+        }
       }
     }
   }
@@ -473,6 +486,15 @@ std::vector<Split> SplitsBelow(const Config& c, const std::vector<const Variant*
   for (int s = P - 1; s >= 0; --s) {
     room[static_cast<size_t>(s)] = room[static_cast<size_t>(s) + 1] + options.largest(s);
   }
+  // The layers left run their forward and backward on some stage before the last micro-batch's
+  // last backward ends: a bound on what the stages left add, however split.
+  double least_layer = kInf;
+  for (const Variant* v : layouts) {
+    for (Recompute r : options.modes()) {
+      const Work& w = v->k.layer[static_cast<size_t>(r)];
+      least_layer = std::min(least_layer, w.forward_s + w.backward_s);
+    }
+  }
   std::function<void(int, int, const FillBound&)> extend = [&](int s, int i, const FillBound& acc) {
     if (s == P) {
       if (i == L) {
@@ -496,6 +518,8 @@ std::vector<Split> SplitsBelow(const Config& c, const std::vector<const Variant*
         FillBound next = acc;
         next.Add(o, c.microbatches, options.counts());
         if (next.bound_s() >= threshold_s) continue;
+        const double rest = (L - i - n) * least_layer;
+        if (next.forwards + next.backwards + rest + next.after >= threshold_s) continue;
         const Config& lc = layouts[static_cast<size_t>(s)]->c;
         stages.push_back({.first_layer = i, .layers = n, .tp = lc.tp, .dp = lc.dp, .recompute = r});
         extend(s + 1, i + n, next);
@@ -830,11 +854,25 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
     return a.bound != b.bound ? a.bound < b.bound : a.index < b.index;
   });
   std::vector<std::optional<JudgedPlan>> best(std::size(kFamilies));
+  // The best of every family so far.
+  auto fastest = [&] {
+    double out = kInf;
+    for (const auto& b : best) {
+      if (b) out = std::min(out, b->iteration_s);
+    }
+    return out;
+  };
   BelowBudget budget;
-  for (const Candidate& cand : order) {
+  std::vector<const Candidate*> zero_bubble;
+  // A configuration's DP front judged (and, under zero bubble, kept for later); or, `past_front`,
+  // every split of it whose bound is below the best of every family judged, within the budget.
+  // That second pass comes after the first, when the best is known: a family's best (an
+  // alternative) is then the DP's, the best plan proved.
+  auto visit = [&](const Candidate& cand, bool past_front) {
     const Config& c = configs[cand.index];
     const auto f = static_cast<size_t>(FamilyOf(c));
-    if (best[f] && cand.bound >= best[f]->iteration_s) continue;
+    const double threshold = past_front ? fastest() : best[f] ? best[f]->iteration_s : kInf;
+    if (cand.bound >= threshold) return;
     const Actions actions = ScheduleActions(c.schedule, c.pp, c.virtual_stages, c.microbatches);
     const Variants& vs = variants[cand.index];
     // Splits by their bound, least first: past the best so far, none can win.
@@ -851,40 +889,39 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
     };
     if (c.virtual_stages > 1) {
       if (auto even = EvenSplit(job, m, c, vs, modes, actions)) judge({{std::move(*even), 0}});
-      continue;
+      return;
     }
     const int L = static_cast<int>(job.model.layers);
-    const double cutoff = best[f] ? best[f]->iteration_s / c.microbatches : kInf;
     const std::vector<int> held =
         HeldMicrobatches(actions, RowOf(c.schedule).splits_weight_gradient);
-    std::vector<StageOptions> options;
-    std::vector<std::vector<const Variant*>> kept;
     std::vector<Split> splits;
-    for (std::vector<const Variant*>& layouts : LayoutsOf(c, vs)) {
+    bool proved = true;
+    for (const std::vector<const Variant*>& layouts : LayoutsOf(c, vs)) {
       // A layout whose stages cannot hold the layers, or whose least slowest stage runs every
       // micro-batch for longer than the best so far takes, cannot win.
       if (vs.size() > 1) {
         const double slowest = LeastSlowestStage(job, m, c, layouts, modes, held);
-        if (slowest == kInf) continue;
-        if (best[f] && c.microbatches * slowest >= best[f]->iteration_s) continue;
+        if (slowest == kInf || c.microbatches * slowest >= threshold) continue;
       }
-      options.emplace_back(job, m, c, layouts, modes, held, actions, cutoff);
-      std::vector<Split> more = ParetoSplits(c, layouts, options.back(), L, fixed.even_stages,
-                                             best[f] ? best[f]->iteration_s : kInf);
+      const StageOptions options(job, m, c, layouts, modes, held, actions,
+                                 threshold / c.microbatches);
+      std::vector<Split> more;
+      if (past_front) {
+        bool complete = true;
+        more =
+            SplitsBelow(c, layouts, options, L, fixed.even_stages, threshold, &budget, &complete);
+        proved &= complete;
+      } else {
+        more = ParetoSplits(c, layouts, options, L, fixed.even_stages, threshold);
+      }
       std::move(more.begin(), more.end(), std::back_inserter(splits));
-      kept.push_back(std::move(layouts));
     }
     judge(std::move(splits));
-    if (!RowOf(c.schedule).splits_weight_gradient || !best[f]) continue;
-    bool proved = true;
-    for (size_t l = 0; l < kept.size(); ++l) {
-      bool complete = true;
-      judge(SplitsBelow(c, kept[l], options[l], L, fixed.even_stages, best[f]->iteration_s, &budget,
-                        &complete));
-      proved &= complete;
-    }
     if (!proved) ++result.unproved;
-  }
+    if (!past_front && RowOf(c.schedule).splits_weight_gradient) zero_bubble.push_back(&cand);
+  };
+  for (const Candidate& cand : order) visit(cand, false);
+  for (const Candidate* cand : zero_bubble) visit(*cand, true);
   for (auto& b : best) {
     if (!b) continue;
     if (!result.best || b->iteration_s < result.best->iteration_s) result.best = *b;

@@ -6,8 +6,10 @@
 // split that is Pareto-optimal in (slowest stage, sum of stages, the most a stage does after the
 // pipeline) and fits memory, so any time monotone in them is minimised by one of them; each of
 // those is simulated and the fastest kept. The zero-bubble schedules' step is not (a rank's
-// deferred weight gradients end it): past the front, every split whose lower bound is below the
-// best judged is judged too, by branch and bound within a budget (SearchResult::unproved).
+// deferred weight gradients end it): a second pass judges, by branch and bound, every split of
+// theirs whose lower bound is below the best plan of all families, within a budget
+// (SearchResult::unproved). A recomputation mode no faster in any task than another that fits is
+// never an option: with the ranks' orders fixed, no task ends earlier for it.
 // Configurations are visited in order of a lower bound (the micro-batches' work spread evenly over
 // the pipeline ranks) and skipped once it cannot beat the best of their family. Interleaved plans
 // take an even split (Megatron-LM's) and the cheapest recomputation that fits each rank.
