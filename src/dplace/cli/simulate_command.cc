@@ -14,9 +14,9 @@ namespace {
 
 Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
                    const sim::Placement& placement) {
-  if (flags.pipeline != "auto" && !sim::ParsePipelineSchedule(flags.pipeline)) {
+  if (flags.pipeline != "auto" && !sched::ScheduleNamed(flags.pipeline)) {
     return InvalidInput("--pipeline: '" + flags.pipeline + "' is not auto or a schedule (" +
-                        sim::PipelineScheduleNames() + ")");
+                        sched::ScheduleNames() + ")");
   }
   DPLACE_ASSIGN_OR_RETURN(
       sim::PipelineResult r,
@@ -29,7 +29,7 @@ Status RunPipeline(const SimulateFlags& flags, const sim::Problem& problem,
     PrintJson(io::PipelineResultJson(problem, r));
     return OkStatus();
   }
-  std::cout << sim::PipelineScheduleName(r.schedule) << ", " << r.microbatches
+  std::cout << sched::ScheduleName(r.schedule) << ", " << r.microbatches
             << " micro-batches: " << r.makespan_s << " in all, " << r.time_per_microbatch_s
             << " per micro-batch, bubble " << 100 * r.bubble_fraction << "%\n";
   for (const sim::PipelineStage& st : r.stages) {

@@ -371,7 +371,7 @@ Json FrameworkSchedule(const sim::PipelineResult& run) {
                               std::to_string(run.stages.size()) +
                               " stages (or not alike), and the framework recomputes alike on "
                               "every stage";
-  const std::string name(sim::PipelineScheduleName(schedule));
+  const std::string name(sched::ScheduleName(schedule));
   // A plan of one stage a device runs 1F1B under the interleaved schedule.
   const bool one_f_one_b = schedule == sim::PipelineSchedule::k1F1B ||
                            (schedule == sim::PipelineSchedule::kInterleaved && !interleaved);

@@ -42,7 +42,7 @@ std::string MegatronConfig(const job::Job& job, const job::Config& c) {
            "gradients or weights (ZeRO-" +
            std::to_string(c.zero) + ")";
   }
-  if (c.pp > 1 && c.schedule != Schedule::kOneFOneB && c.schedule != Schedule::kInterleaved) {
+  if (c.pp > 1 && c.schedule != Schedule::k1F1B && c.schedule != Schedule::kInterleaved) {
     return "Megatron-LM runs 1F1B and interleaved 1F1B, not " +
            std::string(job::RowOf(c.schedule).name);
   }
@@ -167,7 +167,7 @@ std::string TitanWrite(const job::Job& job, const job::ParallelPlan& plan,
       << "pipeline_parallel_degree = " << plan.pp << "\n";
   if (plan.pp > 1) {
     const char* schedule = plan.schedule == Schedule::kInterleaved ? "Interleaved1F1B"
-                           : plan.schedule == Schedule::kGpipe     ? "GPipe"
+                           : plan.schedule == Schedule::kGPipe     ? "GPipe"
                                                                    : "1F1B";
     out << "pipeline_parallel_schedule = \"" << schedule << "\"\n"
         << "pipeline_parallel_microbatch_size = " << plan.micro_batch << "\n";
@@ -196,7 +196,7 @@ std::string SpeedConfig(const job::Job& job, const job::Config& c) {
     return "DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 (ZeRO-" + std::to_string(c.zero) +
            ")";
   }
-  if (c.pp > 1 && c.schedule != Schedule::kOneFOneB) {
+  if (c.pp > 1 && c.schedule != Schedule::k1F1B) {
     return "DeepSpeed's pipeline engine runs its own 1F1B, not " +
            std::string(job::RowOf(c.schedule).name);
   }

@@ -240,7 +240,7 @@ Json PipelineStageJson(const sim::Problem& p, const sim::PipelineStage& st) {
 Json PipelineResultJson(const sim::Problem& p, const sim::PipelineResult& r) {
   Json stages = Json::array();
   for (const sim::PipelineStage& st : r.stages) stages.push_back(PipelineStageJson(p, st));
-  Json out = {{"schedule", sim::PipelineScheduleName(r.schedule)},
+  Json out = {{"schedule", sched::ScheduleName(r.schedule)},
               {"microbatches", r.microbatches},
               {"virtual_stages", r.virtual_stages},
               {"makespan_s", r.makespan_s},

@@ -28,7 +28,7 @@ struct Config {
   int tp = 1, pp = 1, dp = 1, cp = 1, zero = 0;
   bool sequence_parallel = false;
   int micro_batch = 1, microbatches = 1, virtual_stages = 1;
-  Schedule schedule = Schedule::kOneFOneB;
+  Schedule schedule = Schedule::k1F1B;
 };
 
 // Bytes per parameter a rank keeps (bf16 weights, fp32 gradients as Megatron-LM's main grads,

@@ -32,7 +32,7 @@ struct ParallelPlan {
   int micro_batch = 1;     // sequences per micro-batch
   int microbatches = 1;    // per pipeline and step: global batch / (micro_batch x dp)
   int virtual_stages = 1;  // chunks per pipeline rank (interleaved)
-  Schedule schedule = Schedule::kOneFOneB;
+  Schedule schedule = Schedule::k1F1B;
   // Virtual stages in pipeline order (pp x virtual_stages): stage k * pp + i runs on rank i.
   std::vector<StagePlan> stages;
 

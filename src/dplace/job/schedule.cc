@@ -17,19 +17,16 @@ void Append(const std::vector<sched::Task>& order, std::vector<Action>* out) {
   }
 }
 
-void OneFOneB(int rank, int ranks, int m, std::vector<Action>* out) {
-  Append(sched::WarmupOrder(ranks - rank - 1, m), out);
-}
-
-// Zero bubble (Qi et al. 2024): forwards and input gradients in 1F1B's order after `per_rank`
-// warm-up forwards for each rank after this one (H1: one, as 1F1B; H2: two), each weight
-// gradient run where the rank would otherwise wait or where too many wait, the rest at the end. The
+// Zero bubble (Qi et al. 2024): forwards and input gradients in the row's warm-up order (H1: one
+// warm-up forward for each rank after this one, as 1F1B; H2: two), each weight gradient run where
+// the rank would otherwise wait or where more than the row lets wait, the rest at the end. The
 // order is built as the paper's heuristic builds it, on unit times (F = B = W = 1, sends free), and
 // then fixed, as torch.distributed.pipelining's schedules are.
-std::vector<std::vector<Action>> ZeroBubble(int ranks, int m, int per_rank) {
+std::vector<std::vector<Action>> ZeroBubble(const ScheduleRow& row, int ranks, int m) {
   std::vector<std::vector<Action>> plain(static_cast<size_t>(ranks)), out = plain;
   for (int r = 0; r < ranks; ++r) {
-    Append(sched::WarmupOrder(per_rank * (ranks - r - 1), m), &plain[static_cast<size_t>(r)]);
+    Append(sched::WarmupOrder(sched::WarmupForwards(row, ranks - r - 1, m), m),
+           &plain[static_cast<size_t>(r)]);
   }
   // Unit-time simulation: end times of F and B of (micro-batch, rank); -1 not yet run.
   std::vector<int> f_end(static_cast<size_t>(m) * ranks, -1), b_end = f_end;
@@ -50,9 +47,11 @@ std::vector<std::vector<Action>> ZeroBubble(int ranks, int m, int per_rank) {
                     : done(f_end[at(a.microbatch, r)]) &&
                           (r == ranks - 1 || done(b_end[at(a.microbatch, r + 1)]));
       }
-      // Rank r keeps at most per_rank x r weight gradients waiting (the paper's memory bound:
-      // 1F1B's activations, H2 about twice them); past that the oldest runs at once.
-      const bool overdue = pending_w[static_cast<size_t>(r)] > per_rank * r;
+      // Rank r keeps at most the row's per-stage allowance x r weight gradients waiting (the
+      // paper's memory bound: 1F1B's activations, H2 about twice them); past that the oldest runs
+      // at once.
+      const bool overdue =
+          pending_w[static_cast<size_t>(r)] > row.weights_waiting_per_stage_before * r;
       if (ready && !overdue) {
         const Action& a = order[i++];
         (a.kind == ActionKind::kForward ? f_end : b_end)[at(a.microbatch, r)] = now + 1;
@@ -72,43 +71,18 @@ std::vector<std::vector<Action>> ZeroBubble(int ranks, int m, int per_rank) {
 
 }  // namespace
 
-const ScheduleRow& RowOf(Schedule s) {
-  for (const ScheduleRow& row : kSchedules) {
-    if (row.schedule == s) return row;
-  }
-  DPLACE_CHECK(false);
-  return kSchedules[0];
-}
-
-std::optional<Schedule> ScheduleNamed(std::string_view name) {
-  for (const ScheduleRow& row : kSchedules) {
-    if (row.name == name) return row.schedule;
-  }
-  return std::nullopt;
-}
-
 std::vector<std::vector<Action>> ScheduleActions(Schedule s, int ranks, int chunks,
                                                  int microbatches) {
+  const ScheduleRow& row = RowOf(s);
+  if (row.splits_backward) return ZeroBubble(row, ranks, microbatches);
   std::vector<std::vector<Action>> actions(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
-    std::vector<Action>& out = actions[static_cast<size_t>(r)];
-    switch (s) {
-      case Schedule::kOneFOneB:
-        OneFOneB(r, ranks, microbatches, &out);
-        break;
-      case Schedule::kZbH1:
-      case Schedule::kZbH2:
-        break;  // built for all ranks at once, below
-      case Schedule::kInterleaved:
-        Append(sched::InterleavedOrder(r, ranks, chunks, microbatches), &out);
-        break;
-      case Schedule::kGpipe:
-        Append(sched::WarmupOrder(microbatches, microbatches), &out);
-        break;
-    }
+    Append(row.interleaves
+               ? sched::InterleavedOrder(r, ranks, chunks, microbatches)
+               : sched::WarmupOrder(sched::WarmupForwards(row, ranks - r - 1, microbatches),
+                                    microbatches),
+           &actions[static_cast<size_t>(r)]);
   }
-  if (s == Schedule::kZbH1) actions = ZeroBubble(ranks, microbatches, 1);
-  if (s == Schedule::kZbH2) actions = ZeroBubble(ranks, microbatches, 2);
   return actions;
 }
 

@@ -4,7 +4,8 @@
 // each pipeline rank, the order of its actions: forward (F), backward (B: the input gradient and,
 // unless the schedule splits it off, the weight gradient) and weight gradient (W) of a micro-batch
 // on one of the rank's chunks (virtual stages: chunk k of rank i is stage k * ranks + i). Adding a
-// schedule is a row of kSchedules and its order builder; SimulateActions runs any of them.
+// schedule is a row of sched/schedules.h (one table for both pipeline simulations) and, where
+// its order is new, its order builder; SimulateActions runs any of them.
 #pragma once
 
 #include <optional>
@@ -12,33 +13,14 @@
 #include <string_view>
 #include <vector>
 
+#include "dplace/sched/schedules.h"
+
 namespace dplace::job {
 
-enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZbH1, kZbH2 };
-
-struct ScheduleRow {
-  Schedule schedule;
-  std::string_view name;
-  bool virtual_stages;          // runs several chunks a rank (interleaved)
-  bool splits_weight_gradient;  // W apart from B (zero bubble)
-  std::string_view what;
-};
-
-inline constexpr ScheduleRow kSchedules[] = {
-    {Schedule::kOneFOneB, "1f1b", false, false,
-     "one forward, one backward (PipeDream-Flush, Megatron-LM's default)"},
-    {Schedule::kInterleaved, "interleaved", true, false,
-     "Megatron-LM's interleaved 1F1B over virtual stages"},
-    {Schedule::kGpipe, "gpipe", false, false, "every forward, then every backward"},
-    {Schedule::kZbH1, "zb-h1", false, true,
-     "zero bubble H1: 1F1B with weight gradients deferred into the cool-down"},
-    {Schedule::kZbH2, "zb-h2", false, true,
-     "zero bubble H2: twice 1F1B's warm-up forwards, weight gradients in the gaps; about twice "
-     "its activations"},
-};
-
-const ScheduleRow& RowOf(Schedule s);
-std::optional<Schedule> ScheduleNamed(std::string_view name);
+using Schedule = sched::Schedule;
+using sched::RowOf;
+using sched::ScheduleNamed;
+using sched::ScheduleRow;
 
 enum class ActionKind { kForward, kBackward, kWeight };
 struct Action {

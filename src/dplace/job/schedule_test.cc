@@ -17,8 +17,8 @@ double Makespan(Schedule s, int ranks, int chunks, int m, Work w, double send = 
 }
 
 TEST(ScheduleTest, EveryScheduleRunsEachForwardAndBackwardOnceOnItsRank) {
-  for (const ScheduleRow& row : kSchedules) {
-    const int ranks = 4, chunks = row.virtual_stages ? 2 : 1, m = 8;
+  for (const ScheduleRow& row : sched::Schedules()) {
+    const int ranks = 4, chunks = row.interleaves ? 2 : 1, m = 8;
     const auto actions = ScheduleActions(row.schedule, ranks, chunks, m);
     ASSERT_EQ(actions.size(), 4u);
     for (const auto& rank : actions) {
@@ -26,7 +26,7 @@ TEST(ScheduleTest, EveryScheduleRunsEachForwardAndBackwardOnceOnItsRank) {
       for (const Action& a : rank) {
         EXPECT_TRUE(seen.insert({static_cast<int>(a.kind), a.microbatch, a.chunk}).second);
       }
-      EXPECT_EQ(rank.size(), static_cast<size_t>(m * chunks * (row.splits_weight_gradient ? 3 : 2)))
+      EXPECT_EQ(rank.size(), static_cast<size_t>(m * chunks * (row.splits_backward ? 3 : 2)))
           << row.name;
     }
   }
@@ -34,11 +34,11 @@ TEST(ScheduleTest, EveryScheduleRunsEachForwardAndBackwardOnceOnItsRank) {
 
 TEST(ScheduleTest, OneFOneBOfEvenStagesTakesMPlusPMinusOneRounds) {
   // Uniform stages, no sends: (M + p - 1)(F + B), the bubble (p - 1)(F + B).
-  EXPECT_DOUBLE_EQ(Makespan(Schedule::kOneFOneB, 4, 1, 8, {1, 2, 0}), (8 + 3) * 3.0);
-  EXPECT_DOUBLE_EQ(Makespan(Schedule::kGpipe, 4, 1, 8, {1, 2, 0}), (8 + 3) * 3.0);
-  EXPECT_DOUBLE_EQ(Makespan(Schedule::kOneFOneB, 1, 1, 5, {1, 2, 0}), 15.0);
+  EXPECT_DOUBLE_EQ(Makespan(Schedule::k1F1B, 4, 1, 8, {1, 2, 0}), (8 + 3) * 3.0);
+  EXPECT_DOUBLE_EQ(Makespan(Schedule::kGPipe, 4, 1, 8, {1, 2, 0}), (8 + 3) * 3.0);
+  EXPECT_DOUBLE_EQ(Makespan(Schedule::k1F1B, 1, 1, 5, {1, 2, 0}), 15.0);
   // Each send on the path adds to the first forward's and last backward's way.
-  EXPECT_DOUBLE_EQ(Makespan(Schedule::kOneFOneB, 2, 1, 1, {1, 2, 0}, 0.5), 1 + 0.5 + 3 + 0.5 + 2);
+  EXPECT_DOUBLE_EQ(Makespan(Schedule::k1F1B, 2, 1, 1, {1, 2, 0}, 0.5), 1 + 0.5 + 3 + 0.5 + 2);
 }
 
 TEST(ScheduleTest, InterleavingDividesTheBubbleByTheChunks) {
@@ -48,7 +48,7 @@ TEST(ScheduleTest, InterleavingDividesTheBubbleByTheChunks) {
 }
 
 TEST(ScheduleTest, ZeroBubbleH1FillsTheCoolDownWithWeightGradients) {
-  const double one_f_one_b = Makespan(Schedule::kOneFOneB, 4, 1, 8, {1, 2, 0});
+  const double one_f_one_b = Makespan(Schedule::k1F1B, 4, 1, 8, {1, 2, 0});
   const double zb = Makespan(Schedule::kZbH1, 4, 1, 8, {1, 1, 1});
   EXPECT_LT(zb, one_f_one_b);
   EXPECT_GE(zb, 8 * 3.0);  // never below the work of one rank
@@ -70,9 +70,9 @@ TEST(ScheduleTest, ZeroBubbleH2BeatsH1WhereInputGradientsCostMoreThanWeightGradi
 }
 
 TEST(ScheduleTest, HeldMicrobatchesAreWhatMegatronCountsInFlight) {
-  const auto one = HeldMicrobatches(ScheduleActions(Schedule::kOneFOneB, 4, 1, 8), false);
+  const auto one = HeldMicrobatches(ScheduleActions(Schedule::k1F1B, 4, 1, 8), false);
   EXPECT_EQ(one, (std::vector<int>{4, 3, 2, 1}));
-  EXPECT_EQ(HeldMicrobatches(ScheduleActions(Schedule::kGpipe, 4, 1, 8), false),
+  EXPECT_EQ(HeldMicrobatches(ScheduleActions(Schedule::kGPipe, 4, 1, 8), false),
             (std::vector<int>{8, 8, 8, 8}));
   // Interleaved, rank 0: 2(p - 1) + (v - 1)p + 1 chunk-micro-batches (Megatron-LM's warm-up + 1).
   const auto inter = HeldMicrobatches(ScheduleActions(Schedule::kInterleaved, 4, 2, 8), false);
@@ -84,7 +84,7 @@ TEST(ScheduleTest, HeldMicrobatchesAreWhatMegatronCountsInFlight) {
   EXPECT_EQ(HeldMicrobatches(ScheduleActions(Schedule::kZbH2, 4, 1, 64), true),
             (std::vector<int>{7, 7, 7, 7}));
   // Fewer micro-batches than stages: at most all of them.
-  EXPECT_EQ(HeldMicrobatches(ScheduleActions(Schedule::kOneFOneB, 4, 1, 2), false).front(), 2);
+  EXPECT_EQ(HeldMicrobatches(ScheduleActions(Schedule::k1F1B, 4, 1, 2), false).front(), 2);
 }
 
 TEST(ScheduleTest, SchedulesAreFoundByName) {
@@ -92,7 +92,7 @@ TEST(ScheduleTest, SchedulesAreFoundByName) {
   EXPECT_EQ(ScheduleNamed("zb-h2"), Schedule::kZbH2);
   EXPECT_EQ(ScheduleNamed("interleaved"), Schedule::kInterleaved);
   EXPECT_FALSE(ScheduleNamed("1F1B").has_value());
-  EXPECT_EQ(RowOf(Schedule::kGpipe).name, "gpipe");
+  EXPECT_EQ(RowOf(Schedule::kGPipe).name, "gpipe");
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ StageTerms TermsOf(const Costs& k, const Config& c, int n, Recompute r, bool fir
     s.work.forward_s += std::max(0.0, gather / 2 - s.work.forward_s);
     s.work.backward_s += std::max(0.0, gather / 2 + reduce - s.work.backward_s - s.work.weight_s);
   }
-  if (!RowOf(c.schedule).splits_weight_gradient) {
+  if (!RowOf(c.schedule).splits_backward) {
     s.work.backward_s += s.work.weight_s;
     s.work.weight_s = 0;
   }
@@ -134,7 +134,7 @@ Evaluated MemoryOf(const Job& job, const Config& c, const Variants& vs, const Pa
                    const Actions& actions) {
   Evaluated ev;
   const int ranks = c.pp, stages = c.pp * c.virtual_stages;
-  const bool split = RowOf(c.schedule).splits_weight_gradient;
+  const bool split = RowOf(c.schedule).splits_backward;
   for (int vs_index = 0; vs_index < stages; ++vs_index) {
     const StagePlan& sp = plan.stages[static_cast<size_t>(vs_index)];
     const Variant& v = VariantOf(vs, sp);
@@ -745,12 +745,12 @@ std::vector<Config> EnumerateConfigs(const Job& job, const hw::Machine& m, const
           // orders would not fit in memory.
           if (per_pipeline > kMaxMicrobatches) continue;
           const int microbatches = static_cast<int>(per_pipeline);
-          for (const ScheduleRow& row : kSchedules) {
+          for (const ScheduleRow& row : sched::Schedules()) {
             if (fixed.schedule && *fixed.schedule != row.schedule) continue;
             // Without a pipeline there is one schedule; 1F1B names it.
-            if (pp == 1 && row.schedule != Schedule::kOneFOneB) continue;
+            if (pp == 1 && row.schedule != Schedule::k1F1B) continue;
             std::vector<int> chunks{1};
-            if (row.virtual_stages) {
+            if (row.interleaves) {
               chunks.clear();
               if (microbatches % pp != 0) continue;
               for (int v : Divisors(layers / pp)) {
@@ -892,8 +892,7 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
       return;
     }
     const int L = static_cast<int>(job.model.layers);
-    const std::vector<int> held =
-        HeldMicrobatches(actions, RowOf(c.schedule).splits_weight_gradient);
+    const std::vector<int> held = HeldMicrobatches(actions, RowOf(c.schedule).splits_backward);
     std::vector<Split> splits;
     bool proved = true;
     for (const std::vector<const Variant*>& layouts : LayoutsOf(c, vs)) {
@@ -918,7 +917,7 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
     }
     judge(std::move(splits));
     if (!proved) ++result.unproved;
-    if (!past_front && RowOf(c.schedule).splits_weight_gradient) zero_bubble.push_back(&cand);
+    if (!past_front && RowOf(c.schedule).splits_backward) zero_bubble.push_back(&cand);
   };
   for (const Candidate& cand : order) visit(cand, false);
   for (const Candidate* cand : zero_bubble) visit(*cand, true);

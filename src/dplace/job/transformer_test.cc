@@ -173,7 +173,7 @@ TEST(TransformerTest, FirstStageMemoryIsWithinFivePercentOfMegatronsTheoreticalM
         .micro_batch = c.b,
         .microbatches = static_cast<int>(c.batch / (static_cast<int64_t>(c.b) * c.dp)),
         .virtual_stages = c.v,
-        .schedule = c.v > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB};
+        .schedule = c.v > 1 ? Schedule::kInterleaved : Schedule::k1F1B};
     const int stages = c.pp * c.v;
     for (int s = 0; s < stages; ++s) {
       const int n = static_cast<int>(c.layers / stages);

@@ -92,7 +92,7 @@ Json PipelineTrace(const sim::Problem& problem, const sim::PipelineResult& resul
     events.push_back(Meta("process_name", Pid(stage.device), 0,
                           c.device(stage.device).name + " (" + c.device(stage.device).kind + ")"));
     events.push_back(Meta("thread_name", Pid(stage.device), 0,
-                          std::string(sim::PipelineScheduleName(result.schedule))));
+                          std::string(sched::ScheduleName(result.schedule))));
   }
   for (const sim::PipelineTask& t : result.tasks) {
     events.push_back({{"ph", "X"},
@@ -108,7 +108,7 @@ Json PipelineTrace(const sim::Problem& problem, const sim::PipelineResult& resul
           {"otherData",
            {{"graph", problem.g().name()},
             {"cluster", c.name()},
-            {"schedule", sim::PipelineScheduleName(result.schedule)},
+            {"schedule", sched::ScheduleName(result.schedule)},
             {"microbatches", result.microbatches}}}};
 }
 

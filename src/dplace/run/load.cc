@@ -146,8 +146,7 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
       at = colon + 1;
     }
     const bool choose = parts[0] == "auto";
-    const auto parsed =
-        choose ? sim::PipelineSchedule::k1F1B : sim::ParsePipelineSchedule(parts[0]);
+    const auto parsed = choose ? sim::PipelineSchedule::k1F1B : sched::ScheduleNamed(parts[0]);
     const bool interleaved = parsed && sim::RowOf(*parsed).interleaves;
     auto number = [&](size_t i, long fallback) {
       if (i >= parts.size()) return fallback;
@@ -160,7 +159,7 @@ StatusOr<std::shared_ptr<const sim::Problem>> MakeLoadedProblem(
     if (!parsed || parts.size() > (interleaved ? 3U : 2U) || m < 1 || m > 4096 || chunks < 1 ||
         chunks > 64) {
       return InvalidInput("schedule: '" + schedule + "' is not auto or a schedule (" +
-                          sim::PipelineScheduleNames() +
+                          sched::ScheduleNames() +
                           "), optionally :MICROBATCHES (1 to 4096); interleaved[:CHUNKS (1 to "
                           "64, default 2)[:MICROBATCHES]]");
     }

@@ -253,7 +253,7 @@ StatusOr<job::Fixed> ParseFix(std::string_view text) {
       f.schedule = job::ScheduleNamed(value);
       if (!f.schedule) {
         std::vector<std::string> names;
-        for (const job::ScheduleRow& r : job::kSchedules) names.emplace_back(r.name);
+        for (const job::ScheduleRow& r : sched::Schedules()) names.emplace_back(r.name);
         std::string list;
         for (const std::string& nm : names) list += (list.empty() ? "" : ", ") + nm;
         return InvalidInput("--fix: schedule=" + std::string(value) + " is not a schedule" +

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "dplace/sched/schedules.h"
+
 namespace dplace::sched {
 namespace {
 
@@ -33,6 +35,26 @@ TEST(OrdersTest, InterleavedIsMegatronsOrder) {
             "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 F2.0 B0.0 F3.0 B1.0 F2.1 B2.1 F3.1 B3.1 B2.0 B3.0");
   // As many micro-batches as ranks: every forward first (Megatron-LM's all_warmup_microbatches).
   EXPECT_EQ(Text(InterleavedOrder(1, 2, 2, 2), true), "F0.0 F1.0 F0.1 F1.1 B0.1 B1.1 B0.0 B1.0");
+}
+
+}  // namespace
+}  // namespace dplace::sched
+
+namespace dplace::sched {
+namespace {
+
+TEST(ScheduleTableTest, EveryScheduleIsFoundByItsNameAndWarmsUpAsItsRowSays) {
+  for (const ScheduleRow& row : Schedules()) {
+    EXPECT_EQ(ScheduleNamed(row.name), row.schedule);
+    EXPECT_EQ(&RowOf(row.schedule), &row);
+    // Split backward, and only then, lets weight gradients wait.
+    EXPECT_EQ(row.splits_backward, row.weights_waiting_per_stage_before > 0) << row.name;
+  }
+  EXPECT_EQ(WarmupForwards(RowOf(Schedule::k1F1B), 3, 8), 3);
+  EXPECT_EQ(WarmupForwards(RowOf(Schedule::kZbH2), 3, 8), 6);
+  EXPECT_EQ(WarmupForwards(RowOf(Schedule::kGPipe), 3, 8), 8);
+  EXPECT_FALSE(ScheduleNamed("1F1B").has_value());
+  EXPECT_EQ(ScheduleNames(), "gpipe, 1f1b, interleaved, zb-h1 or zb-h2");
 }
 
 }  // namespace

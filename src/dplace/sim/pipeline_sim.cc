@@ -699,7 +699,7 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
       progress = true;
     }
     if (!progress)
-      return InvalidInput("the " + std::string(PipelineScheduleName(schedule)) +
+      return InvalidInput("the " + std::string(sched::ScheduleName(schedule)) +
                           " schedule deadlocks on this split (a stage waits for a later one)");
   }
   std::sort(r.tasks.begin(), r.tasks.end(),
@@ -821,7 +821,7 @@ StatusOr<PipelineResult> SimulateFastestSchedule(const Problem& problem, const P
   }
   std::optional<PipelineResult> best;
   for (PipelineSchedule schedule :
-       {PipelineSchedule::k1F1B, PipelineSchedule::kZBH1, PipelineSchedule::kZBH2}) {
+       {PipelineSchedule::k1F1B, PipelineSchedule::kZbH1, PipelineSchedule::kZbH2}) {
     DPLACE_ASSIGN_OR_RETURN(
         PipelineResult r, SimulatePipeline(problem, placement, schedule, microbatches, recompute));
     if (!best || std::make_pair(!r.feasible, r.time_per_microbatch_s) <
@@ -837,10 +837,10 @@ StatusOr<PipelineResult> SimulateNamedSchedule(const Problem& problem, const Pla
   if (name == "auto") {
     return SimulateFastestSchedule(problem, placement, microbatches, problem.recompute);
   }
-  const std::optional<PipelineSchedule> schedule = ParsePipelineSchedule(name);
+  const std::optional<PipelineSchedule> schedule = sched::ScheduleNamed(name);
   if (!schedule) {
     return InvalidInput("schedule: '" + std::string(name) + "' is not auto or a schedule (" +
-                        PipelineScheduleNames() + ")");
+                        sched::ScheduleNames() + ")");
   }
   return SimulatePipeline(problem, placement, *schedule, microbatches, problem.recompute);
 }

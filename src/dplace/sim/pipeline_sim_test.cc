@@ -257,11 +257,11 @@ TEST(PipelineScheduleTest, EveryScheduleIdlesAsItsFormulaSaysOnUniformStages) {
         for (PipelineSchedule schedule : {PipelineSchedule::kGPipe, PipelineSchedule::k1F1B}) {
           EXPECT_NEAR(run(schedule).bubble_fraction, flush, 0.02 * flush) << where;
         }
-        const PipelineResult h1 = run(PipelineSchedule::kZBH1);
+        const PipelineResult h1 = run(PipelineSchedule::kZbH1);
         const double h1_idle = (stages - 1) * (f + i - w);
         EXPECT_NEAR(h1.makespan_s - work, h1_idle, 0.02 * h1_idle) << where;
         // ZB-H2 fills its warm-up with 2(S-s)-1 forwards: the formula's domain is M >= 2S-1.
-        const PipelineResult h2 = run(PipelineSchedule::kZBH2);
+        const PipelineResult h2 = run(PipelineSchedule::kZbH2);
         if (m >= 2 * stages - 1) {
           EXPECT_NEAR(h2.makespan_s, work + (stages - 1) * f, 0.02 * (stages - 1) * f) << where;
           const double h2_idle = (stages - 1) * std::max(0.0, f + i - 2 * w);
@@ -355,7 +355,7 @@ TEST(PipelineScheduleTest, ZeroBubbleSplitsBackwardIntoInputAndWeightGradients) 
   // Two stages, F = I = W = 1, two micro-batches. d1: F0 [1,2] I0 [2,3] F1 [3,4] I1 [4,5] W0 W1;
   // d0: F0 F1, I0 [3,4] after d1's I0, W0 [4,5] in the gap before I1 [5,6], W1 [6,7].
   const Problem p = UniformStages(2, 1, 1, 1);
-  auto r = SimulatePipeline(p, UniformSplit(2), PipelineSchedule::kZBH1, 2);
+  auto r = SimulatePipeline(p, UniformSplit(2), PipelineSchedule::kZbH1, 2);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_DOUBLE_EQ(r->makespan_s, 7);  // 1F1B: 9
   EXPECT_DOUBLE_EQ(r->stages[0].weight_s, 1);
@@ -401,10 +401,10 @@ TEST(PipelineScheduleTest, StagesOfDReplicasRunAsDPipelinesOfAShareOfTheMicroBat
   for (int stages : {2, 4}) {
     for (int d : {2, 4}) {
       for (PipelineSchedule schedule : {PipelineSchedule::kGPipe, PipelineSchedule::k1F1B,
-                                        PipelineSchedule::kZBH1, PipelineSchedule::kZBH2}) {
+                                        PipelineSchedule::kZbH1, PipelineSchedule::kZbH2}) {
         const int m = 16;
         const std::string where = "S=" + std::to_string(stages) + " d=" + std::to_string(d) + " " +
-                                  std::string(PipelineScheduleName(schedule));
+                                  std::string(sched::ScheduleName(schedule));
         auto replicated =
             SimulatePipeline(ReplicatedStages(std::vector<int>(static_cast<size_t>(stages), d), 2),
                              UniformSplit(stages), schedule, m);
@@ -579,12 +579,12 @@ TEST(PipelineScheduleTest, AutoTakesTheFastestScheduleThatFits) {
   const Placement split = UniformSplit(4);
   auto best = SimulateProblemPipeline(p, split);
   ASSERT_TRUE(best.ok());
-  for (PipelineSchedule s : {PipelineSchedule::k1F1B, PipelineSchedule::kZBH1}) {
+  for (PipelineSchedule s : {PipelineSchedule::k1F1B, PipelineSchedule::kZbH1}) {
     auto other = SimulatePipeline(p, split, s, 8);
     ASSERT_TRUE(other.ok());
     EXPECT_LT(best->time_per_microbatch_s, other->time_per_microbatch_s);
   }
-  EXPECT_EQ(best->schedule, PipelineSchedule::kZBH2);
+  EXPECT_EQ(best->schedule, PipelineSchedule::kZbH2);
   EXPECT_DOUBLE_EQ(testing::EvaluatorOf(p)->Evaluate(split).value, best->time_per_microbatch_s);
   // Where ZB-H2's deeper warm-up does not fit on the first stage, a schedule that does.
   Problem tight = UniformStages(4, 1, 1.2, 0.8, /*first_memory_bytes=*/5 * 4);
@@ -593,7 +593,7 @@ TEST(PipelineScheduleTest, AutoTakesTheFastestScheduleThatFits) {
   auto fits = SimulateProblemPipeline(tight, split);
   ASSERT_TRUE(fits.ok());
   EXPECT_TRUE(fits->feasible) << fits->reason;
-  EXPECT_NE(fits->schedule, PipelineSchedule::kZBH2);
+  EXPECT_NE(fits->schedule, PipelineSchedule::kZbH2);
 }
 
 TEST(PipelineObjectiveTest, TheValueIsTheSchedulesTimePerMicrobatch) {

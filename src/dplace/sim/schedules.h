@@ -1,7 +1,7 @@
-// Pipeline schedules: one row each (name, what it splits, the order of a stage's tasks, so how
-// many micro-batches a stage holds). The pipeline simulator runs them (pipeline_sim.h) by
+// Pipeline schedules as the op-level pipeline runs them: the rows are sched/schedules.h's, one
+// table for both pipeline simulations. The pipeline simulator runs them (pipeline_sim.h) by
 // StageOrder and WeightAllowance; the throughput objective's memory rule and the exact placers
-// count a stage's micro-batches in flight by InFlight. A new schedule of this kind is its row.
+// count a stage's micro-batches in flight by InFlight.
 #pragma once
 
 #include <cstddef>
@@ -13,36 +13,13 @@
 #include <vector>
 
 #include "dplace/sched/orders.h"
+#include "dplace/sched/schedules.h"
 
 namespace dplace::sim {
 
-enum class PipelineSchedule { kGPipe, k1F1B, kInterleaved, kZBH1, kZBH2 };
-
-struct ScheduleRow {
-  PipelineSchedule schedule;
-  std::string_view name;
-  // Whether backward runs as two tasks: input gradients (I, which the stage before waits for)
-  // and weight gradients (W, which nothing else waits for and which fill the bubbles).
-  bool splits_backward;
-  // Whether each device runs several chunks of the model (virtual stages, round robin:
-  // sched::InterleavedOrder).
-  bool interleaves;
-  // Forwards a stage runs before its first backward, per stage after it (1F1B 1, ZB-H2 2); 0:
-  // every forward first, then every backward, the last first (GPipe).
-  int warmup_per_stage_after;
-  // Weight-gradient tasks a stage lets wait before it runs one ahead of its next task, per stage
-  // before it (ZB-H1 1, ZB-H2 2: their memory formulas); 0 where backward is not split.
-  int weights_waiting_per_stage_before;
-  std::string_view description;
-};
-
-// Every schedule, in the order `--schedule` lists them.
-std::span<const ScheduleRow> PipelineSchedules();
-const ScheduleRow& RowOf(PipelineSchedule schedule);
-std::optional<PipelineSchedule> ParsePipelineSchedule(std::string_view name);
-std::string_view PipelineScheduleName(PipelineSchedule schedule);
-// The names as a message lists them: "gpipe, 1f1b, interleaved, zb-h1 or zb-h2".
-std::string PipelineScheduleNames();
+using PipelineSchedule = sched::Schedule;
+using sched::RowOf;
+using sched::ScheduleRow;
 
 // What a stage keeps of a micro-batch between its forward and its backward: everything (none
 // recomputed); all but attention's inner tensors, running attention's core again before its
