@@ -1,7 +1,6 @@
 #include "dplace/sim/pipeline_sim.h"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -9,6 +8,7 @@
 #include "dplace/base/units.h"
 #include "dplace/cost/collectives.h"
 #include "dplace/graph/training.h"
+#include "dplace/sched/timeline.h"
 #include "dplace/sim/constraints.h"
 #include "dplace/sim/max_load.h"
 
@@ -549,10 +549,6 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
   for (int ds = 0; ds < num_devices; ++ds) {
     lane_stage.insert(lane_stage.end(), static_cast<size_t>(replicas[static_cast<size_t>(ds)]), ds);
   }
-  auto lane_of = [&](int stage, int m) {
-    const size_t ds = static_cast<size_t>(device_of(stage));
-    return first_lane[ds] + m % replicas[ds];
-  };
 
   // Per-stage work and memory, and the transfer delay between (stage, phase) pairs.
   r.stages.resize(static_cast<size_t>(num_devices));
@@ -609,101 +605,59 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
     stage.held_when_recomputing_bytes += inputs[static_cast<size_t>(st)];
     stage.held_selective_bytes += selective[static_cast<size_t>(st)];
   }
-  const Delays delay = TransferDelays(p, placement, map.stage, split);
-
-  // Tasks in per-lane order; a task starts when its lane is free and its inputs have arrived.
-  // Tasks are settled in rounds: each round settles every lane's next task whose inputs are
-  // known.
-  const LaneOrders lanes = OrdersOf(RowOf(schedule), lane_stage, replicas, first_lane, num_devices,
-                                    chunks, microbatches, training);
-  const auto& order = lanes.order;
-  const auto& allowance = lanes.allowance;
-  // (stage, micro-batch, phase) -> start and end times.
-  std::map<std::tuple<int, int, int>, double> start, end;
-  std::vector<size_t> next(static_cast<size_t>(num_lanes), 0);
-  std::vector<double> free_at(static_cast<size_t>(num_lanes), 0);
-  std::vector<std::deque<int>> waiting(static_cast<size_t>(num_lanes));  // I done, W not
-  size_t remaining = split ? static_cast<size_t>(num_stages * microbatches) : 0;
-  for (const auto& o : order) remaining += o.size();
-  // When stage st could start its task of micro-batch m in `phase`: null while an input is
-  // unknown.
-  auto ready_at = [&](int st, int m, int phase) -> std::optional<double> {
-    double ready = free_at[static_cast<size_t>(lane_of(st, m))];
-    if (phase > 0) {  // after the stage's own previous phase of m
-      auto own = end.find({st, m, phase - 1});
-      if (own == end.end()) return std::nullopt;
-      ready = std::max(ready, own->second);
-    }
-    for (const auto& [edge, seconds] : delay) {
-      const auto [from, from_phase, to, to_phase] = edge;
-      if (to != st || to_phase != phase) continue;
-      auto it = end.find({from, m, from_phase});
-      if (it == end.end()) return std::nullopt;
-      ready = std::max(ready, it->second + seconds);
-    }
-    return ready;
-  };
-  auto settle = [&](int st, int m, int phase, double at) {
+  // The tasks on the one simulator of pipeline schedules: per stage its phases' times and the
+  // transfers it waits for, per lane (a replica of a stage's device) its order.
+  using sched::Phase;
+  sched::Pipeline pipe(num_stages, num_lanes, microbatches);
+  for (int st = 0; st < num_stages; ++st) {
     const Work& w = work[static_cast<size_t>(st)];
-    PipelineStage& stage = r.stages[static_cast<size_t>(device_of(st))];
+    const PipelineStage& stage = r.stages[static_cast<size_t>(device_of(st))];
     // A stage that recomputes runs its forward (or attention's core) again before its backward.
     const double again = stage.recompute == Recompute::kFull        ? w.forward_s
                          : stage.recompute == Recompute::kSelective ? w.core_s
                                                                     : 0;
-    const double duration = phase == 0 ? w.forward_s
-                            : phase == 2
-                                ? w.weight_s
-                                : (split ? w.backward_s - w.weight_s : w.backward_s) + again;
-    start[{st, m, phase}] = at;
-    end[{st, m, phase}] = at + duration;
-    free_at[static_cast<size_t>(lane_of(st, m))] = at + duration;
-    stage.busy_s += duration;
-    const TaskKind kind = phase == 0   ? TaskKind::kForward
-                          : phase == 2 ? TaskKind::kWeight
-                          : split      ? TaskKind::kInput
-                                       : TaskKind::kBackward;
-    r.tasks.push_back({stage.device, st, m, kind, at, at + duration,
-                       m % replicas[static_cast<size_t>(device_of(st))]});
-    --remaining;
-  };
-  while (remaining > 0) {
-    bool progress = false;
-    for (int lane = 0; lane < num_lanes; ++lane) {
-      const int d = lane_stage[static_cast<size_t>(lane)];
-      auto& k = next[static_cast<size_t>(lane)];
-      auto& wait = waiting[static_cast<size_t>(lane)];
-      const bool more = k < order[static_cast<size_t>(lane)].size();
-      std::optional<double> main;
-      if (more) {
-        const auto [st, m, backward] = order[static_cast<size_t>(lane)][k];
-        main = ready_at(st, m, backward ? 1 : 0);
-      }
-      if (!wait.empty()) {
-        // The oldest W: when too many wait, when nothing else is left, or in a gap it fits.
-        const int m = wait.front();
-        const std::optional<double> w = ready_at(d, m, 2);
-        const bool due = wait.size() > allowance[static_cast<size_t>(lane)] || !more;
-        if (w && (due || (main && *w + work[static_cast<size_t>(d)].weight_s <= *main))) {
-          settle(d, m, 2, *w);
-          wait.pop_front();
-          progress = true;
-          continue;
-        }
-        if (due) continue;
-      }
-      if (!main) continue;
-      const auto [st, m, backward] = order[static_cast<size_t>(lane)][k];
-      settle(st, m, backward ? 1 : 0, *main);
-      if (backward && split) wait.push_back(m);
-      ++k;
-      progress = true;
-    }
-    if (!progress)
-      return InvalidInput("the " + std::string(sched::ScheduleName(schedule)) +
-                          " schedule deadlocks on this split (a stage waits for a later one)");
+    pipe.SetSeconds(st, Phase::kForward, w.forward_s);
+    pipe.SetSeconds(st, Phase::kBackward,
+                    (split ? w.backward_s - w.weight_s : w.backward_s) + again);
+    pipe.SetSeconds(st, Phase::kWeight, w.weight_s);
+    const size_t ds = static_cast<size_t>(device_of(st));
+    pipe.SetLanes(st, first_lane[ds], replicas[ds]);
   }
-  std::sort(r.tasks.begin(), r.tasks.end(),
-            [](const PipelineTask& a, const PipelineTask& b) { return a.start_s < b.start_s; });
+  for (const auto& [edge, seconds] : TransferDelays(p, placement, map.stage, split)) {
+    const auto [from, from_phase, to, to_phase] = edge;
+    pipe.AddInput(to, static_cast<Phase>(to_phase),
+                  {from, static_cast<Phase>(from_phase), seconds});
+  }
+  LaneOrders lanes = OrdersOf(RowOf(schedule), lane_stage, replicas, first_lane, num_devices,
+                              chunks, microbatches, training);
+  for (int lane = 0; lane < num_lanes; ++lane) {
+    std::vector<sched::LaneTask> order;
+    for (const auto& [st, m, backward] : lanes.order[static_cast<size_t>(lane)]) {
+      order.push_back({st, m, backward ? Phase::kBackward : Phase::kForward});
+    }
+    pipe.SetOrder(lane, std::move(order));
+    if (split) pipe.DeferWeights(lane, lanes.allowance[static_cast<size_t>(lane)]);
+  }
+  const std::optional<sched::Timeline> run = sched::Timeline::Run(pipe);
+  if (!run) {
+    return InvalidInput("the " + std::string(sched::ScheduleName(schedule)) +
+                        " schedule deadlocks on this split (a stage waits for a later one)");
+  }
+  for (const sched::LaneTask& t : run->tasks()) {
+    PipelineStage& stage = r.stages[static_cast<size_t>(device_of(t.stage))];
+    const double begin = run->Start(t.stage, t.microbatch, t.phase);
+    const double end = run->End(t.stage, t.microbatch, t.phase);
+    stage.busy_s += end - begin;
+    const TaskKind kind = t.phase == Phase::kForward  ? TaskKind::kForward
+                          : t.phase == Phase::kWeight ? TaskKind::kWeight
+                          : split                     ? TaskKind::kInput
+                                                      : TaskKind::kBackward;
+    r.tasks.push_back({stage.device, t.stage, t.microbatch, kind, begin, end,
+                       t.microbatch % replicas[static_cast<size_t>(device_of(t.stage))]});
+  }
+  std::stable_sort(
+      r.tasks.begin(), r.tasks.end(),
+      [](const PipelineTask& a, const PipelineTask& b) { return a.start_s < b.start_s; });
   for (const PipelineTask& t : r.tasks) r.makespan_s = std::max(r.makespan_s, t.end_s);
   AllReduceReplicas(p, map, num_devices, replicas, &r);
   r.time_per_microbatch_s = r.makespan_s / microbatches;
@@ -724,7 +678,7 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
       double bytes;
     };
     std::vector<Change> changes;
-    const int last = training ? 1 : 0;
+    const Phase last = training ? Phase::kBackward : Phase::kForward;
     for (int st = d; st < num_stages; st += num_devices) {
       const size_t i = static_cast<size_t>(st);
       // What it keeps of a micro-batch, and what it makes again while the backward runs.
@@ -734,13 +688,13 @@ StatusOr<PipelineResult> SimulateWith(const Problem& p, const Placement& placeme
       const double again =
           stage.recompute == Recompute::kFull ? per_microbatch[i] : per_microbatch[i] - kept;
       for (int m = replica; m < microbatches; m += copies) {
-        changes.push_back({start[{st, m, 0}], 1, kept});
+        changes.push_back({run->Start(st, m, Phase::kForward), 1, kept});
         changes.push_back(
-            {end[{st, m, last}], split ? 0 : -1, (split ? for_weights[i] : 0) - kept});
-        if (split) changes.push_back({end[{st, m, 2}], -1, -for_weights[i]});
+            {run->End(st, m, last), split ? 0 : -1, (split ? for_weights[i] : 0) - kept});
+        if (split) changes.push_back({run->End(st, m, Phase::kWeight), -1, -for_weights[i]});
         if (stage.recomputes) {
-          changes.push_back({start[{st, m, last}], 0, again});
-          changes.push_back({end[{st, m, last}], 0, -again});
+          changes.push_back({run->Start(st, m, last), 0, again});
+          changes.push_back({run->End(st, m, last), 0, -again});
         }
       }
     }

@@ -9,6 +9,7 @@
 #include "dplace/io/load.h"
 #include "dplace/place/exact/contiguous_dp.h"
 #include "dplace/place/exact/exact.h"
+#include "dplace/place/exact/ideal_lattice.h"
 #include "dplace/sim/evaluator.h"
 #include "dplace/sim/max_load.h"
 #include "dplace/sim/pipeline_sim.h"
@@ -98,6 +99,30 @@ sim::Problem RandomChain(int n, uint32_t seed) {
     last = op;
   }
   return sim::testing::Make(b, sim::testing::ThreeDevices(), sim::Objective::kThroughput);
+}
+
+// A chain with k units hanging off it, each a sink of its own: 2^k ideals and more. Past the
+// limit it is refused before any ideal is enumerated; within it every ideal is found.
+TEST(IdealLatticeTest, AnAntichainOfMoreThanTheLimitIsRefusedAtOnceAndASmallerOneEnumerated) {
+  auto chain_with_sinks = [](int k) {
+    std::vector<std::vector<int>> preds(2 * static_cast<size_t>(k));
+    for (int i = 1; i < k; ++i) preds[static_cast<size_t>(i)] = {i - 1};
+    for (int i = 0; i < k; ++i)
+      preds[static_cast<size_t>(k) + static_cast<size_t>(i)] = {i};  // a sink off unit i
+    return preds;
+  };
+  auto small = IdealLattice::All(chain_with_sinks(4), 1000);
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  // Ideals: the chain's prefix {0..j-1} with any subset of the j sinks hanging off it.
+  EXPECT_EQ(small->size(), 1 + 2 + 4 + 8 + 16);
+  // A deadline already past: enumerating would stop on it at the first ideal, so the refusal
+  // for the count shows that nothing was enumerated.
+  auto wide = IdealLattice::All(chain_with_sinks(4000), 2000000,
+                                std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.status().message().find("more than 2000000 contiguous prefixes"),
+            std::string::npos)
+      << wide.status().message();
 }
 
 // GPipe holds every micro-batch on every stage. The 2|2 split of the chain holds 200 bytes per

@@ -15,10 +15,43 @@ uint64_t Hash(const uint64_t* words, int n) {
   return h ^ (h >> 31);
 }
 
+// The size of an antichain found in linear time: units of equal longest-path depth from the
+// sources are pairwise incomparable, and so are units of equal height above the sinks. Every subset
+// of an antichain is the set of maximal units of its own ideal, so the DAG has at least 2^width.
+int AntichainWidth(const std::vector<std::vector<int>>& preds) {
+  const size_t n = preds.size();
+  std::vector<int> depth(n, 0), height(n, 0);
+  for (size_t v = 0; v < n; ++v) {
+    for (int p : preds[v]) depth[v] = std::max(depth[v], depth[static_cast<size_t>(p)] + 1);
+  }
+  for (size_t v = n; v-- > 0;) {
+    for (int p : preds[v]) {
+      height[static_cast<size_t>(p)] = std::max(height[static_cast<size_t>(p)], height[v] + 1);
+    }
+  }
+  std::vector<int> at_depth(n + 1, 0), at_height(n + 1, 0);
+  int width = 0;
+  for (size_t v = 0; v < n; ++v) {
+    width = std::max({width, ++at_depth[static_cast<size_t>(depth[v])],
+                      ++at_height[static_cast<size_t>(height[v])]});
+  }
+  return width;
+}
+
 }  // namespace
 
 StatusOr<IdealLattice> IdealLattice::All(const std::vector<std::vector<int>>& preds, int64_t limit,
                                          std::chrono::steady_clock::time_point deadline) {
+  auto too_many = [limit] {
+    return InvalidInput("the graph has more than " + std::to_string(limit) +
+                        " contiguous prefixes (ideals); the exact DP would not fit its time or "
+                        "1 GiB memory budget");
+  };
+  // Refused at once when an antichain alone gives more ideals than the limit (training graphs'
+  // weight gradients hang off the chain, each in or out of a prefix on its own).
+  if (const int width = AntichainWidth(preds); width >= 62 || (int64_t{1} << width) > limit) {
+    return too_many();
+  }
   IdealLattice L;
   const int n = static_cast<int>(preds.size());
   L.words_ = n / 64 + 1;
@@ -74,11 +107,7 @@ StatusOr<IdealLattice> IdealLattice::All(const std::vector<std::vector<int>>& pr
       std::copy(bits, bits + w, scratch.begin());
       scratch[static_cast<size_t>(v / 64)] |= uint64_t{1} << (v % 64);
       const int next = find_or_add(scratch.data(), &added);
-      if (static_cast<int64_t>(L.bits_.size() / w) > limit) {
-        return InvalidInput("the graph has more than " + std::to_string(limit) +
-                            " contiguous prefixes (ideals); the exact DP would not fit its time or "
-                            "1 GiB memory budget");
-      }
+      if (static_cast<int64_t>(L.bits_.size() / w) > limit) return too_many();
       L.next_.emplace_back(v, next);
     }
     L.next_offsets_.push_back(static_cast<int64_t>(L.next_.size()));
