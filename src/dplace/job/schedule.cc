@@ -5,6 +5,7 @@
 
 #include "dplace/base/status.h"
 #include "dplace/sched/orders.h"
+#include "dplace/sched/timeline.h"
 
 namespace dplace::job {
 namespace {
@@ -107,62 +108,31 @@ std::vector<double> SimulateActions(const std::vector<std::vector<Action>>& acti
   for (const auto& rank : actions) {
     for (const Action& a : rank) microbatches = std::max(microbatches, a.microbatch + 1);
   }
-  constexpr double kNotYet = -1;
-  // End of F and B of (micro-batch, virtual stage).
-  std::vector<double> f_end(static_cast<size_t>(microbatches) * stages, kNotYet);
-  std::vector<double> b_end = f_end;
-  auto at = [&](int m, int stage) { return static_cast<size_t>(m) * stages + stage; };
-  std::vector<size_t> next(static_cast<size_t>(ranks), 0);
-  std::vector<double> free_at(static_cast<size_t>(ranks), 0);
-  size_t left = 0;
-  for (const auto& rank : actions) left += rank.size();
-  // Each pass runs every rank's next actions whose inputs are there; a schedule's order always
-  // lets some rank go on, so each pass makes progress.
-  while (left > 0) {
-    size_t ran = 0;
-    for (int r = 0; r < ranks; ++r) {
-      const auto& order = actions[static_cast<size_t>(r)];
-      size_t& i = next[static_cast<size_t>(r)];
-      while (i < order.size()) {
-        const Action& a = order[i];
-        const int stage = a.chunk * ranks + r;
-        double ready = 0;
-        const size_t key = at(a.microbatch, stage);
-        if (a.kind == ActionKind::kForward) {
-          if (stage > 0) {
-            const double in = f_end[at(a.microbatch, stage - 1)];
-            if (in == kNotYet) break;
-            ready = in + (ranks > 1 ? send_s : 0);
-          }
-        } else if (a.kind == ActionKind::kBackward) {
-          if (f_end[key] == kNotYet) break;
-          ready = f_end[key];
-          if (stage + 1 < stages) {
-            const double in = b_end[at(a.microbatch, stage + 1)];
-            if (in == kNotYet) break;
-            ready = std::max(ready, in + (ranks > 1 ? send_s : 0));
-          }
-        } else {
-          if (b_end[key] == kNotYet) break;
-          ready = b_end[key];
-        }
-        const Work& w = work[static_cast<size_t>(stage)];
-        const double start = std::max(ready, free_at[static_cast<size_t>(r)]);
-        const double length = a.kind == ActionKind::kForward    ? w.forward_s
-                              : a.kind == ActionKind::kBackward ? w.backward_s
-                                                                : w.weight_s;
-        const double end = start + length;
-        free_at[static_cast<size_t>(r)] = end;
-        if (a.kind == ActionKind::kForward) f_end[key] = end;
-        if (a.kind == ActionKind::kBackward) b_end[key] = end;
-        ++i;
-        ++ran;
-      }
-    }
-    DPLACE_CHECK(ran > 0);  // a schedule that deadlocks is a bug in its order builder
-    left -= ran;
+  using sched::Phase;
+  sched::Pipeline p(stages, ranks, microbatches);
+  const double send = ranks > 1 ? send_s : 0;  // chunks of one rank pass nothing over a link
+  for (int s = 0; s < stages; ++s) {
+    const Work& w = work[static_cast<size_t>(s)];
+    p.SetSeconds(s, Phase::kForward, w.forward_s);
+    p.SetSeconds(s, Phase::kBackward, w.backward_s);
+    p.SetSeconds(s, Phase::kWeight, w.weight_s);
+    if (s > 0) p.AddInput(s, Phase::kForward, {s - 1, Phase::kForward, send});
+    if (s + 1 < stages) p.AddInput(s, Phase::kBackward, {s + 1, Phase::kBackward, send});
   }
-  return free_at;
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<sched::LaneTask> order;
+    order.reserve(actions[static_cast<size_t>(r)].size());
+    for (const Action& a : actions[static_cast<size_t>(r)]) {
+      const Phase phase = a.kind == ActionKind::kForward    ? Phase::kForward
+                          : a.kind == ActionKind::kBackward ? Phase::kBackward
+                                                            : Phase::kWeight;
+      order.push_back({a.chunk * ranks + r, a.microbatch, phase});
+    }
+    p.SetOrder(r, std::move(order));
+  }
+  const std::optional<sched::Timeline> run = sched::Timeline::Run(p);
+  DPLACE_CHECK(run.has_value());  // a schedule that deadlocks is a bug in its order builder
+  return run->lane_end();
 }
 
 }  // namespace dplace::job

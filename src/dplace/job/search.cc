@@ -92,7 +92,6 @@ std::vector<StagePlan> EvenStages(const Job& job, const Config& c, Recompute r) 
 struct Evaluated {
   std::vector<Memory> memory;
   std::vector<StageTerms> terms;  // per virtual stage
-  std::vector<std::vector<Action>> actions;
 };
 
 using Actions = std::vector<std::vector<Action>>;
@@ -141,7 +140,6 @@ Evaluated MemoryOf(const Job& job, const Config& c, const Variants& vs, const Pa
     ev.terms.push_back(
         TermsOf(v.k, v.c, sp.layers, sp.recompute, vs_index == 0, vs_index == stages - 1));
   }
-  ev.actions = actions;
   for (int r = 0; r < ranks; ++r) {
     double parameters = 0;
     for (int chunk = 0; chunk < c.virtual_stages; ++chunk) {
@@ -150,7 +148,7 @@ Evaluated MemoryOf(const Job& job, const Config& c, const Variants& vs, const Pa
     const Variant& v = VariantOf(vs, plan.stages[static_cast<size_t>(r)]);
     Memory mem = ResidentMemory(v.c, parameters, v.k.layer_parameters);
     double now = 0;
-    for (const Action& a : ev.actions[static_cast<size_t>(r)]) {
+    for (const Action& a : actions[static_cast<size_t>(r)]) {
       const double bytes = ev.terms[Vs(a.chunk, ranks, r)].activation_bytes;
       if (a.kind == ActionKind::kForward) now += bytes;
       if (a.kind == (split ? ActionKind::kWeight : ActionKind::kBackward)) now -= bytes;
@@ -177,8 +175,7 @@ JudgedPlan JudgeWith(const Job& job, const hw::Machine& m, const Config& c, cons
   // Between stages of different layouts a send takes the slower of theirs.
   double send_s = 0;
   for (const StagePlan& sp : plan.stages) send_s = std::max(send_s, VariantOf(vs, sp).k.send_s);
-  const std::vector<double> ends =
-      SimulateActions(ev.actions, work, ranks, c.virtual_stages, send_s);
+  const std::vector<double> ends = SimulateActions(actions, work, ranks, c.virtual_stages, send_s);
   JudgedPlan j;
   j.family = FamilyOf(c);
   double slowest = -1, optimizer = 0;

@@ -1,7 +1,6 @@
 #include "dplace/sched/timeline.h"
 
 #include <algorithm>
-#include <deque>
 
 namespace dplace::sched {
 
@@ -9,7 +8,6 @@ Pipeline::Pipeline(int stages, int lanes, int microbatches)
     : stages_(stages),
       microbatches_(microbatches),
       seconds_(static_cast<size_t>(stages), {0, 0, 0}),
-      inputs_(static_cast<size_t>(stages) * kPhases),
       first_lane_(static_cast<size_t>(stages)),
       replicas_(static_cast<size_t>(stages), 1),
       orders_(static_cast<size_t>(lanes)),
@@ -18,7 +16,7 @@ Pipeline::Pipeline(int stages, int lanes, int microbatches)
 }
 
 void Pipeline::AddInput(int stage, Phase phase, Input input) {
-  inputs_[static_cast<size_t>(stage) * kPhases + static_cast<size_t>(phase)].push_back(input);
+  inputs_.emplace_back(static_cast<size_t>(stage) * kPhases + static_cast<size_t>(phase), input);
 }
 
 void Pipeline::SetLanes(int stage, int first_lane, int replicas) {
@@ -40,9 +38,20 @@ std::optional<Timeline> Timeline::Run(const Pipeline& p) {
   t.end_.assign(cells, kNotYet);
   const size_t num_lanes = p.orders_.size();
   t.lane_end_.assign(num_lanes, 0);
+  // The inputs grouped per (stage, phase): those of key k are inputs[offset[k], offset[k + 1]).
+  const size_t keys = static_cast<size_t>(p.stages_) * kPhases;
+  std::vector<size_t> offset(keys + 1, 0);
+  for (const auto& [key, in] : p.inputs_) ++offset[key + 1];
+  for (size_t k = 0; k < keys; ++k) offset[k + 1] += offset[k];
+  std::vector<Input> inputs(p.inputs_.size());
+  {
+    std::vector<size_t> fill(offset.begin(), offset.end() - 1);
+    for (const auto& [key, in] : p.inputs_) inputs[fill[key]++] = in;
+  }
   auto lane_of = [&](int stage, int m) {
     const auto s = static_cast<size_t>(stage);
-    const int lane = p.first_lane_[s] + m % p.replicas_[s];
+    const int replicas = p.replicas_[s];
+    const int lane = p.first_lane_[s] + (replicas == 1 ? 0 : m % replicas);
     return static_cast<size_t>(lane);
   };
   // When `task` could start: kNotYet while an input has not run.
@@ -54,8 +63,9 @@ std::optional<Timeline> Timeline::Run(const Pipeline& p) {
       if (own == kNotYet) return kNotYet;
       ready = std::max(ready, own);
     }
-    for (const Input& in :
-         p.inputs_[static_cast<size_t>(task.stage) * kPhases + static_cast<size_t>(task.phase)]) {
+    const size_t key = static_cast<size_t>(task.stage) * kPhases + static_cast<size_t>(task.phase);
+    for (size_t i = offset[key]; i < offset[key + 1]; ++i) {
+      const Input& in = inputs[i];
       const double end = t.end_[t.At(in.stage, task.microbatch, in.phase)];
       if (end == kNotYet) return kNotYet;
       ready = std::max(ready, end + in.delay_s);
@@ -79,7 +89,10 @@ std::optional<Timeline> Timeline::Run(const Pipeline& p) {
   }
   t.tasks_.reserve(left);
   std::vector<size_t> next(num_lanes, 0);
-  std::vector<std::deque<LaneTask>> waiting(num_lanes);  // deferred weight gradients, oldest first
+  // Deferred weight gradients per lane, oldest first from waiting_from[lane]; empty (and never
+  // allocated) on lanes whose order holds them.
+  std::vector<std::vector<LaneTask>> waiting(num_lanes);
+  std::vector<size_t> waiting_from(num_lanes, 0);
   // Each pass runs every lane's next tasks whose inputs have run; a pass that runs none deadlocks.
   // A task's start depends only on its lane's previous task and its inputs, so the order in which
   // lanes are visited changes no time.
@@ -88,18 +101,20 @@ std::optional<Timeline> Timeline::Run(const Pipeline& p) {
     for (size_t lane = 0; lane < num_lanes; ++lane) {
       const std::vector<LaneTask>& order = p.orders_[lane];
       size_t& k = next[lane];
-      std::deque<LaneTask>& wait = waiting[lane];
+      std::vector<LaneTask>& wait = waiting[lane];
+      size_t& oldest = waiting_from[lane];
       for (;;) {
         const bool more = k < order.size();
         const double main = more ? ready_at(order[k]) : kNotYet;
-        if (!wait.empty()) {
-          const double w = ready_at(wait.front());
-          const bool due = wait.size() > *p.weight_allowance_[lane] || !more;
-          const double length = p.seconds_[static_cast<size_t>(wait.front().stage)]
-                                          [static_cast<size_t>(Phase::kWeight)];
+        if (oldest < wait.size()) {
+          const LaneTask& front = wait[oldest];
+          const double w = ready_at(front);
+          const bool due = wait.size() - oldest > *p.weight_allowance_[lane] || !more;
+          const double length =
+              p.seconds_[static_cast<size_t>(front.stage)][static_cast<size_t>(Phase::kWeight)];
           if (w != kNotYet && (due || (main != kNotYet && w + length <= main))) {
-            settle(wait.front(), w);
-            wait.pop_front();
+            settle(front, w);
+            ++oldest;
             ++ran;
             continue;
           }

@@ -1,9 +1,9 @@
-// A simulator of pipeline schedules over lanes of task orders. The op-level pipeline of a placement
-// (sim/pipeline_sim.h) runs on it; the job planner's per-rank action orders (job/schedule.h) still
-// run on their own loop of the same rule, which is faster for its chain of stages. A caller says
-// its stages, what each phase of a stage waits for, how long it takes, and every lane's order of
-// tasks (a lane: a pipeline rank, or one replica of a stage); RunPipeline runs each lane's tasks in
-// its order, each as soon as the lane is free and its inputs are there.
+// A simulator of pipeline schedules over lanes of task orders: the one simulator of both pipeline
+// simulations, the op-level pipeline of a placement (sim/pipeline_sim.h) and the job planner's
+// per-rank action orders (job/schedule.h). A caller says its stages, what each phase of a stage
+// waits for, how long it takes, and every lane's order of tasks (a lane: a pipeline rank, or one
+// replica of a stage); Timeline::Run runs each lane's tasks in its order, each as soon as the lane
+// is free and its inputs are there.
 #pragma once
 
 #include <array>
@@ -68,7 +68,9 @@ class Pipeline {
   friend class Timeline;
   int stages_, microbatches_;
   std::vector<std::array<double, kPhases>> seconds_;
-  std::vector<std::vector<Input>> inputs_;  // per (stage, phase): stage * kPhases + phase
+  // Every input with the (stage, phase) that waits for it: stage * kPhases + phase. One flat list,
+  // grouped per (stage, phase) when the pipeline runs, so a pipeline costs a few allocations.
+  std::vector<std::pair<size_t, Input>> inputs_;
   std::vector<int> first_lane_, replicas_;
   std::vector<std::vector<LaneTask>> orders_;
   std::vector<std::optional<size_t>> weight_allowance_;  // per lane; none: W in its order
