@@ -280,10 +280,11 @@ OrderCounts CountsOf(const Actions& actions) {
   return out;
 }
 
-// What each stage of a split may be: stage s (in layout layouts[s]) with n layers in mode r, its
-// work and what it does after the pipeline, or none where it does not fit or takes `cutoff_s` or
-// more (the slowest stage runs every micro-batch, so such a split takes at least microbatches x
-// cutoff_s, past the best so far).
+// What each stage of a split may be: stage s in variant v (the configuration itself, or under a
+// mixed configuration any of its StageVariants) with n layers in mode r, its work and what it does
+// after the pipeline, or none where it does not fit or takes `cutoff_s` or more (the slowest stage
+// runs every micro-batch, so such a split takes at least microbatches x cutoff_s, past the best so
+// far).
 struct StageOption {
   Work work;
   double total = kInf;  // kInf: not an option
@@ -292,53 +293,72 @@ struct StageOption {
 
 class StageOptions {
  public:
-  StageOptions(const Job& job, const hw::Machine& m, const Config& c,
-               const std::vector<const Variant*>& layouts, const std::vector<Recompute>& modes,
-               const std::vector<int>& held, const Actions& actions, double cutoff_s)
+  StageOptions(const Job& job, const hw::Machine& m, const Config& c, const Variants& vs,
+               const std::vector<Recompute>& modes, const std::vector<int>& held,
+               const Actions& actions, double cutoff_s)
       : P_(c.pp),
+        V_(static_cast<int>(vs.size())),
         L_(static_cast<int>(job.model.layers)),
         modes_(modes),
         counts_(CountsOf(actions)) {
-    options_.resize(static_cast<size_t>(P_) * static_cast<size_t>(L_ + 1) * 3);
-    largest_.assign(static_cast<size_t>(P_), 0);
+    options_.resize(static_cast<size_t>(P_) * static_cast<size_t>(V_) *
+                    static_cast<size_t>(L_ + 1) * 3);
+    largest_.assign(static_cast<size_t>(P_) * static_cast<size_t>(V_), 0);
     for (int s = 0; s < P_; ++s) {
-      // Work and memory grow with the layers: past the largest that is an option, none is.
-      for (int n = 1; n <= L_ && largest_[static_cast<size_t>(s)] == n - 1; ++n) {
-        for (Recompute r : modes) {
-          const FittedStage f = FitStage(m, *layouts[static_cast<size_t>(s)], n, r,
-                                         held[static_cast<size_t>(s)], s == 0, s == P_ - 1);
-          if (!f.fits || f.t.work.total() >= cutoff_s) continue;
-          options_[Index(s, n, r)] = {f.t.work, f.t.work.total(),
-                                      AfterS(layouts[static_cast<size_t>(s)]->k, f.t.parameters)};
-          largest_[static_cast<size_t>(s)] = n;
-        }
-        // A mode no faster in any task than another that fits is no option: with the ranks'
-        // orders fixed, no task ends earlier for it (and its optimizer step is the same).
-        for (Recompute r : modes) {
-          StageOption& o = options_[Index(s, n, r)];
-          for (Recompute q : modes) {
-            const StageOption& other = options_[Index(s, n, q)];
-            if (q == r || other.total == kInf || o.total == kInf) continue;
-            const bool no_faster = o.work.forward_s >= other.work.forward_s &&
-                                   o.work.backward_s >= other.work.backward_s &&
-                                   o.work.weight_s >= other.work.weight_s;
-            if (no_faster && (o.total > other.total || q < r)) o = StageOption{};
+      for (int v = 0; v < V_; ++v) {
+        const Variant& variant = vs[static_cast<size_t>(v)];
+        int& largest = largest_[Cell(s, v)];
+        // Work and memory grow with the layers: past the largest that is an option, none is.
+        for (int n = 1; n <= L_ && largest == n - 1; ++n) {
+          for (Recompute r : modes) {
+            const FittedStage f =
+                FitStage(m, variant, n, r, held[static_cast<size_t>(s)], s == 0, s == P_ - 1);
+            if (!f.fits || f.t.work.total() >= cutoff_s) continue;
+            options_[Index(s, v, n, r)] = {f.t.work, f.t.work.total(),
+                                           AfterS(variant.k, f.t.parameters)};
+            largest = n;
+          }
+          // A mode no faster in any task than another that fits is no option: with the ranks'
+          // orders fixed, no task ends earlier for it (and its optimizer step is the same).
+          for (Recompute r : modes) {
+            StageOption& o = options_[Index(s, v, n, r)];
+            for (Recompute q : modes) {
+              const StageOption& other = options_[Index(s, v, n, q)];
+              if (q == r || other.total == kInf || o.total == kInf) continue;
+              const bool no_faster = o.work.forward_s >= other.work.forward_s &&
+                                     o.work.backward_s >= other.work.backward_s &&
+                                     o.work.weight_s >= other.work.weight_s;
+              if (no_faster && (o.total > other.total || q < r)) o = StageOption{};
+            }
           }
         }
       }
     }
   }
-  const StageOption& at(int s, int n, Recompute r) const { return options_[Index(s, n, r)]; }
-  int largest(int s) const { return largest_[static_cast<size_t>(s)]; }
+  const StageOption& at(int s, int v, int n, Recompute r) const {
+    return options_[Index(s, v, n, r)];
+  }
+  // The most layers stage s holds in variant v (0: none fit).
+  int largest(int s, int v) const { return largest_[Cell(s, v)]; }
+  // The most in any variant.
+  int largest(int s) const {
+    int most = 0;
+    for (int v = 0; v < V_; ++v) most = std::max(most, largest(s, v));
+    return most;
+  }
+  int variants() const { return V_; }
   const std::vector<Recompute>& modes() const { return modes_; }
   const OrderCounts& counts() const { return counts_; }
 
  private:
-  size_t Index(int s, int n, Recompute r) const {
-    return (static_cast<size_t>(s) * static_cast<size_t>(L_ + 1) + static_cast<size_t>(n)) * 3 +
+  size_t Cell(int s, int v) const {
+    return static_cast<size_t>(s) * static_cast<size_t>(V_) + static_cast<size_t>(v);
+  }
+  size_t Index(int s, int v, int n, Recompute r) const {
+    return (Cell(s, v) * static_cast<size_t>(L_ + 1) + static_cast<size_t>(n)) * 3 +
            static_cast<size_t>(r);
   }
-  int P_, L_;
+  int P_, V_, L_;
   std::vector<Recompute> modes_;
   OrderCounts counts_;
   std::vector<StageOption> options_;
@@ -374,62 +394,83 @@ struct Split {
   double bound_s = 0;
 };
 
+// Which variants a split's stages take so far: all one (its index), or more than one (kMixed).
+// Under a mixed configuration only splits of more than one are its plans (those of one are the
+// uniform configurations'); under a uniform configuration every split is of its one.
+constexpr int kMixed = -1;
+constexpr int kNoStage = -2;
+int Together(int alike, int v) { return alike == kNoStage || alike == v ? v : kMixed; }
+
 // Piper's DP (Tarnawski et al. 2021) for one configuration without virtual stages: every split
-// into pp contiguous stages with a recomputation mode each that fits memory and is Pareto-optimal
-// in (slowest stage, sum of stages, the most any stage does after the pipeline), with its bound;
-// none that cannot beat `threshold_s`.
-std::vector<Split> ParetoSplits(const Config& c, const std::vector<const Variant*>& layouts,
-                                const StageOptions& options, int L, bool even, double threshold_s) {
-  const int P = c.pp;
+// into pp contiguous stages, each with a variant (its (t, d)) and a recomputation mode, that fits
+// memory and is Pareto-optimal in (slowest stage, sum of stages, the most any stage does after the
+// pipeline, the slowest send between stages), with its bound; none that cannot beat `threshold_s`.
+std::vector<Split> ParetoSplits(const Config& c, const Variants& vs, const StageOptions& options,
+                                int L, bool even, double threshold_s) {
+  const int P = c.pp, V = options.variants();
   struct Point {
-    double max, sum, after;
+    double max, sum, after, send;
     int prev;  // index in the front of (s - 1, i - n)
     int n;
+    int variant;
     Recompute r;
+    int alike;  // Together of the stages so far
   };
   // fronts[s][i]: the first s stages hold layers [0, i).
   std::vector<std::vector<std::vector<Point>>> fronts(
       static_cast<size_t>(P + 1), std::vector<std::vector<Point>>(static_cast<size_t>(L + 1)));
-  fronts[0][0].push_back({0, 0, 0, -1, 0, Recompute::kNone});
+  fronts[0][0].push_back({0, 0, 0, 0, -1, 0, 0, Recompute::kNone, kNoStage});
   for (int s = 0; s < P; ++s) {
     const bool last = s == P - 1;
     for (int i = s; i <= L; ++i) {
       const auto& from = fronts[static_cast<size_t>(s)][static_cast<size_t>(i)];
       if (from.empty()) continue;
-      const int most = std::min(L - i - (P - s - 1), last ? L : options.largest(s));
-      if (last && L - i > options.largest(s)) continue;
-      for (int n = last ? most : 1; n <= most; ++n) {
-        if (even && n != L / P) continue;
-        for (Recompute r : options.modes()) {
-          const StageOption& o = options.at(s, n, r);
-          if (o.total == kInf) continue;
-          auto& to =
-              fronts[static_cast<size_t>(s) + 1][static_cast<size_t>(i) + static_cast<size_t>(n)];
-          for (size_t p = 0; p < from.size(); ++p) {
-            const Point next{std::max(from[p].max, o.total),
-                             from[p].sum + o.total,
-                             std::max(from[p].after, o.after),
-                             static_cast<int>(p),
-                             n,
-                             r};
-            // Its slowest stage runs every micro-batch, and its optimizer step comes after.
-            if (c.microbatches * next.max + next.after >= threshold_s) continue;
-            to.push_back(next);
+      for (int v = 0; v < V; ++v) {
+        const int most = std::min(L - i - (P - s - 1), last ? L : options.largest(s, v));
+        if (last && L - i > options.largest(s, v)) continue;
+        const double send = vs[static_cast<size_t>(v)].k.send_s;
+        for (int n = last ? most : 1; n <= most; ++n) {
+          if (even && n != L / P) continue;
+          for (Recompute r : options.modes()) {
+            const StageOption& o = options.at(s, v, n, r);
+            if (o.total == kInf) continue;
+            auto& to =
+                fronts[static_cast<size_t>(s) + 1][static_cast<size_t>(i) + static_cast<size_t>(n)];
+            for (size_t p = 0; p < from.size(); ++p) {
+              const Point next{std::max(from[p].max, o.total),
+                               from[p].sum + o.total,
+                               std::max(from[p].after, o.after),
+                               std::max(from[p].send, send),
+                               static_cast<int>(p),
+                               n,
+                               v,
+                               r,
+                               Together(from[p].alike, v)};
+              // Its slowest stage runs every micro-batch, and its optimizer step comes after.
+              if (c.microbatches * next.max + next.after >= threshold_s) continue;
+              if (c.mixed_tp && last && next.alike != kMixed) continue;
+              to.push_back(next);
+            }
           }
         }
       }
     }
-    // Keep each front's Pareto-optimal points.
+    // Keep each front's Pareto-optimal points. A split of one variant so far is dominated only by
+    // one of the same variant or a mixed one: extended alike, it stays a split of one variant,
+    // which a mixed configuration does not take, so it must not hide a mixed split.
     for (auto& front : fronts[static_cast<size_t>(s) + 1]) {
       std::sort(front.begin(), front.end(), [](const Point& a, const Point& b) {
         if (a.max != b.max) return a.max < b.max;
-        return a.sum != b.sum ? a.sum < b.sum : a.after < b.after;
+        if (a.sum != b.sum) return a.sum < b.sum;
+        if (a.after != b.after) return a.after < b.after;
+        return a.send < b.send;
       });
       // Sorted by max, a point is dominated when one kept before it is no worse in the others.
       std::vector<Point> kept;
       for (const Point& p : front) {
         const bool dominated = std::any_of(kept.begin(), kept.end(), [&](const Point& q) {
-          return q.sum <= p.sum && q.after <= p.after;
+          return q.sum <= p.sum && q.after <= p.after && q.send <= p.send &&
+                 (!c.mixed_tp || q.alike == kMixed || q.alike == p.alike);
         });
         if (!dominated) kept.push_back(p);
       }
@@ -440,41 +481,41 @@ std::vector<Split> ParetoSplits(const Config& c, const std::vector<const Variant
   const auto& final_front = fronts[static_cast<size_t>(P)][static_cast<size_t>(L)];
   for (size_t p = 0; p < final_front.size(); ++p) {
     std::vector<StagePlan> stages(static_cast<size_t>(P));
+    FillBound bound;
+    std::vector<const StageOption*> chosen(static_cast<size_t>(P));
     int i = L, idx = static_cast<int>(p);
     for (int s = P; s > 0; --s) {
       const Point& pt =
           fronts[static_cast<size_t>(s)][static_cast<size_t>(i)][static_cast<size_t>(idx)];
-      const Config& lc = layouts[static_cast<size_t>(s - 1)]->c;
+      const Config& lc = vs[static_cast<size_t>(pt.variant)].c;
       stages[static_cast<size_t>(s - 1)] = {
           .first_layer = i - pt.n, .layers = pt.n, .tp = lc.tp, .dp = lc.dp, .recompute = pt.r};
+      chosen[static_cast<size_t>(s - 1)] = &options.at(s - 1, pt.variant, pt.n, pt.r);
       i -= pt.n;
       idx = pt.prev;
     }
-    FillBound bound;
-    for (int s = 0; s < P; ++s) {
-      const StagePlan& sp = stages[static_cast<size_t>(s)];
-      bound.Add(options.at(s, sp.layers, sp.recompute), c.microbatches, options.counts());
-    }
+    for (const StageOption* o : chosen) bound.Add(*o, c.microbatches, options.counts());
     out.push_back({std::move(stages), bound.bound_s()});
   }
   return out;
 }
 
-// Every split whose bound is below `threshold_s`, by branch and bound over the stages. Under the
-// zero-bubble schedules the step is not a function of the DP's dimensions alone (a rank's deferred
-// weight gradients end it, so which stages are heavy matters, not only how heavy the heaviest is):
-// past the DP's front, the splits that could still beat the best judged one are judged. At most
-// A search's calls share a budget of partial splits extended and splits returned; `*complete`
-// says whether every split below the threshold was.
+// Every split whose bound is below `threshold_s`, by branch and bound over the stages. The step
+// is not a function of the DP's dimensions alone — under zero bubble a rank's deferred weight
+// gradients end it, under 1F1B and GPipe the fill and drain run through the stages before and
+// after the slowest, so which stages are heavy matters, not only how heavy the heaviest is: past
+// the DP's front, the splits that could still beat the best judged one are judged. A search's
+// calls share a budget of partial splits extended and splits returned; `*complete` says whether
+// every split below the threshold was.
 struct BelowBudget {
   int64_t nodes = 1000000;
   int64_t splits = 4000;
 };
 
-std::vector<Split> SplitsBelow(const Config& c, const std::vector<const Variant*>& layouts,
-                               const StageOptions& options, int L, bool even, double threshold_s,
-                               BelowBudget* budget, bool* complete) {
-  const int P = c.pp;
+std::vector<Split> SplitsBelow(const Config& c, const Variants& vs, const StageOptions& options,
+                               int L, bool even, double threshold_s, BelowBudget* budget,
+                               bool* complete) {
+  const int P = c.pp, V = options.variants();
   std::vector<Split> out;
   *complete = true;
   std::vector<StagePlan> stages;
@@ -486,15 +527,43 @@ std::vector<Split> SplitsBelow(const Config& c, const std::vector<const Variant*
   // The layers left run their forward and backward on some stage before the last micro-batch's
   // last backward ends: a bound on what the stages left add, however split.
   double least_layer = kInf;
-  for (const Variant* v : layouts) {
+  for (const Variant& v : vs) {
     for (Recompute r : options.modes()) {
-      const Work& w = v->k.layer[static_cast<size_t>(r)];
+      const Work& w = v.k.layer[static_cast<size_t>(r)];
       least_layer = std::min(least_layer, w.forward_s + w.backward_s);
     }
   }
-  std::function<void(int, int, const FillBound&)> extend = [&](int s, int i, const FillBound& acc) {
+  // The least the stages s.. add to the pipeline's bound after the forwards before them, holding
+  // layers [i, L): the largest, over them, of the forwards of those before it among them + the
+  // micro-batches' work on it (FillBound's first term), at its least over their splits.
+  const size_t width = static_cast<size_t>(L) + 1;
+  std::vector<double> rest_fill((static_cast<size_t>(P) + 1) * width, kInf);
+  auto fill_at = [&](int s, int i) -> double& {
+    return rest_fill[static_cast<size_t>(s) * width + static_cast<size_t>(i)];
+  };
+  fill_at(P, L) = 0;
+  for (int s = P - 1; s >= 0; --s) {
+    for (int i = 0; i < L; ++i) {
+      double least_fill = kInf;
+      for (int v = 0; v < V; ++v) {
+        for (int n = 1; i + n <= L && n <= options.largest(s, v); ++n) {
+          const double after = fill_at(s + 1, i + n);
+          if (after == kInf) continue;
+          for (Recompute r : options.modes()) {
+            const StageOption& o = options.at(s, v, n, r);
+            if (o.total == kInf) continue;
+            least_fill =
+                std::min(least_fill, std::max(c.microbatches * o.total, o.work.forward_s + after));
+          }
+        }
+      }
+      fill_at(s, i) = least_fill;
+    }
+  }
+  std::function<void(int, int, int, const FillBound&)> extend = [&](int s, int i, int alike,
+                                                                    const FillBound& acc) {
     if (s == P) {
-      if (i == L) {
+      if (i == L && (!c.mixed_tp || alike == kMixed)) {
         out.push_back({stages, acc.bound_s()});
         --budget->splits;
       }
@@ -507,58 +576,62 @@ std::vector<Split> SplitsBelow(const Config& c, const std::vector<const Variant*
     const int left = L - i;
     if (left > room[static_cast<size_t>(s)]) return;
     const int least = s == P - 1 ? left : 1, most = s == P - 1 ? left : left - (P - s - 1);
-    for (int n = least; n <= std::min(most, options.largest(s)); ++n) {
-      if (even && n != L / P) continue;
-      for (Recompute r : options.modes()) {
-        const StageOption& o = options.at(s, n, r);
-        if (o.total == kInf) continue;
-        FillBound next = acc;
-        next.Add(o, c.microbatches, options.counts());
-        if (next.bound_s() >= threshold_s) continue;
-        const double rest = (L - i - n) * least_layer;
-        if (next.forwards + next.backwards + rest + next.after >= threshold_s) continue;
-        const Config& lc = layouts[static_cast<size_t>(s)]->c;
-        stages.push_back({.first_layer = i, .layers = n, .tp = lc.tp, .dp = lc.dp, .recompute = r});
-        extend(s + 1, i + n, next);
-        stages.pop_back();
+    for (int v = 0; v < V; ++v) {
+      for (int n = least; n <= std::min(most, options.largest(s, v)); ++n) {
+        if (even && n != L / P) continue;
+        for (Recompute r : options.modes()) {
+          const StageOption& o = options.at(s, v, n, r);
+          if (o.total == kInf) continue;
+          FillBound next = acc;
+          next.Add(o, c.microbatches, options.counts());
+          if (next.bound_s() >= threshold_s) continue;
+          const double rest = (L - i - n) * least_layer;
+          if (next.forwards + next.backwards + rest + next.after >= threshold_s) continue;
+          if (next.forwards + fill_at(s + 1, i + n) + next.after >= threshold_s) continue;
+          const Config& lc = vs[static_cast<size_t>(v)].c;
+          stages.push_back(
+              {.first_layer = i, .layers = n, .tp = lc.tp, .dp = lc.dp, .recompute = r});
+          extend(s + 1, i + n, Together(alike, v), next);
+          stages.pop_back();
+        }
       }
     }
   };
-  extend(0, 0, FillBound{});
+  extend(0, 0, kNoStage, FillBound{});
   return out;
 }
 
-// The least the slowest stage of any split in `layouts` can take: each stage holds at most the
-// layers it runs within a time T and fits memory (in its cheapest mode that fits; fewer layers
-// fit wherever more do, and take less), and T is the least at which the stages hold them all.
-// Stages between the first and the last share a layout: each is granted the least-held memory
-// of them, which only lowers the bound. kInf when no T does.
-double LeastSlowestStage(const Job& job, const hw::Machine& m, const Config& c,
-                         const std::vector<const Variant*>& layouts,
+// The least the slowest stage of any split can take: each stage holds at most the layers it runs
+// within a time T and fits memory (in its cheapest variant and mode that fits; fewer layers fit
+// wherever more do, and take less), and T is the least at which the stages hold them all. Stages
+// between the first and the last are each granted the least-held memory of them, which only
+// lowers the bound. kInf when no T does.
+double LeastSlowestStage(const Job& job, const hw::Machine& m, const Config& c, const Variants& vs,
                          const std::vector<Recompute>& modes, const std::vector<int>& held) {
   const int P = c.pp, L = static_cast<int>(job.model.layers);
   struct Position {
-    const Variant* layout;
     int held;
     bool first, last;
     int count;
     std::vector<double> work;  // cheapest fitting work of n layers, kInf if none fits
   };
-  std::vector<Position> positions = {{layouts.front(), held.front(), true, P == 1, 1, {}}};
+  std::vector<Position> positions = {{held.front(), true, P == 1, 1, {}}};
   if (P > 2) {
     const int least = *std::min_element(held.begin() + 1, held.end() - 1);
-    positions.push_back({layouts[1], least, false, false, P - 2, {}});
+    positions.push_back({least, false, false, P - 2, {}});
   }
-  if (P > 1) positions.push_back({layouts.back(), held.back(), false, true, 1, {}});
+  if (P > 1) positions.push_back({held.back(), false, true, 1, {}});
   std::vector<double> candidates;
   for (Position& pos : positions) {
     pos.work.assign(static_cast<size_t>(L) + 1, kInf);
     for (int n = 1; n <= L; ++n) {
-      for (Recompute r : modes) {
-        const FittedStage f = FitStage(m, *pos.layout, n, r, pos.held, pos.first, pos.last);
-        if (f.fits) {
-          pos.work[static_cast<size_t>(n)] =
-              std::min(pos.work[static_cast<size_t>(n)], f.t.work.total());
+      for (const Variant& v : vs) {
+        for (Recompute r : modes) {
+          const FittedStage f = FitStage(m, v, n, r, pos.held, pos.first, pos.last);
+          if (f.fits) {
+            pos.work[static_cast<size_t>(n)] =
+                std::min(pos.work[static_cast<size_t>(n)], f.t.work.total());
+          }
         }
       }
       if (pos.work[static_cast<size_t>(n)] == kInf) break;
@@ -579,29 +652,6 @@ double LeastSlowestStage(const Job& job, const hw::Machine& m, const Config& c,
   const auto least = std::partition_point(candidates.begin(), candidates.end(),
                                           [&](double T) { return !holds(T); });
   return least == candidates.end() ? kInf : *least;
-}
-
-// The stage layouts a mixed configuration searches: the first and the last stage (embedding,
-// head) each in any variant, the stages between in one, not all stages alike (those are the
-// uniform configurations' plans); a uniform configuration its one layout.
-std::vector<std::vector<const Variant*>> LayoutsOf(const Config& c, const Variants& vs) {
-  const size_t P = static_cast<size_t>(c.pp);
-  if (vs.size() == 1) return {std::vector<const Variant*>(P, &vs[0])};
-  std::vector<std::vector<const Variant*>> out;
-  const size_t middles = P > 2 ? vs.size() : 1;
-  for (const Variant& first : vs) {
-    for (size_t mid = 0; mid < middles; ++mid) {
-      for (const Variant& last : vs) {
-        std::vector<const Variant*> l(P, &vs[mid]);
-        l.front() = &first;
-        l.back() = &last;
-        const bool alike =
-            std::all_of(l.begin(), l.end(), [&](const Variant* v) { return v == l.front(); });
-        if (!alike) out.push_back(std::move(l));
-      }
-    }
-  }
-  return out;
 }
 
 // Interleaved (and any even split): each rank the cheapest mode that fits it; none when some rank
@@ -860,8 +910,8 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
     return out;
   };
   BelowBudget budget;
-  std::vector<const Candidate*> zero_bubble;
-  // A configuration's DP front judged (and, under zero bubble, kept for later); or, `past_front`,
+  std::vector<const Candidate*> second_pass;
+  // A configuration's DP front judged (and, with a pipeline, kept for later); or, `past_front`,
   // every split of it whose bound is below the best of every family judged, within the budget.
   // That second pass comes after the first, when the best is known: a family's best (an
   // alternative) is then the DP's, the best plan proved.
@@ -890,34 +940,26 @@ SearchResult Search(const Job& job, const hw::Machine& m, const Fixed& fixed) {
     }
     const int L = static_cast<int>(job.model.layers);
     const std::vector<int> held = HeldMicrobatches(actions, RowOf(c.schedule).splits_backward);
+    // A mixed configuration whose stages cannot hold the layers, or whose least slowest stage runs
+    // every micro-batch for longer than the best so far takes, cannot win.
+    if (vs.size() > 1) {
+      const double slowest = LeastSlowestStage(job, m, c, vs, modes, held);
+      if (slowest == kInf || c.microbatches * slowest >= threshold) return;
+    }
+    const StageOptions options(job, m, c, vs, modes, held, actions, threshold / c.microbatches);
     std::vector<Split> splits;
     bool proved = true;
-    for (const std::vector<const Variant*>& layouts : LayoutsOf(c, vs)) {
-      // A layout whose stages cannot hold the layers, or whose least slowest stage runs every
-      // micro-batch for longer than the best so far takes, cannot win.
-      if (vs.size() > 1) {
-        const double slowest = LeastSlowestStage(job, m, c, layouts, modes, held);
-        if (slowest == kInf || c.microbatches * slowest >= threshold) continue;
-      }
-      const StageOptions options(job, m, c, layouts, modes, held, actions,
-                                 threshold / c.microbatches);
-      std::vector<Split> more;
-      if (past_front) {
-        bool complete = true;
-        more =
-            SplitsBelow(c, layouts, options, L, fixed.even_stages, threshold, &budget, &complete);
-        proved &= complete;
-      } else {
-        more = ParetoSplits(c, layouts, options, L, fixed.even_stages, threshold);
-      }
-      std::move(more.begin(), more.end(), std::back_inserter(splits));
+    if (past_front) {
+      splits = SplitsBelow(c, vs, options, L, fixed.even_stages, threshold, &budget, &proved);
+    } else {
+      splits = ParetoSplits(c, vs, options, L, fixed.even_stages, threshold);
     }
     judge(std::move(splits));
     if (!proved) ++result.unproved;
-    if (!past_front && RowOf(c.schedule).splits_backward) zero_bubble.push_back(&cand);
+    if (!past_front && c.pp > 1) second_pass.push_back(&cand);
   };
   for (const Candidate& cand : order) visit(cand, false);
-  for (const Candidate* cand : zero_bubble) visit(*cand, true);
+  for (const Candidate* cand : second_pass) visit(*cand, true);
   for (auto& b : best) {
     if (!b) continue;
     if (!result.best || b->iteration_s < result.best->iteration_s) result.best = *b;
